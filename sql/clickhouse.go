@@ -1,0 +1,466 @@
+package sql
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/shopspring/decimal"
+)
+
+type chEngine struct {
+	db
+	dialect chDialect
+}
+
+func openClickHouse(ctx context.Context, url string) (Engine, error) {
+	opts, err := clickhouse.ParseDSN(url)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %s", ErrBadTarget, url, firstLine(err.Error()))
+	}
+	if len(opts.Addr) == 0 || opts.Addr[0] == "" {
+		return nil, fmt.Errorf("%w: %s: missing host:port", ErrBadTarget, url)
+	}
+	if _, _, err := net.SplitHostPort(opts.Addr[0]); err != nil {
+		return nil, fmt.Errorf("%w: %s: %s", ErrBadTarget, url, err)
+	}
+	if opts.Auth.Database == "" {
+		opts.Auth.Database = "default"
+	}
+	opts.DialTimeout = 5 * time.Second
+	if opts.Settings == nil {
+		opts.Settings = clickhouse.Settings{}
+	}
+	// Unmatched join sides must be NULL, not the type's default, for diffs to be right.
+	opts.Settings["join_use_nulls"] = 1
+	pool := clickhouse.OpenDB(opts)
+	pool.SetMaxOpenConns(16)
+	pool.SetMaxIdleConns(8)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var v string
+	if err := pool.QueryRowContext(pctx, "SELECT version()").Scan(&v); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("%w: %s: %s", ErrUnreachable, url, firstLine(err.Error()))
+	}
+	ver := parseVersion(v)
+	return &chEngine{
+		db:      db{pool: pool, info: Info{Kind: "clickhouse", Target: url, Version: ver}},
+		dialect: chDialect{version: ver},
+	}, nil
+}
+
+func (e *chEngine) Dialect() Dialect { return e.dialect }
+
+func (e *chEngine) Check(ctx context.Context, query string, args ...any) error {
+	return e.Exec(ctx, "SELECT * FROM ("+query+") LIMIT 0", args...)
+}
+
+func (e *chEngine) Relations(ctx context.Context) ([]Relation, error) {
+	res, err := e.Query(ctx, `SELECT name, engine FROM system.tables
+		WHERE database = currentDatabase() AND NOT startsWith(name, '.inner') ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list relations: %w", err)
+	}
+	out := make([]Relation, 0, len(res.Rows))
+	for _, r := range res.Rows {
+		out = append(out, Relation{Name: AsText(r[0]), View: AsText(r[1]) == "View"})
+	}
+	return out, nil
+}
+
+func (e *chEngine) exists(ctx context.Context, relation string) (bool, error) {
+	parts := splitRelation(relation)
+	q, args := "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = ?", []any{parts[0]}
+	if len(parts) == 2 {
+		q, args = "SELECT count() FROM system.tables WHERE database = ? AND name = ?", []any{parts[0], parts[1]}
+	}
+	res, err := e.Query(ctx, q, args...)
+	if err != nil {
+		return false, err
+	}
+	return AsInt64(res.Rows[0][0]) > 0, nil
+}
+
+func (e *chEngine) Columns(ctx context.Context, relation string) ([]Column, error) {
+	ok, err := e.exists(ctx, relation)
+	if err != nil {
+		return nil, fmt.Errorf("columns of %s: %w", relation, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("relation %s: %w", relation, ErrNotFound)
+	}
+	res, err := e.Query(ctx, "DESCRIBE TABLE "+e.dialect.QuoteRelation(relation))
+	if err != nil {
+		return nil, fmt.Errorf("columns of %s: %w", relation, err)
+	}
+	cols := make([]Column, 0, len(res.Rows))
+	for _, r := range res.Rows {
+		typ := AsText(r[1])
+		kind, nullable := classify(typ)
+		cols = append(cols, Column{Name: AsText(r[0]), Type: typ, Kind: kind, Nullable: nullable})
+	}
+	return cols, nil
+}
+
+func (e *chEngine) ViewSource(ctx context.Context, view string) (string, error) {
+	res, err := e.Query(ctx, `SELECT create_table_query FROM system.tables
+		WHERE database = currentDatabase() AND name = ? AND engine = 'View'`, view)
+	if err != nil {
+		return "", fmt.Errorf("view %s: %w", view, err)
+	}
+	if len(res.Rows) == 0 {
+		return "", fmt.Errorf("view %s: %w", view, ErrNotFound)
+	}
+	return viewSource(AsText(res.Rows[0][0]))
+}
+
+func (e *chEngine) tableClause(partition string, order []string) string {
+	d := e.dialect
+	s := " ENGINE = MergeTree()"
+	if partition != "" {
+		s += " PARTITION BY " + d.Quote(partition)
+	}
+	if len(order) == 0 {
+		return s + " ORDER BY tuple()"
+	}
+	q := make([]string, len(order))
+	for i, o := range order {
+		q[i] = d.Quote(o)
+	}
+	return s + " ORDER BY (" + strings.Join(q, ", ") + ")"
+}
+
+func (e *chEngine) CreateTable(ctx context.Context, table string, cols []Column, partition string, order []string) error {
+	defs := make([]string, len(cols))
+	for i, c := range cols {
+		defs[i] = e.dialect.Quote(c.Name) + " " + chType(c)
+	}
+	return e.Exec(ctx, "CREATE TABLE "+e.dialect.QuoteRelation(table)+" ("+strings.Join(defs, ", ")+")"+e.tableClause(partition, order))
+}
+
+func (e *chEngine) CreateTableAs(ctx context.Context, table, partition string, order []string, query string, args ...any) error {
+	return e.Exec(ctx, "CREATE TABLE "+e.dialect.QuoteRelation(table)+e.tableClause(partition, order)+" AS "+query, args...)
+}
+
+func (e *chEngine) Insert(ctx context.Context, table string, cols []string, rows [][]any) error {
+	meta, err := e.Columns(ctx, table)
+	if err != nil {
+		return err
+	}
+	kinds := map[string]Type{}
+	for _, c := range meta {
+		kinds[c.Name] = c.Kind
+	}
+	quoted := make([]string, len(cols))
+	for i, c := range cols {
+		quoted[i] = e.dialect.Quote(c)
+	}
+	tx, err := e.pool.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	// The driver batches a prepared INSERT with an explicit column list; INSERT … VALUES through
+	// Exec hangs on old servers (ENGINE-NOTES).
+	stmt, err := tx.PrepareContext(ctx, "INSERT INTO "+e.dialect.QuoteRelation(table)+" ("+strings.Join(quoted, ", ")+")")
+	if err != nil {
+		tx.Rollback()
+		return fmt.Errorf("insert into %s: %w", table, err)
+	}
+	vals := make([]any, len(cols))
+	for _, r := range rows {
+		for i, v := range r {
+			if f, ok := v.(float64); ok && kinds[cols[i]] == TypeDecimal {
+				v = decimal.NewFromFloat(f)
+			}
+			vals[i] = v
+		}
+		if _, err := stmt.ExecContext(ctx, vals...); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("insert into %s: %w", table, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("insert into %s: %w", table, err)
+	}
+	return nil
+}
+
+func randomSuffix() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// ReplacePartition builds the partition in a staging table and swaps it in with
+// ALTER TABLE … REPLACE PARTITION, which ClickHouse applies atomically. The table must be
+// partitioned by the window's column (or its truncation to the window's grain).
+func (e *chEngine) ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) error {
+	d := e.dialect
+	cols, err := e.Columns(ctx, table)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = d.Quote(c.Name)
+	}
+	part, err := d.Literal(Param{Type: TypeString, Value: partitionText(w)})
+	if err != nil {
+		return err
+	}
+	stage := table + "__stage_" + randomSuffix()
+	if err := e.Exec(ctx, "CREATE TABLE "+d.QuoteRelation(stage)+" AS "+d.QuoteRelation(table)); err != nil {
+		return fmt.Errorf("replace partition of %s: %w", table, err)
+	}
+	defer e.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+d.QuoteRelation(stage))
+	lo, loArg := d.Bind(w.Params()["start"])
+	hi, hiArg := d.Bind(w.Params()["end"])
+	col := d.Quote(w.Column)
+	ins := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (%s) WHERE %s >= %s AND %s < %s",
+		d.QuoteRelation(stage), strings.Join(names, ", "), strings.Join(names, ", "), query, col, lo, col, hi)
+	if err := e.Exec(ctx, ins, append(append([]any{}, args...), loArg, hiArg)...); err != nil {
+		return fmt.Errorf("replace partition of %s: %w", table, err)
+	}
+	if err := e.Exec(ctx, "ALTER TABLE "+d.QuoteRelation(table)+" REPLACE PARTITION "+part+" FROM "+d.QuoteRelation(stage)); err != nil {
+		return fmt.Errorf("replace partition of %s: %w", table, err)
+	}
+	return nil
+}
+
+func partitionText(w Window) string {
+	if w.Type == TypeTimestamp {
+		return w.Start.UTC().Format("2006-01-02 15:04:05")
+	}
+	return w.Start.Format("2006-01-02")
+}
+
+// CopyPartitions attaches src's partitions to dst one by one (a metadata copy of parts);
+// partitions whose value is not a date fall back to INSERT … SELECT.
+func (e *chEngine) CopyPartitions(ctx context.Context, dst, src string, column string, exclude []Window) error {
+	d := e.dialect
+	parts := splitRelation(src)
+	q, args := `SELECT DISTINCT partition FROM system.parts WHERE database = currentDatabase() AND table = ? AND active`, []any{parts[0]}
+	if len(parts) == 2 {
+		q, args = `SELECT DISTINCT partition FROM system.parts WHERE database = ? AND table = ? AND active`, []any{parts[0], parts[1]}
+	}
+	res, err := e.Query(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("copy partitions of %s: %w", src, err)
+	}
+	for _, r := range res.Rows {
+		text := strings.Trim(AsText(r[0]), "'")
+		t := AsTime(text)
+		if t.IsZero() {
+			return e.copyBySelect(ctx, dst, src, column, exclude)
+		}
+		if excluded(t, exclude) {
+			continue
+		}
+		lit, _ := d.Literal(Param{Type: TypeString, Value: text})
+		if err := e.Exec(ctx, "ALTER TABLE "+d.QuoteRelation(dst)+" REPLACE PARTITION "+lit+" FROM "+d.QuoteRelation(src)); err != nil {
+			return fmt.Errorf("copy partition %s of %s: %w", text, src, err)
+		}
+	}
+	return nil
+}
+
+func excluded(t time.Time, ws []Window) bool {
+	for _, w := range ws {
+		if !t.Before(w.Start) && t.Before(w.End) {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *chEngine) copyBySelect(ctx context.Context, dst, src, column string, exclude []Window) error {
+	d := e.dialect
+	cols, err := e.Columns(ctx, dst)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = d.Quote(c.Name)
+	}
+	q := "INSERT INTO " + d.QuoteRelation(dst) + " (" + strings.Join(names, ", ") + ") SELECT " + strings.Join(names, ", ") + " FROM " + d.QuoteRelation(src)
+	var conds []string
+	var args []any
+	for _, w := range exclude {
+		lo, a := d.Bind(w.Params()["start"])
+		hi, b := d.Bind(w.Params()["end"])
+		conds = append(conds, fmt.Sprintf("(%s >= %s AND %s < %s)", d.Quote(column), lo, d.Quote(column), hi))
+		args = append(args, a, b)
+	}
+	if len(conds) > 0 {
+		q += " WHERE NOT (" + strings.Join(conds, " OR ") + ")"
+	}
+	return e.Exec(ctx, q, args...)
+}
+
+func (e *chEngine) RepointViews(ctx context.Context, points []ViewPoint) error {
+	exists := map[string]bool{}
+	for _, p := range points {
+		ok, err := e.exists(ctx, p.View)
+		if err != nil {
+			return fmt.Errorf("repoint views: %w", err)
+		}
+		exists[p.View] = ok
+	}
+	for _, s := range e.dialect.RepointStatements(points, exists, randomSuffix()) {
+		if err := e.Exec(ctx, s); err != nil {
+			return fmt.Errorf("repoint views: %w", err)
+		}
+	}
+	return nil
+}
+
+func (e *chEngine) DropTable(ctx context.Context, table string) error {
+	return e.Exec(ctx, "DROP TABLE IF EXISTS "+e.dialect.QuoteRelation(table))
+}
+
+func chType(c Column) string {
+	var t string
+	switch c.Kind {
+	case TypeString:
+		t = "String"
+	case TypeInt:
+		t = "Int64"
+		if strings.HasPrefix(c.Type, "UInt") || strings.HasPrefix(c.Type, "Int") {
+			t = strings.TrimSuffix(strings.TrimPrefix(c.Type, "Nullable("), ")")
+		}
+	case TypeFloat:
+		t = "Float64"
+	case TypeDecimal:
+		p, s := decimalShape(c.Type)
+		t = fmt.Sprintf("Decimal(%d, %d)", p, s)
+	case TypeDate:
+		t = "Date"
+	case TypeTimestamp:
+		t = "DateTime"
+	case TypeBool:
+		t = "UInt8"
+	default:
+		t = "String"
+	}
+	if c.Nullable {
+		return "Nullable(" + t + ")"
+	}
+	return t
+}
+
+type chDialect struct{ version ServerVersion }
+
+func (chDialect) Name() string { return "clickhouse" }
+
+func (chDialect) Quote(ident string) string {
+	return "`" + strings.ReplaceAll(strings.ReplaceAll(ident, `\`, `\\`), "`", "\\`") + "`"
+}
+
+func (d chDialect) QuoteRelation(name string) string {
+	parts := splitRelation(name)
+	for i, p := range parts {
+		parts[i] = d.Quote(p)
+	}
+	return strings.Join(parts, ".")
+}
+
+// Bind renders dates and timestamps as text inside an explicit cast: a time.Time bound bare is
+// sent as a DateTime and silently matches nothing against a Date column (ENGINE-NOTES).
+func (chDialect) Bind(p Param) (string, any) {
+	switch p.Type {
+	case TypeDate:
+		if t, ok := p.Value.(time.Time); ok {
+			return "toDate(?)", t.Format("2006-01-02")
+		}
+		return "toDate(?)", p.Value
+	case TypeTimestamp:
+		if t, ok := p.Value.(time.Time); ok {
+			return "toDateTime(?, 'UTC')", t.UTC().Format("2006-01-02 15:04:05")
+		}
+		return "toDateTime(?, 'UTC')", p.Value
+	}
+	return "?", p.Value
+}
+
+func (chDialect) Literal(p Param) (string, error) {
+	return literal(p, "toDate('%s')", "toDateTime('%s', 'UTC')")
+}
+
+func (d chDialect) Normalize(c Column, scale int) string {
+	x := d.Quote(c.Name)
+	switch c.Kind {
+	case TypeFloat, TypeDecimal:
+		return fmt.Sprintf("toString(toInt64(round(toFloat64(%s) * 1e%d)))", x, scale)
+	case TypeTimestamp:
+		return "toString(toInt64(toUInt32(" + x + ")))"
+	case TypeBool:
+		return "toString(toUInt8(" + x + "))"
+	}
+	return "toString(" + x + ")"
+}
+
+func (d chDialect) RowHash(cols []Column, opt HashOptions) string {
+	text := concatNormalized(d, cols, scaleOf(opt), unitSep)
+	if opt.Portable {
+		return "reinterpretAsUInt64(reverse(unhex(substring(hex(MD5(" + text + ")), 1, 16))))"
+	}
+	return "cityHash64(" + text + ")"
+}
+
+// HashSum relies on sum(UInt64) wrapping modulo 2^64.
+func (chDialect) HashSum(h string) string { return "sum(" + h + ")" }
+
+func (chDialect) ToFloat(x string) string { return "toFloat64(" + x + ")" }
+func (chDialect) ToText(x string) string  { return "toString(" + x + ")" }
+
+func (chDialect) TruncTime(x, grain string) string {
+	switch grain {
+	case "hour":
+		return "toStartOfHour(" + x + ")"
+	case "month":
+		return "toStartOfMonth(" + x + ")"
+	}
+	return "toDate(" + x + ")"
+}
+
+func (chDialect) DistinctCount(x string) string { return "uniqExact(" + x + ")" }
+func (chDialect) CountIf(c string) string       { return "countIf(" + c + ")" }
+func (chDialect) NullSafeEqual(a, b string) string {
+	return "(ifNull(" + a + " = " + b + ", 0) OR (isNull(" + a + ") AND isNull(" + b + ")))"
+}
+
+// RepointStatements: from 19.5, CREATE OR REPLACE VIEW per view (each atomic, downstream views
+// repointed one after another). Before it, new views are created under temporary names and all
+// of them take the live names in one multi-table RENAME, which old servers apply as one step.
+func (d chDialect) RepointStatements(points []ViewPoint, exists map[string]bool, suffix string) []string {
+	var out []string
+	if d.version.AtLeast(19, 5) {
+		for _, p := range points {
+			out = append(out, "CREATE OR REPLACE VIEW "+d.QuoteRelation(p.View)+" AS SELECT * FROM "+d.QuoteRelation(p.Table))
+		}
+		return out
+	}
+	var renames, drops []string
+	for _, p := range points {
+		if !exists[p.View] {
+			out = append(out, "CREATE VIEW "+d.QuoteRelation(p.View)+" AS SELECT * FROM "+d.QuoteRelation(p.Table))
+			continue
+		}
+		next := p.View + "__next_" + suffix
+		old := p.View + "__old_" + suffix
+		out = append(out, "CREATE VIEW "+d.QuoteRelation(next)+" AS SELECT * FROM "+d.QuoteRelation(p.Table))
+		renames = append(renames, d.QuoteRelation(p.View)+" TO "+d.QuoteRelation(old), d.QuoteRelation(next)+" TO "+d.QuoteRelation(p.View))
+		drops = append(drops, "DROP TABLE IF EXISTS "+d.QuoteRelation(old))
+	}
+	if len(renames) > 0 {
+		out = append(out, "RENAME TABLE "+strings.Join(renames, ", "))
+	}
+	return append(out, drops...)
+}

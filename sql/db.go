@@ -1,0 +1,193 @@
+package sql
+
+import (
+	"context"
+	dbsql "database/sql"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// db is the database/sql plumbing both engines share.
+type db struct {
+	pool *dbsql.DB
+	info Info
+}
+
+func (e *db) Info() Info { return e.info }
+
+func (e *db) Close() error { return e.pool.Close() }
+
+func (e *db) Query(ctx context.Context, query string, args ...any) (*Result, error) {
+	res := &Result{}
+	err := e.each(ctx, query, args, func(cols []string) { res.Columns = cols }, func(row []any) error {
+		res.Rows = append(res.Rows, append([]any(nil), row...))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (e *db) Each(ctx context.Context, query string, args []any, fn func(row []any) error) error {
+	return e.each(ctx, query, args, nil, fn)
+}
+
+func (e *db) each(ctx context.Context, query string, args []any, head func([]string), fn func(row []any) error) error {
+	rows, err := e.pool.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	if head != nil {
+		head(cols)
+	}
+	// Drivers hand decimals back in their own forms (ClickHouse's as text): read them as floats.
+	decimals := make([]bool, len(cols))
+	if types, err := rows.ColumnTypes(); err == nil {
+		for i, ct := range types {
+			k, _ := classify(ct.DatabaseTypeName())
+			decimals[i] = k == TypeDecimal
+		}
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	row := make([]any, len(cols))
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		for i, v := range vals {
+			row[i] = normalize(v)
+			if s, ok := row[i].(string); ok && decimals[i] {
+				row[i] = AsFloat(s)
+			}
+		}
+		if err := fn(row); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func (e *db) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := e.pool.ExecContext(ctx, query, args...)
+	return err
+}
+
+// classify maps an engine's type text to a portable Type.
+func classify(typ string) (Type, bool) {
+	t := strings.TrimSpace(typ)
+	nullable := false
+	for {
+		low := strings.ToLower(t)
+		switch {
+		case strings.HasPrefix(low, "nullable(") && strings.HasSuffix(t, ")"):
+			nullable = true
+			t = t[len("nullable(") : len(t)-1]
+			continue
+		case strings.HasPrefix(low, "lowcardinality(") && strings.HasSuffix(t, ")"):
+			t = t[len("lowcardinality(") : len(t)-1]
+			continue
+		}
+		break
+	}
+	low := strings.ToLower(t)
+	switch {
+	case strings.HasPrefix(low, "decimal") || strings.HasPrefix(low, "numeric"):
+		return TypeDecimal, nullable
+	case low == "double" || low == "float" || low == "real" || strings.HasPrefix(low, "float"):
+		return TypeFloat, nullable
+	case low == "date" || low == "date32":
+		return TypeDate, nullable
+	case strings.HasPrefix(low, "timestamp") || strings.HasPrefix(low, "datetime"):
+		return TypeTimestamp, nullable
+	case low == "boolean" || low == "bool":
+		return TypeBool, nullable
+	case strings.Contains(low, "int"):
+		return TypeInt, nullable
+	case low == "varchar" || low == "string" || low == "text" || strings.HasPrefix(low, "fixedstring") ||
+		strings.HasPrefix(low, "varchar(") || low == "uuid" || strings.HasPrefix(low, "enum"):
+		return TypeString, nullable
+	}
+	return TypeOther, nullable
+}
+
+var versionRe = regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`)
+
+func parseVersion(text string) ServerVersion {
+	v := ServerVersion{Text: text}
+	m := versionRe.FindStringSubmatch(text)
+	if m == nil {
+		return v
+	}
+	v.Major, _ = strconv.Atoi(m[1])
+	v.Minor, _ = strconv.Atoi(m[2])
+	if m[3] != "" {
+		v.Patch, _ = strconv.Atoi(m[3])
+	}
+	return v
+}
+
+// quoteWith doubles q inside ident and wraps it in q.
+func quoteWith(ident string, q string) string {
+	return q + strings.ReplaceAll(ident, q, q+q) + q
+}
+
+// splitRelation splits schema.name on the first unquoted dot.
+func splitRelation(name string) []string {
+	if i := strings.IndexByte(name, '.'); i > 0 && i < len(name)-1 {
+		return []string{name[:i], name[i+1:]}
+	}
+	return []string{name}
+}
+
+// viewSourceRe finds the relation in a view definition of the form SELECT * FROM x.
+var viewSourceRe = regexp.MustCompile("(?is)\\bFROM\\s+((?:[\"`]?[A-Za-z0-9_]+[\"`]?\\.)?[\"`]?[A-Za-z0-9_]+[\"`]?)\\s*;?\\s*$")
+
+func viewSource(def string) (string, error) {
+	m := viewSourceRe.FindStringSubmatch(strings.TrimSpace(def))
+	if m == nil {
+		return "", fmt.Errorf("view is not a plain SELECT * FROM relation: %s", def)
+	}
+	parts := splitRelation(m[1])
+	name := parts[len(parts)-1]
+	return strings.Trim(name, "\"`"), nil
+}
+
+func concatNormalized(d Dialect, cols []Column, scale int, sep string) string {
+	parts := make([]string, 0, 2*len(cols))
+	for i, c := range cols {
+		if i > 0 {
+			parts = append(parts, sep)
+		}
+		parts = append(parts, "coalesce("+d.Normalize(c, scale)+", "+nullMark+")")
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "concat(" + strings.Join(parts, ", ") + ")"
+}
+
+// nullMark stands for NULL in hashed text; engines disagree on backslash escapes, so it is a
+// control character rather than \N.
+const nullMark = "'\x1e'"
+
+// unitSep separates column values in the hashed text; it does not occur in ordinary data.
+const unitSep = "'\x1f'"
+
+func scaleOf(opt HashOptions) int {
+	if opt.Scale <= 0 {
+		return 6
+	}
+	return opt.Scale
+}

@@ -1,0 +1,405 @@
+package sql
+
+import (
+	"context"
+	dbsql "database/sql"
+	"database/sql/driver"
+	"fmt"
+	"math"
+	"math/big"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+type duckEngine struct {
+	db
+	dialect duckDialect
+}
+
+var lockPIDRe = regexp.MustCompile(`PID (\d+)`)
+
+func openDuckDB(ctx context.Context, url, path string) (Engine, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%w: %q: missing path (use duckdb:PATH or duckdb::memory:)", ErrBadTarget, url)
+	}
+	dsn := path
+	if path == ":memory:" {
+		dsn = ""
+	} else if dir := filepath.Dir(path); dir != "." {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("%w: %s: directory %s does not exist", ErrBadTarget, url, dir)
+		}
+	}
+	conn, err := duckdb.NewConnector(dsn, nil)
+	if err != nil {
+		return nil, duckOpenError(url, err)
+	}
+	pool := dbsql.OpenDB(conn)
+	var v string
+	if err := pool.QueryRowContext(ctx, "SELECT version()").Scan(&v); err != nil {
+		pool.Close()
+		return nil, duckOpenError(url, err)
+	}
+	return &duckEngine{db: db{pool: pool, info: Info{Kind: "duckdb", Target: url, Version: parseVersion(v)}}}, nil
+}
+
+func duckOpenError(url string, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "Could not set lock") || strings.Contains(msg, "Conflicting lock") {
+		who := "another process"
+		if m := lockPIDRe.FindStringSubmatch(msg); m != nil {
+			who = "process " + m[1]
+		}
+		return fmt.Errorf("%w: %s is held by %s (stop it, or use --server to talk to it)", ErrLocked, url, who)
+	}
+	return fmt.Errorf("%w: %s: %s", ErrBadTarget, url, firstLine(msg))
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func (e *duckEngine) Dialect() Dialect { return e.dialect }
+
+func (e *duckEngine) Check(ctx context.Context, query string, args ...any) error {
+	return e.Exec(ctx, "SELECT * FROM ("+query+") AS q LIMIT 0", args...)
+}
+
+func (e *duckEngine) Relations(ctx context.Context) ([]Relation, error) {
+	res, err := e.Query(ctx, `SELECT table_name, table_type FROM information_schema.tables
+		WHERE table_schema = current_schema() AND table_catalog = current_database() ORDER BY table_name`)
+	if err != nil {
+		return nil, fmt.Errorf("list relations: %w", err)
+	}
+	out := make([]Relation, 0, len(res.Rows))
+	for _, r := range res.Rows {
+		out = append(out, Relation{Name: AsText(r[0]), View: AsText(r[1]) == "VIEW"})
+	}
+	return out, nil
+}
+
+func (e *duckEngine) Columns(ctx context.Context, relation string) ([]Column, error) {
+	parts := splitRelation(relation)
+	q := `SELECT column_name, data_type, is_nullable FROM information_schema.columns
+		WHERE table_catalog = current_database() AND table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position`
+	args := []any{parts[0]}
+	if len(parts) == 2 {
+		q = `SELECT column_name, data_type, is_nullable FROM information_schema.columns
+			WHERE table_catalog = current_database() AND table_schema = ? AND table_name = ? ORDER BY ordinal_position`
+		args = []any{parts[0], parts[1]}
+	}
+	res, err := e.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("columns of %s: %w", relation, err)
+	}
+	if len(res.Rows) == 0 {
+		return nil, fmt.Errorf("relation %s: %w", relation, ErrNotFound)
+	}
+	cols := make([]Column, 0, len(res.Rows))
+	for _, r := range res.Rows {
+		typ := AsText(r[1])
+		kind, _ := classify(typ)
+		cols = append(cols, Column{Name: AsText(r[0]), Type: typ, Kind: kind, Nullable: AsText(r[2]) == "YES"})
+	}
+	return cols, nil
+}
+
+func (e *duckEngine) ViewSource(ctx context.Context, view string) (string, error) {
+	res, err := e.Query(ctx, `SELECT sql FROM duckdb_views() WHERE view_name = ? AND schema_name = current_schema() AND NOT internal`, view)
+	if err != nil {
+		return "", fmt.Errorf("view %s: %w", view, err)
+	}
+	if len(res.Rows) == 0 {
+		return "", fmt.Errorf("view %s: %w", view, ErrNotFound)
+	}
+	return viewSource(AsText(res.Rows[0][0]))
+}
+
+func (e *duckEngine) CreateTable(ctx context.Context, table string, cols []Column, _ string, _ []string) error {
+	defs := make([]string, len(cols))
+	for i, c := range cols {
+		defs[i] = e.dialect.Quote(c.Name) + " " + duckType(c)
+	}
+	return e.Exec(ctx, "CREATE TABLE "+e.dialect.QuoteRelation(table)+" ("+strings.Join(defs, ", ")+")")
+}
+
+func (e *duckEngine) CreateTableAs(ctx context.Context, table, _ string, _ []string, query string, args ...any) error {
+	return e.Exec(ctx, "CREATE TABLE "+e.dialect.QuoteRelation(table)+" AS "+query, args...)
+}
+
+func (e *duckEngine) Insert(ctx context.Context, table string, cols []string, rows [][]any) error {
+	meta, err := e.Columns(ctx, table)
+	if err != nil {
+		return err
+	}
+	// The appender takes a float for a DECIMAL column as its unscaled integer: convert.
+	scales := map[string]int{}
+	for _, c := range meta {
+		if c.Kind == TypeDecimal {
+			p, s := decimalShape(c.Type)
+			scales[c.Name] = p<<8 | s
+		}
+	}
+	conn, err := e.pool.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	parts := splitRelation(table)
+	schema, name := "", parts[0]
+	if len(parts) == 2 {
+		schema, name = parts[0], parts[1]
+	}
+	return conn.Raw(func(dc any) error {
+		app, err := duckdb.NewAppenderWithColumns(dc.(driver.Conn), "", schema, name, cols)
+		if err != nil {
+			return fmt.Errorf("insert into %s: %w", table, err)
+		}
+		vals := make([]driver.Value, len(cols))
+		for _, r := range rows {
+			for i, v := range r {
+				if f, ok := v.(float64); ok {
+					if ps, dec := scales[cols[i]]; dec {
+						v = toDuckDecimal(f, ps>>8, ps&0xff)
+					}
+				}
+				vals[i] = v
+			}
+			if err := app.AppendRow(vals...); err != nil {
+				app.Close()
+				return fmt.Errorf("insert into %s: %w", table, err)
+			}
+		}
+		return app.Close()
+	})
+}
+
+func toDuckDecimal(f float64, precision, scale int) duckdb.Decimal {
+	scaled := new(big.Float).SetFloat64(f * math.Pow10(scale))
+	if f < 0 {
+		scaled.Sub(scaled, big.NewFloat(0.5))
+	} else {
+		scaled.Add(scaled, big.NewFloat(0.5))
+	}
+	v, _ := scaled.Int(nil)
+	return duckdb.Decimal{Width: uint8(precision), Scale: uint8(scale), Value: v}
+}
+
+func (e *duckEngine) inTx(ctx context.Context, fn func(tx *dbsql.Tx) error) error {
+	tx, err := e.pool.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func (e *duckEngine) ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) error {
+	d := e.dialect
+	t := d.QuoteRelation(table)
+	col := d.Quote(w.Column)
+	lo, loArg := d.Bind(w.Params()["start"])
+	hi, hiArg := d.Bind(w.Params()["end"])
+	in := fmt.Sprintf("%s >= %s AND %s < %s", col, lo, col, hi)
+	return e.inTx(ctx, func(tx *dbsql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE "+in, loArg, hiArg); err != nil {
+			return fmt.Errorf("replace partition of %s: %w", table, err)
+		}
+		ins := "INSERT INTO " + t + " BY NAME SELECT * FROM (" + query + ") AS q WHERE q." + in
+		if _, err := tx.ExecContext(ctx, ins, append(append([]any{}, args...), loArg, hiArg)...); err != nil {
+			return fmt.Errorf("replace partition of %s: %w", table, err)
+		}
+		return nil
+	})
+}
+
+func (e *duckEngine) CopyPartitions(ctx context.Context, dst, src string, column string, exclude []Window) error {
+	d := e.dialect
+	q := "INSERT INTO " + d.QuoteRelation(dst) + " BY NAME SELECT * FROM " + d.QuoteRelation(src)
+	var conds []string
+	var args []any
+	for _, w := range exclude {
+		lo, a := d.Bind(w.Params()["start"])
+		hi, b := d.Bind(w.Params()["end"])
+		conds = append(conds, fmt.Sprintf("(%s >= %s AND %s < %s)", d.Quote(column), lo, d.Quote(column), hi))
+		args = append(args, a, b)
+	}
+	if len(conds) > 0 {
+		q += " WHERE NOT (" + strings.Join(conds, " OR ") + ")"
+	}
+	return e.Exec(ctx, q, args...)
+}
+
+func (e *duckEngine) RepointViews(ctx context.Context, points []ViewPoint) error {
+	return e.inTx(ctx, func(tx *dbsql.Tx) error {
+		for _, s := range e.dialect.RepointStatements(points, nil, "") {
+			if _, err := tx.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("repoint views: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+func (e *duckEngine) DropTable(ctx context.Context, table string) error {
+	return e.Exec(ctx, "DROP TABLE IF EXISTS "+e.dialect.QuoteRelation(table))
+}
+
+func duckType(c Column) string {
+	if c.Type != "" && c.Type == strings.ToUpper(c.Type) {
+		return c.Type // already a DuckDB type name
+	}
+	switch c.Kind {
+	case TypeString:
+		return "VARCHAR"
+	case TypeInt:
+		return "BIGINT"
+	case TypeFloat:
+		return "DOUBLE"
+	case TypeDecimal:
+		p, s := decimalShape(c.Type)
+		return fmt.Sprintf("DECIMAL(%d,%d)", p, s)
+	case TypeDate:
+		return "DATE"
+	case TypeTimestamp:
+		return "TIMESTAMP"
+	case TypeBool:
+		return "BOOLEAN"
+	}
+	return "VARCHAR"
+}
+
+var decimalRe = regexp.MustCompile(`\((\d+)\s*,\s*(\d+)\)`)
+
+// decimalShape reads precision and scale from a decimal type text, defaulting to (18,4).
+func decimalShape(typ string) (int, int) {
+	if m := decimalRe.FindStringSubmatch(typ); m != nil {
+		p, _ := strconv.Atoi(m[1])
+		s, _ := strconv.Atoi(m[2])
+		return p, s
+	}
+	return 18, 4
+}
+
+type duckDialect struct{}
+
+func (duckDialect) Name() string { return "duckdb" }
+
+func (duckDialect) Quote(ident string) string { return quoteWith(ident, `"`) }
+
+func (d duckDialect) QuoteRelation(name string) string {
+	parts := splitRelation(name)
+	for i, p := range parts {
+		parts[i] = d.Quote(p)
+	}
+	return strings.Join(parts, ".")
+}
+
+func (duckDialect) Bind(p Param) (string, any) {
+	switch p.Type {
+	case TypeDate:
+		return "CAST(? AS DATE)", p.Value
+	case TypeTimestamp:
+		return "CAST(? AS TIMESTAMP)", p.Value
+	}
+	return "?", p.Value
+}
+
+func (duckDialect) Literal(p Param) (string, error) { return literal(p, "DATE '%s'", "TIMESTAMP '%s'") }
+
+func literal(p Param, dateFmt, tsFmt string) (string, error) {
+	switch v := p.Value.(type) {
+	case time.Time:
+		if p.Type == TypeTimestamp {
+			return fmt.Sprintf(tsFmt, v.UTC().Format("2006-01-02 15:04:05")), nil
+		}
+		return fmt.Sprintf(dateFmt, v.Format("2006-01-02")), nil
+	case string:
+		return "'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), "'", "''") + "'", nil
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64), nil
+	}
+	return "", fmt.Errorf("literal: unsupported value %T", p.Value)
+}
+
+func (duckDialect) Normalize(c Column, scale int) string {
+	x := duckDialect{}.Quote(c.Name)
+	switch c.Kind {
+	case TypeFloat, TypeDecimal:
+		return fmt.Sprintf("CAST(CAST(round(CAST(%s AS DOUBLE) * 1e%d) AS BIGINT) AS VARCHAR)", x, scale)
+	case TypeTimestamp:
+		return "CAST(CAST(epoch(" + x + ") AS BIGINT) AS VARCHAR)"
+	case TypeBool:
+		return "CAST(CAST(" + x + " AS INTEGER) AS VARCHAR)"
+	}
+	return "CAST(" + x + " AS VARCHAR)"
+}
+
+func (d duckDialect) RowHash(cols []Column, opt HashOptions) string {
+	scale := scaleOf(opt)
+	if opt.Portable {
+		return "CAST(('0x' || substr(md5(" + concatNormalized(d, cols, scale, unitSep) + "), 1, 16)) AS UBIGINT)"
+	}
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		x := d.Quote(c.Name)
+		switch c.Kind {
+		case TypeFloat, TypeDecimal:
+			parts[i] = fmt.Sprintf("CAST(round(CAST(%s AS DOUBLE) * 1e%d) AS BIGINT)", x, scale)
+		case TypeInt, TypeBool:
+			parts[i] = "CAST(" + x + " AS BIGINT)"
+		case TypeString:
+			parts[i] = "CAST(" + x + " AS VARCHAR)"
+		case TypeTimestamp:
+			parts[i] = "CAST(epoch(" + x + ") AS BIGINT)"
+		default:
+			parts[i] = x
+		}
+	}
+	return "hash(" + strings.Join(parts, ", ") + ")"
+}
+
+func (duckDialect) HashSum(h string) string {
+	return "CAST(coalesce(sum(" + h + "), 0) % 18446744073709551616 AS UBIGINT)"
+}
+
+func (duckDialect) ToFloat(x string) string { return "CAST(" + x + " AS DOUBLE)" }
+func (duckDialect) ToText(x string) string  { return "CAST(" + x + " AS VARCHAR)" }
+
+func (duckDialect) TruncTime(x, grain string) string {
+	if grain == "hour" {
+		return "date_trunc('hour', " + x + ")"
+	}
+	if grain == "month" {
+		return "CAST(date_trunc('month', " + x + ") AS DATE)"
+	}
+	return "CAST(" + x + " AS DATE)"
+}
+
+func (duckDialect) DistinctCount(x string) string { return "count(DISTINCT " + x + ")" }
+func (duckDialect) CountIf(c string) string       { return "count_if(" + c + ")" }
+func (duckDialect) NullSafeEqual(a, b string) string {
+	return "(" + a + " IS NOT DISTINCT FROM " + b + ")"
+}
+
+func (d duckDialect) RepointStatements(points []ViewPoint, _ map[string]bool, _ string) []string {
+	out := make([]string, len(points))
+	for i, p := range points {
+		out[i] = "CREATE OR REPLACE VIEW " + d.QuoteRelation(p.View) + " AS SELECT * FROM " + d.QuoteRelation(p.Table)
+	}
+	return out
+}

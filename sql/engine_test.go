@@ -1,0 +1,315 @@
+package sql_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+)
+
+var day = func(s string) time.Time { t, _ := time.Parse("2006-01-02", s); return t }
+
+var salesCols = []tsql.Column{
+	{Name: "id", Kind: tsql.TypeInt},
+	{Name: "d", Kind: tsql.TypeDate},
+	{Name: "name", Kind: tsql.TypeString, Nullable: true},
+	{Name: "amount", Type: "DECIMAL(18,2)", Kind: tsql.TypeDecimal},
+	{Name: "score", Kind: tsql.TypeFloat, Nullable: true},
+	{Name: "ts", Kind: tsql.TypeTimestamp},
+}
+
+func salesRows() [][]any {
+	at := time.Date(2026, 7, 10, 13, 14, 15, 0, time.UTC)
+	return [][]any{
+		{int64(1), day("2026-07-10"), "ann", 12.30, 0.5, at},
+		{int64(2), day("2026-07-10"), nil, 7.00, nil, at.Add(time.Hour)},
+		{int64(3), day("2026-07-11"), "o'brien", 1.25, 2.25, at.Add(24 * time.Hour)},
+		{int64(4), day("2026-07-12"), "zoë", 100.10, -1.5, at.Add(48 * time.Hour)},
+	}
+}
+
+func loadSales(t *testing.T, e tsql.Engine, table string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := e.CreateTable(ctx, table, salesCols, "d", []string{"id"}); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if err := e.Insert(ctx, table, []string{"id", "d", "name", "amount", "score", "ts"}, salesRows()); err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+}
+
+func ids(t *testing.T, e tsql.Engine, q string, args ...any) []int64 {
+	t.Helper()
+	res, err := e.Query(context.Background(), q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	var out []int64
+	for _, r := range res.Rows {
+		out = append(out, tsql.AsInt64(r[0]))
+	}
+	return out
+}
+
+func TestEngine(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		d := e.Dialect()
+		loadSales(t, e, "sales")
+
+		t.Run("typed_values_round_trip", func(t *testing.T) {
+			res, err := e.Query(ctx, "SELECT id, d, name, amount, score FROM sales ORDER BY id")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := res.Rows[2]
+			want := []any{int64(3), day("2026-07-11"), "o'brien", 1.25, 2.25}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("row 3 (-want +got):\n%s", diff)
+			}
+			if res.Rows[1][2] != nil || res.Rows[1][4] != nil {
+				t.Errorf("NULLs came back as %v, %v", res.Rows[1][2], res.Rows[1][4])
+			}
+		})
+
+		t.Run("date_window_binding", func(t *testing.T) {
+			q, args, err := tsql.Expand(d, "SELECT id FROM sales WHERE d >= $start AND d < $end ORDER BY id",
+				tsql.Window{Column: "d", Type: tsql.TypeDate, Start: day("2026-07-10"), End: day("2026-07-11")}.Params())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]int64{1, 2}, ids(t, e, q, args...)); diff != "" {
+				t.Errorf("ids in window (-want +got):\n%s", diff)
+			}
+		})
+
+		t.Run("string_binding_is_not_sql", func(t *testing.T) {
+			ph, arg := d.Bind(tsql.String("x' OR '1'='1"))
+			if got := ids(t, e, "SELECT id FROM sales WHERE name = "+ph, arg); len(got) != 0 {
+				t.Errorf("injection matched rows %v", got)
+			}
+			ph, arg = d.Bind(tsql.String("o'brien"))
+			if got := ids(t, e, "SELECT id FROM sales WHERE name = "+ph, arg); !cmp.Equal(got, []int64{3}) {
+				t.Errorf("quote in value: got %v", got)
+			}
+		})
+
+		t.Run("quoted_identifiers", func(t *testing.T) {
+			odd := `we"ird name`
+			cols := []tsql.Column{{Name: odd, Kind: tsql.TypeInt}}
+			if err := e.CreateTable(ctx, "odd table", cols, "", nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Insert(ctx, "odd table", []string{odd}, [][]any{{int64(7)}}); err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(t, e, "SELECT "+d.Quote(odd)+" FROM "+d.QuoteRelation("odd table")); !cmp.Equal(got, []int64{7}) {
+				t.Errorf("got %v", got)
+			}
+		})
+
+		t.Run("relations_and_columns", func(t *testing.T) {
+			if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "sales_live", Table: "sales"}}); err != nil {
+				t.Fatal(err)
+			}
+			rels, err := e.Relations(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := map[string]bool{}
+			for _, r := range rels {
+				found[r.Name] = r.View
+			}
+			if v, ok := found["sales"]; !ok || v {
+				t.Errorf("sales: present=%v view=%v", ok, v)
+			}
+			if v, ok := found["sales_live"]; !ok || !v {
+				t.Errorf("sales_live: present=%v view=%v", ok, v)
+			}
+			cols, err := e.Columns(ctx, "sales")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []string
+			for _, c := range cols {
+				kinds = append(kinds, c.Name+":"+c.Kind.String())
+			}
+			want := []string{"id:int", "d:date", "name:string", "amount:decimal", "score:float", "ts:timestamp"}
+			if diff := cmp.Diff(want, kinds); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if _, err := e.Columns(ctx, "no_such_table"); !errors.Is(err, tsql.ErrNotFound) {
+				t.Errorf("missing relation: got %v, want ErrNotFound", err)
+			}
+		})
+
+		t.Run("check_rejects_bad_sql", func(t *testing.T) {
+			if err := e.Check(ctx, "SELECT id FROM sales"); err != nil {
+				t.Errorf("good query: %v", err)
+			}
+			if err := e.Check(ctx, "SELECT nope FROM sales"); err == nil {
+				t.Error("unknown column passed the check")
+			}
+		})
+
+		t.Run("replace_partition_is_atomic_and_idempotent", func(t *testing.T) {
+			if err := e.CreateTableAs(ctx, "sales2", "d", []string{"id"}, "SELECT * FROM sales"); err != nil {
+				t.Fatal(err)
+			}
+			w := tsql.Window{Column: "d", Type: tsql.TypeDate, Start: day("2026-07-10"), End: day("2026-07-11")}
+			q, args, err := tsql.Expand(d, "SELECT id + 100 AS id, d, name, amount, score, ts FROM sales WHERE d >= $start AND d < $end", w.Params())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 2; i++ {
+				if err := e.ReplacePartition(ctx, "sales2", w, q, args...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := ids(t, e, "SELECT id FROM sales2 ORDER BY id"); !cmp.Equal(got, []int64{3, 4, 101, 102}) {
+				t.Errorf("after replacing twice: %v", got)
+			}
+			// A transform returning nothing empties the partition.
+			if err := e.ReplacePartition(ctx, "sales2", w, "SELECT * FROM sales WHERE 1 = 0"); err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(t, e, "SELECT id FROM sales2 ORDER BY id"); !cmp.Equal(got, []int64{3, 4}) {
+				t.Errorf("after emptying: %v", got)
+			}
+			// Rows a transform returns outside the window never land.
+			if err := e.ReplacePartition(ctx, "sales2", w, "SELECT * FROM sales"); err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(t, e, "SELECT id FROM sales2 ORDER BY id"); !cmp.Equal(got, []int64{1, 2, 3, 4}) {
+				t.Errorf("after out-of-window rows: %v", got)
+			}
+		})
+
+		t.Run("copy_partitions_skips_excluded", func(t *testing.T) {
+			if err := e.CreateTable(ctx, "sales3", salesCols, "d", []string{"id"}); err != nil {
+				t.Fatal(err)
+			}
+			ex := []tsql.Window{{Column: "d", Type: tsql.TypeDate, Start: day("2026-07-11"), End: day("2026-07-12")}}
+			if err := e.CopyPartitions(ctx, "sales3", "sales", "d", ex); err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(t, e, "SELECT id FROM sales3 ORDER BY id"); !cmp.Equal(got, []int64{1, 2, 4}) {
+				t.Errorf("copied: %v", got)
+			}
+		})
+
+		t.Run("repoint_views_together", func(t *testing.T) {
+			if err := e.CreateTableAs(ctx, "a__v1", "", nil, "SELECT 1 AS x"); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.CreateTableAs(ctx, "a__v2", "", nil, "SELECT 2 AS x"); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.CreateTableAs(ctx, "b__v1", "", nil, "SELECT 10 AS x"); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.CreateTableAs(ctx, "b__v2", "", nil, "SELECT 20 AS x"); err != nil {
+				t.Fatal(err)
+			}
+			steps := [][]tsql.ViewPoint{
+				{{View: "a", Table: "a__v1"}, {View: "b", Table: "b__v1"}},
+				{{View: "a", Table: "a__v2"}, {View: "b", Table: "b__v2"}},
+			}
+			want := [][]int64{{1, 10}, {2, 20}}
+			for i, s := range steps {
+				if err := e.RepointViews(ctx, s); err != nil {
+					t.Fatal(err)
+				}
+				got := append(ids(t, e, "SELECT x FROM a"), ids(t, e, "SELECT x FROM b")...)
+				if !cmp.Equal(got, want[i]) {
+					t.Errorf("step %d: %v", i, got)
+				}
+				src, err := e.ViewSource(ctx, "a")
+				if err != nil || src != s[0].Table {
+					t.Errorf("view source of a: %q, %v", src, err)
+				}
+			}
+			rels, _ := e.Relations(ctx)
+			for _, r := range rels {
+				if strings.Contains(r.Name, "__next_") || strings.Contains(r.Name, "__old_") {
+					t.Errorf("left behind: %s", r.Name)
+				}
+			}
+		})
+
+		t.Run("hash_sum_is_order_independent_and_sees_changes", func(t *testing.T) {
+			cols, _ := e.Columns(ctx, "sales")
+			sum := func(q string) uint64 {
+				res, err := e.Query(ctx, "SELECT "+d.HashSum(d.RowHash(cols, tsql.HashOptions{}))+" FROM ("+q+") AS s")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return tsql.AsUint64(res.Rows[0][0])
+			}
+			a := sum("SELECT * FROM sales ORDER BY id")
+			b := sum("SELECT * FROM sales ORDER BY id DESC")
+			c := sum("SELECT id, d, name, amount * 2 AS amount, score, ts FROM sales")
+			if a != b || a == 0 {
+				t.Errorf("order changed the sum: %d vs %d", a, b)
+			}
+			if a == c {
+				t.Error("a changed amount left the sum unchanged")
+			}
+		})
+	})
+}
+
+// TestPortableHashAgrees loads the same rows into both engines and compares the portable
+// row hashes row by row.
+func TestPortableHashAgrees(t *testing.T) {
+	engines := sqltest.Engines(t)
+	if len(engines) < 2 {
+		t.Skip("needs both engines")
+	}
+	ctx := context.Background()
+	var sums []map[int64]uint64
+	for _, e := range engines {
+		loadSales(t, e, "sales")
+		cols, _ := e.Columns(ctx, "sales")
+		res, err := e.Query(ctx, "SELECT id, "+e.Dialect().RowHash(cols, tsql.HashOptions{Portable: true})+" FROM sales")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[int64]uint64{}
+		for _, r := range res.Rows {
+			m[tsql.AsInt64(r[0])] = tsql.AsUint64(r[1])
+		}
+		sums = append(sums, m)
+	}
+	if diff := cmp.Diff(sums[0], sums[1]); diff != "" {
+		t.Errorf("portable hashes differ (-duckdb +clickhouse):\n%s", diff)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct{ name, url, want string }{
+		{"empty", "", "empty target URL"},
+		{"unknown_scheme", "postgres://x", "unknown scheme"},
+		{"duckdb_missing_dir", "duckdb:/no/such/dir/x.duckdb", "does not exist"},
+		{"clickhouse_unreachable", "clickhouse://127.0.0.1:1/default", "clickhouse://127.0.0.1:1/default"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := tsql.Open(ctx, tc.url)
+			if err == nil {
+				e.Close()
+				t.Fatal("opened")
+			}
+			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q: want one line containing %q", err, tc.want)
+			}
+		})
+	}
+}

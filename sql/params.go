@@ -1,0 +1,261 @@
+package sql
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Expand replaces each $name in text (outside string literals, quoted identifiers and comments)
+// with the dialect's placeholder for params[name], and returns the arguments in placeholder order.
+// A $name with no parameter is an error: user text never reaches the statement.
+func Expand(d Dialect, text string, params map[string]Param) (string, []any, error) {
+	var b strings.Builder
+	var args []any
+	for i := 0; i < len(text); {
+		c := text[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			j := skipQuoted(text, i)
+			b.WriteString(text[i:j])
+			i = j
+		case c == '-' && i+1 < len(text) && text[i+1] == '-':
+			j := strings.IndexByte(text[i:], '\n')
+			if j < 0 {
+				j = len(text) - i
+			}
+			b.WriteString(text[i : i+j])
+			i += j
+		case c == '/' && i+1 < len(text) && text[i+1] == '*':
+			j := strings.Index(text[i+2:], "*/")
+			if j < 0 {
+				j = len(text) - i - 2
+			} else {
+				j += 2
+			}
+			b.WriteString(text[i : i+2+j])
+			i += 2 + j
+		case c == '$' && i+1 < len(text) && isIdentStart(text[i+1]):
+			j := i + 1
+			for j < len(text) && isIdentPart(text[j]) {
+				j++
+			}
+			name := text[i+1 : j]
+			p, ok := params[name]
+			if !ok {
+				return "", nil, fmt.Errorf("unknown parameter $%s", name)
+			}
+			ph, arg := d.Bind(p)
+			b.WriteString(ph)
+			args = append(args, arg)
+			i = j
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String(), args, nil
+}
+
+// Placeholders lists the $names used in text outside literals and comments, in order of first use.
+func Placeholders(text string) []string {
+	seen := map[string]bool{}
+	var names []string
+	for i := 0; i < len(text); {
+		c := text[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			i = skipQuoted(text, i)
+		case c == '-' && i+1 < len(text) && text[i+1] == '-':
+			j := strings.IndexByte(text[i:], '\n')
+			if j < 0 {
+				return names
+			}
+			i += j
+		case c == '$' && i+1 < len(text) && isIdentStart(text[i+1]):
+			j := i + 1
+			for j < len(text) && isIdentPart(text[j]) {
+				j++
+			}
+			if n := text[i+1 : j]; !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return names
+}
+
+func skipQuoted(text string, i int) int {
+	q := text[i]
+	j := i + 1
+	for j < len(text) {
+		if text[j] == '\\' && q != '"' {
+			j += 2
+			continue
+		}
+		if text[j] == q {
+			if j+1 < len(text) && text[j+1] == q {
+				j += 2
+				continue
+			}
+			return j + 1
+		}
+		j++
+	}
+	return len(text)
+}
+
+func isIdentStart(c byte) bool { return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') }
+func isIdentPart(c byte) bool  { return isIdentStart(c) || (c >= '0' && c <= '9') }
+
+// normalize converts a driver value into the forms Result promises.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case int:
+		return int64(x)
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case int64:
+		return x
+	case uint8:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case uint64:
+		if x <= math.MaxInt64 {
+			return int64(x)
+		}
+		return x
+	case float32:
+		return float64(x)
+	case float64:
+		return x
+	case bool:
+		return x
+	case []byte:
+		return string(x)
+	case string:
+		return x
+	case time.Time:
+		return x.UTC()
+	case *big.Int:
+		if x.IsInt64() {
+			return x.Int64()
+		}
+		if x.IsUint64() {
+			return x.Uint64()
+		}
+		f, _ := new(big.Float).SetInt(x).Float64()
+		return f
+	case interface{ Float64() float64 }:
+		return x.Float64()
+	case fmt.Stringer:
+		// decimals from both drivers print their exact value
+		s := x.String()
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return f
+		}
+		return s
+	}
+	return v
+}
+
+// AsInt64 reads a normalised value as an integer (0 for NULL).
+func AsInt64(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case uint64:
+		return int64(x)
+	case float64:
+		return int64(math.Round(x))
+	case bool:
+		if x {
+			return 1
+		}
+	case string:
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
+	}
+	return 0
+}
+
+// AsUint64 reads a normalised value as an unsigned integer (0 for NULL).
+func AsUint64(v any) uint64 {
+	switch x := v.(type) {
+	case int64:
+		return uint64(x)
+	case uint64:
+		return x
+	case float64:
+		return uint64(x)
+	case string:
+		n, _ := strconv.ParseUint(x, 10, 64)
+		return n
+	}
+	return 0
+}
+
+// AsFloat reads a normalised value as a float (0 for NULL).
+func AsFloat(v any) float64 {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case float64:
+		return x
+	case string:
+		f, _ := strconv.ParseFloat(x, 64)
+		return f
+	}
+	return 0
+}
+
+// AsText renders a normalised value for people: dates as 2006-01-02, NULL as empty.
+func AsText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case time.Time:
+		if x.Hour() == 0 && x.Minute() == 0 && x.Second() == 0 && x.Nanosecond() == 0 {
+			return x.Format("2006-01-02")
+		}
+		return x.Format("2006-01-02 15:04:05")
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// AsTime reads a normalised value as a time (zero for NULL or unparseable text).
+func AsTime(v any) time.Time {
+	switch x := v.(type) {
+	case time.Time:
+		return x
+	case string:
+		for _, layout := range []string{"2006-01-02", "2006-01-02 15:04:05", time.RFC3339} {
+			if t, err := time.Parse(layout, x); err == nil {
+				return t
+			}
+		}
+	}
+	return time.Time{}
+}

@@ -1,0 +1,242 @@
+// Package sql owns everything that differs between the engines trueup talks to.
+//
+// An Engine does I/O against one target (a DuckDB file or a ClickHouse server); a Dialect only
+// returns SQL text for it. Nothing outside this package branches on which engine it has: it asks
+// the Dialect for the statement and the Engine to run it.
+package sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Sentinel errors callers branch on.
+var (
+	ErrNotFound    = errors.New("not found")
+	ErrBadTarget   = errors.New("bad target")
+	ErrUnreachable = errors.New("unreachable")
+	ErrLocked      = errors.New("locked by another process")
+)
+
+// Type is the portable class of a column or a bound value.
+type Type int
+
+const (
+	TypeOther Type = iota
+	TypeString
+	TypeInt
+	TypeFloat
+	TypeDecimal
+	TypeDate
+	TypeTimestamp
+	TypeBool
+)
+
+func (t Type) String() string {
+	switch t {
+	case TypeString:
+		return "string"
+	case TypeInt:
+		return "int"
+	case TypeFloat:
+		return "float"
+	case TypeDecimal:
+		return "decimal"
+	case TypeDate:
+		return "date"
+	case TypeTimestamp:
+		return "timestamp"
+	case TypeBool:
+		return "bool"
+	}
+	return "other"
+}
+
+// Numeric reports whether values of t are numbers.
+func (t Type) Numeric() bool { return t == TypeInt || t == TypeFloat || t == TypeDecimal }
+
+// Temporal reports whether values of t are dates or timestamps.
+func (t Type) Temporal() bool { return t == TypeDate || t == TypeTimestamp }
+
+// Column is one column of a relation as the engine reports it.
+type Column struct {
+	Name     string
+	Type     string // the engine's own type text, e.g. DECIMAL(18,2) or Nullable(Float64)
+	Kind     Type
+	Nullable bool
+}
+
+// Relation is a table or a view in a target.
+type Relation struct {
+	Name string
+	View bool
+}
+
+// ServerVersion is an engine's version as reported at connect time.
+type ServerVersion struct {
+	Major, Minor, Patch int
+	Text                string
+}
+
+// AtLeast reports whether v is major.minor or newer.
+func (v ServerVersion) AtLeast(major, minor int) bool {
+	return v.Major > major || (v.Major == major && v.Minor >= minor)
+}
+
+func (v ServerVersion) String() string { return v.Text }
+
+// Info describes a connected target.
+type Info struct {
+	Kind    string // "duckdb" or "clickhouse", for display
+	Target  string // the target URL as given, for display
+	Version ServerVersion
+}
+
+// Param is a typed value to bind into a statement. The dialect decides how it is bound.
+type Param struct {
+	Type  Type
+	Value any
+}
+
+// Date is a date parameter.
+func Date(t time.Time) Param {
+	return Param{Type: TypeDate, Value: time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)}
+}
+
+// Timestamp is a timestamp parameter (second precision, UTC).
+func Timestamp(t time.Time) Param {
+	return Param{Type: TypeTimestamp, Value: t.UTC().Truncate(time.Second)}
+}
+
+// String is a string parameter.
+func String(s string) Param { return Param{Type: TypeString, Value: s} }
+
+// Int is an integer parameter.
+func Int(i int64) Param { return Param{Type: TypeInt, Value: i} }
+
+// Float is a floating-point parameter.
+func Float(f float64) Param { return Param{Type: TypeFloat, Value: f} }
+
+// Window is a half-open range [Start, End) of a partition column: one partition of a table.
+type Window struct {
+	Column string
+	Type   Type // TypeDate or TypeTimestamp
+	Start  time.Time
+	End    time.Time
+}
+
+// Params returns the window's bounds as typed parameters named start and end.
+func (w Window) Params() map[string]Param {
+	if w.Type == TypeTimestamp {
+		return map[string]Param{"start": Timestamp(w.Start), "end": Timestamp(w.End)}
+	}
+	return map[string]Param{"start": Date(w.Start), "end": Date(w.End)}
+}
+
+// ViewPoint says which relation a view should read from.
+type ViewPoint struct {
+	View  string
+	Table string
+}
+
+// HashOptions chooses a row-hash expression.
+type HashOptions struct {
+	// Portable asks for the hash that gives the same value for the same row in every engine
+	// (MD5 of normalised text). Without it the engine's fastest hash of normalised values is used.
+	Portable bool
+	// Scale is the number of decimal places floats and decimals are compared at (default 6).
+	Scale int
+}
+
+// Result is a small, fully read query result. Values are normalised: integers as int64 (uint64 when
+// they do not fit), floats and decimals as float64, dates and timestamps as time.Time in UTC,
+// text as string, NULL as nil.
+type Result struct {
+	Columns []string
+	Rows    [][]any
+}
+
+// Engine does I/O against one target. Every method is cancellable through its context.
+type Engine interface {
+	Dialect() Dialect
+	Info() Info
+	// Query runs a read and returns all rows; use Each for results that may be large.
+	Query(ctx context.Context, query string, args ...any) (*Result, error)
+	// Each streams rows to fn; the row slice is reused between calls.
+	Each(ctx context.Context, query string, args []any, fn func(row []any) error) error
+	Exec(ctx context.Context, query string, args ...any) error
+	// Check validates a read-only query without running it over the data.
+	Check(ctx context.Context, query string, args ...any) error
+	Relations(ctx context.Context) ([]Relation, error)
+	// Columns lists a relation's columns; ErrNotFound when it does not exist.
+	Columns(ctx context.Context, relation string) ([]Column, error)
+	// ViewSource returns the relation a simple `SELECT * FROM x` view reads from.
+	ViewSource(ctx context.Context, view string) (string, error)
+	// CreateTable creates a table partitioned by partition (may be empty) and ordered by order.
+	CreateTable(ctx context.Context, table string, cols []Column, partition string, order []string) error
+	// CreateTableAs creates table with the columns and rows of query.
+	CreateTableAs(ctx context.Context, table, partition string, order []string, query string, args ...any) error
+	// Insert appends rows in bulk; cols name the columns in row order.
+	Insert(ctx context.Context, table string, cols []string, rows [][]any) error
+	// ReplacePartition atomically replaces the rows of table inside w with the rows of query:
+	// readers see all of the old partition or all of the new one, and rerunning gives the same result.
+	ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) error
+	// CopyPartitions copies every partition of src outside the excluded windows into dst,
+	// by the engine's cheapest means.
+	CopyPartitions(ctx context.Context, dst, src string, column string, exclude []Window) error
+	// RepointViews makes each view read from its table, all at once where the engine allows.
+	RepointViews(ctx context.Context, points []ViewPoint) error
+	DropTable(ctx context.Context, table string) error
+	Close() error
+}
+
+// Dialect returns SQL text for one engine. It does no I/O.
+type Dialect interface {
+	Name() string
+	// Quote quotes one identifier.
+	Quote(ident string) string
+	// QuoteRelation quotes a possibly qualified name (schema.name).
+	QuoteRelation(name string) string
+	// Bind returns the placeholder text for p and the argument to pass with it.
+	Bind(p Param) (string, any)
+	// Literal renders a typed value as SQL text, for the few statements that cannot take
+	// parameters (DDL). Only typed Go values reach it, never user text as SQL.
+	Literal(p Param) (string, error)
+	// Normalize returns an expression giving the column's value as canonical text (NULL stays NULL).
+	Normalize(col Column, scale int) string
+	// RowHash returns an unsigned 64-bit hash expression over the columns of one row.
+	RowHash(cols []Column, opt HashOptions) string
+	// HashSum aggregates row hashes into an order-independent unsigned 64-bit sum modulo 2^64.
+	HashSum(hashExpr string) string
+	// ToFloat casts an expression to a double.
+	ToFloat(expr string) string
+	// ToText casts an expression to text.
+	ToText(expr string) string
+	// TruncTime truncates a date/timestamp expression to a grain: "day", "month" or "hour".
+	TruncTime(expr, grain string) string
+	// DistinctCount counts distinct values of an expression (exact).
+	DistinctCount(expr string) string
+	// CountIf counts rows where cond holds.
+	CountIf(cond string) string
+	// NullSafeEqual compares two expressions with NULL equal to NULL.
+	NullSafeEqual(a, b string) string
+	// RepointStatements returns the statements that make views read from tables, in order.
+	// exists names the views that already exist; suffix makes helper names unique.
+	RepointStatements(points []ViewPoint, exists map[string]bool, suffix string) []string
+}
+
+// Open connects to a target URL: duckdb:PATH, duckdb::memory:, or clickhouse://host:port/db.
+func Open(ctx context.Context, url string) (Engine, error) {
+	switch {
+	case strings.HasPrefix(url, "duckdb:"):
+		return openDuckDB(ctx, url, strings.TrimPrefix(url, "duckdb:"))
+	case strings.HasPrefix(url, "clickhouse://"):
+		return openClickHouse(ctx, url)
+	case url == "":
+		return nil, fmt.Errorf("%w: empty target URL (want duckdb:PATH, duckdb::memory: or clickhouse://host:port/db)", ErrBadTarget)
+	}
+	return nil, fmt.Errorf("%w: %q: unknown scheme (want duckdb:PATH, duckdb::memory: or clickhouse://host:port/db)", ErrBadTarget, url)
+}

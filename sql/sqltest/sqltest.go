@@ -1,0 +1,104 @@
+// Package sqltest gives tests real engines: a DuckDB file in a temp dir and, when
+// TRUEUP_TEST_CLICKHOUSE is set (make test starts a private server), a fresh ClickHouse database.
+package sqltest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tsql "trueup/sql"
+)
+
+// Engines returns one engine per available kind, each empty and private to the test.
+// Under CI=true a missing ClickHouse fails the test; elsewhere it is skipped with a message.
+func Engines(t testing.TB) []tsql.Engine {
+	t.Helper()
+	out := []tsql.Engine{DuckDB(t)}
+	if ch := ClickHouse(t); ch != nil {
+		out = append(out, ch)
+	}
+	return out
+}
+
+// Each runs fn as a subtest once per engine.
+func Each(t *testing.T, fn func(t *testing.T, e tsql.Engine)) {
+	t.Helper()
+	for _, e := range Engines(t) {
+		t.Run(e.Info().Kind, func(t *testing.T) { fn(t, e) })
+	}
+}
+
+// DuckDB opens a DuckDB file in a temp dir.
+func DuckDB(t testing.TB) tsql.Engine {
+	t.Helper()
+	return Open(t, DuckDBURL(t))
+}
+
+// DuckDBURL names a new DuckDB file in a temp dir.
+func DuckDBURL(t testing.TB) string {
+	return "duckdb:" + filepath.Join(t.TempDir(), "warehouse.duckdb")
+}
+
+// ClickHouseURL creates a fresh database on the test server and returns its URL, or "" when
+// no server is configured outside CI.
+func ClickHouseURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("TRUEUP_TEST_CLICKHOUSE")
+	if base == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("TRUEUP_TEST_CLICKHOUSE is not set under CI=true: run the tests with make test")
+		}
+		t.Log("skipping ClickHouse: TRUEUP_TEST_CLICKHOUSE is not set (make test starts a server)")
+		return ""
+	}
+	ctx := context.Background()
+	admin, err := tsql.Open(ctx, base)
+	if err != nil {
+		t.Fatalf("clickhouse: %v", err)
+	}
+	defer admin.Close()
+	b := make([]byte, 5)
+	rand.Read(b)
+	name := "t_" + hex.EncodeToString(b)
+	if err := admin.Exec(ctx, "CREATE DATABASE "+admin.Dialect().Quote(name)); err != nil {
+		t.Fatalf("clickhouse: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		a, err := tsql.Open(context.Background(), base)
+		if err == nil {
+			a.Exec(context.Background(), "DROP DATABASE IF EXISTS "+a.Dialect().Quote(name))
+			a.Close()
+		}
+	})
+	i := strings.LastIndexByte(base, '/')
+	if i < len("clickhouse://") {
+		return base + "/" + name
+	}
+	return base[:i+1] + name
+}
+
+// ClickHouse opens a fresh ClickHouse database, or returns nil when none is configured outside CI.
+func ClickHouse(t testing.TB) tsql.Engine {
+	t.Helper()
+	url := ClickHouseURL(t)
+	if url == "" {
+		return nil
+	}
+	return Open(t, url)
+}
+
+// Open opens url and closes it when the test ends.
+func Open(t testing.TB, url string) tsql.Engine {
+	t.Helper()
+	e, err := tsql.Open(context.Background(), url)
+	if err != nil {
+		t.Fatalf("open %s: %v", url, err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
