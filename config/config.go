@@ -1,0 +1,181 @@
+// Package config reads trueup.yaml: the targets, the ledger file, the server and the project
+// folders. Reading is strict: an unknown key, a missing target or a bad URL is an error that
+// names the file and line, and nothing is opened or written.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// ErrInvalid marks a config that cannot be used.
+var ErrInvalid = errors.New("invalid config")
+
+// Config is a parsed trueup.yaml. Paths in it are resolved against Dir.
+type Config struct {
+	// Path is the file this was read from; Dir its folder.
+	Path string `yaml:"-"`
+	Dir  string `yaml:"-"`
+
+	// State is the ledger's DuckDB file (default trueup-state.duckdb beside the config).
+	State string `yaml:"state"`
+	// DefaultTarget names the target used when a command or file names none.
+	DefaultTarget string            `yaml:"default_target"`
+	Targets       map[string]Target `yaml:"targets"`
+	Server        Server            `yaml:"server"`
+}
+
+// Target is one engine connection.
+type Target struct {
+	// URL is duckdb:PATH, duckdb::memory: or clickhouse://host:port/db.
+	URL string `yaml:"url"`
+}
+
+// Server holds the HTTP server's settings.
+type Server struct {
+	Addr string `yaml:"addr"`
+}
+
+// Load reads and validates path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s: file not found (pass --config or run trueup demo)", ErrInvalid, path)
+		}
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse validates the YAML text of a config read from path.
+func Parse(path string, data []byte) (*Config, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	c := &Config{Path: path, Dir: filepath.Dir(abs)}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: %s", ErrInvalid, yamlError(path, err))
+	}
+	if err := c.validate(data); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// yamlError turns yaml.v3's "yaml: line N: msg" into "path:N: msg".
+func yamlError(path string, err error) string {
+	msg := err.Error()
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if strings.HasPrefix(msg, "line ") {
+		if i := strings.Index(msg, ": "); i > 0 {
+			return path + ":" + strings.TrimPrefix(msg[:i], "line ") + ": " + msg[i+2:]
+		}
+	}
+	return path + ": " + msg
+}
+
+// lineOf finds the line that first mentions key, for errors found after decoding.
+func lineOf(data []byte, key string) int {
+	for i, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), key+":") {
+			return i + 1
+		}
+	}
+	return 1
+}
+
+func (c *Config) validate(data []byte) error {
+	bad := func(key, format string, args ...any) error {
+		return fmt.Errorf("%w: %s:%d: %s", ErrInvalid, c.Path, lineOf(data, key), fmt.Sprintf(format, args...))
+	}
+	if len(c.Targets) == 0 {
+		return bad("targets", "no targets: name at least one, e.g. targets: {warehouse: {url: duckdb:warehouse.duckdb}}")
+	}
+	for _, name := range c.TargetNames() {
+		t := c.Targets[name]
+		switch {
+		case t.URL == "":
+			return bad(name, "target %s: missing url", name)
+		case strings.HasPrefix(t.URL, "duckdb:"), strings.HasPrefix(t.URL, "clickhouse://"):
+		default:
+			return bad(name, "target %s: url %q: want duckdb:PATH, duckdb::memory: or clickhouse://host:port/db", name, t.URL)
+		}
+	}
+	if c.DefaultTarget == "" {
+		if len(c.Targets) > 1 {
+			return bad("targets", "several targets and no default_target")
+		}
+		c.DefaultTarget = c.TargetNames()[0]
+	}
+	if _, ok := c.Targets[c.DefaultTarget]; !ok {
+		return bad("default_target", "default_target %q is not one of the targets (%s)", c.DefaultTarget, strings.Join(c.TargetNames(), ", "))
+	}
+	if c.State == "" {
+		c.State = "trueup-state.duckdb"
+	}
+	if c.Server.Addr == "" {
+		c.Server.Addr = "127.0.0.1:8080"
+	}
+	return nil
+}
+
+// TargetNames lists the targets in name order.
+func (c *Config) TargetNames() []string {
+	names := make([]string, 0, len(c.Targets))
+	for n := range c.Targets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// TargetURL returns the URL of a named target with relative DuckDB paths resolved against the
+// config's folder. A name that is itself a URL is returned as it is.
+func (c *Config) TargetURL(name string) (string, error) {
+	if name == "" {
+		name = c.DefaultTarget
+	}
+	if strings.HasPrefix(name, "duckdb:") || strings.HasPrefix(name, "clickhouse://") {
+		return name, nil
+	}
+	t, ok := c.Targets[name]
+	if !ok {
+		return "", fmt.Errorf("%w: unknown target %q (have %s)", ErrInvalid, name, strings.Join(c.TargetNames(), ", "))
+	}
+	return c.resolveURL(t.URL), nil
+}
+
+func (c *Config) resolveURL(url string) string {
+	p, ok := strings.CutPrefix(url, "duckdb:")
+	if !ok || p == ":memory:" || filepath.IsAbs(p) {
+		return url
+	}
+	return "duckdb:" + filepath.Join(c.Dir, p)
+}
+
+// StatePath is the ledger file's path.
+func (c *Config) StatePath() string {
+	if filepath.IsAbs(c.State) {
+		return c.State
+	}
+	return filepath.Join(c.Dir, c.State)
+}
+
+// ProjectDir returns a folder of the project (rules, backfills, exposures) beside the config.
+func (c *Config) ProjectDir(name string) string { return filepath.Join(c.Dir, name) }
