@@ -403,3 +403,24 @@ func (d duckDialect) RepointStatements(points []ViewPoint, _ map[string]bool, _ 
 	}
 	return out
 }
+
+// OpenDuckDBFile opens a DuckDB file for trueup's own state (the ledger) as a database/sql pool,
+// with the same clear error as a target when another process holds the file.
+func OpenDuckDBFile(ctx context.Context, path string) (*dbsql.DB, error) {
+	url := "duckdb:" + path
+	if dir := filepath.Dir(path); dir != "." {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("%w: %s: directory %s does not exist", ErrBadTarget, path, dir)
+		}
+	}
+	conn, err := duckdb.NewConnector(path, nil)
+	if err != nil {
+		return nil, duckOpenError(url, err)
+	}
+	pool := dbsql.OpenDB(conn)
+	if err := pool.PingContext(ctx); err != nil {
+		pool.Close()
+		return nil, duckOpenError(url, err)
+	}
+	return pool, nil
+}

@@ -1,0 +1,103 @@
+package ledger
+
+import (
+	"context"
+	dbsql "database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Outcomes of an audited action.
+const (
+	OutcomeOK      = "ok"
+	OutcomeFailed  = "failed"
+	OutcomeRefused = "refused"
+	OutcomeStarted = "started"
+)
+
+// Entry is one line of the audit log.
+type Entry struct {
+	ID      int64
+	At      time.Time
+	Actor   string
+	Action  string // e.g. "backfill.run", "view.swap"
+	Target  string // what it acted on: a table, a rule, a notice
+	Params  map[string]any
+	Outcome string
+	Detail  string // error text or a short result
+}
+
+// rower is what Audit writes through: the pool, or a transaction that must commit with it.
+type rower interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *dbsql.Row
+}
+
+// Audit appends an entry. The log is append-only: this package has no way to change a row.
+func (l *Ledger) Audit(ctx context.Context, e Entry) (int64, error) {
+	return l.audit(ctx, l.db, e)
+}
+
+// AuditTx appends an entry inside tx, so it commits or rolls back with the action it records.
+func (l *Ledger) AuditTx(ctx context.Context, tx *dbsql.Tx, e Entry) (int64, error) {
+	return l.audit(ctx, tx, e)
+}
+
+func (l *Ledger) audit(ctx context.Context, x rower, e Entry) (int64, error) {
+	if e.Actor == "" || e.Action == "" || e.Outcome == "" {
+		return 0, fmt.Errorf("ledger: audit entry needs actor, action and outcome")
+	}
+	if e.At.IsZero() {
+		e.At = l.Now()
+	}
+	params, err := json.Marshal(e.Params)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: audit params: %w", err)
+	}
+	var id int64
+	q := `INSERT INTO audit_log (at_time, actor, action, target, params, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`
+	row := x.QueryRowContext(ctx, q, e.At.UTC(), e.Actor, e.Action, e.Target, string(params), e.Outcome, e.Detail)
+	if err := row.Scan(&id); err != nil {
+		return 0, fmt.Errorf("ledger: audit: %w", err)
+	}
+	return id, nil
+}
+
+// AuditFilter narrows AuditLog. Zero values match everything.
+type AuditFilter struct {
+	Action string
+	Target string
+	Actor  string
+	Limit  int // default 100
+	Offset int
+}
+
+// AuditLog lists entries newest first.
+func (l *Ledger) AuditLog(ctx context.Context, f AuditFilter) ([]Entry, error) {
+	if f.Limit <= 0 || f.Limit > 1000 {
+		f.Limit = 100
+	}
+	rows, err := l.db.QueryContext(ctx, `SELECT id, at_time, actor, action, target, CAST(params AS VARCHAR), outcome, detail
+		FROM audit_log
+		WHERE (? = '' OR action = ?) AND (? = '' OR target = ?) AND (? = '' OR actor = ?)
+		ORDER BY id DESC LIMIT ? OFFSET ?`,
+		f.Action, f.Action, f.Target, f.Target, f.Actor, f.Actor, f.Limit, f.Offset)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: audit log: %w", err)
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		var e Entry
+		var params string
+		if err := rows.Scan(&e.ID, &e.At, &e.Actor, &e.Action, &e.Target, &params, &e.Outcome, &e.Detail); err != nil {
+			return nil, err
+		}
+		e.At = e.At.UTC()
+		if err := json.Unmarshal([]byte(params), &e.Params); err != nil {
+			return nil, fmt.Errorf("ledger: audit %d params: %w", e.ID, err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

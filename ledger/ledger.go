@@ -1,0 +1,156 @@
+// Package ledger is trueup's durable state: an embedded DuckDB file whose schema is built by
+// numbered, embedded SQL migrations, and the append-only audit log of every write action.
+// Capabilities keep their own tables here (runs, checkpoints, results, versions, notices, outbox).
+package ledger
+
+import (
+	"context"
+	dbsql "database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	tsql "trueup/sql"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// ErrNotFound is returned when a ledger record does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Ledger is an open state file.
+type Ledger struct {
+	db    *dbsql.DB
+	path  string
+	clock func() time.Time
+}
+
+// Option configures Open.
+type Option func(*Ledger)
+
+// WithClock replaces the wall clock, for tests.
+func WithClock(now func() time.Time) Option { return func(l *Ledger) { l.clock = now } }
+
+// Open opens (creating if needed) the ledger at path and brings its schema up to date.
+func Open(ctx context.Context, path string, opts ...Option) (*Ledger, error) {
+	db, err := tsql.OpenDuckDBFile(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	l := &Ledger{db: db, path: path, clock: time.Now}
+	for _, o := range opts {
+		o(l)
+	}
+	if err := l.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("ledger: %s: %w", path, err)
+	}
+	return l, nil
+}
+
+// Close closes the state file.
+func (l *Ledger) Close() error { return l.db.Close() }
+
+// Path is the state file's path.
+func (l *Ledger) Path() string { return l.path }
+
+// Now is the ledger's clock.
+func (l *Ledger) Now() time.Time { return l.clock().UTC() }
+
+// DB gives capability stores in this module access to their tables.
+func (l *Ledger) DB() *dbsql.DB { return l.db }
+
+// Tx runs fn in one transaction: all of its writes land or none do.
+func (l *Ledger) Tx(ctx context.Context, fn func(tx *dbsql.Tx) error) error {
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func loadMigrations(fsys fs.FS) ([]migration, error) {
+	names, err := fs.Glob(fsys, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	seen := map[int]string{}
+	for _, n := range names {
+		base := path.Base(n)
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: name must start with a positive number and _", base)
+		}
+		if prev, dup := seen[v]; dup {
+			return nil, fmt.Errorf("migrations %s and %s share number %d", prev, base, v)
+		}
+		seen[v] = base
+		body, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: base, sql: string(body)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	return out, nil
+}
+
+func (l *Ledger) migrate(ctx context.Context) error {
+	ms, err := loadMigrations(migrations)
+	if err != nil {
+		return err
+	}
+	if _, err := l.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)`); err != nil {
+		return err
+	}
+	var have int
+	if err := l.db.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&have); err != nil {
+		return err
+	}
+	if len(ms) > 0 && have > ms[len(ms)-1].version {
+		return fmt.Errorf("schema version %d is newer than this trueup knows (%d): upgrade trueup", have, ms[len(ms)-1].version)
+	}
+	for _, m := range ms {
+		if m.version <= have {
+			continue
+		}
+		err := l.Tx(ctx, func(tx *dbsql.Tx) error {
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			_, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations VALUES (?, ?, ?)", m.version, m.name, l.Now())
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SchemaVersion is the newest migration applied.
+func (l *Ledger) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := l.db.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v)
+	return v, err
+}
