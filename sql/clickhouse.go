@@ -218,7 +218,7 @@ func (e *chEngine) ReplacePartition(ctx context.Context, table string, w Window,
 	if err := e.Exec(ctx, "CREATE TABLE "+d.QuoteRelation(stage)+" AS "+d.QuoteRelation(table)); err != nil {
 		return fmt.Errorf("replace partition of %s: %w", table, err)
 	}
-	defer e.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+d.QuoteRelation(stage))
+	defer e.Exec(context.WithoutCancel(ctx), d.Drop(stage, false))
 	lo, loArg := d.Bind(w.Params()["start"])
 	hi, hiArg := d.Bind(w.Params()["end"])
 	col := d.Quote(w.Column)
@@ -322,7 +322,7 @@ func (e *chEngine) RepointViews(ctx context.Context, points []ViewPoint) error {
 }
 
 func (e *chEngine) DropTable(ctx context.Context, table string) error {
-	return e.Exec(ctx, "DROP TABLE IF EXISTS "+e.dialect.QuoteRelation(table))
+	return e.Exec(ctx, e.dialect.Drop(table, false))
 }
 
 func chType(c Column) string {
@@ -439,6 +439,11 @@ func (chDialect) NullSafeEqual(a, b string) string {
 // RepointStatements: from 19.5, CREATE OR REPLACE VIEW per view (each atomic, downstream views
 // repointed one after another). Before it, new views are created under temporary names and all
 // of them take the live names in one multi-table RENAME, which old servers apply as one step.
+// Drop uses DROP TABLE for views too: old servers have no DROP VIEW.
+func (d chDialect) Drop(name string, _ bool) string {
+	return "DROP TABLE IF EXISTS " + d.QuoteRelation(name)
+}
+
 func (d chDialect) RepointStatements(points []ViewPoint, exists map[string]bool, suffix string) []string {
 	var out []string
 	if d.version.AtLeast(19, 5) {
@@ -457,7 +462,7 @@ func (d chDialect) RepointStatements(points []ViewPoint, exists map[string]bool,
 		old := p.View + "__old_" + suffix
 		out = append(out, "CREATE VIEW "+d.QuoteRelation(next)+" AS SELECT * FROM "+d.QuoteRelation(p.Table))
 		renames = append(renames, d.QuoteRelation(p.View)+" TO "+d.QuoteRelation(old), d.QuoteRelation(next)+" TO "+d.QuoteRelation(p.View))
-		drops = append(drops, "DROP TABLE IF EXISTS "+d.QuoteRelation(old))
+		drops = append(drops, d.Drop(old, true))
 	}
 	if len(renames) > 0 {
 		out = append(out, "RENAME TABLE "+strings.Join(renames, ", "))

@@ -254,7 +254,7 @@ func (e *duckEngine) RepointViews(ctx context.Context, points []ViewPoint) error
 }
 
 func (e *duckEngine) DropTable(ctx context.Context, table string) error {
-	return e.Exec(ctx, "DROP TABLE IF EXISTS "+e.dialect.QuoteRelation(table))
+	return e.Exec(ctx, e.dialect.Drop(table, false))
 }
 
 func duckType(c Column) string {
@@ -394,6 +394,13 @@ func (duckDialect) DistinctCount(x string) string { return "count(DISTINCT " + x
 func (duckDialect) CountIf(c string) string       { return "count_if(" + c + ")" }
 func (duckDialect) NullSafeEqual(a, b string) string {
 	return "(" + a + " IS NOT DISTINCT FROM " + b + ")"
+}
+
+func (d duckDialect) Drop(name string, view bool) string {
+	if view {
+		return "DROP VIEW IF EXISTS " + d.QuoteRelation(name)
+	}
+	return "DROP TABLE IF EXISTS " + d.QuoteRelation(name)
 }
 
 func (d duckDialect) RepointStatements(points []ViewPoint, _ map[string]bool, _ string) []string {

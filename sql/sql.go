@@ -223,6 +223,8 @@ type Dialect interface {
 	CountIf(cond string) string
 	// NullSafeEqual compares two expressions with NULL equal to NULL.
 	NullSafeEqual(a, b string) string
+	// Drop returns the statement that drops a table or a view if it exists.
+	Drop(name string, view bool) string
 	// RepointStatements returns the statements that make views read from tables, in order.
 	// exists names the views that already exist; suffix makes helper names unique.
 	RepointStatements(points []ViewPoint, exists map[string]bool, suffix string) []string

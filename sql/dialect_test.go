@@ -1,0 +1,84 @@
+package sql
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from golden file:\n--- want\n%s\n--- got\n%s", name, want, got)
+	}
+}
+
+// TestRepointStatementsGolden pins the SQL each engine version gets for a two-view publish.
+// Modern ClickHouse statements cannot run on the 18.16 test server, so their text is pinned here.
+func TestRepointStatementsGolden(t *testing.T) {
+	points := []ViewPoint{{View: "orders", Table: "orders__v2"}, {View: "daily_revenue", Table: "daily_revenue__v2"}}
+	exists := map[string]bool{"orders": true, "daily_revenue": true}
+	for _, tc := range []struct {
+		file string
+		d    Dialect
+	}{
+		{"repoint.duckdb.golden.sql", duckDialect{}},
+		{"repoint.clickhouse-18.16.golden.sql", chDialect{version: parseVersion("18.16.1")}},
+		{"repoint.clickhouse-24.8.golden.sql", chDialect{version: parseVersion("24.8.4.13")}},
+	} {
+		t.Run(strings.TrimSuffix(tc.file, ".golden.sql"), func(t *testing.T) {
+			golden(t, tc.file, strings.Join(tc.d.RepointStatements(points, exists, "abc"), ";\n")+";\n")
+		})
+	}
+}
+
+func TestExpand(t *testing.T) {
+	d := chDialect{}
+	got, args, err := Expand(d, "SELECT '$start' AS s, `$x` -- $end\nFROM t WHERE d >= $start AND d < $end /* $nope */", Window{Type: TypeDate}.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "SELECT '$start' AS s, `$x` -- $end\nFROM t WHERE d >= toDate(?) AND d < toDate(?) /* $nope */"
+	if got != want || len(args) != 2 {
+		t.Errorf("got %q with %d args", got, len(args))
+	}
+	if _, _, err := Expand(d, "SELECT $evil", nil); err == nil || !strings.Contains(err.Error(), "$evil") {
+		t.Errorf("unknown parameter: %v", err)
+	}
+	if got := Placeholders("SELECT $a, '$b', $a, $c"); strings.Join(got, ",") != "a,c" {
+		t.Errorf("placeholders: %v", got)
+	}
+}
+
+func TestQuote(t *testing.T) {
+	for _, tc := range []struct {
+		d          Dialect
+		in, want   string
+		relIn, rel string
+	}{
+		{duckDialect{}, `a"b`, `"a""b"`, "s.t", `"s"."t"`},
+		{chDialect{}, "a`b\\", "`a\\`b\\\\`", "db.t", "`db`.`t`"},
+	} {
+		if got := tc.d.Quote(tc.in); got != tc.want {
+			t.Errorf("%s quote %q = %q, want %q", tc.d.Name(), tc.in, got, tc.want)
+		}
+		if got := tc.d.QuoteRelation(tc.relIn); got != tc.rel {
+			t.Errorf("%s relation %q = %q, want %q", tc.d.Name(), tc.relIn, got, tc.rel)
+		}
+	}
+}
