@@ -1,0 +1,127 @@
+// Command trueup-bench measures trueup against the same work written by hand on the bare
+// engine, in the same run, and prints both figures and their ratio. `make bench` runs it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	tsql "trueup/sql"
+)
+
+// bench is one measured comparison.
+type bench struct {
+	name string
+	run  func(ctx context.Context, b *env) error
+}
+
+func benches() []bench {
+	return []bench{
+		{"engine/partition-hash", benchPartitionHash},
+	}
+}
+
+// env is what a benchmark gets: flags and scratch space.
+type env struct {
+	rows       int
+	dir        string
+	clickhouse string // URL of a ClickHouse server, "" when none
+}
+
+func main() {
+	rows := flag.Int("rows", 20_000_000, "rows in the large benchmark tables")
+	run := flag.String("run", ".", "regexp of benchmarks to run")
+	flag.Parse()
+	re, err := regexp.Compile(*run)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "trueup-bench: --run: %v\n", err)
+		os.Exit(2)
+	}
+	dir, err := os.MkdirTemp("", "trueup-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "trueup-bench:", err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(dir)
+	e := &env{rows: *rows, dir: dir, clickhouse: os.Getenv("TRUEUP_TEST_CLICKHOUSE")}
+	ctx := context.Background()
+	failed := false
+	for _, b := range benches() {
+		if !re.MatchString(b.name) {
+			continue
+		}
+		fmt.Printf("== %s\n", b.name)
+		if err := b.run(ctx, e); err != nil {
+			fmt.Printf("%s: error: %v\n", b.name, err)
+			failed = true
+		}
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+// report prints one comparison line: trueup's time, the bare engine's, and their ratio.
+func report(name string, trueup, bare time.Duration, target string) {
+	fmt.Printf("%-40s trueup %9.3fs   bare %9.3fs   ratio %5.2fx   (target %s)\n",
+		name, trueup.Seconds(), bare.Seconds(), trueup.Seconds()/bare.Seconds(), target)
+}
+
+// timed runs fn once and returns how long it took.
+func timed(fn func() error) (time.Duration, error) {
+	start := time.Now()
+	err := fn()
+	return time.Since(start), err
+}
+
+// duckdb opens a fresh DuckDB file for one benchmark.
+func (e *env) duckdb(ctx context.Context, name string) (tsql.Engine, error) {
+	return tsql.Open(ctx, "duckdb:"+filepath.Join(e.dir, name+".duckdb"))
+}
+
+// makeOrders creates a table of rows orders spread over days daily partitions from 2026-01-01,
+// generated inside DuckDB.
+func makeOrders(ctx context.Context, e tsql.Engine, table string, rows, days int) error {
+	return e.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s AS SELECT
+		i AS order_id,
+		CAST(DATE '2026-01-01' + CAST(i %% %d AS INTEGER) AS DATE) AS order_date,
+		CAST(i %% 100000 AS BIGINT) AS customer_id,
+		['EMEA','NA','APAC','LATAM'][CAST(i %% 4 AS INTEGER) + 1] AS region,
+		CAST((i * 7919 %% 100000) / 100.0 AS DECIMAL(18,2)) AS amount
+		FROM range(%d) t(i)`, e.Dialect().QuoteRelation(table), days, rows))
+}
+
+// benchPartitionHash compares the engine layer's per-partition count and row-hash sum with the
+// same query written by hand.
+func benchPartitionHash(ctx context.Context, b *env) error {
+	e, err := b.duckdb(ctx, "hash")
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if err := makeOrders(ctx, e, "orders", b.rows, 365); err != nil {
+		return err
+	}
+	cols, err := e.Columns(ctx, "orders")
+	if err != nil {
+		return err
+	}
+	d := e.Dialect()
+	ours := "SELECT order_date, count(*), " + d.HashSum(d.RowHash(cols, tsql.HashOptions{})) + " FROM orders GROUP BY order_date"
+	bare := "SELECT order_date, count(*), sum(hash(order_id, order_date, customer_id, region, amount)) FROM orders GROUP BY order_date"
+	tb, err := timed(func() error { _, err := e.Query(ctx, bare); return err })
+	if err != nil {
+		return err
+	}
+	to, err := timed(func() error { _, err := e.Query(ctx, ours); return err })
+	if err != nil {
+		return err
+	}
+	report(fmt.Sprintf("partition hash, %d rows", b.rows), to, tb, "≤ 1.5x")
+	return nil
+}
