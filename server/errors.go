@@ -1,0 +1,115 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"trueup/server/page"
+)
+
+// panicError is a handler panic turned into an error, with the stack for the log.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
+
+// recoverErrors turns what a handler returns, or panics with, into a response right away, so
+// the middleware outside it (request log, metrics) sees the status that was actually sent.
+func (s *Server) recoverErrors(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				err = &panicError{value: r, stack: debug.Stack()}
+			}
+			if err != nil {
+				s.handleError(err, c)
+				err = nil
+			}
+		}()
+		return next(c)
+	}
+}
+
+// apiError is the JSON body of a failed /api/ request.
+type apiError struct {
+	Error     string `json:"error"`
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// handleError is the one place a failed request is logged and answered: server errors are
+// logged once, here; the client gets a page (or JSON under /api/) that says what happened
+// without internal details. An *echo.HTTPError carries a message meant for the client.
+func (s *Server) handleError(err error, c echo.Context) {
+	req := c.Request()
+	id := requestID(c)
+	status := http.StatusInternalServerError
+	heading := "Something went wrong"
+	msg := "trueup hit an error answering this request. It has been logged; quote the request ID when you report it."
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		status = he.Code
+		heading, msg = describe(he, req)
+	}
+
+	if status >= 500 {
+		attrs := []any{"method", req.Method, "path", req.URL.Path, "status", status, "request_id", id, "err", err}
+		var pe *panicError
+		if errors.As(err, &pe) {
+			attrs = append(attrs, "stack", string(pe.stack))
+		}
+		level := slog.LevelError
+		if he != nil {
+			level = slog.LevelWarn // a failure the handler foresaw, e.g. an unreachable target
+		}
+		s.log.Log(req.Context(), level, "request failed", attrs...)
+	}
+	if c.Response().Committed {
+		return // too late to change the answer; the log line above is all we can do
+	}
+
+	if strings.HasPrefix(req.URL.Path, "/api/") {
+		if err := c.JSON(status, apiError{Error: msg, RequestID: id}); err != nil {
+			s.log.Debug("write error response", "request_id", id, "err", err)
+		}
+		return
+	}
+	p := page.Error{
+		Chrome:    s.chrome(heading, ""),
+		Status:    status,
+		Heading:   heading,
+		Message:   msg,
+		RequestID: id,
+	}
+	if err := render(c, status, page.ErrorPage(p)); err != nil {
+		s.log.Error("render error page", "request_id", id, "err", err)
+		c.String(status, msg)
+	}
+}
+
+// describe returns the heading and message for an HTTPError, replacing echo's bare status texts
+// with sentences a reader can act on.
+func describe(he *echo.HTTPError, req *http.Request) (heading, msg string) {
+	heading = http.StatusText(he.Code)
+	msg = fmt.Sprint(he.Message)
+	if msg != heading && msg != "" {
+		return heading, msg
+	}
+	switch he.Code {
+	case http.StatusNotFound:
+		return "Page not found", "There is nothing at " + req.URL.Path + "."
+	case http.StatusMethodNotAllowed:
+		return heading, req.URL.Path + " does not accept " + req.Method + " requests."
+	}
+	return heading, heading + "."
+}

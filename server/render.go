@@ -1,0 +1,33 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"trueup/server/page"
+)
+
+// render writes a page. It renders into a buffer first so that a template error becomes a clean
+// error page instead of half a page sent with status 200.
+func render(c echo.Context, status int, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// chrome fills the parts every page shares.
+func (s *Server) chrome(title, active string) page.Chrome {
+	return page.Chrome{
+		Title:   title,
+		Active:  active,
+		Notice:  s.opt.Notice,
+		Version: s.opt.Version,
+		Styles:  []string{s.assets.url("pico.min.css"), s.assets.url("app.css")},
+		Scripts: []string{s.assets.url("htmx.min.js")},
+	}
+}

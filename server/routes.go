@@ -1,0 +1,15 @@
+package server
+
+import "github.com/labstack/echo/v4"
+
+// registerRoutes is the one list of what the server answers. Pages go at the top level, their
+// JSON twins under /api/v1/.
+func (s *Server) registerRoutes(e *echo.Echo) {
+	e.GET("/", s.dashboardShow)
+	e.GET("/api/v1/tables", s.apiTableList)
+
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", echo.WrapHandler(s.metrics.handler()))
+	e.GET("/static/*", s.staticServe)
+}

@@ -1,0 +1,160 @@
+// Package server is trueup's HTTP face: the pages, the JSON API under /api/v1/, health and
+// readiness probes and Prometheus metrics. Handlers are thin: they ask the packages below for
+// data, fill a view model from server/page and render it. One handler per file, noun_verb.go.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	tsql "trueup/sql"
+)
+
+// DefaultAddr is where the server listens when Options.Addr is empty: loopback only, so nothing
+// is exposed to the network until someone asks for it.
+const DefaultAddr = "127.0.0.1:8080"
+
+// shutdownTimeout bounds how long Run waits for in-flight requests once its context ends.
+const shutdownTimeout = 10 * time.Second
+
+// Target is a named engine connection the server reports on.
+type Target struct {
+	Name   string
+	Engine tsql.Engine
+}
+
+// Options configure a Server.
+type Options struct {
+	Addr    string // host:port; default 127.0.0.1:8080; port 0 picks a free port (see Addr)
+	Logger  *slog.Logger
+	Targets []Target
+	Version string // trueup build version shown in the footer
+	Notice  string // optional banner shown on every page
+}
+
+// Server serves trueup over HTTP. Build it with New; serve with Run or mount Handler.
+type Server struct {
+	opt     Options
+	log     *slog.Logger
+	echo    *echo.Echo
+	metrics *metrics
+	assets  *assets
+
+	// routes holds "METHOD path" of every registered route, to tell a matched route from a
+	// 404 when labelling metrics.
+	routes map[string]bool
+
+	mu        sync.Mutex
+	addr      string
+	listening chan struct{}
+	bound     sync.Once
+}
+
+// New builds a server with every route registered. It does no I/O.
+func New(opt Options) *Server {
+	if opt.Addr == "" {
+		opt.Addr = DefaultAddr
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	s := &Server{
+		opt:       opt,
+		log:       opt.Logger,
+		metrics:   newMetrics(opt.Version),
+		assets:    loadAssets(),
+		routes:    map[string]bool{},
+		listening: make(chan struct{}),
+	}
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = s.handleError
+	// Outermost first: the request log and the metrics see the status the error handler chose.
+	e.Use(s.logRequests, s.countRequests, s.recoverErrors)
+	s.registerRoutes(e)
+	for _, r := range e.Routes() {
+		s.routes[r.Method+" "+r.Path] = true
+	}
+	s.echo = e
+	return s
+}
+
+// Handler returns the server's http.Handler, e.g. for httptest.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Addr returns the address Run is listening on (with the real port when Options.Addr asked for
+// port 0), or "" before it has bound.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
+
+// Listening is closed once Run has bound its address; Addr is valid from then on.
+func (s *Server) Listening() <-chan struct{} { return s.listening }
+
+// Run listens on Options.Addr and serves until ctx is cancelled, then shuts down gracefully:
+// it stops accepting connections and waits up to 10 s for in-flight requests. It returns nil
+// after a clean shutdown. Run is meant to be called once.
+func (s *Server) Run(ctx context.Context) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", s.opt.Addr)
+	if err != nil {
+		return fmt.Errorf("server: listen on %s: %w", s.opt.Addr, err)
+	}
+	addr := ln.Addr().String()
+	s.mu.Lock()
+	s.addr = addr
+	s.mu.Unlock()
+	s.bound.Do(func() { close(s.listening) })
+
+	srv := &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.log.Info("listening", "url", "http://"+addr+"/")
+	if !loopback(addr) {
+		s.log.Warn("listening beyond loopback: anyone who can reach this address can use the server", "addr", addr)
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("server: serve: %w", err)
+	case <-ctx.Done():
+	}
+
+	s.log.Info("shutting down", "timeout", shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+		return fmt.Errorf("server: shutdown: %w", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("server: serve: %w", err)
+	}
+	s.log.Info("stopped")
+	return nil
+}
+
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
