@@ -1,0 +1,184 @@
+package rules
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	tsql "trueup/sql"
+)
+
+// dupCap bounds the violating rows fetched to count them; beyond it a count query runs instead.
+const dupCap = 10_000
+
+// refCap bounds the rows a reference SELECT may return (one per partition).
+const refCap = 100_000
+
+// check is a rule compiled against its engine: the data it needs, then how it judges that data.
+type check struct {
+	rule   *Rule
+	engine tsql.Engine
+	d      tsql.Dialect
+	needs  []*need
+	err    error // the rule could not be compiled (e.g. an unknown target)
+
+	// judge decides from the phase-one data and may ask for follow-up needs (samples, exact
+	// counts) through later; finish then completes the verdict with their rows.
+	judge  func(ctx context.Context, j *judgeEnv) verdict
+	later  []*need
+	finish func(v *verdict)
+}
+
+// judgeEnv is what a judgement may use besides its data.
+type judgeEnv struct {
+	now          time.Time
+	sample       int
+	schemas      SchemaStore
+	acceptSchema bool
+}
+
+// verdict is a rule's outcome before it becomes a Result.
+type verdict struct {
+	failed     bool
+	violations int64
+	failing    []string
+	sample     []Row
+	message    string
+	err        error
+}
+
+func (c *check) add(n *need) *need {
+	if n.engine == nil {
+		n.engine = c.engine
+	}
+	c.needs = append(c.needs, n)
+	return n
+}
+
+func (c *check) agg(e tsql.Engine, relation string, keys []string, aggs ...aggExpr) *need {
+	return c.add(&need{engine: e, mode: aggNeed, relation: relation, keys: keys, aggs: aggs})
+}
+
+func (c *check) raw(e tsql.Engine, sql string, limit int) *need {
+	return c.add(&need{engine: e, mode: rawNeed, sql: sql, limit: limit})
+}
+
+// follow asks for a need after the first judgement.
+func (c *check) follow(sql string, limit int) *need {
+	n := &need{engine: c.engine, mode: rawNeed, sql: sql, limit: limit}
+	c.later = append(c.later, n)
+	return n
+}
+
+// partitionKey is the rule's partition grouping as SQL, or none.
+func (c *check) partitionKey() []string {
+	if c.rule.Partition == "" {
+		return nil
+	}
+	return []string{partitionExpr(c.d, c.rule.Partition, c.rule.partitionType, c.rule.Grain)}
+}
+
+func (c *check) table() string { return c.d.QuoteRelation(c.rule.Table) }
+
+// compile builds the check of one rule.
+func compile(r *Rule, targets Targets) *check {
+	c := &check{rule: r}
+	e, err := targets.Engine(r.Target)
+	if err != nil {
+		c.err = err
+		return c
+	}
+	c.engine, c.d = e, e.Dialect()
+	switch r.Kind {
+	case Completeness:
+		c.completeness(targets)
+	case Uniqueness:
+		c.uniqueness()
+	case Totals:
+		c.totals(targets)
+	case Distribution:
+		c.distribution()
+	case Relationships:
+		c.relationships()
+	case Freshness:
+		c.freshness()
+	case Schema:
+		c.schema()
+	case Custom:
+		c.custom()
+	default:
+		c.err = fmt.Errorf("kind %q cannot run", r.Kind)
+	}
+	return c
+}
+
+// referenceEngine resolves the engine a reference lives in.
+func (c *check) referenceEngine(targets Targets) (tsql.Engine, error) {
+	if c.rule.Reference.Target == "" {
+		return c.engine, nil
+	}
+	return targets.Engine(c.rule.Reference.Target)
+}
+
+// needErr returns the first failed need's error.
+func needErr(ns []*need) error {
+	for _, n := range ns {
+		if n.err != nil {
+			return n.err
+		}
+	}
+	return nil
+}
+
+// partitions is an ordered set of partition values, keyed by their text.
+type partitions struct {
+	vals map[string]any
+}
+
+func newPartitions() *partitions { return &partitions{vals: map[string]any{}} }
+
+func (p *partitions) add(v any) string {
+	k := partitionText(v)
+	if _, ok := p.vals[k]; !ok {
+		p.vals[k] = v
+	}
+	return k
+}
+
+// sorted returns the texts in the order of their values.
+func (p *partitions) sorted() []string {
+	keys := make([]string, 0, len(p.vals))
+	for k := range p.vals {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if c := compareValues(p.vals[keys[i]], p.vals[keys[j]]); c != 0 {
+			return c < 0
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+func partitionText(v any) string {
+	if v == nil {
+		return "NULL"
+	}
+	return tsql.AsText(v)
+}
+
+// limitSample keeps the first n rows.
+func limitSample(rows []Row, n int) []Row {
+	if len(rows) > n {
+		return rows[:n]
+	}
+	return rows
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -1,0 +1,58 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Explain says in words how the rule judges the rows its queries return.
+func (r *Rule) Explain() string {
+	per := ""
+	if r.Partition != "" {
+		per = " per " + r.Partition
+	}
+	switch r.Kind {
+	case Completeness:
+		var parts []string
+		if e := r.Expect; e != nil {
+			switch {
+			case e.Continuous:
+				parts = append(parts, fmt.Sprintf("every %s between the first and the last partition is present", r.Grain))
+			case e.ToRelative != "":
+				parts = append(parts, fmt.Sprintf("every %s from %s to %s is present", r.Grain, e.From.Format("2006-01-02"), e.ToRelative))
+			default:
+				parts = append(parts, fmt.Sprintf("every %s from %s to %s is present", r.Grain, e.From.Format("2006-01-02"), e.To.Format("2006-01-02")))
+			}
+		}
+		if r.Reference.IsSet() {
+			parts = append(parts, "every partition of the reference is present")
+		}
+		if r.MinRows > 0 {
+			parts = append(parts, fmt.Sprintf("at least %d rows%s", r.MinRows, per))
+		}
+		if len(r.NotNull) > 0 {
+			parts = append(parts, "no NULL in "+strings.Join(r.NotNull, ", "))
+		}
+		return "passes when " + strings.Join(parts, "; ")
+	case Uniqueness:
+		scope := "in the table"
+		if r.Partition != "" {
+			scope = "within each " + r.Partition
+		}
+		return fmt.Sprintf("passes when no (%s) occurs twice %s; rows with a NULL key are ignored", strings.Join(r.Columns, ", "), scope)
+	case Totals:
+		return fmt.Sprintf("passes when %s%s is within %s of the reference, for every partition on either side (a missing one counts as 0)", r.Measure, per, r.Tolerance)
+	case Distribution:
+		return fmt.Sprintf("passes when each %s's share of %s%s stays within %g points of its mean share over the %d partitions before",
+			r.Dimension, r.Measure, per, r.Threshold*100, r.Baseline)
+	case Relationships:
+		return fmt.Sprintf("passes when every non-NULL %s is in %s.%s", r.Column, r.Parent, r.ParentCol)
+	case Freshness:
+		return fmt.Sprintf("passes when the newest %s is at most %s old (a date counts as midnight UTC)", r.Column, formatAge(r.MaxAge))
+	case Schema:
+		return fmt.Sprintf("passes when the columns and types of %s match the recorded snapshot", r.Table)
+	case Custom:
+		return "passes when the SELECT returns no rows"
+	}
+	return ""
+}

@@ -1,0 +1,85 @@
+package rules
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	tsql "trueup/sql"
+)
+
+// distribution: the share of rows (or of a measure) each dimension value takes in a partition
+// stays within threshold of its mean share over the trailing baseline partitions. The counts
+// come from one group-by of partition and dimension, which also carries the relation's other
+// partition aggregates when they add up.
+func (c *check) distribution() {
+	r := c.rule
+	keys := append(c.partitionKey(), c.d.Quote(r.Dimension))
+	main := c.agg(c.engine, r.Table, keys, aggExpr{r.Measure, rollupOf(r.Measure)})
+	c.judge = func(_ context.Context, j *judgeEnv) verdict { return c.judgeDistribution(j, main) }
+}
+
+func (c *check) judgeDistribution(j *judgeEnv, main *need) verdict {
+	r := c.rule
+	parts := newPartitions()
+	dims := newPartitions()
+	amount := map[string]map[string]float64{}
+	for _, row := range main.rows {
+		p, d := parts.add(row[0]), dims.add(row[1])
+		if amount[p] == nil {
+			amount[p] = map[string]float64{}
+		}
+		amount[p][d] += tsql.AsFloat(row[3])
+	}
+	order := parts.sorted()
+	values := dims.sorted()
+	share := make([]map[string]float64, len(order))
+	for i, p := range order {
+		var total float64
+		for _, x := range amount[p] {
+			total += x
+		}
+		share[i] = map[string]float64{}
+		for d, x := range amount[p] {
+			if total != 0 {
+				share[i][d] = x / total
+			}
+		}
+	}
+	var v verdict
+	var rows []Row
+	judged := 0
+	for i := r.Baseline; i < len(order); i++ {
+		judged++
+		flagged := false
+		for _, d := range values {
+			var base float64
+			for k := i - r.Baseline; k < i; k++ {
+				base += share[k][d]
+			}
+			base /= float64(r.Baseline)
+			now := share[i][d]
+			if math.Abs(now-base) <= r.Threshold+1e-12 {
+				continue
+			}
+			flagged = true
+			v.violations++
+			rows = append(rows, Row{{"partition", order[i]}, {r.Dimension, sampleValue(dims.vals[d])},
+				{"share_pct", pct(now)}, {"baseline_pct", pct(base)}, {"change_pct", pct(now - base)}})
+		}
+		if flagged {
+			v.failing = append(v.failing, order[i])
+		}
+	}
+	v.failed = v.violations > 0
+	v.sample = limitSample(rows, j.sample)
+	if v.failed {
+		v.message = fmt.Sprintf("%s of %d judged moved more than %g points from the mean share of the %d before",
+			plural(int64(len(v.failing)), "partition", "partitions"), judged, r.Threshold*100, r.Baseline)
+	} else if judged == 0 {
+		v.message = fmt.Sprintf("fewer than %d partitions: nothing to judge yet", r.Baseline+1)
+	}
+	return v
+}
+
+func pct(x float64) float64 { return math.Round(x*1e4) / 1e2 }

@@ -1,0 +1,233 @@
+package rules
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	tsql "trueup/sql"
+)
+
+// uniqueness: key columns unique over the table, or within each partition. Rows with a NULL
+// key are ignored, as in ANSI UNIQUE and dbt's unique test. The duplicate groups come from a
+// GROUP BY … HAVING count(*) > 1, or from an aggregate query grouped by the same keys.
+func (c *check) uniqueness() {
+	r := c.rule
+	keys := c.partitionKey()
+	names := []string{}
+	notNull := []string{}
+	if r.Partition != "" {
+		names = append(names, r.Partition)
+		notNull = append(notNull, c.d.Quote(r.Partition))
+	}
+	for _, col := range r.Columns {
+		keys = append(keys, c.d.Quote(col))
+		notNull = append(notNull, c.d.Quote(col))
+		names = append(names, col)
+	}
+	dup := c.add(&need{mode: dupNeed, relation: r.Table, keys: keys, notNull: notNull, limit: dupCap})
+	sampleCols := append(names, "rows")
+	c.judge = func(_ context.Context, j *judgeEnv) verdict {
+		var v verdict
+		parts := newPartitions()
+		for _, row := range dup.rows {
+			if r.Partition != "" {
+				parts.add(row[0])
+			}
+			if len(v.sample) < j.sample {
+				v.sample = append(v.sample, rowOf(sampleCols, row))
+			}
+		}
+		v.failing = parts.sorted()
+		v.violations = int64(len(dup.rows))
+		if dup.truncated {
+			inner := dupSQL(c.d, r.Table, keys, notNull)
+			count := c.follow("SELECT count(*) AS "+countAlias+" FROM ("+inner+") AS _tu_d", 1)
+			var distinct *need
+			if r.Partition != "" {
+				distinct = c.follow("SELECT DISTINCT "+keyAlias(0)+" FROM ("+inner+") AS _tu_d", refCap)
+			}
+			c.finish = func(v *verdict) {
+				if len(count.rows) > 0 {
+					v.violations = tsql.AsInt64(count.rows[0][0])
+				}
+				if distinct != nil {
+					p := newPartitions()
+					for _, row := range distinct.rows {
+						p.add(row[0])
+					}
+					v.failing = p.sorted()
+				}
+				v.message = fmt.Sprintf("%s occur more than once", plural(v.violations, "key", "keys"))
+			}
+		}
+		v.failed = v.violations > 0
+		if v.failed {
+			v.message = fmt.Sprintf("%s occur more than once", plural(v.violations, "key", "keys"))
+		}
+		return v
+	}
+}
+
+// dupSQL groups a relation by keys and keeps the groups of more than one row.
+func dupSQL(d tsql.Dialect, relation string, keys, notNull []string) string {
+	var sel, group, conds []string
+	for i, k := range keys {
+		sel = append(sel, k+" AS "+keyAlias(i))
+		group = append(group, keyAlias(i))
+	}
+	for _, c := range notNull {
+		conds = append(conds, c+" IS NOT NULL")
+	}
+	return "SELECT " + strings.Join(sel, ", ") + ", count(*) AS " + countAlias + " FROM " + d.QuoteRelation(relation) +
+		" WHERE " + strings.Join(conds, " AND ") + " GROUP BY " + strings.Join(group, ", ") + " HAVING count(*) > 1"
+}
+
+// relationships: every non-NULL value of column exists in the parent's column. The count of
+// orphan rows rides on the relation's aggregate scan as a NOT IN over the parent's keys.
+func (c *check) relationships() {
+	r := c.rule
+	col := c.d.Quote(r.Column)
+	pc := c.d.Quote(r.ParentCol)
+	cond := col + " IS NOT NULL AND " + col + " NOT IN (SELECT " + pc + " FROM " + c.d.QuoteRelation(r.Parent) + " WHERE " + pc + " IS NOT NULL)"
+	main := c.agg(c.engine, r.Table, c.partitionKey(), aggExpr{c.d.CountIf(cond), "sum"})
+	c.judge = func(_ context.Context, j *judgeEnv) verdict {
+		var v verdict
+		last := len(c.partitionKey()) + 1
+		for _, row := range main.rows {
+			n := tsql.AsInt64(row[last])
+			v.violations += n
+			if n > 0 && r.Partition != "" {
+				v.failing = append(v.failing, partitionText(row[0]))
+			}
+		}
+		sortPartitions(v.failing, main.rows)
+		v.failed = v.violations > 0
+		if !v.failed {
+			return v
+		}
+		v.message = fmt.Sprintf("%s whose %s is not in %s.%s", plural(v.violations, "row", "rows"), r.Column, r.Parent, r.ParentCol)
+		orphans := c.follow("SELECT "+col+", count(*) AS "+countAlias+" FROM "+c.table()+" WHERE "+cond+
+			" GROUP BY "+col+" ORDER BY "+countAlias+" DESC, "+col+" LIMIT "+fmt.Sprint(j.sample), j.sample)
+		c.finish = func(v *verdict) {
+			for _, row := range orphans.rows {
+				v.sample = append(v.sample, rowOf([]string{r.Column, "rows"}, row))
+			}
+		}
+		return v
+	}
+}
+
+// sortPartitions orders partition texts by the values they came from.
+func sortPartitions(texts []string, rows [][]any) {
+	if len(texts) < 2 {
+		return
+	}
+	p := newPartitions()
+	want := map[string]bool{}
+	for _, t := range texts {
+		want[t] = true
+	}
+	for _, row := range rows {
+		if want[partitionText(row[0])] {
+			p.add(row[0])
+		}
+	}
+	copy(texts, p.sorted())
+}
+
+// freshness: the newest value of a date or timestamp column is at most max_age old. A date
+// counts as midnight UTC of its day. The max rides on the relation's aggregate scan.
+func (c *check) freshness() {
+	r := c.rule
+	main := c.agg(c.engine, r.Table, nil, aggExpr{"max(" + c.d.Quote(r.Column) + ")", "max"})
+	c.judge = func(_ context.Context, j *judgeEnv) verdict {
+		var v verdict
+		if len(main.rows) == 0 || tsql.AsInt64(main.rows[0][0]) == 0 {
+			return verdict{failed: true, violations: 1, message: r.Table + " is empty"}
+		}
+		newest := tsql.AsTime(main.rows[0][1])
+		age := j.now.Sub(newest)
+		v.sample = []Row{{{"newest", sampleValue(main.rows[0][1])}, {"age", formatAge(age)}, {"max_age", formatAge(r.MaxAge)}}}
+		if age > r.MaxAge {
+			v.failed, v.violations = true, 1
+			v.message = fmt.Sprintf("newest %s %s is %s old, more than max_age %s", r.Column, tsql.AsText(main.rows[0][1]), formatAge(age), formatAge(r.MaxAge))
+		}
+		return v
+	}
+}
+
+func formatAge(d time.Duration) string {
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	d = d.Truncate(time.Minute)
+	days, hours, mins := d/(24*time.Hour), d%(24*time.Hour)/time.Hour, d%time.Hour/time.Minute
+	var b strings.Builder
+	if days > 0 {
+		fmt.Fprintf(&b, "%dd", days)
+	}
+	if hours > 0 {
+		fmt.Fprintf(&b, "%dh", hours)
+	}
+	if mins > 0 || b.Len() == 0 {
+		fmt.Fprintf(&b, "%dm", mins)
+	}
+	return sign + b.String()
+}
+
+// custom: the rule's SELECT returns the violating rows; none passes.
+func (c *check) custom() {
+	r := c.rule
+	rows := c.raw(c.engine, r.Body, dupCap)
+	c.judge = func(_ context.Context, j *judgeEnv) verdict {
+		var v verdict
+		pcol := -1
+		for i, name := range rows.cols {
+			if r.Partition != "" && name == r.Partition {
+				pcol = i
+			}
+		}
+		if r.Partition != "" && pcol < 0 && len(rows.rows) > 0 {
+			return verdict{err: fmt.Errorf("partition %s is not a column of the rule's result (it has %s)", r.Partition, strings.Join(rows.cols, ", "))}
+		}
+		parts := newPartitions()
+		for i, row := range rows.rows {
+			if pcol >= 0 {
+				parts.add(row[pcol])
+			}
+			if i < j.sample {
+				v.sample = append(v.sample, rowOf(rows.cols, row))
+			}
+		}
+		v.failing = parts.sorted()
+		v.violations = int64(len(rows.rows))
+		v.failed = v.violations > 0
+		if rows.truncated {
+			count := c.follow("SELECT count(*) AS "+countAlias+" FROM (\n"+r.Body+"\n) AS _tu_q", 1)
+			var distinct *need
+			if pcol >= 0 {
+				distinct = c.follow("SELECT DISTINCT "+c.d.Quote(r.Partition)+" FROM (\n"+r.Body+"\n) AS _tu_q", refCap)
+			}
+			c.finish = func(v *verdict) {
+				if len(count.rows) > 0 {
+					v.violations = tsql.AsInt64(count.rows[0][0])
+				}
+				if distinct != nil {
+					p := newPartitions()
+					for _, row := range distinct.rows {
+						p.add(row[0])
+					}
+					v.failing = p.sorted()
+				}
+				v.message = plural(v.violations, "violating row", "violating rows")
+			}
+		}
+		if v.failed {
+			v.message = plural(v.violations, "violating row", "violating rows")
+		}
+		return v
+	}
+}

@@ -1,0 +1,328 @@
+package rules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	tsql "trueup/sql"
+)
+
+// Targets gives the engine of a named target; "" names the default target.
+type Targets interface {
+	Engine(name string) (tsql.Engine, error)
+}
+
+// TargetMap is Targets over a fixed set of open engines.
+type TargetMap struct {
+	Default string
+	Engines map[string]tsql.Engine
+}
+
+// Engine implements Targets.
+func (m TargetMap) Engine(name string) (tsql.Engine, error) {
+	if name == "" {
+		name = m.Default
+	}
+	if e, ok := m.Engines[name]; ok {
+		return e, nil
+	}
+	names := make([]string, 0, len(m.Engines))
+	for n := range m.Engines {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return nil, fmt.Errorf("unknown target %q (have %s)", name, strings.Join(names, ", "))
+}
+
+// Set is a validated rule set.
+type Set struct {
+	Rules []*Rule
+}
+
+// Load parses every rule file in fsys and validates the rules against their targets: relations
+// and columns exist, SQL prepares. Every problem is reported at once, as a *LoadError.
+func Load(ctx context.Context, fsys fs.FS, prefix string, targets Targets) (*Set, error) {
+	rules, err := ParseFS(fsys, prefix)
+	var problems []Problem
+	var le *LoadError
+	if errors.As(err, &le) {
+		problems = le.Problems
+	} else if err != nil {
+		return nil, err
+	}
+	problems = append(problems, Validate(ctx, rules, targets)...)
+	if len(problems) > 0 {
+		sortProblems(problems)
+		return nil, &LoadError{problems}
+	}
+	return &Set{Rules: rules}, nil
+}
+
+// Get returns a rule by name.
+func (s *Set) Get(name string) (*Rule, error) {
+	for _, r := range s.Rules {
+		if r.Name == name {
+			return r, nil
+		}
+	}
+	return nil, fmt.Errorf("rules: %s: %w", name, ErrNotFound)
+}
+
+// Select returns the rules named in names (all when empty) that carry one of tags (any when empty).
+func (s *Set) Select(names, tags []string) ([]*Rule, error) {
+	want := map[string]bool{}
+	for _, n := range names {
+		if _, err := s.Get(n); err != nil {
+			return nil, err
+		}
+		want[n] = true
+	}
+	var out []*Rule
+	for _, r := range s.Rules {
+		if len(want) > 0 && !want[r.Name] {
+			continue
+		}
+		if len(tags) > 0 && !r.HasTag(tags...) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// HasTag reports whether the rule carries any of tags.
+func (r *Rule) HasTag(tags ...string) bool {
+	for _, t := range tags {
+		for _, have := range r.Tags {
+			if have == t {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Validate checks parsed rules against their engines and returns the problems. Rules whose
+// files already had problems are skipped, so one mistake is not reported twice.
+func Validate(ctx context.Context, rules []*Rule, targets Targets) []Problem {
+	v := &validator{ctx: ctx, targets: targets, cols: map[string][]tsql.Column{}, missing: map[string]error{}}
+	for _, r := range rules {
+		if !r.broken {
+			v.rule(r)
+		}
+	}
+	return v.problems
+}
+
+type validator struct {
+	ctx      context.Context
+	targets  Targets
+	cols     map[string][]tsql.Column
+	missing  map[string]error
+	problems []Problem
+}
+
+func (v *validator) bad(r *Rule, key string, format string, args ...any) {
+	line := r.lines[key]
+	if key == "body" {
+		line = r.BodyLine
+	}
+	if key == "reference" {
+		line = r.Reference.Line
+	}
+	if line == 0 {
+		line = 1
+	}
+	v.problems = append(v.problems, Problem{r.Path, line, fmt.Sprintf(format, args...)})
+}
+
+// columns lists a relation's columns once per validation.
+func (v *validator) columns(target string, e tsql.Engine, rel string) ([]tsql.Column, error) {
+	key := target + "\x00" + rel
+	if cols, ok := v.cols[key]; ok {
+		return cols, nil
+	}
+	if err, ok := v.missing[key]; ok {
+		return nil, err
+	}
+	cols, err := e.Columns(v.ctx, rel)
+	if err != nil {
+		v.missing[key] = err
+		return nil, err
+	}
+	v.cols[key] = cols
+	return cols, nil
+}
+
+func findColumn(cols []tsql.Column, name string) (tsql.Column, bool) {
+	for _, c := range cols {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return tsql.Column{}, false
+}
+
+func columnNames(cols []tsql.Column) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func (v *validator) relation(r *Rule, key, target, rel string) (tsql.Engine, []tsql.Column, bool) {
+	e, err := v.targets.Engine(target)
+	if err != nil {
+		tk := "target"
+		if key == "reference" {
+			tk = "reference_target"
+		}
+		v.bad(r, tk, "%v", err)
+		return nil, nil, false
+	}
+	if rel == "" {
+		return e, nil, true
+	}
+	cols, err := v.columns(target, e, rel)
+	if errors.Is(err, tsql.ErrNotFound) {
+		v.bad(r, key, "%s %s does not exist in target %s", key, rel, e.Info().Target)
+		return e, nil, false
+	}
+	if err != nil {
+		v.bad(r, key, "%s %s: %s", key, rel, firstLine(err.Error()))
+		return e, nil, false
+	}
+	return e, cols, true
+}
+
+func (v *validator) column(r *Rule, key, rel string, cols []tsql.Column, name string) (tsql.Column, bool) {
+	if name == "" {
+		return tsql.Column{}, false
+	}
+	c, ok := findColumn(cols, name)
+	if !ok {
+		v.bad(r, key, "%s %s is not a column of %s (it has %s)", key, name, rel, columnNames(cols))
+	}
+	return c, ok
+}
+
+func (v *validator) check(r *Rule, key string, e tsql.Engine, query string) {
+	if err := e.Check(v.ctx, query); err != nil {
+		v.bad(r, key, "%s does not prepare in target %s: %s", key, e.Info().Target, engineMessage(err))
+	}
+}
+
+func (v *validator) rule(r *Rule) {
+	e, cols, ok := v.relation(r, "table", r.Target, r.Table)
+	if !ok {
+		return
+	}
+	d := e.Dialect()
+	partitionOK := false
+	if pc, ok := v.column(r, "partition", r.Table, cols, r.Partition); ok {
+		partitionOK = true
+		r.partitionType = pc.Kind
+		if r.Expect != nil && !pc.Kind.Temporal() {
+			v.bad(r, "expect", "expect needs a date or timestamp partition; %s is %s", r.Partition, pc.Type)
+		}
+	}
+	for _, c := range r.Columns {
+		v.column(r, "columns", r.Table, cols, c)
+	}
+	for _, c := range r.NotNull {
+		v.column(r, "not_null", r.Table, cols, c)
+	}
+	v.column(r, "dimension", r.Table, cols, r.Dimension)
+	if c, ok := v.column(r, "column", r.Table, cols, r.Column); ok {
+		r.columnType = c.Kind
+		if r.Kind == Freshness && !c.Kind.Temporal() {
+			v.bad(r, "column", "freshness needs a date or timestamp column; %s is %s", r.Column, c.Type)
+		}
+	}
+	if r.Measure != "" && partitionOK {
+		p := partitionExpr(d, r.Partition, r.partitionType, r.Grain)
+		v.check(r, "measure", e, "SELECT "+p+", "+r.Measure+" FROM "+d.QuoteRelation(r.Table)+" GROUP BY "+p)
+	}
+	if r.Kind == Relationships {
+		if _, pcols, ok := v.relation(r, "parent", r.Target, r.Parent); ok {
+			v.column(r, "parent_column", r.Parent, pcols, r.ParentCol)
+		}
+	}
+	if r.Reference.IsSet() {
+		v.reference(r)
+	}
+	if r.Body != "" {
+		v.check(r, "body", e, r.Body)
+	}
+}
+
+func (v *validator) reference(r *Rule) {
+	ref := r.Reference
+	target := ref.Target
+	if target == "" {
+		target = r.Target
+	}
+	e, cols, ok := v.relation(r, "reference", target, ref.Relation)
+	if !ok {
+		return
+	}
+	if ref.Select != "" {
+		v.check(r, "reference", e, ref.Select)
+		return
+	}
+	pcol := ref.Partition
+	if pcol == "" {
+		pcol = r.Partition
+	}
+	pc, ok := v.column(r, "reference_partition", ref.Relation, cols, pcol)
+	if !ok {
+		return
+	}
+	r.refPartType = pc.Kind
+	if r.Kind == Totals {
+		d := e.Dialect()
+		p := partitionExpr(d, pc.Name, pc.Kind, r.Grain)
+		m := ref.Measure
+		if m == "" {
+			m = r.Measure
+		}
+		v.check(r, "reference", e, "SELECT "+p+", "+m+" FROM "+d.QuoteRelation(ref.Relation)+" GROUP BY "+p)
+	}
+}
+
+// partitionExpr is the SQL grouping a relation by partition: the column itself, or its
+// truncation to the grain for timestamps (and months).
+func partitionExpr(d tsql.Dialect, col string, typ tsql.Type, grain string) string {
+	q := d.Quote(col)
+	switch {
+	case typ == tsql.TypeTimestamp:
+		return d.TruncTime(q, grain)
+	case typ == tsql.TypeDate && grain == "month":
+		return d.TruncTime(q, grain)
+	}
+	return q
+}
+
+// engineMessage shortens an engine error to its first line, without driver boilerplate.
+func engineMessage(err error) string {
+	msg := firstLine(err.Error())
+	if i := strings.Index(msg, "DB::Exception: "); i >= 0 {
+		msg = msg[i+len("DB::Exception: "):]
+	}
+	if i := strings.Index(msg, ". Stack trace"); i >= 0 {
+		msg = msg[:i]
+	}
+	return strings.TrimSpace(msg)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,540 @@
+package rules
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"trueup/monitor/cron"
+)
+
+// Problem is one thing wrong with a rule file, at a line.
+type Problem struct {
+	Path string
+	Line int
+	Msg  string
+}
+
+func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.Path, p.Line, p.Msg) }
+
+// LoadError lists every problem of a rule set. It matches ErrInvalid.
+type LoadError struct{ Problems []Problem }
+
+func (e *LoadError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (e *LoadError) Unwrap() error { return ErrInvalid }
+
+func sortProblems(ps []Problem) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		if ps[i].Path != ps[j].Path {
+			return ps[i].Path < ps[j].Path
+		}
+		return ps[i].Line < ps[j].Line
+	})
+}
+
+var commonKeys = []string{"kind", "rule", "description", "severity", "owner", "tags", "schedule", "target"}
+
+// kindKeys are the keys each kind takes besides the common ones; required ones come first
+// in requiredKeys.
+var kindKeys = map[Kind][]string{
+	Completeness:  {"table", "partition", "grain", "expect", "reference", "reference_target", "reference_partition", "not_null", "min_rows"},
+	Uniqueness:    {"table", "columns", "partition", "grain"},
+	Totals:        {"table", "partition", "grain", "measure", "reference", "reference_target", "reference_partition", "reference_measure", "tolerance"},
+	Distribution:  {"table", "partition", "grain", "dimension", "measure", "baseline", "threshold"},
+	Relationships: {"table", "column", "parent", "parent_column", "partition", "grain"},
+	Freshness:     {"table", "column", "max_age"},
+	Schema:        {"table"},
+	Custom:        {"partition"},
+}
+
+var requiredKeys = map[Kind][]string{
+	Completeness:  {"table"},
+	Uniqueness:    {"table", "columns"},
+	Totals:        {"table", "partition", "measure"},
+	Distribution:  {"table", "partition", "dimension"},
+	Relationships: {"table", "column", "parent"},
+	Freshness:     {"table", "column", "max_age"},
+	Schema:        {"table"},
+}
+
+var (
+	keyRe  = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*)\s*:(.*)$`)
+	nameRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
+	tagRe  = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
+)
+
+type header struct {
+	value string
+	line  int
+}
+
+// ParseFS parses every rules file (*.sql, in any folder) of fsys. prefix is put before the
+// paths in messages, e.g. "rules". The returned error is a *LoadError with every problem found.
+func ParseFS(fsys fs.FS, prefix string) ([]*Rule, error) {
+	var paths []string
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".sql") {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rules: %w", err)
+	}
+	sort.Strings(paths)
+	var out []*Rule
+	var problems []Problem
+	names := map[string]*Rule{}
+	nameLine := map[*Rule]int{}
+	for _, p := range paths {
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return nil, fmt.Errorf("rules: %w", err)
+		}
+		shown := p
+		if prefix != "" {
+			shown = path.Join(prefix, p)
+		}
+		r, line, ps := parseFile(shown, string(data))
+		problems = append(problems, ps...)
+		if r == nil {
+			continue
+		}
+		if prev, dup := names[r.Name]; dup {
+			problems = append(problems, Problem{shown, line, fmt.Sprintf("rule %s is already defined in %s:%d", r.Name, prev.Path, nameLine[prev])})
+			continue
+		}
+		names[r.Name] = r
+		nameLine[r] = line
+		out = append(out, r)
+	}
+	if len(problems) > 0 {
+		sortProblems(problems)
+		return out, &LoadError{problems}
+	}
+	return out, nil
+}
+
+// Parse parses one rule file's text; shown is its path in messages.
+func Parse(shown, text string) (*Rule, error) {
+	r, _, ps := parseFile(shown, text)
+	if len(ps) > 0 {
+		return r, &LoadError{ps}
+	}
+	return r, nil
+}
+
+// parseFile returns the rule (nil when it is unusable), the line naming it and the problems.
+func parseFile(shown, text string) (*Rule, int, []Problem) {
+	var problems []Problem
+	bad := func(line int, format string, args ...any) {
+		problems = append(problems, Problem{shown, line, fmt.Sprintf(format, args...)})
+	}
+	keys := map[string]header{}
+	lines := strings.Split(text, "\n")
+	body, bodyLine := "", 0
+	for i, raw := range lines {
+		l := strings.TrimSpace(raw)
+		if l == "" {
+			continue
+		}
+		if !strings.HasPrefix(l, "--") {
+			body, bodyLine = strings.TrimSpace(strings.Join(lines[i:], "\n")), i+1
+			break
+		}
+		m := keyRe.FindStringSubmatch(strings.TrimSpace(l[2:]))
+		if m == nil {
+			continue // a plain comment
+		}
+		key, val := m[1], strings.TrimSpace(m[2])
+		if prev, dup := keys[key]; dup {
+			bad(i+1, "duplicate key %s (first on line %d)", key, prev.line)
+			continue
+		}
+		keys[key] = header{val, i + 1}
+	}
+
+	r := &Rule{Path: shown, Severity: SeverityError, Grain: "day", Baseline: 7, Threshold: 0.10, lines: map[string]int{}}
+	for k, h := range keys {
+		r.lines[k] = h.line
+	}
+	name := strings.TrimSuffix(path.Base(shown), ".sql")
+	nameLine := 1
+	if h, ok := keys["rule"]; ok {
+		name, nameLine = h.value, h.line
+	}
+	if !nameRe.MatchString(name) {
+		bad(nameLine, "rule name %q: use letters, digits, _, . and - (rename the file or set rule:)", name)
+	}
+	r.Name = name
+
+	kh, ok := keys["kind"]
+	if !ok {
+		bad(1, "missing kind: (one of %s)", kindList())
+		return nil, nameLine, problems
+	}
+	r.Kind = Kind(kh.value)
+	allowed, known := kindKeys[r.Kind]
+	if !known {
+		bad(kh.line, "kind %q: want one of %s", kh.value, kindList())
+		return nil, nameLine, problems
+	}
+	ok2 := map[string]bool{}
+	for _, k := range append(append([]string{}, commonKeys...), allowed...) {
+		ok2[k] = true
+	}
+	for _, k := range sortedKeys(keys) {
+		h := keys[k]
+		if !ok2[k] {
+			bad(h.line, "unknown key %s for kind %s (it takes %s)", k, r.Kind, strings.Join(allowed, ", "))
+			continue
+		}
+		if h.value == "" {
+			bad(h.line, "key %s has no value", k)
+		}
+	}
+	for _, k := range requiredKeys[r.Kind] {
+		if _, ok := keys[k]; !ok {
+			bad(1, "kind %s needs %s:", r.Kind, k)
+		}
+	}
+	p := &fieldParser{keys: keys, bad: bad}
+	p.fill(r)
+	p.body(r, body, bodyLine)
+	p.crossCheck(r)
+	r.broken = len(problems) > 0
+	return r, nameLine, problems
+}
+
+func kindList() string {
+	var s []string
+	for _, k := range Kinds() {
+		s = append(s, string(k))
+	}
+	return strings.Join(s, ", ")
+}
+
+func sortedKeys(m map[string]header) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return m[out[i]].line < m[out[j]].line })
+	return out
+}
+
+// fieldParser reads typed values out of header keys, reporting bad ones at their line.
+type fieldParser struct {
+	keys map[string]header
+	bad  func(line int, format string, args ...any)
+}
+
+func (p *fieldParser) get(key string) (string, int, bool) {
+	h, ok := p.keys[key]
+	if !ok || h.value == "" {
+		return "", h.line, false
+	}
+	return h.value, h.line, true
+}
+
+func (p *fieldParser) ident(key string) string {
+	v, line, ok := p.get(key)
+	if ok && !identRe.MatchString(v) {
+		p.bad(line, "%s %q: want one column name", key, v)
+		return ""
+	}
+	return v
+}
+
+func (p *fieldParser) relation(key string) string {
+	v, line, ok := p.get(key)
+	if ok && !relationRe.MatchString(v) {
+		p.bad(line, "%s %q: want a table or view name (name or schema.name)", key, v)
+		return ""
+	}
+	return v
+}
+
+func (p *fieldParser) list(key string, re *regexp.Regexp, what string) []string {
+	v, line, ok := p.get(key)
+	if !ok {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.FieldsFunc(v, func(c rune) bool { return c == ',' || c == ' ' || c == '\t' }) {
+		switch {
+		case !re.MatchString(f):
+			p.bad(line, "%s: %q is not a %s", key, f, what)
+		case seen[f]:
+			p.bad(line, "%s: %s is listed twice", key, f)
+		default:
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (p *fieldParser) fill(r *Rule) {
+	r.Description, _, _ = p.get("description")
+	r.Owner, _, _ = p.get("owner")
+	r.Target, _, _ = p.get("target")
+	if v, line, ok := p.get("severity"); ok {
+		switch Severity(v) {
+		case SeverityError, SeverityWarn:
+			r.Severity = Severity(v)
+		default:
+			p.bad(line, "severity %q: want error or warn", v)
+		}
+	}
+	r.Tags = p.list("tags", tagRe, "tag")
+	if v, line, ok := p.get("schedule"); ok {
+		s, err := cron.Parse(v)
+		if err != nil {
+			p.bad(line, "schedule: %v", err)
+		}
+		r.Schedule = s
+	}
+	r.Table = p.relation("table")
+	r.Partition = p.ident("partition")
+	if v, line, ok := p.get("grain"); ok {
+		switch v {
+		case "day", "hour", "month":
+			r.Grain = v
+		default:
+			p.bad(line, "grain %q: want day, hour or month", v)
+		}
+	}
+	r.Columns = p.list("columns", identRe, "column name")
+	r.NotNull = p.list("not_null", identRe, "column name")
+	if v, line, ok := p.get("min_rows"); ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			p.bad(line, "min_rows %q: want a whole number, 0 or more", v)
+		}
+		r.MinRows = n
+	}
+	if v, line, ok := p.get("expect"); ok {
+		e, err := parseExpect(v)
+		if err != nil {
+			p.bad(line, "expect %q: %v", v, err)
+		}
+		r.Expect = e
+	}
+	r.Column = p.ident("column")
+	r.Parent = p.relation("parent")
+	r.ParentCol = p.ident("parent_column")
+	if r.ParentCol == "" {
+		r.ParentCol = r.Column
+	}
+	r.Dimension = p.ident("dimension")
+	if v, line, ok := p.get("measure"); ok {
+		if err := expression(v); err != nil {
+			p.bad(line, "measure %q: %v", v, err)
+		}
+		r.Measure = v
+	}
+	if r.Kind == Distribution && r.Measure == "" {
+		r.Measure = "count(*)"
+	}
+	p.reference(r)
+	if v, line, ok := p.get("tolerance"); ok {
+		t, err := parseTolerance(v)
+		if err != nil {
+			p.bad(line, "tolerance %q: %v", v, err)
+		}
+		r.Tolerance = t
+	}
+	if v, line, ok := p.get("baseline"); ok {
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSuffix(v, " partitions"), " days"))
+		if err != nil || n < 1 || n > 366 {
+			p.bad(line, "baseline %q: want the number of trailing partitions, 1 to 366", v)
+		}
+		r.Baseline = n
+	}
+	if v, line, ok := p.get("threshold"); ok {
+		f, err := parseFraction(v)
+		if err != nil || f <= 0 || f >= 1 {
+			p.bad(line, "threshold %q: want a share change between 0%% and 100%%, e.g. 5%%", v)
+		}
+		r.Threshold = f
+	}
+	if v, line, ok := p.get("max_age"); ok {
+		d, err := parseAge(v)
+		if err != nil {
+			p.bad(line, "max_age %q: %v", v, err)
+		}
+		r.MaxAge = d
+	}
+}
+
+func (p *fieldParser) reference(r *Rule) {
+	if v, line, ok := p.get("reference"); ok {
+		r.Reference.Line = line
+		if selectRe.MatchString(v) {
+			sel, err := readOnlySelect(v)
+			if err != nil {
+				p.bad(line, "reference: %v", err)
+			}
+			r.Reference.Select = sel
+		} else if relationRe.MatchString(v) {
+			r.Reference.Relation = v
+		} else {
+			p.bad(line, "reference %q: want a table or view name, or a SELECT", v)
+		}
+	}
+	r.Reference.Target, _, _ = p.get("reference_target")
+	r.Reference.Partition = p.ident("reference_partition")
+	if v, line, ok := p.get("reference_measure"); ok {
+		if err := expression(v); err != nil {
+			p.bad(line, "reference_measure %q: %v", v, err)
+		}
+		r.Reference.Measure = v
+	}
+	if r.Reference.Select != "" {
+		for _, k := range []string{"reference_partition", "reference_measure"} {
+			if h, ok := p.keys[k]; ok {
+				p.bad(h.line, "%s applies to a reference relation, not a reference SELECT", k)
+			}
+		}
+	}
+}
+
+// body attaches the SQL after the header: the query of a custom rule, or the reference SELECT
+// of a completeness or totals rule written over several lines.
+func (p *fieldParser) body(r *Rule, body string, line int) {
+	if body == "" {
+		if r.Kind == Custom {
+			p.bad(1, "kind custom needs a SELECT after the header returning the violating rows")
+		}
+		if _, given := p.keys["reference"]; r.Kind == Totals && !given {
+			p.bad(1, "kind totals needs reference: (a relation or SELECT) or a SELECT after the header")
+		}
+		return
+	}
+	sel, err := readOnlySelect(body)
+	if err != nil {
+		p.bad(line, "%v", err)
+	}
+	switch r.Kind {
+	case Custom:
+		r.Body, r.BodyLine = sel, line
+	case Completeness, Totals:
+		if r.Reference.IsSet() {
+			p.bad(line, "the reference is given twice: by reference: on line %d and by this SELECT", r.Reference.Line)
+			return
+		}
+		r.Reference.Select, r.Reference.Line = sel, line
+	default:
+		p.bad(line, "kind %s takes no SQL after the header (for your own SQL use kind: custom)", r.Kind)
+	}
+}
+
+// crossCheck reports keys that only make sense together.
+func (p *fieldParser) crossCheck(r *Rule) {
+	if r.Kind != Completeness {
+		return
+	}
+	_, expect := p.keys["expect"]
+	_, ref := p.keys["reference"]
+	ref = ref || r.Reference.IsSet()
+	if !expect && !ref && len(r.NotNull) == 0 && r.MinRows == 0 {
+		if _, ok := p.keys["min_rows"]; !ok {
+			p.bad(p.keys["kind"].line, "kind completeness needs at least one of expect:, reference: (or a SELECT), not_null:, min_rows:")
+		}
+	}
+	if (expect || ref) && r.Partition == "" {
+		if _, ok := p.keys["partition"]; !ok {
+			p.bad(p.keys["kind"].line, "completeness with expected partitions (expect: or a reference) needs partition:")
+		}
+	}
+}
+
+func parseExpect(v string) (*Expect, error) {
+	if v == "continuous" {
+		return &Expect{Continuous: true}, nil
+	}
+	from, to, ok := strings.Cut(v, "..")
+	if !ok {
+		return nil, fmt.Errorf("want FROM..TO (dates, TO may be today or yesterday) or continuous")
+	}
+	e := &Expect{}
+	var err error
+	if e.From, err = time.Parse("2006-01-02", strings.TrimSpace(from)); err != nil {
+		return nil, fmt.Errorf("from %q is not a date like 2026-06-01", strings.TrimSpace(from))
+	}
+	switch to = strings.TrimSpace(to); to {
+	case "today", "yesterday":
+		e.ToRelative = to
+	default:
+		if e.To, err = time.Parse("2006-01-02", to); err != nil {
+			return nil, fmt.Errorf("to %q is not a date like 2026-08-31, today or yesterday", to)
+		}
+		if e.To.Before(e.From) {
+			return nil, fmt.Errorf("ends before it starts")
+		}
+	}
+	return e, nil
+}
+
+func parseTolerance(v string) (Tolerance, error) {
+	if s, ok := strings.CutSuffix(v, "%"); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || f < 0 {
+			return Tolerance{}, fmt.Errorf("want a number 0 or more, absolute (5) or relative (0.1%%)")
+		}
+		return Tolerance{Value: f / 100, Relative: true}, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 {
+		return Tolerance{}, fmt.Errorf("want a number 0 or more, absolute (5) or relative (0.1%%)")
+	}
+	return Tolerance{Value: f}, nil
+}
+
+func parseFraction(v string) (float64, error) {
+	if s, ok := strings.CutSuffix(v, "%"); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		return f / 100, err
+	}
+	return strconv.ParseFloat(v, 64)
+}
+
+var ageRe = regexp.MustCompile(`^(\d+)d(.*)$`)
+
+// parseAge reads a Go duration that may start with whole days: 36h, 2d, 1d12h, 90m.
+func parseAge(v string) (time.Duration, error) {
+	var days time.Duration
+	rest := v
+	if m := ageRe.FindStringSubmatch(v); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		days, rest = time.Duration(n)*24*time.Hour, m[2]
+	}
+	var d time.Duration
+	if rest != "" {
+		var err error
+		if d, err = time.ParseDuration(rest); err != nil {
+			return 0, fmt.Errorf("want a duration such as 36h, 2d or 1d12h")
+		}
+	}
+	if days+d <= 0 {
+		return 0, fmt.Errorf("want a duration above zero, such as 36h, 2d or 1d12h")
+	}
+	return days + d, nil
+}

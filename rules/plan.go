@@ -1,0 +1,263 @@
+package rules
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	tsql "trueup/sql"
+)
+
+// needMode is the shape of data a check asks for.
+type needMode int
+
+const (
+	// aggNeed: aggregates of a relation grouped by keys, every group.
+	aggNeed needMode = iota
+	// dupNeed: the groups of keys that occur more than once (rows with a NULL key ignored).
+	dupNeed
+	// rawNeed: the rows of a SELECT, up to a cap.
+	rawNeed
+	// columnsNeed: a relation's columns as the engine reports them.
+	columnsNeed
+)
+
+// aggExpr is an aggregate expression and how partial results of it combine ("" when they do not).
+type aggExpr struct {
+	sql    string
+	rollup string // "sum", "min", "max" or ""
+}
+
+// need is one piece of data a check asks of one engine. The planner fuses needs into queries;
+// after the run, rows holds the need's own view of the data: its keys in order, then the
+// group's row count, then its aggregates (aggNeed); its keys then the row count (dupNeed);
+// the SELECT's rows (rawNeed).
+type need struct {
+	engine   tsql.Engine
+	mode     needMode
+	relation string
+	keys     []string  // SQL of the grouping keys
+	notNull  []string  // dupNeed: SQL of the columns that must not be NULL
+	aggs     []aggExpr // aggNeed
+	sql      string    // rawNeed
+	limit    int       // rawNeed, dupNeed: most rows to fetch; more sets truncated
+
+	cols      []string
+	rows      [][]any
+	columns   []tsql.Column
+	truncated bool
+	err       error
+	served    *query
+}
+
+// query is one statement the planner will issue and the needs it serves.
+type query struct {
+	engine   tsql.Engine
+	mode     needMode
+	relation string
+	keys     []string
+	aggs     []aggExpr
+	notNull  []string
+	sql      string
+	limit    int
+	needs    []*need
+	rules    map[string]bool
+
+	text  string // rendered SQL
+	cols  []string
+	rows  [][]any
+	trunc bool
+	err   error
+	secs  float64
+}
+
+// planner fuses needs: per engine and relation, aggregates at the widest grouping carry every
+// narrower grouping whose aggregates add up (counts, sums, min, max), and duplicate checks ride
+// on an aggregate query grouped by the same keys.
+type planner struct {
+	queries []*query
+}
+
+func engineKey(e tsql.Engine) string { return e.Info().Target }
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return subset(a, b)
+}
+
+func subset(small, big []string) bool {
+	in := map[string]bool{}
+	for _, k := range big {
+		in[k] = true
+	}
+	for _, k := range small {
+		if !in[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func decomposable(aggs []aggExpr) bool {
+	for _, a := range aggs {
+		if a.rollup == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// plan assigns every need to a query. rule names the rule each need belongs to.
+func (p *planner) plan(needs []*need, rule map[*need]string) {
+	type relKey struct{ engine, relation string }
+	groups := map[relKey][]*need{}
+	var order []relKey
+	for _, n := range needs {
+		if n.mode != aggNeed && n.mode != dupNeed {
+			q := &query{engine: n.engine, mode: n.mode, relation: n.relation, sql: n.sql, limit: n.limit}
+			p.attach(q, n, rule[n])
+			p.queries = append(p.queries, q)
+			continue
+		}
+		k := relKey{engineKey(n.engine), n.relation}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], n)
+	}
+	for _, k := range order {
+		p.planRelation(groups[k], rule)
+	}
+}
+
+func (p *planner) planRelation(needs []*need, rule map[*need]string) {
+	var aggs, dups []*need
+	for _, n := range needs {
+		if n.mode == aggNeed {
+			aggs = append(aggs, n)
+		} else {
+			dups = append(dups, n)
+		}
+	}
+	// widest groupings first, so narrower ones can ride on them
+	sort.SliceStable(aggs, func(i, j int) bool { return len(aggs[i].keys) > len(aggs[j].keys) })
+	var mine []*query
+	for _, n := range aggs {
+		var host *query
+		for _, q := range mine {
+			if sameSet(n.keys, q.keys) || (subset(n.keys, q.keys) && decomposable(n.aggs)) {
+				host = q
+				break
+			}
+		}
+		if host == nil {
+			host = &query{engine: n.engine, mode: aggNeed, relation: n.relation, keys: n.keys}
+			mine = append(mine, host)
+		}
+		p.attach(host, n, rule[n])
+	}
+	var dupQs []*query
+	for _, n := range dups {
+		var host *query
+		for _, q := range mine {
+			if sameSet(n.keys, q.keys) {
+				host = q
+				break
+			}
+		}
+		for _, q := range dupQs {
+			if host == nil && sameSet(n.keys, q.keys) && sameSet(n.notNull, q.notNull) {
+				host = q
+				q.limit = max(q.limit, n.limit)
+			}
+		}
+		if host == nil {
+			host = &query{engine: n.engine, mode: dupNeed, relation: n.relation, keys: n.keys, notNull: n.notNull, limit: n.limit}
+			dupQs = append(dupQs, host)
+		}
+		p.attach(host, n, rule[n])
+	}
+	p.queries = append(p.queries, mine...)
+	p.queries = append(p.queries, dupQs...)
+}
+
+func (p *planner) attach(q *query, n *need, rule string) {
+	if q.rules == nil {
+		q.rules = map[string]bool{}
+	}
+	q.rules[rule] = true
+	q.needs = append(q.needs, n)
+	n.served = q
+	if n.mode == aggNeed {
+		for _, a := range n.aggs {
+			if indexAgg(q.aggs, a.sql) < 0 {
+				q.aggs = append(q.aggs, a)
+			}
+		}
+	}
+}
+
+func indexAgg(aggs []aggExpr, sql string) int {
+	for i, a := range aggs {
+		if a.sql == sql {
+			return i
+		}
+	}
+	return -1
+}
+
+// Column aliases of fused queries; unlikely to meet a real column, which ClickHouse would
+// otherwise confuse with the alias.
+func keyAlias(i int) string { return fmt.Sprintf("_tu_k%d", i+1) }
+func aggAlias(i int) string { return fmt.Sprintf("_tu_a%d", i+1) }
+
+const countAlias = "_tu_n"
+
+// render writes the query's SQL and a comment naming the rules it serves.
+func (q *query) render() string {
+	d := q.engine.Dialect()
+	names := make([]string, 0, len(q.rules))
+	for r := range q.rules {
+		names = append(names, r)
+	}
+	sort.Strings(names)
+	head := "-- rules: " + strings.Join(names, ", ") + "\n"
+	switch q.mode {
+	case rawNeed:
+		if q.limit > 0 {
+			return head + "SELECT * FROM (\n" + q.sql + "\n) AS _tu_q LIMIT " + fmt.Sprint(q.limit+1)
+		}
+		return head + q.sql
+	case columnsNeed:
+		return head + "-- the columns of " + d.QuoteRelation(q.relation) + " as the engine reports them"
+	}
+	var sel, group []string
+	for i, k := range q.keys {
+		sel = append(sel, k+" AS "+keyAlias(i))
+		group = append(group, keyAlias(i))
+	}
+	sel = append(sel, "count(*) AS "+countAlias)
+	for i, a := range q.aggs {
+		sel = append(sel, a.sql+" AS "+aggAlias(i))
+	}
+	s := head + "SELECT " + strings.Join(sel, ",\n       ") + "\nFROM " + d.QuoteRelation(q.relation)
+	if q.mode == dupNeed {
+		var conds []string
+		for _, c := range q.notNull {
+			conds = append(conds, c+" IS NOT NULL")
+		}
+		if len(conds) > 0 {
+			s += "\nWHERE " + strings.Join(conds, " AND ")
+		}
+	}
+	if len(group) > 0 {
+		s += "\nGROUP BY " + strings.Join(group, ", ")
+	}
+	if q.mode == dupNeed {
+		order := append([]string{countAlias + " DESC"}, group...)
+		s += "\nHAVING count(*) > 1\nORDER BY " + strings.Join(order, ", ") + "\nLIMIT " + fmt.Sprint(q.limit+1)
+	}
+	return s
+}

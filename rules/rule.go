@@ -1,0 +1,143 @@
+// Package rules owns data-quality rules: it parses rule files (a header of `-- key: value` lines
+// and, for some kinds, a SELECT), validates a whole rule set against the engines before anything
+// runs, compiles each kind to SQL, fuses the checks on one relation into as few scans as it can,
+// runs them and keeps the results in the ledger.
+package rules
+
+import (
+	"errors"
+	"time"
+
+	"trueup/monitor/cron"
+	tsql "trueup/sql"
+)
+
+// Sentinel errors callers branch on.
+var (
+	// ErrInvalid marks a rule set that cannot be run; the error lists every problem.
+	ErrInvalid = errors.New("invalid rules")
+	// ErrNotFound is a rule name that is not in the set.
+	ErrNotFound = errors.New("rule not found")
+)
+
+// Kind is what a rule checks.
+type Kind string
+
+// The kinds of rule.
+const (
+	Completeness  Kind = "completeness"
+	Uniqueness    Kind = "uniqueness"
+	Totals        Kind = "totals"
+	Distribution  Kind = "distribution"
+	Relationships Kind = "relationships"
+	Freshness     Kind = "freshness"
+	Schema        Kind = "schema"
+	Custom        Kind = "custom"
+)
+
+// Kinds lists every kind in the order the docs present them.
+func Kinds() []Kind {
+	return []Kind{Completeness, Uniqueness, Totals, Distribution, Relationships, Freshness, Schema, Custom}
+}
+
+// Severity says whether a failing rule fails `trueup check` (error) or only warns.
+type Severity string
+
+// Severities.
+const (
+	SeverityError Severity = "error"
+	SeverityWarn  Severity = "warn"
+)
+
+// Rule is one parsed rule file.
+type Rule struct {
+	Name        string
+	Path        string // as shown in messages, e.g. rules/orders/unique_id.sql
+	Kind        Kind
+	Description string
+	Severity    Severity
+	Owner       string
+	Tags        []string
+	Schedule    *cron.Schedule // nil when the rule is not scheduled
+	Target      string         // "" is the default target
+
+	Table     string
+	Partition string // partition column, "" for whole-table rules
+	Grain     string // day, hour or month: the step of a calendar and the truncation of timestamps
+
+	Columns   []string // uniqueness: key columns
+	NotNull   []string // completeness
+	MinRows   int64    // completeness; 0 means no minimum
+	Expect    *Expect  // completeness: expected partitions
+	Column    string   // relationships: child column; freshness: timestamp column
+	Parent    string   // relationships
+	ParentCol string   // relationships
+	Measure   string   // totals, distribution: an aggregate SQL expression over Table
+	Reference Reference
+	Tolerance Tolerance     // totals
+	Dimension string        // distribution
+	Baseline  int           // distribution: trailing partitions forming the baseline
+	Threshold float64       // distribution: largest allowed change of a share, as a fraction
+	MaxAge    time.Duration // freshness
+	Body      string        // custom: the SELECT returning violating rows
+	BodyLine  int
+
+	lines  map[string]int // header key → line, for problems found after parsing
+	broken bool           // the file had problems; validation skips it
+
+	// Filled in by validation against the engine.
+	partitionType tsql.Type
+	columnType    tsql.Type
+	refPartType   tsql.Type
+}
+
+// Expect is the set of partitions a completeness rule expects.
+type Expect struct {
+	// From and To bound an inclusive range of partitions; To may be relative to the run.
+	From, To time.Time
+	// ToRelative is "today" or "yesterday" when To is relative to the time of the run.
+	ToRelative string
+	// Continuous asks for every partition between the first and the last one present.
+	Continuous bool
+}
+
+// Reference is what a completeness or totals rule compares with: a relation or a SELECT.
+type Reference struct {
+	Relation  string // a table or view, or ""
+	Select    string // a SELECT returning partition (and value, for totals), or ""
+	Target    string // "" is the rule's target
+	Partition string // partition column of Relation (default: the rule's)
+	Measure   string // totals: aggregate over Relation (default: the rule's measure)
+	Line      int
+}
+
+// IsSet reports whether a reference was given.
+func (r Reference) IsSet() bool { return r.Relation != "" || r.Select != "" }
+
+// Tolerance is how far a total may be from its reference.
+type Tolerance struct {
+	Value    float64
+	Relative bool // Value is a fraction of the reference
+}
+
+// Allows reports whether got is within the tolerance of want.
+func (t Tolerance) Allows(got, want float64) bool {
+	diff := got - want
+	if diff < 0 {
+		diff = -diff
+	}
+	limit := t.Value
+	if t.Relative {
+		w := want
+		if w < 0 {
+			w = -w
+		}
+		limit = t.Value * w
+	}
+	// Floating sums differ in the last digits between engines and plans (ENGINE-NOTES).
+	scale := want
+	if scale < 0 {
+		scale = -scale
+	}
+	return diff <= limit+1e-9*max(scale, 1)
+}
