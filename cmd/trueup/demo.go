@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"trueup/fixtures"
+	tsql "trueup/sql"
+	"trueup/views"
+)
+
+func runDemo(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("demo")
+	dir := fs.String("dir", "trueup-demo", "folder to write the demo project into")
+	rows := fs.Int("rows", 200_000, "orders in the demo warehouse")
+	seed := fs.Int64("seed", 1, "seed of the deterministic generator")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
+	writeOnly := fs.Bool("write-only", false, "write the project and warehouse, then exit")
+	fresh := fs.Bool("fresh", false, "rebuild the demo even if the folder already holds one")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if *rows < 1000 {
+		return usagef("demo: --rows %d: need at least 1000", *rows)
+	}
+	target := e.globals.target
+	if target != "" && !strings.HasPrefix(target, "clickhouse://") && !strings.HasPrefix(target, "duckdb:") {
+		return usagef("demo: --target %q: want a URL (clickhouse://host:port/db or duckdb:PATH)", target)
+	}
+	cfgPath := filepath.Join(*dir, "trueup.yaml")
+	if _, err := os.Stat(cfgPath); err == nil && !*fresh {
+		fmt.Fprintf(e.stderr, "demo: using the existing project in %s (--fresh rebuilds it)\n", *dir)
+	} else {
+		if err := writeDemo(ctx, *dir, target, fixtures.Options{Rows: *rows, Seed: *seed}, *fresh); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "demo: wrote %s (%d orders, seed %d)\n", *dir, *rows, *seed)
+	}
+	if *writeOnly {
+		return nil
+	}
+	e.globals.config = cfgPath
+	e.globals.target = ""
+	a, err := openApp(ctx, e.globals)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	return serve(ctx, e, a, *addr)
+}
+
+// writeDemo builds the project in a temporary sibling folder and renames it into place, so a
+// failure or an interrupt never leaves a half-written demo behind.
+func writeDemo(ctx context.Context, dir, target string, opt fixtures.Options, fresh bool) error {
+	parent := filepath.Dir(filepath.Clean(dir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return usagef("demo: %v", err)
+	}
+	if st, err := os.Stat(dir); err == nil {
+		if !st.IsDir() {
+			return usagef("demo: %s exists and is not a folder", dir)
+		}
+		if !fresh {
+			if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+				return usagef("demo: %s is not empty and holds no trueup.yaml (choose another --dir)", dir)
+			}
+		}
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return usagef("demo: %v", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	url := target
+	projectURL := target
+	if url == "" {
+		url = "duckdb:" + filepath.Join(tmp, "warehouse.duckdb")
+		projectURL = "duckdb:warehouse.duckdb"
+	}
+	eng, err := tsql.Open(ctx, url)
+	if err != nil {
+		return usagef("demo: %v", err)
+	}
+	defer eng.Close()
+	if err := prepareDemoTarget(ctx, eng, fresh); err != nil {
+		return err
+	}
+	if err := fixtures.Warehouse(ctx, eng, opt); err != nil {
+		dropDemo(context.WithoutCancel(ctx), eng) // leave no half-built warehouse behind
+		return fmt.Errorf("demo: build warehouse in %s: %w", url, err)
+	}
+	if err := fixtures.WriteProject(tmp, projectURL); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	eng.Close()
+	if fresh {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	} else {
+		os.Remove(dir) // an empty folder may be there
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	return nil
+}
+
+// prepareDemoTarget refuses to write over a target that already has tables, unless asked to
+// rebuild: then the demo's own relations are dropped first.
+func prepareDemoTarget(ctx context.Context, e tsql.Engine, fresh bool) error {
+	rels, err := e.Relations(ctx)
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	if len(rels) == 0 {
+		return nil
+	}
+	if !fresh {
+		return usagef("demo: target %s already has %d relations (use --fresh to replace the demo's tables, or an empty database)", e.Info().Target, len(rels))
+	}
+	return dropDemo(ctx, e)
+}
+
+// dropDemo drops the demo's relations, every version of its logical tables included.
+func dropDemo(ctx context.Context, e tsql.Engine) error {
+	rels, err := e.Relations(ctx)
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	demo := map[string]bool{}
+	for _, name := range fixtures.Tables() {
+		demo[name] = true
+	}
+	// Views first: they read from the tables.
+	for _, view := range []bool{true, false} {
+		for _, r := range rels {
+			base, _, versioned := views.ParseVersion(r.Name)
+			if r.View != view || !(demo[r.Name] || versioned && demo[base]) {
+				continue
+			}
+			if err := e.Exec(ctx, e.Dialect().Drop(r.Name, view)); err != nil {
+				return fmt.Errorf("demo: drop %s: %w", r.Name, err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// globals are the flags every command takes, before or after its name.
+type globals struct {
+	config string
+	target string
+}
+
+func (g *globals) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.config, "config", g.configOrDefault(), "project config file")
+	fs.StringVar(&g.target, "target", g.target, "target name from the config, or a URL (duckdb:PATH, clickhouse://host:port/db)")
+}
+
+func (g *globals) configOrDefault() string {
+	if g.config == "" {
+		return "trueup.yaml"
+	}
+	return g.config
+}
+
+// parseLeading reads global flags that come before the command name.
+func (g *globals) parseLeading(args []string) ([]string, error) {
+	fs := flag.NewFlagSet("trueup", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	g.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return fs.Args(), nil
+}
+
+// flags is a command's flag set, carrying the global flags too.
+func (e *env) flags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("trueup "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	e.globals.register(fs)
+	return fs
+}
+
+// parse parses a command's flags; help is not an error, anything else bad is a usage error.
+func parse(fs *flag.FlagSet, args []string) error {
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(out, "usage of %s:\n", fs.Name())
+		fs.PrintDefaults()
+		return usageError{"help requested"}
+	}
+	if err != nil {
+		return usagef("%s: %v", fs.Name(), err)
+	}
+	return nil
+}
+
+// noArgs rejects positional arguments a command does not take.
+func noArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q", fs.Name(), strings.Join(fs.Args(), " "))
+	}
+	return nil
+}

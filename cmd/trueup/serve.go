@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"trueup/server"
+)
+
+func runServe(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("serve")
+	addr := fs.String("addr", "", "listen address (default from the config, else 127.0.0.1:8080)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	a, err := openApp(ctx, e.globals)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	return serve(ctx, e, a, *addr)
+}
+
+// serve runs the HTTP server for an open project until ctx ends.
+func serve(ctx context.Context, e *env, a *app, addr string) error {
+	if addr == "" {
+		addr = a.cfg.Server.Addr
+	}
+	if err := loopbackOnly(addr); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	var targets []server.Target
+	for _, name := range a.names {
+		targets = append(targets, server.Target{Name: name, Engine: a.targets[name]})
+	}
+	s := server.New(server.Options{
+		Addr:    addr,
+		Logger:  log,
+		Targets: targets,
+		Version: version,
+		Notice:  "No API tokens are configured: trueup listens on loopback only and every visitor is treated as the local operator.",
+	})
+	return s.Run(ctx)
+}
