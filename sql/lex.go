@@ -1,0 +1,262 @@
+package sql
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Token is a bare word, a quoted identifier or literal, or a punctuation byte of SQL text.
+// Comments and whitespace are dropped.
+type Token struct {
+	Text string // as written, quotes included
+	Pos  int    // byte offset in the text
+}
+
+// Quoted reports whether the token is a quoted identifier ("x" or `x`).
+func (t Token) Quoted() bool { return len(t.Text) > 1 && (t.Text[0] == '"' || t.Text[0] == '`') }
+
+// Literal reports whether the token is a string literal.
+func (t Token) Literal() bool { return len(t.Text) > 0 && t.Text[0] == '\'' }
+
+// Ident returns the identifier the token names, unquoted ("" for literals and punctuation).
+func (t Token) Ident() string {
+	if t.Quoted() {
+		q := t.Text[:1]
+		inner := strings.TrimSuffix(t.Text[1:], q)
+		return strings.ReplaceAll(inner, q+q, q)
+	}
+	if len(t.Text) > 0 && isWordByte(t.Text[0]) {
+		return t.Text
+	}
+	return ""
+}
+
+// Lex splits SQL text into tokens, skipping comments.
+func Lex(text string) []Token {
+	var out []Token
+	for i := 0; i < len(text); {
+		c := text[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			j := skipQuoted(text, i)
+			out = append(out, Token{text[i:j], i})
+			i = j
+		case c == '-' && i+1 < len(text) && text[i+1] == '-':
+			j := strings.IndexByte(text[i:], '\n')
+			if j < 0 {
+				return out
+			}
+			i += j
+		case c == '/' && i+1 < len(text) && text[i+1] == '*':
+			j := strings.Index(text[i+2:], "*/")
+			if j < 0 {
+				return out
+			}
+			i += j + 4
+		case isWordByte(c):
+			j := i
+			for j < len(text) && isWordByte(text[j]) {
+				j++
+			}
+			out = append(out, Token{text[i:j], i})
+			i = j
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		default:
+			out = append(out, Token{string(c), i})
+			i++
+		}
+	}
+	return out
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c == '$' || c >= 0x80 || (c|0x20 >= 'a' && c|0x20 <= 'z') || (c >= '0' && c <= '9')
+}
+
+// writeWords are statement verbs that have no place in read-only SQL.
+var writeWords = map[string]bool{
+	"INSERT": true, "UPDATE": true, "DELETE": true, "MERGE": true, "DROP": true, "CREATE": true,
+	"ALTER": true, "TRUNCATE": true, "ATTACH": true, "DETACH": true, "COPY": true, "GRANT": true,
+	"REVOKE": true, "PRAGMA": true, "INSTALL": true, "LOAD": true, "CALL": true, "EXPORT": true,
+	"IMPORT": true, "OPTIMIZE": true, "RENAME": true, "SYSTEM": true, "KILL": true, "VACUUM": true,
+	"CHECKPOINT": true, "EXCHANGE": true, "SET": true, "USE": true,
+}
+
+// ReadOnlySelect checks that text is one read-only SELECT or WITH statement and returns it
+// without a trailing semicolon.
+func ReadOnlySelect(text string) (string, error) {
+	toks := Lex(text)
+	if len(toks) == 0 {
+		return "", fmt.Errorf("empty SQL: want a SELECT")
+	}
+	for i, t := range toks {
+		if t.Text == ";" {
+			if i != len(toks)-1 {
+				return "", fmt.Errorf("more than one statement: want a single SELECT")
+			}
+			text = text[:t.Pos]
+		}
+	}
+	first := ""
+	for _, t := range toks {
+		if t.Text != "(" {
+			first = strings.ToUpper(t.Text)
+			break
+		}
+	}
+	if first != "SELECT" && first != "WITH" {
+		return "", fmt.Errorf("SQL starts with %s: want a single read-only SELECT or WITH", first)
+	}
+	for _, t := range toks {
+		if w := strings.ToUpper(t.Text); !t.Quoted() && writeWords[w] {
+			return "", fmt.Errorf("SQL contains %s: want a read-only SELECT", w)
+		}
+	}
+	return strings.TrimSpace(text), nil
+}
+
+// TableRefs lists the relations named right after FROM or JOIN (and after commas in a FROM
+// list), unquoted, in order of first mention. Names defined by WITH are left out.
+func TableRefs(text string) []string {
+	toks := Lex(text)
+	ctes := map[string]bool{}
+	for i := 0; i+2 < len(toks); i++ {
+		// name AS ( … ) at the top of a WITH
+		if strings.EqualFold(toks[i+1].Text, "AS") && toks[i+2].Text == "(" && i > 0 &&
+			(strings.EqualFold(toks[i-1].Text, "WITH") || toks[i-1].Text == ",") {
+			ctes[strings.ToLower(toks[i].Ident())] = true
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	forEachRef(toks, func(i int, name string) {
+		if !ctes[strings.ToLower(name)] && !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	})
+	return out
+}
+
+// forEachRef calls fn for each relation name token after FROM/JOIN (qualified names give the
+// index of their last part).
+func forEachRef(toks []Token, fn func(i int, name string)) {
+	inFrom := false
+	depth, fromDepth := 0, 0
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		w := strings.ToUpper(t.Text)
+		switch {
+		case t.Text == "(":
+			depth++
+			continue
+		case t.Text == ")":
+			depth--
+			if depth < fromDepth {
+				inFrom = false
+			}
+			continue
+		case w == "WHERE" || w == "GROUP" || w == "ORDER" || w == "HAVING" || w == "LIMIT" || w == "ON" || w == "USING" || w == "UNION" || w == "SELECT":
+			if depth == fromDepth {
+				inFrom = false
+			}
+			continue
+		}
+		start := w == "FROM" || w == "JOIN"
+		if !start && !(inFrom && t.Text == "," && depth == fromDepth) {
+			continue
+		}
+		if w == "FROM" {
+			inFrom, fromDepth = true, depth
+		}
+		j := i + 1
+		if j >= len(toks) || toks[j].Ident() == "" || strings.EqualFold(toks[j].Text, "SELECT") {
+			continue
+		}
+		// a function call such as range(10) or numbers(10) is not a relation
+		if j+1 < len(toks) && toks[j+1].Text == "(" {
+			continue
+		}
+		if j+2 < len(toks) && toks[j+1].Text == "." && toks[j+2].Ident() != "" {
+			fn(j+2, toks[j].Ident()+"."+toks[j+2].Ident())
+			continue
+		}
+		fn(j, toks[j].Ident())
+	}
+}
+
+// RewriteTables replaces unqualified relation names after FROM/JOIN by other relations,
+// rendered by the dialect: how a transform written against logical tables is pointed at the new
+// versions being built. Names not in the map are left as written.
+func RewriteTables(d Dialect, text string, to map[string]string) string {
+	toks := Lex(text)
+	type edit struct {
+		from, to int
+		with     string
+	}
+	var edits []edit
+	forEachRef(toks, func(i int, name string) {
+		if strings.Contains(name, ".") {
+			return
+		}
+		for logical, physical := range to {
+			if logical == name || !toks[i].Quoted() && strings.EqualFold(logical, name) {
+				with := d.QuoteRelation(physical)
+				// keep the written name usable as a qualifier (orders.order_date)
+				if i+1 >= len(toks) || !isAlias(toks[i+1]) {
+					with += " AS " + d.Quote(name)
+				}
+				edits = append(edits, edit{toks[i].Pos, toks[i].Pos + len(toks[i].Text), with})
+				return
+			}
+		}
+	})
+	var b strings.Builder
+	last := 0
+	for _, e := range edits {
+		b.WriteString(text[last:e.from])
+		b.WriteString(e.with)
+		last = e.to
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// notAlias are words that may follow a relation name without being its alias.
+var notAlias = map[string]bool{
+	"WHERE": true, "GROUP": true, "ORDER": true, "HAVING": true, "LIMIT": true, "JOIN": true, "LEFT": true,
+	"RIGHT": true, "INNER": true, "FULL": true, "CROSS": true, "OUTER": true, "ON": true, "USING": true,
+	"UNION": true, "ALL": true, "ANY": true, "GLOBAL": true, "ARRAY": true, "FINAL": true, "SAMPLE": true,
+	"PREWHERE": true, "SETTINGS": true, "FORMAT": true, "WINDOW": true, "QUALIFY": true, "EXCEPT": true,
+	"INTERSECT": true, "ASOF": true, "SEMI": true, "ANTI": true, "NATURAL": true, "POSITIONAL": true, "OFFSET": true,
+}
+
+func isAlias(t Token) bool {
+	return t.Ident() != "" && (t.Quoted() || !notAlias[strings.ToUpper(t.Text)])
+}
+
+// clockWords read the wall clock or the current state of the session.
+var clockWords = map[string]bool{
+	"NOW": true, "CURRENT_DATE": true, "CURRENT_TIMESTAMP": true, "CURRENT_TIME": true,
+	"LOCALTIMESTAMP": true, "LOCALTIME": true, "TODAY": true, "YESTERDAY": true, "GET_CURRENT_TIMESTAMP": true,
+	"TRANSACTION_TIMESTAMP": true, "GETDATE": true, "SYSDATE": true, "RANDOM": true, "RAND": true, "UUID": true,
+	"GEN_RANDOM_UUID": true, "GENERATEUUIDV4": true, "NOW64": true,
+}
+
+// ClockCalls lists the words of text that read the clock or other state a rerun would not see
+// again (now(), current_date, today(), random()): a transform using them is not reproducible.
+func ClockCalls(text string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range Lex(text) {
+		if t.Quoted() || t.Literal() {
+			continue
+		}
+		if w := strings.ToUpper(t.Text); clockWords[w] && !seen[w] {
+			seen[w] = true
+			out = append(out, strings.ToLower(t.Text))
+		}
+	}
+	return out
+}
