@@ -190,7 +190,7 @@ func (v *validator) relation(r *Rule, key, target, rel string) (tsql.Engine, []t
 	}
 	cols, err := v.columns(target, e, rel)
 	if errors.Is(err, tsql.ErrNotFound) {
-		v.bad(r, key, "%s %s does not exist in target %s", key, rel, e.Info().Target)
+		v.bad(r, key, "%s %s does not exist in %s", key, rel, displayTarget(e))
 		return e, nil, false
 	}
 	if err != nil {
@@ -211,10 +211,27 @@ func (v *validator) column(r *Rule, key, rel string, cols []tsql.Column, name st
 	return c, ok
 }
 
-func (v *validator) check(r *Rule, key string, e tsql.Engine, query string) {
+func (v *validator) check(r *Rule, key string, e tsql.Engine, query string) bool {
 	if err := e.Check(v.ctx, query); err != nil {
-		v.bad(r, key, "%s does not prepare in target %s: %s", key, e.Info().Target, engineMessage(err))
+		what := key
+		if key == "body" {
+			what = "the SELECT"
+		}
+		v.bad(r, key, "%s does not prepare in %s: %s", what, displayTarget(e), engineMessage(err))
+		return false
 	}
+	return true
+}
+
+// displayTarget names an engine's target for people, without credentials.
+func displayTarget(e tsql.Engine) string {
+	url := e.Info().Target
+	if i := strings.Index(url, "://"); i >= 0 {
+		if j := strings.LastIndexByte(url, '@'); j > i {
+			url = url[:i+3] + url[j+1:]
+		}
+	}
+	return url
 }
 
 func (v *validator) rule(r *Rule) {
@@ -223,6 +240,11 @@ func (v *validator) rule(r *Rule) {
 		return
 	}
 	d := e.Dialect()
+	if r.Kind == Custom {
+		// its partition names a column of the SELECT's result, checked when it runs
+		v.check(r, "body", e, r.Body)
+		return
+	}
 	partitionOK := false
 	if pc, ok := v.column(r, "partition", r.Table, cols, r.Partition); ok {
 		partitionOK = true
@@ -244,20 +266,18 @@ func (v *validator) rule(r *Rule) {
 			v.bad(r, "column", "freshness needs a date or timestamp column; %s is %s", r.Column, c.Type)
 		}
 	}
+	measureOK := true
 	if r.Measure != "" && partitionOK {
 		p := partitionExpr(d, r.Partition, r.partitionType, r.Grain)
-		v.check(r, "measure", e, "SELECT "+p+", "+r.Measure+" FROM "+d.QuoteRelation(r.Table)+" GROUP BY "+p)
+		measureOK = v.check(r, "measure", e, "SELECT "+p+", "+r.Measure+" FROM "+d.QuoteRelation(r.Table)+" GROUP BY "+p)
 	}
 	if r.Kind == Relationships {
 		if _, pcols, ok := v.relation(r, "parent", r.Target, r.Parent); ok {
 			v.column(r, "parent_column", r.Parent, pcols, r.ParentCol)
 		}
 	}
-	if r.Reference.IsSet() {
+	if r.Reference.IsSet() && (measureOK || r.Reference.Measure != "" || r.Reference.Select != "") {
 		v.reference(r)
-	}
-	if r.Body != "" {
-		v.check(r, "body", e, r.Body)
 	}
 }
 

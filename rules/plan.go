@@ -114,11 +114,12 @@ func (p *planner) plan(needs []*need, rule map[*need]string) {
 	type relKey struct{ engine, relation string }
 	groups := map[relKey][]*need{}
 	var order []relKey
+	var alone []*query
 	for _, n := range needs {
 		if n.mode != aggNeed && n.mode != dupNeed {
 			q := &query{engine: n.engine, mode: n.mode, relation: n.relation, sql: n.sql, limit: n.limit}
 			p.attach(q, n, rule[n])
-			p.queries = append(p.queries, q)
+			alone = append(alone, q)
 			continue
 		}
 		k := relKey{engineKey(n.engine), n.relation}
@@ -130,6 +131,7 @@ func (p *planner) plan(needs []*need, rule map[*need]string) {
 	for _, k := range order {
 		p.planRelation(groups[k], rule)
 	}
+	p.queries = append(p.queries, alone...)
 }
 
 func (p *planner) planRelation(needs []*need, rule map[*need]string) {

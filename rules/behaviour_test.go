@@ -1,0 +1,290 @@
+package rules
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+)
+
+func day(s string) time.Time {
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// loadShop builds a small warehouse with one planted problem per kind:
+//   - orders has no rows on 2026-07-02;
+//   - on 07-06 order 18 was sent twice (the copy in EU, amount 20);
+//   - on 07-08 an order names customer 99, who does not exist;
+//   - on 07-09 an order has no customer;
+//   - on 07-10 two orders have no id (APAC and LATAM);
+//   - raw, the reference totals, says 42 for 07-04 where orders holds 40.
+func loadShop(t *testing.T, e tsql.Engine) {
+	t.Helper()
+	ctx := context.Background()
+	create := func(table string, cols []tsql.Column, partition string, rows [][]any) {
+		t.Helper()
+		if err := e.CreateTable(ctx, table, cols, partition, nil); err != nil {
+			t.Fatalf("create %s: %v", table, err)
+		}
+		names := make([]string, len(cols))
+		for i, c := range cols {
+			names[i] = c.Name
+		}
+		if err := e.Insert(ctx, table, names, rows); err != nil {
+			t.Fatalf("insert %s: %v", table, err)
+		}
+	}
+	regions := []string{"EU", "NA", "APAC", "LATAM"}
+	var orders, raw, calendar [][]any
+	id := int64(0)
+	for d := day("2026-07-01"); d.Before(day("2026-07-11")); d = d.AddDate(0, 0, 1) {
+		calendar = append(calendar, []any{d})
+		if d.Equal(day("2026-07-02")) {
+			continue
+		}
+		sum := 0.0
+		for i, r := range regions {
+			id++
+			var cust any = int64(i + 1)
+			switch {
+			case d.Equal(day("2026-07-08")) && r == "LATAM":
+				cust = int64(99)
+			case d.Equal(day("2026-07-09")) && r == "APAC":
+				cust = nil
+			}
+			orders = append(orders, []any{id, d, cust, r, 10.0, d.Add(12 * time.Hour)})
+			sum += 10
+		}
+		switch d.Format("2006-01-02") {
+		case "2026-07-06":
+			orders = append(orders, []any{id - 2, d, int64(1), "EU", 20.0, d.Add(12 * time.Hour)})
+			sum += 20
+		case "2026-07-10":
+			orders = append(orders, []any{nil, d, int64(1), "APAC", 10.0, d.Add(12 * time.Hour)},
+				[]any{nil, d, int64(1), "LATAM", 10.0, d.Add(12 * time.Hour)})
+			sum += 20
+		case "2026-07-04":
+			sum = 42
+		}
+		raw = append(raw, []any{d, sum})
+	}
+	create("orders", []tsql.Column{
+		{Name: "id", Kind: tsql.TypeInt, Nullable: true},
+		{Name: "d", Kind: tsql.TypeDate},
+		{Name: "customer_id", Kind: tsql.TypeInt, Nullable: true},
+		{Name: "region", Kind: tsql.TypeString},
+		{Name: "amount", Type: "DECIMAL(18,2)", Kind: tsql.TypeDecimal},
+		{Name: "ts", Kind: tsql.TypeTimestamp},
+	}, "d", orders)
+	create("raw", []tsql.Column{{Name: "d", Kind: tsql.TypeDate}, {Name: "amount", Type: "DECIMAL(18,2)", Kind: tsql.TypeDecimal}}, "d", raw)
+	create("calendar", []tsql.Column{{Name: "d", Kind: tsql.TypeDate}}, "", calendar)
+	create("customers", []tsql.Column{{Name: "customer_id", Kind: tsql.TypeInt}}, "", [][]any{{int64(1)}, {int64(2)}, {int64(3)}, {int64(4)}})
+	create("regions", []tsql.Column{{Name: "region", Kind: tsql.TypeString}}, "", [][]any{{"EU"}, {"NA"}, {"APAC"}, {"LATAM"}})
+	create("dims", []tsql.Column{{Name: "a", Kind: tsql.TypeInt}, {Name: "b", Kind: tsql.TypeString}}, "", [][]any{{int64(1), "x"}})
+}
+
+// shopRules holds one passing and one failing rule (at least) of every kind over loadShop.
+var shopRules = fstest.MapFS{
+	"orders/complete_range.sql":      {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: d\n-- expect: 2026-07-01..2026-07-10\n")},
+	"orders/complete_recent.sql":     {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: d\n-- expect: 2026-07-03..2026-07-10\n-- min_rows: 4\n")},
+	"orders/complete_not_null.sql":   {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: d\n-- not_null: customer_id, region\n")},
+	"orders/complete_calendar.sql":   {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: d\n-- reference: calendar\n")},
+	"orders/complete_continuous.sql": {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: d\n-- expect: continuous\n")},
+	"orders/complete_min_rows.sql":   {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: d\n-- min_rows: 5\n-- severity: warn\n")},
+	"orders/unique_id.sql":           {Data: []byte("-- kind: uniqueness\n-- table: orders\n-- columns: id\n")},
+	"orders/unique_id_region.sql":    {Data: []byte("-- kind: uniqueness\n-- table: orders\n-- columns: id, region\n")},
+	"orders/unique_region_daily.sql": {Data: []byte("-- kind: uniqueness\n-- table: orders\n-- columns: region\n-- partition: d\n")},
+	"orders/totals_tight.sql":        {Data: []byte("-- kind: totals\n-- table: orders\n-- partition: d\n-- measure: sum(amount)\n-- reference: raw\n-- tolerance: 1%\n")},
+	"orders/totals_loose.sql": {Data: []byte(`-- kind: totals
+-- table: orders
+-- partition: d
+-- measure: sum(amount)
+-- tolerance: 10%
+SELECT d, sum(amount) AS amount
+FROM raw
+GROUP BY d
+`)},
+	"orders/dist_tight.sql":   {Data: []byte("-- kind: distribution\n-- table: orders\n-- partition: d\n-- dimension: region\n-- baseline: 3\n-- threshold: 10%\n")},
+	"orders/dist_loose.sql":   {Data: []byte("-- kind: distribution\n-- table: orders\n-- partition: d\n-- dimension: region\n-- baseline: 3\n-- threshold: 20%\n")},
+	"orders/rel_customer.sql": {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: customer_id\n-- parent: customers\n-- partition: d\n")},
+	"orders/rel_region.sql":   {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: region\n-- parent: regions\n")},
+	"orders/fresh_ok.sql":     {Data: []byte("-- kind: freshness\n-- table: orders\n-- column: ts\n-- max_age: 1d\n")},
+	"orders/fresh_stale.sql":  {Data: []byte("-- kind: freshness\n-- table: orders\n-- column: ts\n-- max_age: 12h\n")},
+	"orders/fresh_date.sql":   {Data: []byte("-- kind: freshness\n-- table: orders\n-- column: d\n-- max_age: 1d\n")},
+	"orders/custom_big.sql":   {Data: []byte("-- kind: custom\n-- partition: d\nSELECT id, d, amount FROM orders WHERE amount > 15\n")},
+	"orders/custom_neg.sql":   {Data: []byte("-- kind: custom\nSELECT id, d, amount FROM orders WHERE amount < 0\n")},
+	"dims/schema_dims.sql":    {Data: []byte("-- kind: schema\n-- table: dims\n")},
+}
+
+// memSchemas is an in-memory SchemaStore.
+type memSchemas struct {
+	mu   sync.Mutex
+	snap map[string][]tsql.Column
+}
+
+func (m *memSchemas) SchemaSnapshot(_ context.Context, rule string) ([]tsql.Column, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.snap[rule]
+	return c, ok, nil
+}
+
+func (m *memSchemas) RecordSchema(_ context.Context, rule, _, _ string, cols []tsql.Column) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.snap[rule] = cols
+	return nil
+}
+
+type outcome struct {
+	Status     Status
+	Violations int64
+	Failing    []string
+}
+
+func outcomes(run *Run) map[string]outcome {
+	out := map[string]outcome{}
+	for _, r := range run.Results {
+		out[r.Rule] = outcome{r.Status, r.Violations, r.FailingPartitions}
+	}
+	return out
+}
+
+var runClock = func() time.Time { return time.Date(2026, 7, 11, 6, 0, 0, 0, time.UTC) }
+
+func TestEveryKind(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		loadShop(t, e)
+		targets := TargetMap{Default: "shop", Engines: map[string]tsql.Engine{"shop": e}}
+		set, err := Load(ctx, shopRules, "rules", targets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		schemas := &memSchemas{snap: map[string][]tsql.Column{}}
+		runner := NewRunner(targets, WithClock(runClock), WithSchemaStore(schemas), WithParallel(2))
+		run := runner.Run(ctx, set.Rules)
+		none := []string{}
+		want := map[string]outcome{
+			"complete_range":      {StatusFail, 1, []string{"2026-07-02"}},
+			"complete_recent":     {StatusPass, 0, none},
+			"complete_not_null":   {StatusFail, 1, []string{"2026-07-09"}},
+			"complete_calendar":   {StatusFail, 1, []string{"2026-07-02"}},
+			"complete_continuous": {StatusFail, 1, []string{"2026-07-02"}},
+			"complete_min_rows":   {StatusFail, 7, []string{"2026-07-01", "2026-07-03", "2026-07-04", "2026-07-05", "2026-07-07", "2026-07-08", "2026-07-09"}},
+			"unique_id":           {StatusFail, 1, none},
+			"unique_id_region":    {StatusPass, 0, none},
+			"unique_region_daily": {StatusFail, 3, []string{"2026-07-06", "2026-07-10"}},
+			"totals_tight":        {StatusFail, 1, []string{"2026-07-04"}},
+			"totals_loose":        {StatusPass, 0, none},
+			"dist_tight":          {StatusFail, 1, []string{"2026-07-06"}},
+			"dist_loose":          {StatusPass, 0, none},
+			"rel_customer":        {StatusFail, 1, []string{"2026-07-08"}},
+			"rel_region":          {StatusPass, 0, none},
+			"fresh_ok":            {StatusPass, 0, none},
+			"fresh_stale":         {StatusFail, 1, none},
+			"fresh_date":          {StatusFail, 1, none}, // 07-10 counts as midnight: 30h old
+			"custom_big":          {StatusFail, 1, []string{"2026-07-06"}},
+			"custom_neg":          {StatusPass, 0, none},
+			"schema_dims":         {StatusPass, 0, none}, // first run records the snapshot
+		}
+		if diff := cmp.Diff(want, outcomes(run)); diff != "" {
+			for _, r := range run.Results {
+				if r.Status == StatusError {
+					t.Logf("%s: %s\n%s", r.Rule, r.Message, r.SQL)
+				}
+			}
+			t.Errorf("outcomes (-want +got):\n%s", diff)
+		}
+		// orders: one scan grouped by (d, region) carries every partition and table aggregate
+		// and the per-day uniqueness; two duplicate scans; raw, calendar; the reference SELECT;
+		// two custom rules; one column listing; then two follow-ups (NULL rows, orphan keys).
+		if run.Queries != 11 {
+			t.Errorf("queries = %d, want 11", run.Queries)
+		}
+		if run.Failed() != true {
+			t.Errorf("run.Failed() = false with failing error-severity rules")
+		}
+
+		t.Run("samples", func(t *testing.T) {
+			got := map[string][]Row{}
+			for _, r := range run.Results {
+				got[r.Rule] = r.Sample
+			}
+			wantSamples := map[string][]Row{
+				"unique_id":    {{{"id", int64(18)}, {"rows", int64(2)}}},
+				"totals_tight": {{{"partition", "2026-07-04"}, {"value", 40.0}, {"reference", 42.0}, {"difference", -2.0}, {"difference_pct", -4.76}}},
+				"rel_customer": {{{"customer_id", int64(99)}, {"rows", int64(1)}}},
+				"dist_tight":   {{{"partition", "2026-07-06"}, {"region", "EU"}, {"share_pct", 40.0}, {"baseline_pct", 25.0}, {"change_pct", 15.0}}},
+				"custom_big":   {{{"id", int64(18)}, {"d", "2026-07-06"}, {"amount", 20.0}}},
+				"fresh_stale":  {{{"newest", "2026-07-10 12:00:00"}, {"age", "18h"}, {"max_age", "12h"}}},
+			}
+			for rule, w := range wantSamples {
+				if diff := cmp.Diff(w, got[rule]); diff != "" {
+					t.Errorf("%s sample (-want +got):\n%s", rule, diff)
+				}
+			}
+			nn := got["complete_not_null"]
+			if len(nn) != 2 || nn[0].Get("problem") != "1 row NULL in customer_id" || nn[1].Get("customer_id") != nil || nn[1].Get("region") != "APAC" {
+				t.Errorf("complete_not_null sample: %v", nn)
+			}
+		})
+
+		t.Run("schema_drift", func(t *testing.T) {
+			if err := e.DropTable(ctx, "dims"); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.CreateTable(ctx, "dims", []tsql.Column{{Name: "a", Kind: tsql.TypeInt}, {Name: "b", Kind: tsql.TypeInt}, {Name: "c", Kind: tsql.TypeString}}, "", nil); err != nil {
+				t.Fatal(err)
+			}
+			rule, _ := set.Get("schema_dims")
+			res := runner.Run(ctx, []*Rule{rule}).Results[0]
+			var changes []string
+			for _, row := range res.Sample {
+				changes = append(changes, row.Get("column").(string)+" "+row.Get("change").(string))
+			}
+			sort.Strings(changes)
+			if res.Status != StatusFail || cmp.Diff([]string{"b type", "c added"}, changes) != "" {
+				t.Errorf("schema after drift: %s %v (%s)", res.Status, changes, res.Message)
+			}
+			res = NewRunner(targets, WithSchemaStore(schemas), WithAcceptSchema(true)).Run(ctx, []*Rule{rule}).Results[0]
+			res2 := runner.Run(ctx, []*Rule{rule}).Results[0]
+			if res.Status != StatusPass || res2.Status != StatusPass {
+				t.Errorf("after accepting the new schema: %s then %s (%s)", res.Status, res2.Status, res2.Message)
+			}
+		})
+
+		t.Run("rendered_sql_runs", func(t *testing.T) {
+			for _, r := range run.Results {
+				if r.SQL == "" {
+					t.Errorf("%s: no rendered SQL", r.Rule)
+				}
+			}
+			tight := run.Results[indexOf(run, "totals_tight")].SQL
+			if !strings.Contains(tight, "sum(amount)") || !strings.Contains(tight, "GROUP BY") {
+				t.Errorf("totals_tight SQL does not show its aggregate:\n%s", tight)
+			}
+		})
+	})
+}
+
+func indexOf(run *Run, rule string) int {
+	for i, r := range run.Results {
+		if r.Rule == rule {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,78 @@
+-- query 1
+-- rules: complete_calendar, complete_continuous, complete_min_rows, complete_not_null, complete_range, complete_recent, dist_loose, dist_tight, fresh_date, fresh_ok, fresh_stale, rel_customer, rel_region, totals_loose, totals_tight, unique_region_daily
+SELECT `d` AS _tu_k1,
+       `region` AS _tu_k2,
+       count(*) AS _tu_n,
+       count(*) AS _tu_a1,
+       countIf(`customer_id` IS NULL) AS _tu_a2,
+       countIf(`region` IS NULL) AS _tu_a3,
+       countIf(`customer_id` IS NOT NULL AND `customer_id` NOT IN (SELECT `customer_id` FROM `customers` WHERE `customer_id` IS NOT NULL)) AS _tu_a4,
+       sum(amount) AS _tu_a5,
+       max(`d`) AS _tu_a6,
+       max(`ts`) AS _tu_a7,
+       countIf(`region` IS NOT NULL AND `region` NOT IN (SELECT `region` FROM `regions` WHERE `region` IS NOT NULL)) AS _tu_a8
+FROM `orders`
+GROUP BY _tu_k1, _tu_k2;
+
+-- query 2
+-- rules: unique_id
+SELECT `id` AS _tu_k1,
+       count(*) AS _tu_n
+FROM `orders`
+WHERE `id` IS NOT NULL
+GROUP BY _tu_k1
+HAVING count(*) > 1
+ORDER BY _tu_n DESC, _tu_k1
+LIMIT 10001;
+
+-- query 3
+-- rules: unique_id_region
+SELECT `id` AS _tu_k1,
+       `region` AS _tu_k2,
+       count(*) AS _tu_n
+FROM `orders`
+WHERE `id` IS NOT NULL AND `region` IS NOT NULL
+GROUP BY _tu_k1, _tu_k2
+HAVING count(*) > 1
+ORDER BY _tu_n DESC, _tu_k1, _tu_k2
+LIMIT 10001;
+
+-- query 4
+-- rules: complete_calendar
+SELECT `d` AS _tu_k1,
+       count(*) AS _tu_n
+FROM `calendar`
+GROUP BY _tu_k1;
+
+-- query 5
+-- rules: totals_tight
+SELECT `d` AS _tu_k1,
+       count(*) AS _tu_n,
+       sum(amount) AS _tu_a1
+FROM `raw`
+GROUP BY _tu_k1;
+
+-- query 6
+-- rules: schema_dims
+-- the columns of `dims` as the engine reports them;
+
+-- query 7
+-- rules: custom_big
+SELECT * FROM (
+SELECT id, d, amount FROM orders WHERE amount > 15
+) AS _tu_q LIMIT 10001;
+
+-- query 8
+-- rules: custom_neg
+SELECT * FROM (
+SELECT id, d, amount FROM orders WHERE amount < 0
+) AS _tu_q LIMIT 10001;
+
+-- query 9
+-- rules: totals_loose
+SELECT * FROM (
+SELECT d, sum(amount) AS amount
+FROM raw
+GROUP BY d
+) AS _tu_q LIMIT 100001;
+
