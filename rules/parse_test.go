@@ -190,6 +190,7 @@ func TestReadOnlySelect(t *testing.T) {
 		{"two_statements", "SELECT 1; SELECT 2", "more than one statement"},
 		{"insert", "INSERT INTO t SELECT 1", "starts with INSERT"},
 		{"hidden_write", "WITH x AS (DELETE FROM t RETURNING *) SELECT * FROM x", "contains DELETE"},
+		{"quoted_keyword_column", `SELECT "delete" FROM t`, ""},
 		{"attach", "SELECT 1; ATTACH 'x.db'", "more than one statement"},
 	}
 	for _, tt := range tests {
