@@ -1,0 +1,139 @@
+package views
+
+import (
+	"context"
+	dbsql "database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"trueup/ledger"
+)
+
+// Version states.
+const (
+	StateBuilding         = "building"
+	StateValidated        = "validated"
+	StateValidationFailed = "validation-failed"
+	StateCancelled        = "cancelled"
+	StateLive             = "live"
+	StatePrevious         = "previous"
+	StateRetired          = "retired"
+)
+
+// ErrNotFound is a version the ledger does not know.
+var ErrNotFound = errors.New("version not found")
+
+// Version is the ledger's record of one physical version of a logical table.
+type Version struct {
+	Target         string
+	Table          string
+	N              int
+	State          string
+	BuiltBy        string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	Backfill       string
+	RunID          int64
+	Rows           int64
+	Checksum       string
+	DiffID         int64
+	Validation     json.RawMessage
+	OverrideBy     string
+	OverrideReason string
+}
+
+// Name is the version's short name, e.g. "v2".
+func (v Version) Name() string { return fmt.Sprintf("v%d", v.N) }
+
+// Physical is the version's table name, e.g. orders__v2.
+func (v Version) Physical() string { return Physical(v.Table, v.N) }
+
+// Store keeps version records in the ledger.
+type Store struct{ L *ledger.Ledger }
+
+const versionCols = `target, table_name, version, state, built_by, created_at, updated_at, backfill, run_id,
+	row_count, checksum, diff_id, CAST(coalesce(validation, 'null') AS VARCHAR), override_by, override_reason`
+
+func scanVersion(row interface{ Scan(...any) error }) (Version, error) {
+	var v Version
+	var validation string
+	err := row.Scan(&v.Target, &v.Table, &v.N, &v.State, &v.BuiltBy, &v.CreatedAt, &v.UpdatedAt, &v.Backfill,
+		&v.RunID, &v.Rows, &v.Checksum, &v.DiffID, &validation, &v.OverrideBy, &v.OverrideReason)
+	if err != nil {
+		return v, err
+	}
+	v.CreatedAt, v.UpdatedAt = v.CreatedAt.UTC(), v.UpdatedAt.UTC()
+	if validation != "null" {
+		v.Validation = json.RawMessage(validation)
+	}
+	return v, nil
+}
+
+// List returns the recorded versions of a table, oldest first.
+func (s Store) List(ctx context.Context, target, table string) ([]Version, error) {
+	rows, err := s.L.DB().QueryContext(ctx, "SELECT "+versionCols+` FROM versions
+		WHERE target = ? AND table_name = ? ORDER BY version`, target, table)
+	if err != nil {
+		return nil, fmt.Errorf("views: versions of %s: %w", table, err)
+	}
+	defer rows.Close()
+	var out []Version
+	for rows.Next() {
+		v, err := scanVersion(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// Get returns one version.
+func (s Store) Get(ctx context.Context, target, table string, n int) (Version, error) {
+	v, err := scanVersion(s.L.DB().QueryRowContext(ctx, "SELECT "+versionCols+` FROM versions
+		WHERE target = ? AND table_name = ? AND version = ?`, target, table, n))
+	if errors.Is(err, dbsql.ErrNoRows) {
+		return v, fmt.Errorf("views: %s v%d: %w", table, n, ErrNotFound)
+	}
+	return v, err
+}
+
+// Put inserts or replaces a version record.
+func (s Store) Put(ctx context.Context, v Version) error {
+	now := s.L.Now()
+	if v.CreatedAt.IsZero() {
+		v.CreatedAt = now
+	}
+	v.UpdatedAt = now
+	var validation any
+	if len(v.Validation) > 0 {
+		validation = string(v.Validation)
+	}
+	_, err := s.L.DB().ExecContext(ctx, `INSERT OR REPLACE INTO versions (target, table_name, version, state, built_by,
+		created_at, updated_at, backfill, run_id, row_count, checksum, diff_id, validation, override_by, override_reason)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		v.Target, v.Table, v.N, v.State, v.BuiltBy, v.CreatedAt, v.UpdatedAt, v.Backfill, v.RunID, v.Rows,
+		v.Checksum, v.DiffID, validation, v.OverrideBy, v.OverrideReason)
+	if err != nil {
+		return fmt.Errorf("views: record %s v%d: %w", v.Table, v.N, err)
+	}
+	return nil
+}
+
+// NextNumber is the number a new version of table gets: one more than any version the ledger
+// or the engine knows (physical is the list of existing version numbers in the engine).
+func (s Store) NextNumber(ctx context.Context, target, table string, physical []int) (int, error) {
+	var n int
+	if err := s.L.DB().QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM versions
+		WHERE target = ? AND table_name = ?`, target, table).Scan(&n); err != nil {
+		return 0, fmt.Errorf("views: next version of %s: %w", table, err)
+	}
+	for _, p := range physical {
+		if p > n {
+			n = p
+		}
+	}
+	return n + 1, nil
+}
