@@ -31,6 +31,12 @@ type Config struct {
 	DefaultTarget string            `yaml:"default_target"`
 	Targets       map[string]Target `yaml:"targets"`
 	Server        Server            `yaml:"server"`
+	// Retention says how long old versions of logical tables are kept (views).
+	Retention Retention `yaml:"retention"`
+	// Notify configures notice delivery: channels and subscriptions (notices).
+	Notify Notify `yaml:"notify"`
+	// Auth configures API tokens and roles (server).
+	Auth Auth `yaml:"auth"`
 }
 
 // Target is one engine connection.
@@ -131,6 +137,13 @@ func (c *Config) validate(data []byte) error {
 	}
 	if c.Server.Addr == "" {
 		c.Server.Addr = "127.0.0.1:8080"
+	}
+	for _, check := range []func(bad func(key, format string, args ...any) error) error{
+		c.Retention.validate, c.Notify.validate, c.Auth.validate,
+	} {
+		if err := check(bad); err != nil {
+			return err
+		}
 	}
 	return nil
 }
