@@ -1,0 +1,134 @@
+package rules
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"trueup/ledger"
+	tsql "trueup/sql"
+)
+
+func openStore(t *testing.T) *Store {
+	t.Helper()
+	l, err := ledger.Open(context.Background(), filepath.Join(t.TempDir(), "state.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return NewStore(l)
+}
+
+func runOf(at time.Time, statuses map[string]Status) *Run {
+	run := &Run{Trigger: "schedule", Started: at, Finished: at, Queries: 2}
+	for _, name := range []string{"a", "b"} {
+		st, ok := statuses[name]
+		if !ok {
+			continue
+		}
+		res := Result{Rule: name, Kind: Totals, Severity: SeverityError, Status: st, At: at,
+			FailingPartitions: []string{}, Sample: []Row{}, SQL: "SELECT 1"}
+		if st == StatusFail {
+			res.Violations, res.FailingPartitions = 2, []string{"2026-07-10", "2026-07-11"}
+			res.Sample = []Row{{{"partition", "2026-07-10"}, {"value", 40.5}, {"reference", int64(42)}}}
+			res.Message = "2 partitions differ"
+		}
+		run.Results = append(run.Results, res)
+	}
+	return run
+}
+
+// TestStoreAlertsOnChange: results land in the ledger; an alert is raised only when a rule's
+// status changes, and a rule whose first result passes raises none.
+func TestStoreAlertsOnChange(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	t0 := time.Date(2026, 7, 10, 6, 0, 0, 0, time.UTC)
+	steps := []map[string]Status{
+		{"a": StatusPass, "b": StatusFail},  // b's first result fails: alert
+		{"a": StatusPass, "b": StatusFail},  // nothing changed
+		{"a": StatusFail, "b": StatusFail},  // a: pass → fail
+		{"a": StatusFail},                   // a still failing
+		{"a": StatusPass, "b": StatusError}, // a recovers, b errors
+	}
+	var got []string
+	for i, st := range steps {
+		run := runOf(t0.Add(time.Duration(i)*time.Hour), st)
+		alerts, err := s.SaveRun(ctx, run, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.ID != int64(i+1) || run.Results[0].RunID != run.ID {
+			t.Errorf("run id %d, result run id %d", run.ID, run.Results[0].RunID)
+		}
+		for _, a := range alerts {
+			got = append(got, a.Rule+": "+string(a.From)+" → "+string(a.To))
+		}
+	}
+	want := []string{"b:  → fail", "a: pass → fail", "a: fail → pass", "b: fail → error"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("alerts (-want +got):\n%s", diff)
+	}
+	stored, err := s.Alerts(ctx, "", 0)
+	if err != nil || len(stored) != 4 || stored[0].Rule != "b" || stored[0].To != StatusError {
+		t.Errorf("stored alerts %+v, %v", stored, err)
+	}
+
+	hist, err := s.History(ctx, "a", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statuses []Status
+	for _, h := range hist {
+		statuses = append(statuses, h.Status)
+	}
+	if diff := cmp.Diff([]Status{StatusPass, StatusFail, StatusFail, StatusPass, StatusPass}, statuses); diff != "" {
+		t.Errorf("history of a, newest first (-want +got):\n%s", diff)
+	}
+	failed := hist[1]
+	wantSample := []Row{{{"partition", "2026-07-10"}, {"value", 40.5}, {"reference", int64(42)}}}
+	if diff := cmp.Diff(wantSample, failed.Sample); diff != "" {
+		t.Errorf("sample round trip (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"2026-07-10", "2026-07-11"}, failed.FailingPartitions); diff != "" {
+		t.Errorf("failing partitions (-want +got):\n%s", diff)
+	}
+	states, err := s.States(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := states["a"]; a.Status != StatusPass || !a.Since.Equal(t0.Add(4*time.Hour)) || a.LastRunID != 5 {
+		t.Errorf("state of a: %+v", a)
+	}
+	if b := states["b"]; b.Status != StatusError || b.LastRunID != 5 {
+		t.Errorf("state of b: %+v", b)
+	}
+	latest, err := s.Latest(ctx)
+	if err != nil || latest["b"].Status != StatusError || latest["a"].RunID != 5 {
+		t.Errorf("latest: %+v, %v", latest, err)
+	}
+}
+
+func TestStoreSchemaSnapshot(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	if _, ok, err := s.SchemaSnapshot(ctx, "x"); ok || err != nil {
+		t.Fatalf("empty store: ok %v err %v", ok, err)
+	}
+	cols := []tsql.Column{{Name: "id", Type: "BIGINT", Kind: tsql.TypeInt}, {Name: "d", Type: "DATE", Kind: tsql.TypeDate, Nullable: true}}
+	for i := 0; i < 2; i++ { // recording twice replaces
+		if err := s.RecordSchema(ctx, "x", "warehouse", "orders", cols[:i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, ok, err := s.SchemaSnapshot(ctx, "x")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if diff := cmp.Diff(cols, got); diff != "" {
+		t.Errorf("snapshot (-want +got):\n%s", diff)
+	}
+}
