@@ -148,6 +148,10 @@ func (e *chEngine) CreateTableAs(ctx context.Context, table, partition string, o
 	return e.Exec(ctx, "CREATE TABLE "+e.dialect.QuoteRelation(table)+e.tableClause(partition, order)+" AS "+query, args...)
 }
 
+func (e *chEngine) CreateTableLike(ctx context.Context, table, src string) error {
+	return e.Exec(ctx, "CREATE TABLE "+e.dialect.QuoteRelation(table)+" AS "+e.dialect.QuoteRelation(src))
+}
+
 func (e *chEngine) Insert(ctx context.Context, table string, cols []string, rows [][]any) error {
 	meta, err := e.Columns(ctx, table)
 	if err != nil {
@@ -407,6 +411,17 @@ func (d chDialect) Normalize(c Column, scale int) string {
 }
 
 func (d chDialect) RowHash(cols []Column, opt HashOptions) string {
+	if len(opt.Stored) > 0 && !opt.Portable {
+		// As stored: the engine's own text of the value, without rounding numbers.
+		c := make([]Column, len(cols))
+		for i, col := range cols {
+			c[i] = col
+			if opt.stored(col.Name) {
+				c[i].Kind = TypeOther
+			}
+		}
+		cols = c
+	}
 	text := concatNormalized(d, cols, scaleOf(opt), unitSep)
 	if opt.Portable {
 		return "reinterpretAsUInt64(reverse(unhex(substring(hex(MD5(" + text + ")), 1, 16))))"
@@ -435,6 +450,10 @@ func (chDialect) CountIf(c string) string       { return "countIf(" + c + ")" }
 func (chDialect) NullSafeEqual(a, b string) string {
 	return "(ifNull(" + a + " = " + b + ", 0) OR (isNull(" + a + ") AND isNull(" + b + ")))"
 }
+
+// Materialize inlines the subquery: the old servers trueup supports have no table expressions in
+// WITH, so it is computed where it is read.
+func (chDialect) Materialize(_, query string) (string, string) { return "", "(" + query + ")" }
 
 // RepointStatements: from 19.5, CREATE OR REPLACE VIEW per view (each atomic, downstream views
 // repointed one after another). Before it, new views are created under temporary names and all

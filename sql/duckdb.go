@@ -136,6 +136,10 @@ func (e *duckEngine) CreateTableAs(ctx context.Context, table, _ string, _ []str
 	return e.Exec(ctx, "CREATE TABLE "+e.dialect.QuoteRelation(table)+" AS "+query, args...)
 }
 
+func (e *duckEngine) CreateTableLike(ctx context.Context, table, src string) error {
+	return e.Exec(ctx, "CREATE TABLE "+e.dialect.QuoteRelation(table)+" AS SELECT * FROM "+e.dialect.QuoteRelation(src)+" LIMIT 0")
+}
+
 func (e *duckEngine) Insert(ctx context.Context, table string, cols []string, rows [][]any) error {
 	meta, err := e.Columns(ctx, table)
 	if err != nil {
@@ -357,14 +361,16 @@ func (d duckDialect) RowHash(cols []Column, opt HashOptions) string {
 	parts := make([]string, len(cols))
 	for i, c := range cols {
 		x := d.Quote(c.Name)
-		switch c.Kind {
-		case TypeFloat, TypeDecimal:
+		switch {
+		case opt.stored(c.Name):
+			parts[i] = x
+		case c.Kind == TypeFloat || c.Kind == TypeDecimal:
 			parts[i] = fmt.Sprintf("CAST(round(CAST(%s AS DOUBLE) * 1e%d) AS BIGINT)", x, scale)
-		case TypeInt, TypeBool:
+		case c.Kind == TypeInt || c.Kind == TypeBool:
 			parts[i] = "CAST(" + x + " AS BIGINT)"
-		case TypeString:
+		case c.Kind == TypeString:
 			parts[i] = "CAST(" + x + " AS VARCHAR)"
-		case TypeTimestamp:
+		case c.Kind == TypeTimestamp:
 			parts[i] = "CAST(epoch(" + x + ") AS BIGINT)"
 		default:
 			parts[i] = x
@@ -394,6 +400,11 @@ func (duckDialect) DistinctCount(x string) string { return "count(DISTINCT " + x
 func (duckDialect) CountIf(c string) string       { return "count_if(" + c + ")" }
 func (duckDialect) NullSafeEqual(a, b string) string {
 	return "(" + a + " IS NOT DISTINCT FROM " + b + ")"
+}
+
+// Materialize uses a MATERIALIZED common table expression: DuckDB computes it once.
+func (d duckDialect) Materialize(name, query string) (string, string) {
+	return "WITH " + d.Quote(name) + " AS MATERIALIZED (" + query + ") ", d.Quote(name)
 }
 
 func (d duckDialect) Drop(name string, view bool) string {

@@ -193,7 +193,7 @@ func TestEngine(t *testing.T) {
 		})
 
 		t.Run("copy_partitions_skips_excluded", func(t *testing.T) {
-			if err := e.CreateTable(ctx, "sales3", salesCols, "d", []string{"id"}); err != nil {
+			if err := e.CreateTableLike(ctx, "sales3", "sales"); err != nil {
 				t.Fatal(err)
 			}
 			ex := []tsql.Window{{Column: "d", Type: tsql.TypeDate, Start: day("2026-07-11"), End: day("2026-07-12")}}

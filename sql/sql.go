@@ -149,6 +149,22 @@ type HashOptions struct {
 	Portable bool
 	// Scale is the number of decimal places floats and decimals are compared at (default 6).
 	Scale int
+	// Stored names columns hashed as the engine stores them instead of normalised: cheaper, and
+	// equal between two relations whenever the column has the same type in both. Ignored when
+	// Portable is set.
+	Stored []string
+}
+
+func (o HashOptions) stored(name string) bool {
+	if o.Portable {
+		return false
+	}
+	for _, s := range o.Stored {
+		if s == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Result is a small, fully read query result. Values are normalised: integers as int64 (uint64 when
@@ -179,6 +195,9 @@ type Engine interface {
 	CreateTable(ctx context.Context, table string, cols []Column, partition string, order []string) error
 	// CreateTableAs creates table with the columns and rows of query.
 	CreateTableAs(ctx context.Context, table, partition string, order []string, query string, args ...any) error
+	// CreateTableLike creates an empty table with the columns (and, where the engine has them,
+	// the partitioning and ordering) of src.
+	CreateTableLike(ctx context.Context, table, src string) error
 	// Insert appends rows in bulk; cols name the columns in row order.
 	Insert(ctx context.Context, table string, cols []string, rows [][]any) error
 	// ReplacePartition atomically replaces the rows of table inside w with the rows of query:
@@ -223,6 +242,10 @@ type Dialect interface {
 	CountIf(cond string) string
 	// NullSafeEqual compares two expressions with NULL equal to NULL.
 	NullSafeEqual(a, b string) string
+	// Materialize names a subquery a statement reads more than once, so the engine computes it
+	// once where it can. It returns the text to put before the statement (possibly empty) and the
+	// text to read the subquery by in a FROM clause.
+	Materialize(name, query string) (with, ref string)
 	// Drop returns the statement that drops a table or a view if it exists.
 	Drop(name string, view bool) string
 	// RepointStatements returns the statements that make views read from tables, in order.

@@ -1,0 +1,81 @@
+package sql_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+)
+
+// TestMaterializeAndStoredHash covers the two pieces reconcile asks of a dialect: a subquery read
+// twice in one statement, and row hashes of values as stored.
+func TestMaterializeAndStoredHash(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		d := e.Dialect()
+		loadSales(t, e, "sales")
+
+		t.Run("materialized_subquery_read_twice", func(t *testing.T) {
+			with, ref := d.Materialize("picked", "SELECT id FROM sales WHERE id >= 3")
+			q := with + "SELECT id FROM sales WHERE id IN (SELECT id FROM " + ref + ") UNION ALL " +
+				"SELECT id + 10 AS id FROM sales WHERE id IN (SELECT id FROM " + ref + ") ORDER BY id"
+			if got := ids(t, e, q); !cmp.Equal(got, []int64{3, 4, 13, 14}) {
+				t.Errorf("got %v", got)
+			}
+		})
+
+		t.Run("stored_hash_matches_same_types_and_sees_changes", func(t *testing.T) {
+			if err := e.CreateTableAs(ctx, "sales_copy", "d", []string{"id"}, "SELECT * FROM sales"); err != nil {
+				t.Fatal(err)
+			}
+			cols, _ := e.Columns(ctx, "sales")
+			var names []string
+			for _, c := range cols {
+				names = append(names, c.Name)
+			}
+			opt := tsql.HashOptions{Stored: names}
+			sum := func(q string) uint64 {
+				res, err := e.Query(ctx, "SELECT "+d.HashSum(d.RowHash(cols, opt))+" FROM ("+q+") AS s")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return tsql.AsUint64(res.Rows[0][0])
+			}
+			a, b := sum("SELECT * FROM sales"), sum("SELECT * FROM sales_copy")
+			c := sum("SELECT id, d, name, amount, score + 0.001 AS score, ts FROM sales")
+			if a != b || a == 0 {
+				t.Errorf("copies hash differently: %d vs %d", a, b)
+			}
+			if a == c {
+				t.Error("a changed score left the sum unchanged")
+			}
+		})
+
+		t.Run("normalised_hash_equates_decimal_and_double", func(t *testing.T) {
+			dec := []tsql.Column{{Name: "id", Kind: tsql.TypeInt}, {Name: "x", Type: "DECIMAL(18,2)", Kind: tsql.TypeDecimal}}
+			dbl := []tsql.Column{{Name: "id", Kind: tsql.TypeInt}, {Name: "x", Kind: tsql.TypeFloat}}
+			for name, cols := range map[string][]tsql.Column{"h_dec": dec, "h_dbl": dbl} {
+				if err := e.CreateTable(ctx, name, cols, "", []string{"id"}); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.Insert(ctx, name, []string{"id", "x"}, [][]any{{int64(1), 12.30}, {int64(2), 0.07}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			hash := func(table string) uint64 {
+				cols, _ := e.Columns(ctx, table)
+				res, err := e.Query(ctx, "SELECT "+d.HashSum(d.RowHash(cols, tsql.HashOptions{}))+" FROM "+d.QuoteRelation(table))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return tsql.AsUint64(res.Rows[0][0])
+			}
+			if a, b := hash("h_dec"), hash("h_dbl"); a != b {
+				t.Errorf("DECIMAL and DOUBLE of equal values hash differently: %d vs %d", a, b)
+			}
+		})
+	})
+}
