@@ -20,8 +20,10 @@ func TestMaterializeAndStoredHash(t *testing.T) {
 
 		t.Run("materialized_subquery_read_twice", func(t *testing.T) {
 			with, ref := d.Materialize("picked", "SELECT id FROM sales WHERE id >= 3")
-			q := with + "SELECT id FROM sales WHERE id IN (SELECT id FROM " + ref + ") UNION ALL " +
-				"SELECT id + 10 AS id FROM sales WHERE id IN (SELECT id FROM " + ref + ") ORDER BY id"
+			// ClickHouse resolves a column name to a same-named alias in the same SELECT, and its ORDER BY
+			// binds to the last SELECT of a UNION: keep names distinct and sort outside.
+			q := with + "SELECT x FROM (SELECT id AS x FROM sales WHERE id IN (SELECT id FROM " + ref + ") UNION ALL " +
+				"SELECT id + 10 AS x FROM sales WHERE id IN (SELECT id FROM " + ref + ")) AS u ORDER BY x"
 			if got := ids(t, e, q); !cmp.Equal(got, []int64{3, 4, 13, 14}) {
 				t.Errorf("got %v", got)
 			}
