@@ -49,6 +49,7 @@ func commands() []command {
 	return []command{
 		{"serve", "run the server: pages, JSON API, scheduled rules", runServe},
 		{"demo", "write the demo project and warehouse, then serve it", runDemo},
+		{"check", "run the project's rules once and report (text, json or junit)", runCheck},
 		{"version", "print the version", runVersion},
 	}
 }

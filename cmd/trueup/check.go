@@ -1,0 +1,298 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"trueup/rules"
+	tsql "trueup/sql"
+)
+
+// listFlag collects a repeatable flag; each value may also be a comma-separated list.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+func runCheck(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("check")
+	var names, tags listFlag
+	fs.Var(&names, "rule", "run only this rule (repeatable, or comma-separated)")
+	fs.Var(&tags, "tag", "run only rules with this tag (repeatable, or comma-separated)")
+	format := fs.String("format", "text", "output: text, json or junit")
+	explain := fs.Bool("explain", false, "print the SQL each rule compiles to, fused per relation, without running it")
+	accept := fs.Bool("accept-schema", false, "record the current columns as the snapshot of the schema rules run")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	switch *format {
+	case "text", "json", "junit":
+	default:
+		return usagef("check: --format %q: want text, json or junit", *format)
+	}
+	a, err := openApp(ctx, e.globals)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	targets := rules.TargetMap{Default: a.cfg.DefaultTarget, Engines: a.targets}
+	if e.globals.target != "" {
+		targets.Default = e.globals.target
+	}
+	set, err := loadRules(ctx, e, a.cfg.ProjectDir("rules"), targets)
+	if err != nil {
+		return err
+	}
+	selected, err := set.Select(names, tags)
+	if errors.Is(err, rules.ErrNotFound) {
+		return usagef("check: %v", err)
+	}
+	if len(selected) == 0 {
+		return usagef("check: no rule matches --rule %s --tag %s", names.String(), tags.String())
+	}
+	store := rules.NewStore(a.ledger)
+	runner := rules.NewRunner(targets, rules.WithSchemaStore(store), rules.WithAcceptSchema(*accept))
+	if *explain {
+		return writeExplain(e.stdout, *format, runner.Plan(selected))
+	}
+	run := runner.Run(ctx, selected)
+	run.Trigger = "cli"
+	if _, err := store.SaveRun(ctx, run, cliActor()); err != nil {
+		return err
+	}
+	if err := writeRun(e.stdout, *format, run); err != nil {
+		return err
+	}
+	if run.Failed() {
+		n := 0
+		for _, r := range run.Results {
+			if r.Severity == rules.SeverityError && r.Failed() {
+				n++
+			}
+		}
+		return failedError{fmt.Sprintf("check: %d error-severity %s failed (run %d)", n, pluralWord(n, "rule", "rules"), run.ID)}
+	}
+	return nil
+}
+
+// loadRules loads and validates the project's rules; every problem goes to stderr, one a line.
+func loadRules(ctx context.Context, e *env, dir string, targets rules.Targets) (*rules.Set, error) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, usagef("check: no rules folder at %s (rules live in rules/<table>/<rule>.sql beside the config)", dir)
+	}
+	shown := dir
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, dir); err == nil && !strings.HasPrefix(rel, "..") {
+			shown = rel
+		}
+	}
+	set, err := rules.Load(ctx, os.DirFS(dir), filepath.ToSlash(shown), targets)
+	var le *rules.LoadError
+	if errors.As(err, &le) {
+		for _, p := range le.Problems {
+			fmt.Fprintln(e.stderr, p)
+		}
+		return nil, usagef("check: %d %s in the rule set, nothing was run", len(le.Problems), pluralWord(len(le.Problems), "problem", "problems"))
+	}
+	if err != nil {
+		return nil, usagef("check: %v", err)
+	}
+	return set, nil
+}
+
+func cliActor() string {
+	if u := os.Getenv("USER"); u != "" {
+		return "cli:" + u
+	}
+	return "cli"
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func writeRun(w io.Writer, format string, run *rules.Run) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(run)
+	case "junit":
+		return writeJUnit(w, run)
+	}
+	for _, r := range run.Results {
+		label := strings.ToUpper(string(r.Status))
+		if r.Status == rules.StatusFail && r.Severity == rules.SeverityWarn {
+			label = "WARN"
+		}
+		fmt.Fprintf(w, "%-5s %-32s %-13s", label, r.Rule, r.Kind)
+		if r.Status != rules.StatusPass {
+			fmt.Fprintf(w, " %s", r.Message)
+		}
+		fmt.Fprintln(w)
+		if len(r.FailingPartitions) > 0 {
+			fmt.Fprintf(w, "      failing partitions (%d): %s\n", len(r.FailingPartitions), abbreviate(r.FailingPartitions, 12))
+		}
+		if r.Status == rules.StatusFail {
+			for _, row := range r.Sample {
+				fmt.Fprintf(w, "      %s\n", sampleLine(row))
+			}
+		}
+	}
+	pass, fail, errs := run.Counts()
+	fmt.Fprintf(w, "\nrun %d: %d rules, %d passed, %d failed, %d could not run; %d queries in %.2fs\n",
+		run.ID, len(run.Results), pass, fail, errs, run.Queries, run.Finished.Sub(run.Started).Seconds())
+	return nil
+}
+
+func abbreviate(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(", … (%d more)", len(items)-n)
+}
+
+func sampleLine(row rules.Row) string {
+	parts := make([]string, len(row))
+	for i, f := range row {
+		v := "NULL"
+		if f.Value != nil {
+			v = tsql.AsText(f.Value)
+		}
+		parts[i] = f.Name + "=" + v
+	}
+	return strings.Join(parts, "  ")
+}
+
+func writeExplain(w io.Writer, format string, plan *rules.Plan) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(plan)
+	}
+	fmt.Fprintf(w, "-- %d rules in %d queries (follow-up queries for samples and exact counts run only for failing rules)\n\n",
+		len(plan.Rules), len(plan.Queries))
+	for i, q := range plan.Queries {
+		fmt.Fprintf(w, "-- query %d on %s\n%s;\n\n", i+1, redactURL(q.Target), q.SQL)
+	}
+	for _, r := range plan.Rules {
+		qs := make([]string, len(r.Queries))
+		for i, q := range r.Queries {
+			qs[i] = fmt.Sprint(q + 1)
+		}
+		fmt.Fprintf(w, "-- %s (%s) reads query %s: %s\n", r.Rule, r.Kind, strings.Join(qs, ", "), r.Judge)
+		if r.Error != "" {
+			fmt.Fprintf(w, "--   cannot run: %s\n", r.Error)
+		}
+	}
+	return nil
+}
+
+// redactURL drops credentials from a target URL before it is shown.
+func redactURL(url string) string {
+	if i := strings.Index(url, "://"); i >= 0 {
+		if j := strings.LastIndexByte(url, '@'); j > i {
+			return url[:i+3] + url[j+1:]
+		}
+	}
+	return url
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Time     float64      `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Time      float64     `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Class     string        `xml:"classname,attr"`
+	Name      string        `xml:"name,attr"`
+	Time      float64       `xml:"time,attr"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Body    string `xml:",chardata"`
+}
+
+// writeJUnit reports one test case per rule. A failing warn-severity rule is not a JUnit
+// failure (it does not fail the check either): its finding goes to system-out.
+func writeJUnit(w io.Writer, run *rules.Run) error {
+	suite := junitSuite{Name: "trueup rules", Time: run.Finished.Sub(run.Started).Seconds(), Timestamp: run.Started.Format("2006-01-02T15:04:05Z")}
+	for _, r := range run.Results {
+		c := junitCase{Class: "rules." + string(r.Kind), Name: r.Rule, Time: r.DurationMS / 1000}
+		detail := detailText(r)
+		switch {
+		case r.Status == rules.StatusError:
+			c.Error = &junitProblem{Message: r.Message, Type: "error", Body: detail}
+			suite.Errors++
+		case r.Status == rules.StatusFail && r.Severity == rules.SeverityWarn:
+			c.SystemOut = "warn: " + r.Message + "\n" + detail
+		case r.Status == rules.StatusFail:
+			c.Failure = &junitProblem{Message: r.Message, Type: string(r.Kind), Body: detail}
+			suite.Failures++
+		}
+		suite.Cases = append(suite.Cases, c)
+	}
+	suite.Tests = len(suite.Cases)
+	doc := junitSuites{Name: "trueup check", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Time: suite.Time, Suites: []junitSuite{suite}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func detailText(r rules.Result) string {
+	var b strings.Builder
+	if len(r.FailingPartitions) > 0 {
+		fmt.Fprintf(&b, "failing partitions (%d): %s\n", len(r.FailingPartitions), abbreviate(r.FailingPartitions, 50))
+	}
+	for _, row := range r.Sample {
+		b.WriteString(sampleLine(row) + "\n")
+	}
+	return b.String()
+}
