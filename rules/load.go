@@ -137,7 +137,7 @@ func (v *validator) bad(r *Rule, key string, format string, args ...any) {
 	if line == 0 {
 		line = 1
 	}
-	v.problems = append(v.problems, Problem{r.Path, line, fmt.Sprintf(format, args...)})
+	v.problems = append(v.problems, Problem{Path: r.Path, Line: line, Msg: fmt.Sprintf(format, args...)})
 }
 
 // columns lists a relation's columns once per validation.

@@ -11,16 +11,11 @@ import (
 	"time"
 
 	"trueup/monitor/cron"
+	"trueup/sqlfile"
 )
 
 // Problem is one thing wrong with a rule file, at a line.
-type Problem struct {
-	Path string
-	Line int
-	Msg  string
-}
-
-func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.Path, p.Line, p.Msg) }
+type Problem = sqlfile.Problem
 
 // LoadError lists every problem of a rule set. It matches ErrInvalid.
 type LoadError struct{ Problems []Problem }
@@ -70,7 +65,6 @@ var requiredKeys = map[Kind][]string{
 }
 
 var (
-	keyRe  = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*)\s*:(.*)$`)
 	nameRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 	tagRe  = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 )
@@ -116,7 +110,7 @@ func ParseFS(fsys fs.FS, prefix string) ([]*Rule, error) {
 			continue
 		}
 		if prev, dup := names[r.Name]; dup {
-			problems = append(problems, Problem{shown, line, fmt.Sprintf("rule %s is already defined in %s:%d", r.Name, prev.Path, nameLine[prev])})
+			problems = append(problems, Problem{Path: shown, Line: line, Msg: fmt.Sprintf("rule %s is already defined in %s:%d", r.Name, prev.Path, nameLine[prev])})
 			continue
 		}
 		names[r.Name] = r
@@ -143,31 +137,15 @@ func Parse(shown, text string) (*Rule, error) {
 func parseFile(shown, text string) (*Rule, int, []Problem) {
 	var problems []Problem
 	bad := func(line int, format string, args ...any) {
-		problems = append(problems, Problem{shown, line, fmt.Sprintf(format, args...)})
+		problems = append(problems, Problem{Path: shown, Line: line, Msg: fmt.Sprintf(format, args...)})
 	}
+	f := sqlfile.Scan(shown, text)
+	problems = append(problems, f.Problems()...)
 	keys := map[string]header{}
-	lines := strings.Split(text, "\n")
-	body, bodyLine := "", 0
-	for i, raw := range lines {
-		l := strings.TrimSpace(raw)
-		if l == "" {
-			continue
-		}
-		if !strings.HasPrefix(l, "--") {
-			body, bodyLine = strings.TrimSpace(strings.Join(lines[i:], "\n")), i+1
-			break
-		}
-		m := keyRe.FindStringSubmatch(strings.TrimSpace(l[2:]))
-		if m == nil {
-			continue // a plain comment
-		}
-		key, val := m[1], strings.TrimSpace(m[2])
-		if prev, dup := keys[key]; dup {
-			bad(i+1, "duplicate key %s (first on line %d)", key, prev.line)
-			continue
-		}
-		keys[key] = header{val, i + 1}
+	for k, v := range f.Keys {
+		keys[k] = header{v.Value, v.Line}
 	}
+	body, bodyLine := f.Body, f.BodyLine
 
 	r := &Rule{Path: shown, Severity: SeverityError, Grain: "day", Baseline: 7, Threshold: 0.10, lines: map[string]int{}}
 	for k, h := range keys {
