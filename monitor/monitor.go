@@ -1,0 +1,298 @@
+// Package monitor runs rules on their cron schedules: one run at a time per rule, a missed
+// slot run once after a restart, results and state changes kept through the rules store, and
+// alerts handed on only when a rule's status changes. It also runs a rule on demand.
+package monitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"trueup/rules"
+)
+
+// Sentinel errors callers branch on.
+var (
+	// ErrBusy is a rule that is already running.
+	ErrBusy = errors.New("rule is already running")
+	// ErrNotFound is a rule name the monitor does not know.
+	ErrNotFound = errors.New("rule not found")
+)
+
+// Runner evaluates rules (rules.Runner).
+type Runner interface {
+	Run(ctx context.Context, rs []*rules.Rule) *rules.Run
+}
+
+// Recorder keeps runs and judges state changes (rules.Store).
+type Recorder interface {
+	SaveRun(ctx context.Context, run *rules.Run, actor string) ([]rules.Alert, error)
+	Latest(ctx context.Context) (map[string]rules.Result, error)
+}
+
+// Monitor schedules and runs rules.
+type Monitor struct {
+	rules    []*rules.Rule
+	byName   map[string]*rules.Rule
+	runner   Runner
+	store    Recorder
+	slots    SlotStore
+	clock    Clock
+	log      *slog.Logger
+	onRun    func(run *rules.Run, alerts []rules.Alert)
+	onAlerts func(ctx context.Context, alerts []rules.Alert)
+
+	mu      sync.Mutex
+	running map[string]bool
+	next    map[string]time.Time // next slot per scheduled rule
+	last    map[string]rules.Result
+	wg      sync.WaitGroup
+}
+
+// Option configures a Monitor.
+type Option func(*Monitor)
+
+// WithClock replaces the wall clock, for tests.
+func WithClock(c Clock) Option { return func(m *Monitor) { m.clock = c } }
+
+// WithLogger logs runs and alerts.
+func WithLogger(l *slog.Logger) Option { return func(m *Monitor) { m.log = l } }
+
+// WithOnRun is called after every run has been recorded.
+func WithOnRun(fn func(run *rules.Run, alerts []rules.Alert)) Option {
+	return func(m *Monitor) { m.onRun = fn }
+}
+
+// WithAlerts delivers alerts (state changes) once they are recorded.
+func WithAlerts(fn func(ctx context.Context, alerts []rules.Alert)) Option {
+	return func(m *Monitor) { m.onAlerts = fn }
+}
+
+// New returns a monitor over a rule set. Only rules with a schedule are scheduled; any rule
+// can be run with RunNow.
+func New(rs []*rules.Rule, runner Runner, store Recorder, slots SlotStore, opts ...Option) *Monitor {
+	m := &Monitor{
+		rules: rs, byName: map[string]*rules.Rule{}, runner: runner, store: store, slots: slots,
+		clock: wallClock{}, log: slog.New(slog.DiscardHandler),
+		running: map[string]bool{}, next: map[string]time.Time{}, last: map[string]rules.Result{},
+	}
+	for _, r := range rs {
+		m.byName[r.Name] = r
+	}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
+}
+
+// Rules returns every rule the monitor knows, scheduled or not, in name order.
+func (m *Monitor) Rules() []*rules.Rule {
+	out := append([]*rules.Rule{}, m.rules...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Rule returns a rule by name.
+func (m *Monitor) Rule(name string) (*rules.Rule, error) {
+	if r, ok := m.byName[name]; ok {
+		return r, nil
+	}
+	return nil, fmt.Errorf("monitor: %s: %w", name, ErrNotFound)
+}
+
+// Run schedules rules until ctx ends, then waits for the runs in flight. A rule whose slot was
+// missed while trueup was down runs once, straight away; a rule never scheduled before starts
+// counting from now.
+func (m *Monitor) Run(ctx context.Context) error {
+	if err := m.start(ctx); err != nil {
+		return err
+	}
+	defer m.wg.Wait()
+	for {
+		now := m.clock.Now()
+		m.dispatch(ctx, now)
+		wait, ok := m.untilNext(now)
+		if !ok {
+			<-ctx.Done()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-m.clock.After(wait):
+		}
+	}
+}
+
+// start loads the last results (for status and metrics) and each scheduled rule's last slot.
+func (m *Monitor) start(ctx context.Context) error {
+	latest, err := m.store.Latest(ctx)
+	if err != nil {
+		return fmt.Errorf("monitor: %w", err)
+	}
+	now := m.clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name, res := range latest {
+		if _, ok := m.byName[name]; ok {
+			m.last[name] = res
+		}
+	}
+	for _, r := range m.rules {
+		if r.Schedule == nil {
+			continue
+		}
+		last, ok, err := m.slots.LastSlot(ctx, r.Name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			// nothing was missed: remember that the rule is scheduled from now on
+			if err := m.slots.RecordSlot(ctx, r.Name, r.Schedule.String(), now); err != nil {
+				return err
+			}
+			last = now
+		}
+		m.next[r.Name] = r.Schedule.Next(last)
+	}
+	return nil
+}
+
+// untilNext returns how long until the earliest next slot.
+func (m *Monitor) untilNext(now time.Time) (time.Duration, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var first time.Time
+	for _, t := range m.next {
+		if !t.IsZero() && (first.IsZero() || t.Before(first)) {
+			first = t
+		}
+	}
+	if first.IsZero() {
+		return 0, false
+	}
+	return first.Sub(now), true
+}
+
+// dispatch starts one run of every rule whose slot has come and that is not running. Slots
+// missed in between (downtime, a long run) collapse into the newest one: it runs once.
+func (m *Monitor) dispatch(ctx context.Context, now time.Time) {
+	m.mu.Lock()
+	var due []*rules.Rule
+	slots := map[string]time.Time{}
+	for _, r := range m.rules {
+		next, ok := m.next[r.Name]
+		if !ok || next.IsZero() || next.After(now) {
+			continue
+		}
+		slot := next
+		for n := r.Schedule.Next(slot); !n.IsZero() && !n.After(now); n = r.Schedule.Next(n) {
+			slot = n
+		}
+		m.next[r.Name] = r.Schedule.Next(slot)
+		if m.running[r.Name] {
+			m.log.Warn("scheduled run skipped: the previous run is still going", "rule", r.Name, "slot", slot)
+			continue
+		}
+		m.running[r.Name] = true
+		due = append(due, r)
+		slots[r.Name] = slot
+	}
+	m.mu.Unlock()
+	if len(due) == 0 {
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		run, err := m.execute(ctx, due, "schedule", "monitor")
+		if err != nil {
+			m.log.Error("scheduled run not recorded", "err", err)
+			return // slots stay as they were: the run counts as missed
+		}
+		for _, r := range due {
+			if err := m.slots.RecordSlot(context.WithoutCancel(ctx), r.Name, r.Schedule.String(), slots[r.Name]); err != nil {
+				m.log.Error("slot not recorded", "rule", r.Name, "err", err)
+			}
+		}
+		m.log.Info("scheduled run", "run", run.ID, "rules", len(due), "queries", run.Queries)
+	}()
+}
+
+// RunNow runs one rule at once and records the run; ErrBusy when it is already running.
+func (m *Monitor) RunNow(ctx context.Context, name, actor string) (*rules.Run, error) {
+	r, err := m.Rule(name)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	if m.running[name] {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("monitor: %s: %w", name, ErrBusy)
+	}
+	m.running[name] = true
+	m.mu.Unlock()
+	return m.execute(ctx, []*rules.Rule{r}, "manual", actor)
+}
+
+// execute runs rules that are marked running, records the run and hands on its alerts.
+func (m *Monitor) execute(ctx context.Context, rs []*rules.Rule, trigger, actor string) (*rules.Run, error) {
+	defer func() {
+		m.mu.Lock()
+		for _, r := range rs {
+			delete(m.running, r.Name)
+		}
+		m.mu.Unlock()
+	}()
+	run := m.runner.Run(ctx, rs)
+	run.Trigger = trigger
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // interrupted, not judged: nothing to record
+	}
+	alerts, err := m.store.SaveRun(context.WithoutCancel(ctx), run, actor)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	for _, res := range run.Results {
+		m.last[res.Rule] = res
+	}
+	m.mu.Unlock()
+	for _, a := range alerts {
+		m.log.Warn("rule alert", "rule", a.Rule, "from", a.From, "to", a.To, "message", a.Message)
+	}
+	if len(alerts) > 0 && m.onAlerts != nil {
+		m.onAlerts(ctx, alerts)
+	}
+	if m.onRun != nil {
+		m.onRun(run, alerts)
+	}
+	return run, nil
+}
+
+// Status is what the monitor knows about one rule now.
+type Status struct {
+	Rule    *rules.Rule
+	Last    *rules.Result // nil before the first run
+	Next    time.Time     // zero when not scheduled
+	Running bool
+}
+
+// Statuses returns every rule's status, in name order.
+func (m *Monitor) Statuses() []Status {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Status, 0, len(m.rules))
+	for _, r := range m.Rules() {
+		s := Status{Rule: r, Next: m.next[r.Name], Running: m.running[r.Name]}
+		if res, ok := m.last[r.Name]; ok {
+			s.Last = &res
+		}
+		out = append(out, s)
+	}
+	return out
+}

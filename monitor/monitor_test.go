@@ -1,0 +1,292 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"trueup/ledger"
+	"trueup/rules"
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+)
+
+type fixture struct {
+	engine  tsql.Engine
+	ledger  *ledger.Ledger
+	store   *rules.Store
+	set     *rules.Set
+	targets rules.TargetMap
+}
+
+// newFixture builds a table of amounts and rules over it: no_negative runs hourly, once_a_day
+// at 06:00, adhoc has no schedule.
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	e := sqltest.DuckDB(t)
+	if err := e.CreateTable(ctx, "amounts", []tsql.Column{{Name: "v", Kind: tsql.TypeInt}}, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Insert(ctx, "amounts", []string{"v"}, [][]any{{int64(1)}, {int64(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "state.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	targets := rules.TargetMap{Default: "w", Engines: map[string]tsql.Engine{"w": e}}
+	fsys := fstest.MapFS{
+		"no_negative.sql": {Data: []byte("-- kind: custom\n-- schedule: 0 * * * *\nSELECT v FROM amounts WHERE v < 0\n")},
+		"once_a_day.sql":  {Data: []byte("-- kind: custom\n-- schedule: 0 6 * * *\nSELECT v FROM amounts WHERE v > 100\n")},
+		"adhoc.sql":       {Data: []byte("-- kind: custom\nSELECT v FROM amounts WHERE v = 0\n")},
+	}
+	set, err := rules.Load(ctx, fsys, "rules", targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{engine: e, ledger: l, store: rules.NewStore(l), set: set, targets: targets}
+}
+
+func at(hhmm string) time.Time {
+	t, err := time.Parse("2006-01-02 15:04", "2026-07-10 "+hhmm)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// started runs a monitor until the test ends and returns a channel of its recorded runs.
+func (f *fixture) started(t *testing.T, clock *FakeClock, runner Runner) (*Monitor, chan *rules.Run) {
+	t.Helper()
+	runs := make(chan *rules.Run, 16)
+	if runner == nil {
+		runner = rules.NewRunner(f.targets, rules.WithClock(clock.Now))
+	}
+	m := New(f.set.Rules, runner, f.store, NewLedgerSlots(f.ledger), WithClock(clock),
+		WithOnRun(func(run *rules.Run, _ []rules.Alert) { runs <- run }))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("monitor: %v", err)
+		}
+	})
+	if !clock.BlockUntil(1, 5*time.Second) {
+		t.Fatal("the monitor never waited for its next slot")
+	}
+	return m, runs
+}
+
+// tick moves the clock to hhmm and returns the names of the rules of the run it starts, or
+// nil when nothing runs.
+func tick(t *testing.T, clock *FakeClock, runs chan *rules.Run, hhmm string) []string {
+	t.Helper()
+	clock.Set(at(hhmm))
+	select {
+	case run := <-runs:
+		var names []string
+		for _, r := range run.Results {
+			names = append(names, r.Rule+"="+string(r.Status))
+		}
+		if !clock.BlockUntil(1, 5*time.Second) {
+			t.Fatal("the monitor did not wait again after the run")
+		}
+		return names
+	case <-time.After(300 * time.Millisecond):
+		return nil
+	}
+}
+
+// TestScheduledRuleAlertsOncePerChange: an hourly rule runs on each slot; alerts are raised
+// when it goes pass→fail and fail→pass, not on every failing run.
+func TestScheduledRuleAlertsOncePerChange(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	clock := NewFakeClock(at("05:30"))
+	_, runs := f.started(t, clock, nil)
+
+	steps := []struct {
+		hhmm   string
+		before func()
+		want   []string
+	}{
+		{"05:59", nil, nil},
+		{"06:00", nil, []string{"no_negative=pass", "once_a_day=pass"}}, // rules due together run together
+		{"07:00", func() { f.engine.Insert(ctx, "amounts", []string{"v"}, [][]any{{int64(-5)}}) }, []string{"no_negative=fail"}},
+		{"08:00", nil, []string{"no_negative=fail"}},
+		{"08:30", nil, nil},
+		{"09:00", func() { f.engine.Exec(ctx, "DELETE FROM amounts WHERE v < 0") }, []string{"no_negative=pass"}},
+	}
+	for _, s := range steps {
+		if s.before != nil {
+			s.before()
+		}
+		if got := tick(t, clock, runs, s.hhmm); cmp.Diff(s.want, got) != "" {
+			t.Fatalf("at %s ran %v, want %v", s.hhmm, got, s.want)
+		}
+	}
+	alerts, err := f.store.Alerts(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range alerts {
+		got = append(got, a.At.Format("15:04")+" "+a.Rule+" "+string(a.From)+"→"+string(a.To))
+	}
+	want := []string{"09:00 no_negative fail→pass", "07:00 no_negative pass→fail"} // newest first
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("alerts (-want +got):\n%s", diff)
+	}
+	hist, _ := f.store.History(ctx, "no_negative", 0)
+	if len(hist) != 4 {
+		t.Errorf("no_negative has %d results, want 4", len(hist))
+	}
+}
+
+// TestMissedRunOnceAfterRestart: slots missed while trueup was down run once, at start-up.
+func TestMissedRunOnceAfterRestart(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	slots := NewLedgerSlots(f.ledger)
+	// a first life scheduled the rules at 05:00 and ran no_negative's 06:00 slot
+	slots.RecordSlot(ctx, "no_negative", "0 * * * *", at("06:00"))
+	slots.RecordSlot(ctx, "once_a_day", "0 6 * * *", at("06:00"))
+
+	// back at 10:30: 07:00, 08:00, 09:00 and 10:00 were missed
+	clock := NewFakeClock(at("10:30"))
+	runs := make(chan *rules.Run, 16)
+	m := New(f.set.Rules, rules.NewRunner(f.targets), f.store, slots, WithClock(clock),
+		WithOnRun(func(run *rules.Run, _ []rules.Alert) { runs <- run }))
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- m.Run(cctx) }()
+	defer func() { cancel(); <-done }()
+
+	select {
+	case run := <-runs:
+		if len(run.Results) != 1 || run.Results[0].Rule != "no_negative" {
+			t.Errorf("catch-up run: %+v", run.Results)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the missed slot did not run at start-up")
+	}
+	if !clock.BlockUntil(1, 5*time.Second) {
+		t.Fatal("monitor not waiting")
+	}
+	select {
+	case run := <-runs:
+		t.Fatalf("a second catch-up run: %+v", run.Results)
+	case <-time.After(200 * time.Millisecond):
+	}
+	last, _, _ := slots.LastSlot(ctx, "no_negative")
+	if !last.Equal(at("10:00")) {
+		t.Errorf("last slot %s, want 10:00", last)
+	}
+	for _, st := range m.Statuses() {
+		if st.Rule.Name == "no_negative" && !st.Next.Equal(at("11:00")) {
+			t.Errorf("next slot %s, want 11:00", st.Next)
+		}
+		if st.Rule.Name == "once_a_day" && !st.Next.Equal(time.Date(2026, 7, 11, 6, 0, 0, 0, time.UTC)) {
+			t.Errorf("once_a_day next %s", st.Next)
+		}
+	}
+	if hist, _ := f.store.History(ctx, "no_negative", 0); len(hist) != 1 {
+		t.Errorf("%d results after the catch-up, want 1", len(hist))
+	}
+}
+
+// TestNewScheduleStartsFromNow: a rule never scheduled before does not run at start-up.
+func TestNewScheduleStartsFromNow(t *testing.T) {
+	f := newFixture(t)
+	clock := NewFakeClock(at("06:30"))
+	_, runs := f.started(t, clock, nil)
+	select {
+	case run := <-runs:
+		t.Fatalf("ran at start-up: %+v", run.Results)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if got := tick(t, clock, runs, "07:00"); cmp.Diff([]string{"no_negative=pass"}, got) != "" {
+		t.Errorf("at 07:00 ran %v", got)
+	}
+}
+
+// blockingRunner holds every run until released.
+type blockingRunner struct {
+	inner   Runner
+	started chan string
+	release chan struct{}
+}
+
+func (b *blockingRunner) Run(ctx context.Context, rs []*rules.Rule) *rules.Run {
+	b.started <- rs[0].Name
+	<-b.release
+	return b.inner.Run(ctx, rs)
+}
+
+// TestNoOverlap: while a rule runs, run-now refuses with ErrBusy and its next slot is skipped.
+func TestNoOverlap(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	clock := NewFakeClock(at("06:30"))
+	br := &blockingRunner{inner: rules.NewRunner(f.targets), started: make(chan string, 4), release: make(chan struct{})}
+	m, runs := f.started(t, clock, br)
+
+	clock.Set(at("07:00"))
+	if name := <-br.started; name != "no_negative" {
+		t.Fatalf("started %s", name)
+	}
+	if _, err := m.RunNow(ctx, "no_negative", "tester"); !errors.Is(err, ErrBusy) {
+		t.Errorf("run now during a run: %v, want ErrBusy", err)
+	}
+	if !clock.BlockUntil(1, 5*time.Second) {
+		t.Fatal("monitor not waiting")
+	}
+	clock.Set(at("08:00")) // the 07:00 run is still going: this slot is skipped
+	select {
+	case name := <-br.started:
+		t.Fatalf("%s started while its previous run was going", name)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(br.release)
+	<-runs
+	if hist, _ := f.store.History(ctx, "no_negative", 0); len(hist) != 1 {
+		t.Errorf("%d runs recorded, want 1", len(hist))
+	}
+}
+
+func TestRunNow(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	m := New(f.set.Rules, rules.NewRunner(f.targets), f.store, NewLedgerSlots(f.ledger))
+	run, err := m.RunNow(ctx, "adhoc", "ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.ID == 0 || run.Trigger != "manual" || run.Results[0].Status != rules.StatusPass {
+		t.Errorf("run %d trigger %s status %s", run.ID, run.Trigger, run.Results[0].Status)
+	}
+	if _, err := m.RunNow(ctx, "nope", "ann"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown rule: %v", err)
+	}
+	st := m.Statuses()
+	if st[0].Rule.Name != "adhoc" || st[0].Last == nil || st[0].Last.RunID != run.ID || !st[0].Next.IsZero() {
+		t.Errorf("status of adhoc after run now: %+v", st[0])
+	}
+	var b strings.Builder
+	for _, s := range st {
+		b.WriteString(s.Rule.Name + " ")
+	}
+	if b.String() != "adhoc no_negative once_a_day " {
+		t.Errorf("statuses in order %q", b.String())
+	}
+}
