@@ -137,3 +137,62 @@ func (s Store) NextNumber(ctx context.Context, target, table string, physical []
 	}
 	return n + 1, nil
 }
+
+// querier is what the store reads and writes through: the ledger's pool, or a transaction that
+// must commit with the rest of a swap's outcome.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (dbsql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*dbsql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *dbsql.Row
+}
+
+// ByRun returns the versions one backfill run built, across tables, in the order they were built
+// (the upstream table first): the versions that are published together.
+func (s Store) ByRun(ctx context.Context, target string, runID int64, backfill string) ([]Version, error) {
+	rows, err := s.L.DB().QueryContext(ctx, "SELECT "+versionCols+` FROM versions
+		WHERE target = ? AND run_id = ? AND backfill = ? ORDER BY created_at, table_name`, target, runID, backfill)
+	if err != nil {
+		return nil, fmt.Errorf("views: versions of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []Version
+	for rows.Next() {
+		v, err := scanVersion(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// adopt records a version found in the engine that the ledger does not know, unless a record
+// appeared meanwhile (a builder's record always wins). It reports whether it inserted one.
+func (s Store) adopt(ctx context.Context, v Version) (bool, error) {
+	now := s.L.Now()
+	res, err := s.L.DB().ExecContext(ctx, `INSERT INTO versions (target, table_name, version, state, built_by,
+		created_at, updated_at, row_count, checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		v.Target, v.Table, v.N, v.State, v.BuiltBy, now, now, v.Rows, v.Checksum)
+	if err != nil {
+		return false, fmt.Errorf("views: adopt %s v%d: %w", v.Table, v.N, err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// setState moves a version to state inside q. A non-empty overrideBy records an approver's
+// override on the version too.
+func (s Store) setState(ctx context.Context, q querier, target, table string, n int, state, overrideBy, overrideReason string) error {
+	var err error
+	if overrideBy != "" {
+		_, err = q.ExecContext(ctx, `UPDATE versions SET state = ?, updated_at = ?, override_by = ?, override_reason = ?
+			WHERE target = ? AND table_name = ? AND version = ?`, state, s.L.Now(), overrideBy, overrideReason, target, table, n)
+	} else {
+		_, err = q.ExecContext(ctx, `UPDATE versions SET state = ?, updated_at = ?
+			WHERE target = ? AND table_name = ? AND version = ?`, state, s.L.Now(), target, table, n)
+	}
+	if err != nil {
+		return fmt.Errorf("views: %s v%d to %s: %w", table, n, state, err)
+	}
+	return nil
+}

@@ -1,0 +1,281 @@
+package views
+
+import (
+	"context"
+	dbsql "database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"trueup/ledger"
+	tsql "trueup/sql"
+)
+
+// execute carries out a planned publish whose tables the caller holds: intent in the ledger,
+// one Engine.RepointViews call, outcome in the ledger. The ledger and the warehouse are separate
+// databases (even when both are DuckDB files), so the view change cannot commit in the ledger's
+// transaction; the intent and the outcome bracket it, and Recover settles an intent left without
+// an outcome by a crash.
+func (s *Service) execute(ctx context.Context, h *holder, p Publish, gate []GateCheck) (Publish, error) {
+	p.StartedAt = s.ledger.Now()
+	p.State = PublishIntent
+	err := s.ledger.Tx(ctx, func(tx *dbsql.Tx) error {
+		if err := s.insertIntent(ctx, tx, &p); err != nil {
+			return err
+		}
+		_, err := s.ledger.AuditTx(ctx, tx, s.auditEntry(p, ledger.OutcomeStarted, gate))
+		return err
+	})
+	if err != nil {
+		// Another Service on this ledger may hold a table through its lock row.
+		for _, c := range p.Changes {
+			if held, herr := s.ledgerHolder(ctx, c.Table); herr == nil && held != nil {
+				return p, held
+			}
+		}
+		return p, fmt.Errorf("views: %s %s: %w", p.Kind, p.Table, err)
+	}
+	s.setSwapID(h, p.ID)
+	if s.hooks.AfterIntent != nil {
+		s.hooks.AfterIntent(p)
+	}
+
+	// The repoint must not be abandoned half-way because the caller went away: it is short,
+	// and the outcome must be recorded whatever happens to the request.
+	ctx = context.WithoutCancel(ctx)
+	points := make([]tsql.ViewPoint, len(p.Changes))
+	for i, c := range p.Changes {
+		points[i] = tsql.ViewPoint{View: c.Table, Table: Physical(c.Table, c.To)}
+	}
+	repointErr := s.engine.RepointViews(ctx, points)
+	if s.hooks.AfterRepoint != nil {
+		s.hooks.AfterRepoint(p)
+	}
+	p.State, p.Detail = PublishDone, ""
+	if repointErr != nil {
+		p = s.settleFailure(ctx, p, repointErr)
+	}
+	p.FinishedAt = s.ledger.Now()
+	if err := s.recordOutcome(ctx, p, gate); err != nil {
+		return p, err
+	}
+	if p.State != PublishDone {
+		return p, fmt.Errorf("views: %s %s: %w", p.Kind, p.Table, repointErr)
+	}
+	return p, nil
+}
+
+// settleFailure decides what a failed repoint left behind. Where the engine changed some views
+// and not others (ClickHouse from 19.5 repoints one view per statement), the changed ones are
+// put back, so that a failed publish leaves every table as it was.
+func (s *Service) settleFailure(ctx context.Context, p Publish, cause error) Publish {
+	at, err := s.actual(ctx, p.Changes)
+	if err != nil {
+		p.State, p.Detail = PublishFailed, fmt.Sprintf("repoint failed: %v; reading the views back failed too: %v", cause, err)
+		return p
+	}
+	switch classify(p.Changes, at) {
+	case allTo:
+		p.State, p.Detail = PublishDone, fmt.Sprintf("the engine reported %v, but every view reads its new version", cause)
+		return p
+	case allFrom:
+		p.State, p.Detail = PublishFailed, "repoint failed: "+cause.Error()
+		return p
+	}
+	var back []tsql.ViewPoint
+	for _, c := range p.Changes {
+		if at[c.Table] == c.To && c.From != 0 {
+			back = append(back, tsql.ViewPoint{View: c.Table, Table: Physical(c.Table, c.From)})
+		}
+	}
+	p.State, p.Detail = PublishFailed, "repoint failed part-way: "+cause.Error()
+	if err := s.engine.RepointViews(ctx, back); err != nil {
+		p.Detail += fmt.Sprintf("; putting the views back failed too (%v): start-up recovery will repair the ledger", err)
+	} else {
+		p.Detail += "; the views it had changed were put back"
+	}
+	return p
+}
+
+// recordOutcome writes p's outcome: its state, the versions' states, the released locks and the
+// audit entries, in one ledger transaction.
+func (s *Service) recordOutcome(ctx context.Context, p Publish, gate []GateCheck) error {
+	err := s.ledger.Tx(ctx, func(tx *dbsql.Tx) error {
+		if err := s.finishPublish(ctx, tx, p); err != nil {
+			return err
+		}
+		outcome := ledger.OutcomeFailed
+		if p.State == PublishDone {
+			outcome = ledger.OutcomeOK
+			if err := s.applyStates(ctx, tx, p, gate); err != nil {
+				return err
+			}
+		}
+		if _, err := s.ledger.AuditTx(ctx, tx, s.auditEntry(p, outcome, gate)); err != nil {
+			return err
+		}
+		if p.State == PublishDone && p.OverrideBy != "" {
+			e := s.auditEntry(p, ledger.OutcomeOK, gate)
+			e.Action, e.Detail = "view.override", p.OverrideReason
+			if _, err := s.ledger.AuditTx(ctx, tx, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("views: record outcome of %s #%d (start-up recovery will settle it): %w", p.Kind, p.ID, err)
+	}
+	return nil
+}
+
+// applyStates moves the versions of a done publish: each old live version becomes previous and
+// each new one live, carrying the override to the versions that needed it.
+func (s *Service) applyStates(ctx context.Context, tx *dbsql.Tx, p Publish, gate []GateCheck) error {
+	failed := map[string]bool{}
+	for _, g := range gate {
+		if !g.Passed {
+			failed[g.Table] = true
+		}
+	}
+	for _, c := range p.Changes {
+		if c.From != 0 && c.From != c.To {
+			if err := s.store.setState(ctx, tx, s.target, c.Table, c.From, StatePrevious, "", ""); err != nil {
+				return err
+			}
+		}
+		by, why := "", ""
+		if failed[c.Table] {
+			by, why = p.OverrideBy, p.OverrideReason
+		}
+		if err := s.store.setState(ctx, tx, s.target, c.Table, c.To, StateLive, by, why); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) auditEntry(p Publish, outcome string, gate []GateCheck) ledger.Entry {
+	params := map[string]any{
+		"target": s.target, "swap": p.ID, "changes": p.Changes, "reason": p.Reason,
+		"duration_ms": p.Duration().Milliseconds(),
+	}
+	if p.Backfill != "" {
+		params["backfill"], params["run_id"] = p.Backfill, p.RunID
+	}
+	if p.OverrideBy != "" {
+		params["override_by"], params["override_reason"] = p.OverrideBy, p.OverrideReason
+	}
+	if p.Undoes != 0 {
+		params["undoes"] = p.Undoes
+	}
+	if len(gate) > 0 {
+		params["gate"] = gate
+	}
+	detail := p.Summary()
+	if p.Detail != "" {
+		detail += ": " + p.Detail
+	}
+	return ledger.Entry{Actor: p.Actor, Action: "view." + p.Kind, Target: p.Table, Params: params, Outcome: outcome, Detail: detail}
+}
+
+// after tells the listener about a done publish and, after a swap, applies automatic retention.
+// Failures here do not undo the publish; they are logged, audited and returned as warnings.
+func (s *Service) after(ctx context.Context, p *Publish) {
+	if s.listener != nil {
+		var err error
+		if p.Kind == KindRollback {
+			err = s.listener.RolledBack(ctx, *p, p.Reason)
+		} else {
+			err = s.listener.Published(ctx, *p)
+		}
+		if err != nil {
+			s.warn(ctx, p, "notify", err)
+		}
+	}
+	if p.Kind == KindSwap && s.autoRetire && s.keep > 0 {
+		for _, t := range p.Tables() {
+			if _, err := s.ApplyRetention(ctx, t, actor); err != nil {
+				s.warn(ctx, p, "retention of "+t, err)
+			}
+		}
+	}
+}
+
+func (s *Service) warn(ctx context.Context, p *Publish, what string, err error) {
+	msg := fmt.Sprintf("%s after %s #%d failed: %v", what, p.Kind, p.ID, err)
+	p.Warnings = append(p.Warnings, msg)
+	s.log.Warn("views: "+msg, "target", s.target, "table", p.Table)
+	s.ledger.Audit(ctx, ledger.Entry{Actor: actor, Action: "view." + p.Kind + ".after", Target: p.Table,
+		Outcome: ledger.OutcomeFailed, Params: map[string]any{"target": s.target, "swap": p.ID}, Detail: msg})
+}
+
+// actual reads which version each changed table's view reads now.
+func (s *Service) actual(ctx context.Context, changes []Change) (map[string]int, error) {
+	at := map[string]int{}
+	for _, c := range changes {
+		n, err := s.liveVersion(ctx, c.Table)
+		if err != nil && !errors.Is(err, ErrRefused) {
+			return nil, err
+		}
+		if err != nil {
+			n = -1 // the view reads something else
+		}
+		at[c.Table] = n
+	}
+	return at, nil
+}
+
+type where int
+
+const (
+	allFrom where = iota
+	allTo
+	mixed // some at From, some at To, none elsewhere
+	elsewhere
+)
+
+// classify says where a publish's views are: all still at From, all at To, a mix of the two, or
+// somewhere neither (changed by someone else).
+func classify(changes []Change, at map[string]int) where {
+	from, to := 0, 0
+	for _, c := range changes {
+		switch at[c.Table] {
+		case c.To:
+			to++
+		case c.From:
+			from++
+		default:
+			return elsewhere
+		}
+	}
+	switch {
+	case to == len(changes):
+		return allTo
+	case from == len(changes):
+		return allFrom
+	}
+	return mixed
+}
+
+// validationSummary renders a version's validation record for a gate message: its "summary"
+// or "message" field when it has one, else the record itself, shortened.
+func validationSummary(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) == nil {
+		for _, k := range []string{"summary", "message", "reason"} {
+			if s, ok := m[k].(string); ok && s != "" {
+				return s
+			}
+		}
+	}
+	s := strings.Join(strings.Fields(string(raw)), " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

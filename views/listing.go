@@ -1,0 +1,131 @@
+package views
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// VersionInfo is one version as `trueup versions` and the versions page show it.
+type VersionInfo struct {
+	Version
+	Live           bool // the view reads it now
+	RollbackTarget bool // a rollback would go back to it
+	Exists         bool // its table exists in the engine
+	// Diff against the live version: rows more (or fewer) than live, and whether the checksums
+	// are equal. DiffID links the reconcile diff the backfill recorded, when there is one.
+	RowsVsLive     int64
+	SameAsLive     bool
+	HasLiveCompare bool
+}
+
+// MarshalJSON gives the flat shape of `trueup versions --format json`.
+func (v VersionInfo) MarshalJSON() ([]byte, error) {
+	type diff struct {
+		Rows          int64 `json:"rows"`
+		ChecksumEqual bool  `json:"checksum_equal"`
+		DiffID        int64 `json:"diff_id,omitempty"`
+	}
+	out := struct {
+		Version        string          `json:"version"`
+		State          string          `json:"state"`
+		Live           bool            `json:"live"`
+		RollbackTarget bool            `json:"rollback_target"`
+		Exists         bool            `json:"exists"`
+		Relation       string          `json:"relation"`
+		BuiltBy        string          `json:"built_by"`
+		CreatedAt      time.Time       `json:"created_at"`
+		UpdatedAt      time.Time       `json:"updated_at"`
+		Backfill       string          `json:"backfill,omitempty"`
+		RunID          int64           `json:"run_id,omitempty"`
+		Rows           int64           `json:"rows"`
+		Checksum       string          `json:"checksum"`
+		DiffVsLive     *diff           `json:"diff_vs_live,omitempty"`
+		Validation     json.RawMessage `json:"validation,omitempty"`
+		OverrideBy     string          `json:"override_by,omitempty"`
+		OverrideReason string          `json:"override_reason,omitempty"`
+	}{
+		Version: v.Name(), State: v.State, Live: v.Live, RollbackTarget: v.RollbackTarget, Exists: v.Exists,
+		Relation: v.Physical(), BuiltBy: v.BuiltBy, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+		Backfill: v.Backfill, RunID: v.RunID, Rows: v.Rows, Checksum: v.Checksum, Validation: v.Validation,
+		OverrideBy: v.OverrideBy, OverrideReason: v.OverrideReason,
+	}
+	if v.HasLiveCompare {
+		out.DiffVsLive = &diff{Rows: v.RowsVsLive, ChecksumEqual: v.SameAsLive, DiffID: v.DiffID}
+	}
+	return json.Marshal(out)
+}
+
+// Listing is a logical table's versions and recent publishes.
+type Listing struct {
+	Target         string
+	Table          string
+	Live           int // 0: the table has no view
+	RollbackTarget int // 0: nothing to roll back
+	Versions       []VersionInfo
+	History        []Publish // newest first
+	// Busy names who holds the table right now, if anyone.
+	Busy *ConflictError
+}
+
+// Versions lists table's versions, adopting version tables the ledger does not know yet. When
+// the ledger disagrees with the view about which version is live and nobody holds the table, it
+// is repaired first.
+func (s *Service) Versions(ctx context.Context, table string) (Listing, error) {
+	st, vs, err := s.sync(ctx, table, false)
+	if err != nil {
+		return Listing{}, err
+	}
+	if disagree(st, vs) {
+		if _, unlock, lerr := s.lock([]string{table}, actor, "recover"); lerr == nil {
+			if held, _ := s.ledgerHolder(ctx, table); held == nil {
+				st, vs, err = s.sync(ctx, table, true)
+			}
+			unlock()
+			if err != nil {
+				return Listing{}, err
+			}
+		}
+	}
+	if len(vs) == 0 && st.live == 0 {
+		return Listing{}, notFoundf("%s is not a logical table of target %s (no view over %s__v<N>)", table, s.target, table)
+	}
+	l := Listing{Target: s.target, Table: table, Live: st.live}
+	if l.RollbackTarget, err = s.rollbackTarget(ctx, table); err != nil {
+		return Listing{}, err
+	}
+	var live *Version
+	for i := range vs {
+		if vs[i].N == st.live {
+			live = &vs[i]
+		}
+	}
+	for _, v := range vs {
+		info := VersionInfo{Version: v, Live: v.N == st.live, RollbackTarget: v.N == l.RollbackTarget, Exists: st.physical[v.N]}
+		if live != nil && !info.Live && info.Exists {
+			info.HasLiveCompare = true
+			info.RowsVsLive = v.Rows - live.Rows
+			info.SameAsLive = v.Checksum != "" && v.Checksum == live.Checksum
+		}
+		l.Versions = append(l.Versions, info)
+	}
+	if l.History, err = s.History(ctx, table, 20); err != nil {
+		return Listing{}, err
+	}
+	if c, ok := s.Held(table); ok {
+		l.Busy = c
+	} else if c, err := s.ledgerHolder(ctx, table); err == nil && c != nil {
+		l.Busy = c
+	}
+	return l, nil
+}
+
+// disagree reports whether the ledger's live version differs from the one the view reads.
+func disagree(st engineState, vs []Version) bool {
+	for _, v := range vs {
+		if (v.State == StateLive) != (v.N == st.live) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,175 @@
+package views
+
+import (
+	"context"
+	dbsql "database/sql"
+	"errors"
+	"fmt"
+
+	"trueup/ledger"
+	tsql "trueup/sql"
+)
+
+// Repair is one thing recovery found and settled.
+type Repair struct {
+	Target string `json:"target"`
+	Table  string `json:"table"`
+	What   string `json:"what"`
+}
+
+// Recover runs each service's recovery; call it on start-up, before serving.
+func Recover(ctx context.Context, services ...*Service) ([]Repair, error) {
+	var all []Repair
+	var errs []error
+	for _, s := range services {
+		r, err := s.Recover(ctx)
+		all = append(all, r...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return all, errors.Join(errs...)
+}
+
+// Recover makes the ledger agree with the engine after a crash. An intent without an outcome is
+// settled by reading the views: all repointed → recorded done; none → abandoned; some (only
+// possible where the engine repoints one view per statement) → the remaining views are repointed
+// and the intent recorded done, finishing what was asked. Then every logical table is adopted and
+// repaired (its ledger live version is the one its view reads), and stale lock rows are removed.
+// Tables held in this process are left alone.
+func (s *Service) Recover(ctx context.Context) ([]Repair, error) {
+	var out []Repair
+	intents, err := s.pending(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range intents {
+		r, err := s.recoverIntent(ctx, p)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r...)
+	}
+	tables, err := List(ctx, s.target, s.engine)
+	if err != nil {
+		return out, err
+	}
+	for _, t := range tables {
+		_, unlock, err := s.lock([]string{t.Name}, actor, "recover")
+		if err != nil {
+			continue // being swapped right now in this process: not a crash
+		}
+		before, _ := s.store.List(ctx, s.target, t.Name)
+		_, after, err := s.sync(ctx, t.Name, true)
+		unlock()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, diffStates(s.target, t.Name, before, after)...)
+	}
+	// Lock rows of intents that are settled are left by a crash during the outcome's own
+	// transaction (impossible: it is one transaction) or by an older trueup; remove them.
+	if _, err := s.ledger.DB().ExecContext(ctx, `DELETE FROM view_locks WHERE target = ?
+		AND swap_id NOT IN (SELECT id FROM swaps WHERE state = ?)`, s.target, PublishIntent); err != nil {
+		return out, fmt.Errorf("views: clear stale locks: %w", err)
+	}
+	return out, nil
+}
+
+// recoverIntent settles one intent left without an outcome.
+func (s *Service) recoverIntent(ctx context.Context, p Publish) ([]Repair, error) {
+	h, unlock, err := s.lock(p.Tables(), actor, "recover")
+	if err != nil {
+		return nil, nil // its owner in this process is still working on it
+	}
+	defer unlock()
+	s.setSwapID(h, p.ID)
+	at, err := s.actual(ctx, p.Changes)
+	if err != nil {
+		return nil, err
+	}
+	p.FinishedAt = s.ledger.Now()
+	switch classify(p.Changes, at) {
+	case allTo:
+		p.State, p.Detail = PublishDone, "recovered after a crash: every view had been repointed"
+	case allFrom:
+		p.State, p.Detail = PublishAbandoned, "recovered after a crash: no view had been repointed"
+	case mixed:
+		var rest []tsql.ViewPoint
+		for _, c := range p.Changes {
+			if at[c.Table] != c.To {
+				rest = append(rest, tsql.ViewPoint{View: c.Table, Table: Physical(c.Table, c.To)})
+			}
+		}
+		if err := s.engine.RepointViews(ctx, rest); err != nil {
+			return nil, fmt.Errorf("views: recover %s #%d: finish the repoint: %w", p.Kind, p.ID, err)
+		}
+		p.State, p.Detail = PublishDone, "recovered after a crash: some views had been repointed; the rest were repointed now"
+	default:
+		p.State, p.Detail = PublishAbandoned, fmt.Sprintf("recovered after a crash: the views read versions neither before nor after (%v); the ledger follows the views", at)
+	}
+	var gate []GateCheck
+	if p.OverrideBy != "" {
+		// Only versions that needed the override carry it; an intent does not keep the gate, so
+		// read it back from the states the versions were in.
+		for _, c := range p.Changes {
+			if v, err := s.store.Get(ctx, s.target, c.Table, c.To); err == nil && v.State == StateValidationFailed {
+				gate = append(gate, GateCheck{Table: c.Table, Version: c.To, State: v.State})
+			}
+		}
+	}
+	err = s.ledger.Tx(ctx, func(tx *dbsql.Tx) error {
+		if err := s.finishPublish(ctx, tx, p); err != nil {
+			return err
+		}
+		if p.State == PublishDone {
+			if err := s.applyStates(ctx, tx, p, gate); err != nil {
+				return err
+			}
+		}
+		e := s.auditEntry(p, ledger.OutcomeOK, gate)
+		e.Actor, e.Action = actor, "view.recover"
+		e.Params["state"] = p.State
+		_, err := s.ledger.AuditTx(ctx, tx, e)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("views: recover %s #%d: %w", p.Kind, p.ID, err)
+	}
+	var out []Repair
+	for _, c := range p.Changes {
+		out = append(out, Repair{Target: s.target, Table: c.Table, What: fmt.Sprintf("%s #%d (%s) %s: %s", p.Kind, p.ID, c, p.State, p.Detail)})
+	}
+	if p.State == PublishDone {
+		unlock()
+		s.after(ctx, &p)
+	}
+	return out, nil
+}
+
+// diffStates reports the versions whose state recovery changed or recorded.
+func diffStates(target, table string, before, after []Version) []Repair {
+	was := map[int]string{}
+	for _, v := range before {
+		was[v.N] = v.State
+	}
+	var out []Repair
+	for _, v := range after {
+		switch old, ok := was[v.N]; {
+		case !ok:
+			out = append(out, Repair{Target: target, Table: table, What: fmt.Sprintf("%s adopted as %s", v.Name(), v.State)})
+		case old != v.State:
+			out = append(out, Repair{Target: target, Table: table, What: fmt.Sprintf("%s %s → %s (the view reads v%s)", v.Name(), old, v.State, liveName(after))})
+		}
+	}
+	return out
+}
+
+func liveName(vs []Version) string {
+	for _, v := range vs {
+		if v.State == StateLive {
+			return fmt.Sprint(v.N)
+		}
+	}
+	return "?"
+}

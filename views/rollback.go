@@ -1,0 +1,119 @@
+package views
+
+import (
+	"context"
+)
+
+// RollbackRequest asks to take back the swap that made table's live version live.
+type RollbackRequest struct {
+	Table  string
+	Actor  string
+	Reason string
+}
+
+// PlanRollback works out what rolling table back would do, without changing anything.
+func (s *Service) PlanRollback(ctx context.Context, table string) (Plan, error) {
+	undo, err := s.toUndo(ctx, table)
+	if err != nil {
+		return Plan{}, err
+	}
+	return s.planRollback(ctx, table, undo, false)
+}
+
+// toUndo is the swap a rollback of table takes back.
+func (s *Service) toUndo(ctx context.Context, table string) (Publish, error) {
+	undo, ok, err := s.inEffect(ctx, table)
+	if err != nil {
+		return Publish{}, err
+	}
+	if !ok {
+		return Publish{}, refusef("nothing to roll back: no swap of %s in target %s is in effect", table, s.target)
+	}
+	return undo, nil
+}
+
+// planRollback checks that every table of the swap to undo still reads the version that swap
+// made live, and that every version it would go back to is still there.
+func (s *Service) planRollback(ctx context.Context, table string, undo Publish, locked bool) (Plan, error) {
+	p := Plan{Kind: KindRollback, Target: s.target, Table: table, Backfill: undo.Backfill, RunID: undo.RunID, Undoes: undo.ID}
+	// The named table first, as in the swap; the rest in the swap's order.
+	order := []Change{}
+	if c, ok := undo.change(table); ok {
+		order = append(order, c)
+	}
+	for _, c := range undo.Changes {
+		if c.Table != table {
+			order = append(order, c)
+		}
+	}
+	for _, c := range order {
+		st, vs, err := s.sync(ctx, c.Table, locked)
+		if err != nil {
+			return Plan{}, err
+		}
+		if st.live != c.To {
+			return Plan{}, refusef("%s reads v%d, not v%d that swap #%d made live: it has moved on since; roll %s back first",
+				c.Table, st.live, c.To, undo.ID, c.Table)
+		}
+		if c.From == 0 {
+			return Plan{}, refusef("%s had no live version before swap #%d: there is nothing to go back to", c.Table, undo.ID)
+		}
+		if !st.physical[c.From] {
+			return Plan{}, refusef("%s v%d, the version before swap #%d, is gone (retired or dropped)", c.Table, c.From, undo.ID)
+		}
+		for _, v := range vs {
+			if v.N == c.From && v.State == StateRetired {
+				return Plan{}, refusef("%s v%d, the version before swap #%d, was retired", c.Table, c.From, undo.ID)
+			}
+		}
+		p.Changes = append(p.Changes, Change{Table: c.Table, From: c.To, To: c.From})
+	}
+	return p, nil
+}
+
+// Rollback takes back the swap in effect on req.Table: every table that swap moved goes back to
+// the version it read before, together, in one atomic repoint. Rolling back again takes back the
+// swap before that one.
+func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (Publish, error) {
+	req.Actor = orLocal(req.Actor)
+	undo, err := s.toUndo(ctx, req.Table)
+	if err != nil {
+		return Publish{}, err
+	}
+	h, unlock, err := s.lock(undo.Tables(), req.Actor, KindRollback)
+	if err != nil {
+		return Publish{}, err
+	}
+	defer unlock()
+	// Read again under the lock: another rollback may have finished meanwhile.
+	again, err := s.toUndo(ctx, req.Table)
+	if err != nil {
+		return Publish{}, err
+	}
+	if again.ID != undo.ID {
+		return Publish{}, refusef("swap #%d of %s was taken back while this rollback waited: try again", undo.ID, req.Table)
+	}
+	plan, err := s.planRollback(ctx, req.Table, undo, true)
+	if err != nil {
+		return Publish{}, err
+	}
+	p := Publish{Kind: KindRollback, Target: s.target, Table: req.Table, Backfill: undo.Backfill, RunID: undo.RunID,
+		Changes: plan.Changes, Actor: req.Actor, Reason: req.Reason, Undoes: undo.ID}
+	p, err = s.execute(ctx, h, p, nil)
+	unlock()
+	if err != nil {
+		return p, err
+	}
+	s.after(ctx, &p)
+	return p, nil
+}
+
+// rollbackTarget is the version table would go back to on rollback (0: none).
+func (s *Service) rollbackTarget(ctx context.Context, table string) (int, error) {
+	undo, ok, err := s.inEffect(ctx, table)
+	if err != nil || !ok {
+		return 0, err
+	}
+	c, _ := undo.change(table)
+	return c.From, nil
+}

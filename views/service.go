@@ -1,0 +1,189 @@
+package views
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"trueup/ledger"
+	tsql "trueup/sql"
+)
+
+// Sentinel errors callers branch on. ErrNotFound (version.go) is a version that does not exist.
+var (
+	// ErrConflict is a swap, rollback or retirement refused because another one holds one of its
+	// tables. The error is a *ConflictError naming the holder.
+	ErrConflict = errors.New("conflict")
+	// ErrValidationFailed is a swap refused by the gate: a version's validation did not pass and
+	// no approver override was given.
+	ErrValidationFailed = errors.New("validation failed")
+	// ErrRefused is a request that cannot be carried out as asked (a retired or unfinished
+	// version, another table's version, nothing to roll back); nothing was changed.
+	ErrRefused = errors.New("refused")
+)
+
+// ConflictError names who holds a logical table.
+type ConflictError struct {
+	Table  string
+	Holder string // actor
+	Kind   string // swap, rollback, retire, recover
+	SwapID int64  // 0 before the intent is recorded, and for retirements
+	Since  time.Time
+}
+
+func (e *ConflictError) Error() string {
+	op := e.Kind
+	if e.SwapID != 0 {
+		op = fmt.Sprintf("%s #%d", e.Kind, e.SwapID)
+	}
+	return fmt.Sprintf("views: %s is held by %s (%s, since %s): try again when it has finished",
+		e.Table, e.Holder, op, e.Since.UTC().Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// Listener hears about publishes after their outcome is recorded: notices implement it to
+// complete or withdraw the notices of a backfill. An error is logged and audited; the swap or
+// rollback it reports on has happened all the same.
+type Listener interface {
+	Published(ctx context.Context, p Publish) error
+	// RolledBack reports a rollback p, which took back the swap p.Undoes.
+	RolledBack(ctx context.Context, p Publish, reason string) error
+}
+
+// Hooks run at the two moments a crash is most interesting. They exist for tests that kill the
+// process there; production code leaves them nil.
+type Hooks struct {
+	AfterIntent  func(p Publish) // the intent is in the ledger, the views are untouched
+	AfterRepoint func(p Publish) // the views are repointed, the outcome is not recorded yet
+}
+
+// Service swaps, rolls back and retires the versions of the logical tables of one target.
+// Make one per target and process: it holds the in-process locks of that target's tables.
+type Service struct {
+	target     string
+	engine     tsql.Engine
+	ledger     *ledger.Ledger
+	store      Store
+	listener   Listener
+	keep       int
+	autoRetire bool
+	hooks      Hooks
+	log        *slog.Logger
+
+	mu   sync.Mutex
+	held map[string]*holder
+}
+
+// Option configures New.
+type Option func(*Service)
+
+// WithListener tells l about every publish and rollback.
+func WithListener(l Listener) Option { return func(s *Service) { s.listener = l } }
+
+// WithRetention keeps keep versions of each table besides the live one and the rollback target
+// (0 keeps everything); with auto, older ones are retired after each swap.
+func WithRetention(keep int, auto bool) Option {
+	return func(s *Service) { s.keep, s.autoRetire = keep, auto }
+}
+
+// WithHooks installs crash-test hooks.
+func WithHooks(h Hooks) Option { return func(s *Service) { s.hooks = h } }
+
+// WithLogger logs listener failures and recoveries to log (default slog.Default()).
+func WithLogger(log *slog.Logger) Option { return func(s *Service) { s.log = log } }
+
+// New returns the service for the target named target, served by engine e, recording in l.
+func New(target string, e tsql.Engine, l *ledger.Ledger, opts ...Option) *Service {
+	s := &Service{target: target, engine: e, ledger: l, store: Store{L: l}, log: slog.Default(), held: map[string]*holder{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Target is the name of the service's target.
+func (s *Service) Target() string { return s.target }
+
+// Engine is the target's engine.
+func (s *Service) Engine() tsql.Engine { return s.engine }
+
+// Store is the version records of the ledger.
+func (s *Service) Store() Store { return s.store }
+
+// holder is who holds a table in this process.
+type holder struct {
+	actor  string
+	kind   string
+	since  time.Time
+	swapID int64
+}
+
+// lock takes every table or none, without waiting: one swap, rollback or retirement per logical
+// table at a time within this process. The ledger's view_locks rows do the same across Service
+// values sharing a ledger (and would across processes, but a DuckDB ledger file is only ever open
+// in one process).
+func (s *Service) lock(tables []string, actor, kind string) (*holder, func(), error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range tables {
+		if h, ok := s.held[t]; ok {
+			return nil, nil, &ConflictError{Table: t, Holder: h.actor, Kind: h.kind, SwapID: h.swapID, Since: h.since}
+		}
+	}
+	h := &holder{actor: actor, kind: kind, since: s.ledger.Now()}
+	for _, t := range tables {
+		s.held[t] = h
+	}
+	tables = slices.Clone(tables)
+	return h, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, t := range tables {
+			if s.held[t] == h {
+				delete(s.held, t)
+			}
+		}
+	}, nil
+}
+
+// setSwapID names the ledger intent of a held lock, for conflict messages.
+func (s *Service) setSwapID(h *holder, id int64) {
+	s.mu.Lock()
+	h.swapID = id
+	s.mu.Unlock()
+}
+
+// Held reports who holds table in this process, if anyone.
+func (s *Service) Held(table string) (*ConflictError, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.held[table]
+	if !ok {
+		return nil, false
+	}
+	return &ConflictError{Table: table, Holder: h.actor, Kind: h.kind, SwapID: h.swapID, Since: h.since}, true
+}
+
+// refusal is a refused request: its message is meant for the operator as it is, and it matches
+// its sentinel with errors.Is.
+type refusal struct {
+	msg  string
+	kind error
+}
+
+func (r *refusal) Error() string { return "views: " + r.msg }
+func (r *refusal) Unwrap() error { return r.kind }
+
+func refusef(format string, args ...any) error {
+	return &refusal{fmt.Sprintf(format, args...), ErrRefused}
+}
+
+func notFoundf(format string, args ...any) error {
+	return &refusal{fmt.Sprintf(format, args...), ErrNotFound}
+}

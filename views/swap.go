@@ -1,0 +1,234 @@
+package views
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// SwapRequest asks to make version To of Table live, with every version built by the same
+// backfill run (its downstream tables) in the same publish.
+type SwapRequest struct {
+	Table  string
+	To     string // "v2", "2" or "orders__v2"
+	Actor  string
+	Reason string
+	// Override is an approver's written reason to publish versions whose validation failed.
+	// It is ignored (and not recorded) when every version passed.
+	Override string
+}
+
+// GateCheck is the validation gate's verdict on one version a swap would make live.
+type GateCheck struct {
+	Table   string `json:"table"`
+	Version int    `json:"version"`
+	State   string `json:"state"`
+	Passed  bool   `json:"passed"`
+	Why     string `json:"why"`
+}
+
+// Plan is what a swap or rollback would do, worked out without changing anything: the
+// confirmation step shows it to the operator.
+type Plan struct {
+	Kind     string      `json:"kind"`
+	Target   string      `json:"target"`
+	Table    string      `json:"table"`
+	Backfill string      `json:"backfill,omitempty"`
+	RunID    int64       `json:"run_id,omitempty"`
+	Changes  []Change    `json:"changes"`
+	Gate     []GateCheck `json:"gate,omitempty"`
+	// NeedsOverride is true when a version failed validation: the swap needs an approver's reason.
+	NeedsOverride bool  `json:"needs_override"`
+	Undoes        int64 `json:"undoes,omitempty"` // a rollback: the swap it takes back
+}
+
+// Summary says what the plan moves, e.g. "orders v1 → v2, daily_revenue v1 → v2".
+func (p Plan) Summary() string { return Publish{Changes: p.Changes}.Summary() }
+
+// ParseVersionArg reads a version as an operator writes it for table: "v2", "2" or "orders__v2".
+func ParseVersionArg(table, arg string) (int, error) {
+	a := strings.TrimSpace(arg)
+	if name, n, ok := ParseVersion(a); ok {
+		if name != table {
+			return 0, refusef("%s is a version of %s, not of %s", a, name, table)
+		}
+		return n, nil
+	}
+	a = strings.TrimPrefix(strings.TrimPrefix(a, "v"), "V")
+	n, err := strconv.Atoi(a)
+	if err != nil || n <= 0 {
+		return 0, refusef("version %q of %s: want vN, e.g. v2", arg, table)
+	}
+	return n, nil
+}
+
+// PlanSwap works out what swapping table to version to would do, without changing anything.
+func (s *Service) PlanSwap(ctx context.Context, table, to string) (Plan, error) {
+	n, err := ParseVersionArg(table, to)
+	if err != nil {
+		return Plan{}, err
+	}
+	group, err := s.group(ctx, table, n)
+	if err != nil {
+		return Plan{}, err
+	}
+	return s.planSwap(ctx, table, n, group, false)
+}
+
+// group lists the tables published together with version n of table: those of the backfill run
+// that built it, the named table first, then the others in the order the run built them.
+func (s *Service) group(ctx context.Context, table string, n int) ([]Version, error) {
+	v, err := s.store.Get(ctx, s.target, table, n)
+	if errors.Is(err, ErrNotFound) {
+		// Adopt first: it may be a version table built outside trueup.
+		if _, _, err := s.sync(ctx, table, false); err != nil {
+			return nil, err
+		}
+		v, err = s.store.Get(ctx, s.target, table, n)
+	}
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFoundf("%s has no version v%d in target %s", table, n, s.target)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if v.RunID == 0 {
+		return []Version{v}, nil
+	}
+	run, err := s.store.ByRun(ctx, s.target, v.RunID, v.Backfill)
+	if err != nil {
+		return nil, err
+	}
+	out := []Version{v}
+	for _, m := range run {
+		if m.Table != table {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+func groupTables(g []Version) []string {
+	out := make([]string, len(g))
+	for i, v := range g {
+		out[i] = v.Table
+	}
+	return out
+}
+
+// planSwap checks every version of the group against the engine and the gate. With locked, the
+// caller holds the tables and the ledger is first repaired to agree with the engine.
+func (s *Service) planSwap(ctx context.Context, table string, n int, group []Version, locked bool) (Plan, error) {
+	p := Plan{Kind: KindSwap, Target: s.target, Table: table, Backfill: group[0].Backfill, RunID: group[0].RunID}
+	for _, g := range group {
+		st, vs, err := s.sync(ctx, g.Table, locked)
+		if err != nil {
+			return Plan{}, err
+		}
+		i := slices.IndexFunc(vs, func(v Version) bool { return v.N == g.N })
+		if i < 0 {
+			return Plan{}, notFoundf("%s has no version v%d in target %s", g.Table, g.N, s.target)
+		}
+		v := vs[i]
+		what := fmt.Sprintf("%s v%d", v.Table, v.N)
+		if v.RunID != 0 && g.Table != table {
+			what += fmt.Sprintf(" (built with %s by backfill %s, run %d)", table, v.Backfill, v.RunID)
+		}
+		switch v.State {
+		case StateRetired:
+			return Plan{}, refusef("%s was retired", what)
+		case StateBuilding:
+			return Plan{}, refusef("%s is still building", what)
+		case StateCancelled:
+			return Plan{}, refusef("%s was cancelled before it was finished", what)
+		}
+		if !st.physical[v.N] {
+			return Plan{}, refusef("%s: table %s does not exist in target %s", what, v.Physical(), s.target)
+		}
+		if v.N == st.live {
+			continue // already live: nothing to move
+		}
+		if st.live > v.N && g.Table != table {
+			return Plan{}, refusef("%s is live at v%d, newer than v%d of this run: publishing the run would take it back", v.Table, st.live, v.N)
+		}
+		check := GateCheck{Table: v.Table, Version: v.N, State: v.State}
+		switch v.State {
+		case StateValidated:
+			check.Passed, check.Why = true, "validation passed"
+		case StatePrevious:
+			check.Passed, check.Why = true, "was live before"
+		case StateValidationFailed:
+			check.Why = "validation failed"
+			if detail := validationSummary(v.Validation); detail != "" {
+				check.Why += ": " + detail
+			}
+		default:
+			check.Why = "state " + v.State
+		}
+		p.Gate = append(p.Gate, check)
+		p.NeedsOverride = p.NeedsOverride || !check.Passed
+		p.Changes = append(p.Changes, Change{Table: v.Table, From: st.live, To: v.N})
+	}
+	if len(p.Changes) == 0 {
+		return Plan{}, refusef("%s v%d is already live", table, n)
+	}
+	return p, nil
+}
+
+// Swap makes version req.To of req.Table live, with the downstream tables built by the same run,
+// in one atomic repoint. It is refused unless every version passed validation or req.Override
+// gives an approver's reason; nothing is changed when it is refused.
+func (s *Service) Swap(ctx context.Context, req SwapRequest) (Publish, error) {
+	req.Actor = orLocal(req.Actor)
+	n, err := ParseVersionArg(req.Table, req.To)
+	if err != nil {
+		return Publish{}, err
+	}
+	group, err := s.group(ctx, req.Table, n)
+	if err != nil {
+		return Publish{}, err
+	}
+	h, unlock, err := s.lock(groupTables(group), req.Actor, KindSwap)
+	if err != nil {
+		return Publish{}, err
+	}
+	defer unlock()
+	plan, err := s.planSwap(ctx, req.Table, n, group, true)
+	if err != nil {
+		return Publish{}, err
+	}
+	override := strings.TrimSpace(req.Override)
+	if plan.NeedsOverride && override == "" {
+		var failed []string
+		for _, g := range plan.Gate {
+			if !g.Passed {
+				failed = append(failed, fmt.Sprintf("%s v%d: %s", g.Table, g.Version, g.Why))
+			}
+		}
+		return Publish{}, &refusal{fmt.Sprintf("swap %s to v%d refused: %s; an approver may override with a written reason",
+			req.Table, n, strings.Join(failed, "; ")), ErrValidationFailed}
+	}
+	p := Publish{Kind: KindSwap, Target: s.target, Table: req.Table, Backfill: plan.Backfill, RunID: plan.RunID,
+		Changes: plan.Changes, Actor: req.Actor, Reason: req.Reason}
+	if plan.NeedsOverride {
+		p.OverrideBy, p.OverrideReason = req.Actor, override
+	}
+	p, err = s.execute(ctx, h, p, plan.Gate)
+	unlock()
+	if err != nil {
+		return p, err
+	}
+	s.after(ctx, &p)
+	return p, nil
+}
+
+// orLocal names an anonymous actor.
+func orLocal(a string) string {
+	if strings.TrimSpace(a) == "" {
+		return "local"
+	}
+	return strings.TrimSpace(a)
+}
