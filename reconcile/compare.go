@@ -1,0 +1,255 @@
+package reconcile
+
+import (
+	"math"
+	"strings"
+	"time"
+
+	tsql "trueup/sql"
+)
+
+// differ classifies rows by key. Rows arrive grouped: every row of one (partition, key) from
+// both sides before the next key. Only keys that may differ are fed to it; it never sees the
+// rows that checksums already proved equal.
+type differ struct {
+	p       *plan
+	partIdx int   // position of the partition column in plan.compared, -1 without one
+	keyIdx  []int // positions of the key columns
+	limit   int   // samples per kind per partition
+	scales  []float64
+	parts   map[string]*partDiff
+
+	cur      string
+	old, new [][]any
+}
+
+// partDiff is what the row-level comparison found in one partition.
+type partDiff struct {
+	rows       RowCounts
+	changed    map[string]int64
+	samples    Samples
+	fetchedOld int64 // rows read for keys that may differ, per side
+	fetchedNew int64
+	seen       map[string]bool // keys classified, for the duplicate follow-up
+}
+
+func newDiffer(p *plan) *differ {
+	df := &differ{p: p, partIdx: -1, limit: p.spec.samples(), parts: map[string]*partDiff{}}
+	for i, c := range p.compared {
+		if p.part != nil && c.Name == p.part.Name {
+			df.partIdx = i
+		}
+		for _, k := range p.key {
+			if c.Name == k.Name {
+				df.keyIdx = append(df.keyIdx, i)
+			}
+		}
+	}
+	df.scales = make([]float64, len(p.compared))
+	for i := range p.compared {
+		df.scales[i] = math.Pow10(p.spec.scale())
+	}
+	return df
+}
+
+func (df *differ) partKey(vals []any) string {
+	if df.partIdx < 0 {
+		return valueKey(nil)
+	}
+	return valueKey(partValue(df.p.part.Old.Kind, vals[df.partIdx]))
+}
+
+func (df *differ) groupKey(vals []any) string {
+	var b strings.Builder
+	b.WriteString(df.partKey(vals))
+	for _, i := range df.keyIdx {
+		b.WriteByte(0x1f)
+		b.WriteString(valueKey(vals[i]))
+	}
+	return b.String()
+}
+
+func (df *differ) part(key string) *partDiff {
+	pd := df.parts[key]
+	if pd == nil {
+		pd = &partDiff{changed: map[string]int64{}, seen: map[string]bool{}}
+		df.parts[key] = pd
+	}
+	return pd
+}
+
+// add takes one row of one side; vals are the compared columns in plan order and are copied.
+func (df *differ) add(new bool, vals []any) {
+	k := df.groupKey(vals)
+	if k != df.cur {
+		df.flush()
+		df.cur = k
+	}
+	row := append([]any(nil), vals...)
+	pd := df.part(df.partKey(vals))
+	if new {
+		df.new = append(df.new, row)
+		pd.fetchedNew++
+	} else {
+		df.old = append(df.old, row)
+		pd.fetchedOld++
+	}
+}
+
+// flush classifies the rows of the current key.
+func (df *differ) flush() {
+	m, n := len(df.old), len(df.new)
+	if m+n == 0 {
+		return
+	}
+	first := df.new
+	if m > 0 {
+		first = df.old
+	}
+	pd := df.part(df.partKey(first[0]))
+	pd.seen[df.cur] = true
+	switch {
+	case m > 1 || n > 1:
+		pd.rows.DuplicateKeys++
+		if len(pd.samples.Duplicates) < df.limit {
+			pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: df.keyOf(first[0]), OldRows: int64(m), NewRows: int64(n)})
+		}
+	case m == 0:
+		pd.rows.Added++
+		if len(pd.samples.Added) < df.limit {
+			pd.samples.Added = append(pd.samples.Added, Row{Key: df.keyOf(first[0]), Values: df.valuesOf(df.new[0])})
+		}
+	case n == 0:
+		pd.rows.Removed++
+		if len(pd.samples.Removed) < df.limit {
+			pd.samples.Removed = append(pd.samples.Removed, Row{Key: df.keyOf(first[0]), Values: df.valuesOf(df.old[0])})
+		}
+	default:
+		var cols []ColumnChange
+		for i, c := range df.p.compared {
+			if !df.equal(i, df.old[0][i], df.new[0][i]) {
+				cols = append(cols, ColumnChange{Column: c.Name, Old: jsonValue(df.old[0][i]), New: jsonValue(df.new[0][i])})
+				pd.changed[c.Name]++
+			}
+		}
+		if len(cols) > 0 {
+			pd.rows.Changed++
+			if len(pd.samples.Changed) < df.limit {
+				pd.samples.Changed = append(pd.samples.Changed, Change{Key: df.keyOf(first[0]), Columns: cols})
+			}
+		}
+	}
+	df.old, df.new = df.old[:0], df.new[:0]
+}
+
+// duplicate records a key found by the duplicate follow-up query (rows identical on both sides
+// but not as many of them).
+func (df *differ) duplicate(partKey, groupKey string, key map[string]any, oldRows, newRows int64) {
+	pd := df.part(partKey)
+	if pd.seen[groupKey] {
+		return
+	}
+	pd.seen[groupKey] = true
+	pd.rows.DuplicateKeys++
+	if len(pd.samples.Duplicates) < df.limit {
+		pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: key, OldRows: oldRows, NewRows: newRows})
+	}
+}
+
+func (df *differ) keyOf(vals []any) map[string]any {
+	out := make(map[string]any, len(df.keyIdx))
+	for j, i := range df.keyIdx {
+		out[df.p.key[j].Name] = jsonValue(vals[i])
+	}
+	return out
+}
+
+func (df *differ) valuesOf(vals []any) map[string]any {
+	out := make(map[string]any, len(vals))
+	for i, c := range df.p.compared {
+		out[c.Name] = jsonValue(vals[i])
+	}
+	return out
+}
+
+// equal compares one column's values: NULL equals NULL; numbers within the column's tolerance,
+// or at the diff's scale; dates and timestamps as instants; anything else as text.
+func (df *differ) equal(i int, a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	a, b = boolToInt(a), boolToInt(b)
+	if x, ok := a.(int64); ok {
+		if y, ok := b.(int64); ok {
+			if t, has := df.p.tol[df.p.compared[i].Name]; has {
+				return within(float64(x), float64(y), t)
+			}
+			return x == y
+		}
+	}
+	if fa, ok := number(a); ok {
+		if fb, ok := number(b); ok {
+			if t, has := df.p.tol[df.p.compared[i].Name]; has {
+				return within(fa, fb, t)
+			}
+			s := df.scales[i]
+			return fa == fb || math.Round(fa*s) == math.Round(fb*s)
+		}
+	}
+	if x, ok := a.(time.Time); ok {
+		if y, ok := b.(time.Time); ok {
+			return x.Equal(y)
+		}
+	}
+	if x, ok := a.(string); ok {
+		if y, ok := b.(string); ok {
+			return x == y
+		}
+	}
+	return tsql.AsText(a) == tsql.AsText(b)
+}
+
+func within(a, b float64, t Tolerance) bool {
+	d := math.Abs(a - b)
+	if d <= t.Abs {
+		return true
+	}
+	return t.Rel > 0 && d <= t.Rel*math.Max(math.Abs(a), math.Abs(b))
+}
+
+func boolToInt(v any) any {
+	if x, ok := v.(bool); ok {
+		if x {
+			return int64(1)
+		}
+		return int64(0)
+	}
+	return v
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// jsonValue makes a value safe and readable in JSON: times as text, non-finite floats as text.
+func jsonValue(v any) any {
+	switch x := v.(type) {
+	case time.Time:
+		return tsql.AsText(x)
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return tsql.AsText(x)
+		}
+	case []byte:
+		return string(x)
+	}
+	return v
+}

@@ -1,0 +1,273 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// maxSampledSidePartitions bounds how many one-sided partitions are sampled (one query each).
+const maxSampledSidePartitions = 20
+
+// Diff compares spec.Old with spec.New: one partition scan per side for counts, measure totals
+// and row-hash checksums; a row-level comparison only of the partitions whose checksums differ;
+// then each partition is judged against spec.Expect. Errors wrapping ErrBadInput mean the diff
+// could not run as asked; differences are findings in the Result, not errors.
+func Diff(ctx context.Context, spec Spec) (*Result, error) {
+	started := time.Now()
+	p, err := resolve(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	var sums [2]map[string]*summary
+	var errs [2]error
+	var wg sync.WaitGroup
+	for s, new := range []bool{false, true} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sums[s], errs[s] = p.summarize(ctx, new)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	r := p.newResult(started)
+	parts := p.comparePartitions(sums[0], sums[1])
+	r.Partitions = parts
+
+	var both []*Partition
+	var oneSided []*Partition
+	for _, pt := range parts {
+		switch {
+		case pt.ChecksumMatch:
+		case pt.Presence != PresenceBoth:
+			oneSided = append(oneSided, pt)
+		case p.part != nil && pt.value == nil:
+			r.Notes = append(r.Notes, "partition NULL differs but is not compared row by row: rows cannot be matched on a NULL partition value")
+		default:
+			both = append(both, pt)
+		}
+	}
+
+	df := newDiffer(p)
+	if len(both) > 0 {
+		n, err := p.rowDiff(ctx, df, both)
+		if err != nil {
+			return nil, err
+		}
+		r.RowsTransferred += n
+	}
+	for _, pt := range both {
+		pd := df.part(valueKey(pt.value))
+		rows := pd.rows
+		pt.Rows = &rows
+		if len(pd.changed) > 0 {
+			pt.ChangedColumns = pd.changed
+		}
+		pd.samples.setPartition(pt.Partition)
+		if !pd.samples.empty() {
+			s := pd.samples
+			pt.Samples = &s
+		}
+	}
+	n, err := p.sampleOneSided(ctx, oneSided)
+	if err != nil {
+		return nil, err
+	}
+	r.RowsTransferred += n
+	p.finish(r)
+	r.ElapsedMS = time.Since(started).Milliseconds()
+	return r, nil
+}
+
+// rowDiff runs the row-level comparison of partitions present on both sides with different
+// checksums, in one engine or across two.
+func (p *plan) rowDiff(ctx context.Context, df *differ, parts []*Partition) (int64, error) {
+	if p.cross {
+		return p.rowDiffAcross(ctx, df, parts)
+	}
+	values := make([]any, len(parts))
+	for i, pt := range parts {
+		values[i] = pt.value
+	}
+	n, err := p.rowDiffInEngine(ctx, df, values)
+	if err != nil {
+		return n, err
+	}
+	// Rows not read out belong to keys whose rows are equal on both sides; if the two sides do
+	// not hold the same number of them, some key has equal rows a different number of times.
+	var unexplained []any
+	for _, pt := range parts {
+		pd := df.part(valueKey(pt.value))
+		if pt.OldCount-pt.OldNullKeys-pd.fetchedOld != pt.NewCount-pt.NewNullKeys-pd.fetchedNew {
+			unexplained = append(unexplained, pt.value)
+		}
+	}
+	if len(unexplained) > 0 {
+		if err := p.findDuplicates(ctx, df, unexplained); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// sampleOneSided fills the row counts of partitions present on one side only and reads a few of
+// their rows as samples.
+func (p *plan) sampleOneSided(ctx context.Context, parts []*Partition) (int64, error) {
+	var read int64
+	df := newDiffer(p)
+	for i, pt := range parts {
+		new := pt.Presence == PresenceNewOnly
+		if new {
+			pt.Rows = &RowCounts{Added: pt.NewCount - pt.NewNullKeys}
+		} else {
+			pt.Rows = &RowCounts{Removed: pt.OldCount - pt.OldNullKeys}
+		}
+		if i >= maxSampledSidePartitions || (p.part != nil && pt.value == nil) {
+			continue
+		}
+		side := p.side(new)
+		d := side.Engine.Dialect()
+		b := newBinder()
+		sel := make([]string, len(p.compared))
+		for j, c := range p.compared {
+			sel[j] = d.Quote(c.side(new).Name)
+		}
+		text := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(side.Relation) +
+			where(p.partFilter(d, b, new, []any{pt.value}), p.keyNotNull(d, new)) + fmt.Sprintf(" LIMIT %d", p.spec.samples())
+		q, args, err := b.expand(d, text)
+		if err != nil {
+			return read, err
+		}
+		var rows []Row
+		err = side.Engine.Each(ctx, q, args, func(row []any) error {
+			read++
+			rows = append(rows, Row{Partition: pt.Partition, Key: df.keyOf(row), Values: df.valuesOf(row)})
+			return nil
+		})
+		if err != nil {
+			return read, fmt.Errorf("reconcile: sample rows of %s: %w", side.Relation, err)
+		}
+		s := &Samples{}
+		if new {
+			s.Added = rows
+		} else {
+			s.Removed = rows
+		}
+		if !s.empty() {
+			pt.Samples = s
+		}
+	}
+	return read, nil
+}
+
+func (s *Samples) setPartition(label string) {
+	for i := range s.Added {
+		s.Added[i].Partition = label
+	}
+	for i := range s.Removed {
+		s.Removed[i].Partition = label
+	}
+	for i := range s.Changed {
+		s.Changed[i].Partition = label
+	}
+	for i := range s.Duplicates {
+		s.Duplicates[i].Partition = label
+	}
+}
+
+func (p *plan) newResult(started time.Time) *Result {
+	side := func(s Side) SideInfo {
+		return SideInfo{Target: s.target(), Engine: s.Engine.Info().Kind, Relation: s.Relation}
+	}
+	r := &Result{
+		Old:            side(p.spec.Old),
+		New:            side(p.spec.New),
+		CrossEngine:    p.cross,
+		Started:        started.UTC(),
+		Schema:         p.schema,
+		ChangedColumns: map[string]int64{},
+		Samples:        Samples{Added: []Row{}, Removed: []Row{}, Changed: []Change{}, Duplicates: []Duplicate{}},
+	}
+	for _, k := range p.key {
+		r.Key = append(r.Key, k.Name)
+	}
+	if p.part != nil {
+		r.PartitionColumn = p.part.Name
+	}
+	for _, m := range p.measures {
+		r.Measures = append(r.Measures, m.Name)
+	}
+	for _, c := range p.compared {
+		r.Compared = append(r.Compared, c.Name)
+	}
+	if len(p.tol) > 0 {
+		r.Tolerance = p.tol
+	}
+	if p.spec.Expect != nil {
+		r.Expectations = p.spec.Expect.Text
+	}
+	return r
+}
+
+// finish judges every partition and adds up the totals.
+func (p *plan) finish(r *Result) {
+	limit := p.spec.samples()
+	r.ExpectationsMet = true
+	for _, pt := range r.Partitions {
+		pt.Verdict, pt.Reasons = p.expect.judge(p, pt)
+		if pt.Verdict == VerdictUnexpected {
+			r.ExpectationsMet = false
+		}
+		if pt.Verdict != VerdictUnchanged {
+			r.Differs = true
+		}
+		if pt.Rows != nil {
+			r.Rows.add(*pt.Rows)
+		}
+		for c, n := range pt.ChangedColumns {
+			r.ChangedColumns[c] += n
+		}
+		if s := pt.Samples; s != nil {
+			r.Samples.Added = appendUpTo(r.Samples.Added, s.Added, limit)
+			r.Samples.Removed = appendUpTo(r.Samples.Removed, s.Removed, limit)
+			r.Samples.Changed = appendUpTo(r.Samples.Changed, s.Changed, limit)
+			r.Samples.Duplicates = appendUpTo(r.Samples.Duplicates, s.Duplicates, limit)
+		}
+	}
+	if r.Schema.Differs() {
+		r.Differs = true
+		r.ExpectationsMet = false
+		r.Notes = append(r.Notes, "columns were added or removed: compare them with --ignore if that is intended")
+	}
+	sort.Strings(r.Notes)
+}
+
+func appendUpTo[T any](dst, src []T, limit int) []T {
+	if room := limit - len(dst); room > 0 {
+		if len(src) > room {
+			src = src[:room]
+		}
+		dst = append(dst, src...)
+	}
+	return dst
+}
+
+// Differing lists the labels of the partitions that differ, in order: what a caller passes back
+// in Spec.Partitions to rerun a diff on just those.
+func (r *Result) Differing() []string {
+	var out []string
+	for _, p := range r.Partitions {
+		if p.Verdict != VerdictUnchanged {
+			out = append(out, p.Partition)
+		}
+	}
+	return out
+}

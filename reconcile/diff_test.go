@@ -1,0 +1,411 @@
+package reconcile_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"trueup/reconcile"
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+)
+
+func day(s string) time.Time { t, _ := time.Parse("2006-01-02", s); return t }
+
+var orderCols = []tsql.Column{
+	{Name: "id", Kind: tsql.TypeInt},
+	{Name: "d", Kind: tsql.TypeDate},
+	{Name: "name", Kind: tsql.TypeString, Nullable: true},
+	{Name: "amount", Type: "DECIMAL(18,2)", Kind: tsql.TypeDecimal},
+	{Name: "score", Kind: tsql.TypeFloat, Nullable: true},
+}
+
+var orderNames = []string{"id", "d", "name", "amount", "score"}
+
+// baseRows are 12 orders over three days, four a day.
+func baseRows() [][]any {
+	var rows [][]any
+	for i := int64(1); i <= 12; i++ {
+		d := day("2026-07-10").AddDate(0, 0, int((i-1)/4))
+		var name any = fmt.Sprintf("c%d", i)
+		if i == 4 {
+			name = nil
+		}
+		rows = append(rows, []any{i, d, name, float64(i) * 10.25, float64(i) / 4})
+	}
+	return rows
+}
+
+func load(t *testing.T, e tsql.Engine, table string, cols []tsql.Column, names []string, rows [][]any) {
+	t.Helper()
+	ctx := context.Background()
+	if err := e.CreateTable(ctx, table, cols, "d", []string{"d"}); err != nil {
+		t.Fatalf("create %s: %v", table, err)
+	}
+	if len(rows) > 0 {
+		if err := e.Insert(ctx, table, names, rows); err != nil {
+			t.Fatalf("insert into %s: %v", table, err)
+		}
+	}
+}
+
+// edit returns rows with fn applied to a copy of each; fn returns nil to drop a row.
+func edit(rows [][]any, fn func(r []any) []any) [][]any {
+	var out [][]any
+	for _, r := range rows {
+		if x := fn(append([]any(nil), r...)); x != nil {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func spec(e tsql.Engine) reconcile.Spec {
+	return reconcile.Spec{
+		Old:       reconcile.Side{Engine: e, Relation: "old_t"},
+		New:       reconcile.Side{Engine: e, Relation: "new_t"},
+		Key:       []string{"id"},
+		Partition: "d",
+		Measures:  []string{"amount"},
+	}
+}
+
+func diff(t *testing.T, s reconcile.Spec) *reconcile.Result {
+	t.Helper()
+	r, err := reconcile.Diff(context.Background(), s)
+	if err != nil {
+		t.Fatalf("diff: %v", err)
+	}
+	return r
+}
+
+// overview is what a person reads first: per partition presence, counts, checksum, verdict, rows.
+func overview(r *reconcile.Result) []string {
+	var out []string
+	for _, p := range r.Partitions {
+		s := fmt.Sprintf("%s %s %d→%d match=%v %s", p.Partition, p.Presence, p.OldCount, p.NewCount, p.ChecksumMatch, p.Verdict)
+		if p.Rows != nil {
+			s += fmt.Sprintf(" +%d -%d ~%d dup%d", p.Rows.Added, p.Rows.Removed, p.Rows.Changed, p.Rows.DuplicateKeys)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func checkOverview(t *testing.T, r *reconcile.Result, want ...string) {
+	t.Helper()
+	if diff := cmp.Diff(want, overview(r)); diff != "" {
+		t.Errorf("partitions (-want +got):\n%s", diff)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		fresh := func(t *testing.T, old, new [][]any) {
+			t.Helper()
+			for _, tb := range []string{"old_t", "new_t"} {
+				if err := e.DropTable(ctx, tb); err != nil {
+					t.Fatal(err)
+				}
+			}
+			load(t, e, "old_t", orderCols, orderNames, old)
+			load(t, e, "new_t", orderCols, orderNames, new)
+		}
+
+		t.Run("identical", func(t *testing.T) {
+			fresh(t, baseRows(), baseRows())
+			r := diff(t, spec(e))
+			checkOverview(t, r,
+				"2026-07-10 both 4→4 match=true unchanged",
+				"2026-07-11 both 4→4 match=true unchanged",
+				"2026-07-12 both 4→4 match=true unchanged")
+			if r.Differs || !r.ExpectationsMet || r.RowsTransferred != 0 || r.Rows != (reconcile.RowCounts{}) {
+				t.Errorf("identical tables: differs=%v met=%v transferred=%d rows=%+v", r.Differs, r.ExpectationsMet, r.RowsTransferred, r.Rows)
+			}
+			m := r.Partitions[0].Measures["amount"]
+			if m.Old != 102.5 || m.New != 102.5 || *m.PctChange != 0 {
+				t.Errorf("amount totals: %+v", m)
+			}
+		})
+
+		t.Run("added_removed_changed", func(t *testing.T) {
+			newRows := edit(baseRows(), func(r []any) []any {
+				switch r[0].(int64) {
+				case 2:
+					return nil
+				case 5:
+					r[3] = 99.99
+				case 6:
+					r[2] = "renamed"
+				}
+				return r
+			})
+			newRows = append(newRows, []any{int64(100), day("2026-07-11"), "new", 1.5, nil})
+			fresh(t, baseRows(), newRows)
+			r := diff(t, spec(e))
+			checkOverview(t, r,
+				"2026-07-10 both 4→3 match=false unexpected +0 -1 ~0 dup0",
+				"2026-07-11 both 4→5 match=false unexpected +1 -0 ~2 dup0",
+				"2026-07-12 both 4→4 match=true unchanged")
+			if diff := cmp.Diff(reconcile.RowCounts{Added: 1, Removed: 1, Changed: 2}, r.Rows); diff != "" {
+				t.Errorf("rows (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(map[string]int64{"amount": 1, "name": 1}, r.ChangedColumns); diff != "" {
+				t.Errorf("changed columns (-want +got):\n%s", diff)
+			}
+			var changes []string
+			for _, c := range r.Samples.Changed {
+				for _, col := range c.Columns {
+					changes = append(changes, fmt.Sprintf("%s id=%v %s: %v → %v", c.Partition, c.Key["id"], col.Column, col.Old, col.New))
+				}
+			}
+			want := []string{"2026-07-11 id=5 amount: 51.25 → 99.99", "2026-07-11 id=6 name: c6 → renamed"}
+			if diff := cmp.Diff(want, changes); diff != "" {
+				t.Errorf("changed samples (-want +got):\n%s", diff)
+			}
+			if len(r.Samples.Removed) != 1 || r.Samples.Removed[0].Key["id"] != int64(2) || r.Samples.Removed[0].Values["name"] != "c2" {
+				t.Errorf("removed sample: %+v", r.Samples.Removed)
+			}
+			if len(r.Samples.Added) != 1 || r.Samples.Added[0].Key["id"] != int64(100) || r.Samples.Added[0].Partition != "2026-07-11" {
+				t.Errorf("added sample: %+v", r.Samples.Added)
+			}
+			if r.ExpectationsMet || !r.Differs {
+				t.Error("differences without expectations must be unexpected")
+			}
+			if r.RowsTransferred == 0 || r.RowsTransferred > 10 {
+				t.Errorf("rows read out: %d, want only the differing keys' rows", r.RowsTransferred)
+			}
+		})
+
+		t.Run("nulls_compare_equal_and_to_values", func(t *testing.T) {
+			// Row 4 has a NULL name on both sides; row 8 gets a NULL score; row 12 a name for a NULL.
+			oldRows := edit(baseRows(), func(r []any) []any {
+				if r[0].(int64) == 12 {
+					r[2] = nil
+				}
+				return r
+			})
+			newRows := edit(baseRows(), func(r []any) []any {
+				if r[0].(int64) == 8 {
+					r[4] = nil
+				}
+				return r
+			})
+			fresh(t, oldRows, newRows)
+			r := diff(t, spec(e))
+			checkOverview(t, r,
+				"2026-07-10 both 4→4 match=true unchanged",
+				"2026-07-11 both 4→4 match=false unexpected +0 -0 ~1 dup0",
+				"2026-07-12 both 4→4 match=false unexpected +0 -0 ~1 dup0")
+			if diff := cmp.Diff(map[string]int64{"name": 1, "score": 1}, r.ChangedColumns); diff != "" {
+				t.Errorf("changed columns (-want +got):\n%s", diff)
+			}
+			for _, c := range r.Samples.Changed {
+				if c.Key["id"] == int64(8) && (c.Columns[0].Old != 2.0 || c.Columns[0].New != nil) {
+					t.Errorf("NULL sample: %+v", c.Columns)
+				}
+			}
+		})
+
+		t.Run("float_tolerance", func(t *testing.T) {
+			newRows := edit(baseRows(), func(r []any) []any {
+				if r[0].(int64) == 9 {
+					r[4] = r[4].(float64) + 0.004
+				}
+				return r
+			})
+			fresh(t, baseRows(), newRows)
+			strict := diff(t, spec(e))
+			if strict.Rows.Changed != 1 || strict.ChangedColumns["score"] != 1 {
+				t.Errorf("without tolerance: rows %+v columns %v", strict.Rows, strict.ChangedColumns)
+			}
+			for _, tol := range []string{"0.01", "1%"} {
+				s := spec(e)
+				tl, err := reconcile.ParseTolerance(tol)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Tolerance = map[string]reconcile.Tolerance{"score": tl}
+				r := diff(t, s)
+				checkOverview(t, r,
+					"2026-07-10 both 4→4 match=true unchanged",
+					"2026-07-11 both 4→4 match=true unchanged",
+					"2026-07-12 both 4→4 match=false unchanged +0 -0 ~0 dup0")
+				if r.Differs || !r.ExpectationsMet {
+					t.Errorf("tolerance %s: differs=%v met=%v", tol, r.Differs, r.ExpectationsMet)
+				}
+			}
+			s := spec(e)
+			s.Tolerance = map[string]reconcile.Tolerance{"score": {Rel: 0.0001}}
+			if r := diff(t, s); r.Rows.Changed != 1 {
+				t.Errorf("0.01%% tolerance should not cover 0.004 on 2.25: %+v", r.Rows)
+			}
+		})
+
+		t.Run("duplicate_keys", func(t *testing.T) {
+			base := baseRows()
+			newRows := append(baseRows(), base[2], []any{int64(7), day("2026-07-11"), "other", 1.0, nil})
+			fresh(t, baseRows(), newRows)
+			r := diff(t, spec(e))
+			checkOverview(t, r,
+				"2026-07-10 both 4→5 match=false unexpected +0 -0 ~0 dup1",
+				"2026-07-11 both 4→5 match=false unexpected +0 -0 ~0 dup1",
+				"2026-07-12 both 4→4 match=true unchanged")
+			var dups []string
+			for _, d := range r.Samples.Duplicates {
+				dups = append(dups, fmt.Sprintf("%s id=%v old=%d new=%d", d.Partition, d.Key["id"], d.OldRows, d.NewRows))
+			}
+			want := []string{"2026-07-10 id=3 old=1 new=2", "2026-07-11 id=7 old=1 new=2"}
+			if diff := cmp.Diff(want, dups); diff != "" {
+				t.Errorf("duplicates (-want +got):\n%s", diff)
+			}
+		})
+
+		t.Run("missing_and_new_partitions", func(t *testing.T) {
+			newRows := edit(baseRows(), func(r []any) []any {
+				if r[1].(time.Time).Equal(day("2026-07-12")) {
+					r[1] = day("2026-07-13")
+				}
+				return r
+			})
+			fresh(t, baseRows(), newRows)
+			r := diff(t, spec(e))
+			checkOverview(t, r,
+				"2026-07-10 both 4→4 match=true unchanged",
+				"2026-07-11 both 4→4 match=true unchanged",
+				"2026-07-12 old_only 4→0 match=false unexpected +0 -4 ~0 dup0",
+				"2026-07-13 new_only 0→4 match=false unexpected +4 -0 ~0 dup0")
+			p := r.Partition("2026-07-13")
+			if p.PctChange != nil || p.Samples == nil || len(p.Samples.Added) != 4 {
+				t.Errorf("new partition: pct=%v samples=%+v", p.PctChange, p.Samples)
+			}
+			if p := r.Partition("2026-07-12"); *p.PctChange != -100 {
+				t.Errorf("missing partition pct: %v", *p.PctChange)
+			}
+		})
+
+		t.Run("schema_differences_reported", func(t *testing.T) {
+			for _, tb := range []string{"old_t", "new_t"} {
+				e.DropTable(ctx, tb)
+			}
+			load(t, e, "old_t", orderCols, orderNames, baseRows())
+			wider := append(append([]tsql.Column(nil), orderCols[:4]...), tsql.Column{Name: "channel", Kind: tsql.TypeString})
+			load(t, e, "new_t", wider, []string{"id", "d", "name", "amount", "channel"}, edit(baseRows(), func(r []any) []any {
+				return append(r[:4], "web")
+			}))
+			r := diff(t, spec(e))
+			if len(r.Schema.Added) != 1 || r.Schema.Added[0].Name != "channel" || len(r.Schema.Removed) != 1 || r.Schema.Removed[0].Name != "score" {
+				t.Errorf("schema: %+v", r.Schema)
+			}
+			if !r.Differs || r.ExpectationsMet {
+				t.Error("an added and a removed column must be a difference")
+			}
+			for _, p := range r.Partitions {
+				if p.Verdict != reconcile.VerdictUnchanged {
+					t.Errorf("partition %s: common columns are equal, got %s", p.Partition, p.Verdict)
+				}
+			}
+			s := spec(e)
+			s.Ignore = []string{"channel", "score"}
+			if r := diff(t, s); r.Differs || !r.ExpectationsMet {
+				t.Errorf("ignored schema changes: differs=%v met=%v notes=%v", r.Differs, r.ExpectationsMet, r.Notes)
+			}
+		})
+
+		t.Run("decimal_and_double_compare_by_value", func(t *testing.T) {
+			for _, tb := range []string{"old_t", "new_t"} {
+				e.DropTable(ctx, tb)
+			}
+			load(t, e, "old_t", orderCols, orderNames, baseRows())
+			dbl := append([]tsql.Column(nil), orderCols...)
+			dbl[3] = tsql.Column{Name: "amount", Kind: tsql.TypeFloat}
+			load(t, e, "new_t", dbl, orderNames, baseRows())
+			r := diff(t, spec(e))
+			if len(r.Schema.Changed) != 1 || r.Schema.Changed[0].Name != "amount" {
+				t.Errorf("type change not reported: %+v", r.Schema)
+			}
+			if r.Differs || r.Rows != (reconcile.RowCounts{}) {
+				t.Errorf("equal values of DECIMAL and DOUBLE differ: %v %+v", overview(r), r.Samples.Changed)
+			}
+		})
+
+		t.Run("null_keys_counted_not_matched", func(t *testing.T) {
+			nk := append([]tsql.Column(nil), orderCols...)
+			nk[0].Nullable = true
+			for _, tb := range []string{"old_t", "new_t"} {
+				e.DropTable(ctx, tb)
+			}
+			load(t, e, "old_t", nk, orderNames, baseRows())
+			load(t, e, "new_t", nk, orderNames, append(baseRows(), []any{nil, day("2026-07-10"), "nokey", 1.0, nil}))
+			r := diff(t, spec(e))
+			p := r.Partition("2026-07-10")
+			if p.NewNullKeys != 1 || p.OldNullKeys != 0 || p.Verdict != reconcile.VerdictUnexpected || p.Rows == nil || !p.Rows.Zero() {
+				t.Errorf("NULL key partition: %+v rows=%+v", p, p.Rows)
+			}
+		})
+
+		t.Run("restricted_to_partitions", func(t *testing.T) {
+			newRows := edit(baseRows(), func(r []any) []any {
+				if r[0].(int64) == 1 || r[0].(int64) == 9 {
+					r[3] = 0.0
+				}
+				return r
+			})
+			fresh(t, baseRows(), newRows)
+			s := spec(e)
+			s.Partitions = []string{"2026-07-12"}
+			checkOverview(t, diff(t, s), "2026-07-12 both 4→4 match=false unexpected +0 -0 ~1 dup0")
+			s.Partitions = nil
+			s.Windows = []tsql.Window{{Column: "d", Type: tsql.TypeDate, Start: day("2026-07-10"), End: day("2026-07-12")}}
+			checkOverview(t, diff(t, s),
+				"2026-07-10 both 4→4 match=false unexpected +0 -0 ~1 dup0",
+				"2026-07-11 both 4→4 match=true unchanged")
+		})
+
+		t.Run("whole_relation_without_partition", func(t *testing.T) {
+			newRows := edit(baseRows(), func(r []any) []any {
+				if r[0].(int64) == 3 {
+					return nil
+				}
+				return r
+			})
+			fresh(t, baseRows(), newRows)
+			s := spec(e)
+			s.Partition = ""
+			checkOverview(t, diff(t, s), "(all) both 12→11 match=false unexpected +0 -1 ~0 dup0")
+		})
+
+		t.Run("bad_input", func(t *testing.T) {
+			fresh(t, baseRows(), baseRows())
+			for name, mut := range map[string]func(s *reconcile.Spec){
+				"unknown_relation":      func(s *reconcile.Spec) { s.New.Relation = "no_such_table" },
+				"unknown_key":           func(s *reconcile.Spec) { s.Key = []string{"nope"} },
+				"unknown_partition":     func(s *reconcile.Spec) { s.Partition = "nope" },
+				"unknown_measure":       func(s *reconcile.Spec) { s.Measures = []string{"nope"} },
+				"text_measure":          func(s *reconcile.Spec) { s.Measures = []string{"name"} },
+				"unknown_tolerance":     func(s *reconcile.Spec) { s.Tolerance = map[string]reconcile.Tolerance{"nope": {Abs: 1}} },
+				"no_key":                func(s *reconcile.Spec) { s.Key = nil },
+				"float_partition":       func(s *reconcile.Spec) { s.Partition = "score" },
+				"bad_partition_value":   func(s *reconcile.Spec) { s.Partitions = []string{"July"} },
+				"ignore_key":            func(s *reconcile.Spec) { s.Ignore = []string{"id"} },
+				"injection_in_relation": func(s *reconcile.Spec) { s.Old.Relation = "old_t; DROP TABLE new_t" },
+			} {
+				t.Run(name, func(t *testing.T) {
+					s := spec(e)
+					mut(&s)
+					if _, err := reconcile.Diff(ctx, s); !errors.Is(err, reconcile.ErrBadInput) {
+						t.Errorf("got %v, want ErrBadInput", err)
+					}
+				})
+			}
+			if _, err := e.Columns(ctx, "new_t"); err != nil {
+				t.Errorf("new_t after the injection attempt: %v", err)
+			}
+		})
+	})
+}

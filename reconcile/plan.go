@@ -1,0 +1,358 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	tsql "trueup/sql"
+)
+
+// plan is a Spec checked against both relations' columns.
+type plan struct {
+	spec     Spec
+	cross    bool // the sides live in different engines: nothing is joined inside an engine
+	key      []pair
+	part     *pair // nil: the relations are compared whole
+	measures []pair
+	compared []pair // key columns, then the partition column, then the rest in the old side's order
+	tol      map[string]Tolerance
+	values   []any         // Spec.Partitions read as the partition column's type
+	expect   *Expectations // Spec.Expect with its ranges read; nil when none
+	schema   Schema
+}
+
+// partitionKinds are the column types a diff can partition by.
+var partitionKinds = map[tsql.Type]bool{tsql.TypeDate: true, tsql.TypeTimestamp: true, tsql.TypeInt: true, tsql.TypeString: true}
+
+func resolve(ctx context.Context, spec Spec) (*plan, error) {
+	if spec.Old.Engine == nil || spec.New.Engine == nil {
+		return nil, badInput("both sides need an engine")
+	}
+	if spec.Old.Relation == "" || spec.New.Relation == "" {
+		return nil, badInput("both sides need a relation (--old and --new)")
+	}
+	if len(spec.Key) == 0 {
+		return nil, badInput("a key is needed to match rows (--key)")
+	}
+	oldCols, err := columns(ctx, spec.Old, "old")
+	if err != nil {
+		return nil, err
+	}
+	newCols, err := columns(ctx, spec.New, "new")
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{spec: spec, cross: spec.Old.Engine != spec.New.Engine, tol: map[string]Tolerance{}}
+
+	both := func(what, name string) (pair, error) {
+		o, ok := findColumn(oldCols, name)
+		if !ok {
+			return pair{}, badInput("%s %q: no such column in old relation %s", what, name, spec.Old.Relation)
+		}
+		n, ok := findColumn(newCols, name)
+		if !ok {
+			return pair{}, badInput("%s %q: no such column in new relation %s", what, name, spec.New.Relation)
+		}
+		return pair{Name: o.Name, Old: o, New: n}, nil
+	}
+	taken := map[string]bool{}
+	for _, k := range spec.Key {
+		c, err := both("key column", k)
+		if err != nil {
+			return nil, err
+		}
+		if c.Old.Kind != c.New.Kind {
+			return nil, badInput("key column %q is %s in old and %s in new: rows cannot be matched", k, c.Old.Type, c.New.Type)
+		}
+		if taken[c.Name] {
+			return nil, badInput("key column %q named twice", k)
+		}
+		taken[c.Name] = true
+		p.key = append(p.key, c)
+	}
+	if spec.Partition != "" {
+		c, err := both("partition column", spec.Partition)
+		if err != nil {
+			return nil, err
+		}
+		if !partitionKinds[c.Old.Kind] || !partitionKinds[c.New.Kind] {
+			return nil, badInput("partition column %q must be a date, timestamp, integer or string column (old %s, new %s)", c.Name, c.Old.Type, c.New.Type)
+		}
+		if c.Old.Kind != c.New.Kind {
+			return nil, badInput("partition column %q is %s in old and %s in new: partitions cannot be matched", c.Name, c.Old.Type, c.New.Type)
+		}
+		p.part = &c
+	}
+	for _, name := range spec.Ignore {
+		if _, ok := findColumn(oldCols, name); ok {
+			continue
+		}
+		if _, ok := findColumn(newCols, name); !ok {
+			return nil, badInput("ignored column %q: in neither relation", name)
+		}
+	}
+	for _, c := range p.key {
+		if contains(spec.Ignore, c.Name) {
+			return nil, badInput("key column %q cannot be ignored", c.Name)
+		}
+	}
+	if p.part != nil && contains(spec.Ignore, p.part.Name) {
+		return nil, badInput("partition column %q cannot be ignored", p.part.Name)
+	}
+
+	measures := append([]string(nil), spec.Measures...)
+	if spec.Expect != nil {
+		for _, m := range spec.Expect.measures() {
+			if !contains(measures, m) {
+				measures = append(measures, m)
+			}
+		}
+	}
+	for _, m := range measures {
+		c, err := both("measure", m)
+		if err != nil {
+			return nil, err
+		}
+		if !c.Old.Kind.Numeric() || !c.New.Kind.Numeric() {
+			return nil, badInput("measure %q must be numeric (old %s, new %s)", m, c.Old.Type, c.New.Type)
+		}
+		p.measures = append(p.measures, c)
+	}
+
+	p.compared = append(p.compared, p.key...)
+	if p.part != nil && !taken[p.part.Name] {
+		p.compared = append(p.compared, *p.part)
+		taken[p.part.Name] = true
+	}
+	for _, o := range oldCols {
+		n, ok := findColumn(newCols, o.Name)
+		switch {
+		case !ok:
+			p.schema.Removed = append(p.schema.Removed, ColumnInfo{Name: o.Name, Type: o.Type, Ignored: contains(spec.Ignore, o.Name)})
+			continue
+		case o.Kind != n.Kind || (!p.cross && baseType(o.Type) != baseType(n.Type)):
+			p.schema.Changed = append(p.schema.Changed, TypeChange{Name: o.Name, OldType: o.Type, NewType: n.Type})
+		}
+		if !taken[o.Name] && !contains(spec.Ignore, o.Name) {
+			p.compared = append(p.compared, pair{Name: o.Name, Old: o, New: n})
+			taken[o.Name] = true
+		}
+	}
+	for _, n := range newCols {
+		if _, ok := findColumn(oldCols, n.Name); !ok {
+			p.schema.Added = append(p.schema.Added, ColumnInfo{Name: n.Name, Type: n.Type, Ignored: contains(spec.Ignore, n.Name)})
+		}
+	}
+
+	for name, t := range spec.Tolerance {
+		if name == AnyColumn {
+			continue
+		}
+		c, err := both("tolerance column", name)
+		if err != nil {
+			return nil, err
+		}
+		if !c.Old.Kind.Numeric() || !c.New.Kind.Numeric() {
+			return nil, badInput("tolerance column %q must be numeric (old %s, new %s)", name, c.Old.Type, c.New.Type)
+		}
+		p.tol[c.Name] = t
+	}
+	if t, ok := spec.Tolerance[AnyColumn]; ok {
+		for _, c := range p.compared {
+			_, own := p.tol[c.Name]
+			if !own && (isFractional(c.Old.Kind) || isFractional(c.New.Kind)) {
+				p.tol[c.Name] = t
+			}
+		}
+	}
+
+	if len(spec.Partitions) > 0 || len(spec.Windows) > 0 {
+		if p.part == nil {
+			return nil, badInput("restricting a diff to partitions needs a partition column")
+		}
+	}
+	for _, s := range spec.Partitions {
+		v, err := parseValue(p.part.Old.Kind, s)
+		if err != nil {
+			return nil, badInput("partition %q: %v", s, err)
+		}
+		p.values = append(p.values, v)
+	}
+	if spec.Expect != nil {
+		if p.expect, err = spec.Expect.resolve(p); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func columns(ctx context.Context, s Side, which string) ([]tsql.Column, error) {
+	cols, err := s.Engine.Columns(ctx, s.Relation)
+	if errors.Is(err, tsql.ErrNotFound) {
+		return nil, badInput("%s relation %s: not found in %s", which, s.Relation, s.target())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cols, nil
+}
+
+func isFractional(t tsql.Type) bool { return t == tsql.TypeFloat || t == tsql.TypeDecimal }
+
+// parseValue reads a partition value written as text in the partition column's type.
+func parseValue(kind tsql.Type, s string) (any, error) {
+	s = strings.TrimSpace(s)
+	switch kind {
+	case tsql.TypeDate:
+		t, err := time.Parse("2006-01-02", s)
+		if err != nil {
+			return nil, errors.New("want a date like 2026-07-10")
+		}
+		return t, nil
+	case tsql.TypeTimestamp:
+		for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05Z07:00", "2006-01-02T15:04:05", "2006-01-02"} {
+			if t, err := time.Parse(layout, s); err == nil {
+				return t.UTC(), nil
+			}
+		}
+		return nil, errors.New("want a timestamp like 2026-07-10 13:00:00")
+	case tsql.TypeInt:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, errors.New("want an integer")
+		}
+		return n, nil
+	}
+	return s, nil
+}
+
+// param binds a partition value as the partition column's type.
+func (p *plan) param(v any) tsql.Param {
+	switch p.part.Old.Kind {
+	case tsql.TypeDate:
+		return tsql.Date(tsql.AsTime(v))
+	case tsql.TypeTimestamp:
+		return tsql.Timestamp(tsql.AsTime(v))
+	case tsql.TypeInt:
+		return tsql.Int(tsql.AsInt64(v))
+	}
+	return tsql.String(tsql.AsText(v))
+}
+
+// column returns the column as one side has it.
+func (c pair) side(new bool) tsql.Column {
+	if new {
+		return c.New
+	}
+	return c.Old
+}
+
+// selectExpr is how a compared column is read on one side. Inside one engine both sides are
+// read in one UNION, so a column whose type differs is brought to a common one: numbers as
+// doubles, anything else as text.
+func (p *plan) selectExpr(d tsql.Dialect, c pair, new bool) string {
+	x := d.Quote(c.side(new).Name)
+	if p.cross || c.sameType(false) {
+		return x
+	}
+	if c.Old.Kind.Numeric() && c.New.Kind.Numeric() {
+		return d.ToFloat(x)
+	}
+	if c.Old.Kind == c.New.Kind {
+		return x
+	}
+	return d.ToText(x)
+}
+
+// hashColumns are the compared columns as one side hashes them: a column that is a number on
+// both sides but of different kinds hashes as a float on both, so 5 and 5.0 agree.
+func (p *plan) hashColumns(new bool) []tsql.Column {
+	out := make([]tsql.Column, len(p.compared))
+	for i, c := range p.compared {
+		col := c.side(new)
+		if c.Old.Kind != c.New.Kind && c.Old.Kind.Numeric() && c.New.Kind.Numeric() {
+			col.Kind = tsql.TypeFloat
+		}
+		out[i] = col
+	}
+	return out
+}
+
+// hashOptions: across engines the portable hash; inside one, the engine's fast hash with columns
+// of the same type on both sides hashed as stored.
+func (p *plan) hashOptions(new bool) tsql.HashOptions {
+	if p.cross {
+		return tsql.HashOptions{Portable: true, Scale: p.spec.scale()}
+	}
+	opt := tsql.HashOptions{Scale: p.spec.scale()}
+	for _, c := range p.compared {
+		if c.sameType(false) {
+			opt.Stored = append(opt.Stored, c.side(new).Name)
+		}
+	}
+	return opt
+}
+
+func (p *plan) rowHash(d tsql.Dialect, new bool) string {
+	return d.RowHash(p.hashColumns(new), p.hashOptions(new))
+}
+
+// keyHash is the portable hash of a row's key, used to split partitions into buckets that mean
+// the same rows in both engines.
+func (p *plan) keyHash(d tsql.Dialect, new bool) string {
+	cols := make([]tsql.Column, len(p.key))
+	for i, c := range p.key {
+		cols[i] = c.side(new)
+	}
+	return d.RowHash(cols, tsql.HashOptions{Portable: true, Scale: p.spec.scale()})
+}
+
+// keyNotNull is the condition that leaves out rows whose key has a NULL ("" when none can).
+func (p *plan) keyNotNull(d tsql.Dialect, new bool) string {
+	var conds []string
+	for _, c := range p.key {
+		if col := c.side(new); col.Nullable {
+			conds = append(conds, d.Quote(col.Name)+" IS NOT NULL")
+		}
+	}
+	return strings.Join(conds, " AND ")
+}
+
+// keyIsNull is the condition matching rows whose key has a NULL ("" when none can).
+func (p *plan) keyIsNull(d tsql.Dialect, new bool) string {
+	var conds []string
+	for _, c := range p.key {
+		if col := c.side(new); col.Nullable {
+			conds = append(conds, d.Quote(col.Name)+" IS NULL")
+		}
+	}
+	return strings.Join(conds, " OR ")
+}
+
+func (p *plan) side(new bool) Side {
+	if new {
+		return p.spec.New
+	}
+	return p.spec.Old
+}
+
+// and joins conditions, skipping empty ones.
+func and(conds ...string) string {
+	var out []string
+	for _, c := range conds {
+		if c != "" {
+			out = append(out, "("+c+")")
+		}
+	}
+	return strings.Join(out, " AND ")
+}
+
+func where(conds ...string) string {
+	if c := and(conds...); c != "" {
+		return " WHERE " + c
+	}
+	return ""
+}

@@ -1,0 +1,213 @@
+package reconcile
+
+import (
+	"time"
+)
+
+// Verdicts of a partition against the expectations.
+const (
+	VerdictUnchanged  = "unchanged"  // no difference
+	VerdictExpected   = "expected"   // differs, within what the expectations allow
+	VerdictUnexpected = "unexpected" // breaks an expectation (a difference nobody announced, or not the one announced)
+)
+
+// Presence of a partition on the two sides.
+const (
+	PresenceBoth    = "both"
+	PresenceOldOnly = "old_only" // the partition is missing from new
+	PresenceNewOnly = "new_only" // the partition is new
+)
+
+// WholeRelation is the partition label of a diff without a partition column.
+const WholeRelation = "(all)"
+
+// Result is a finished diff. It is what the CLI prints, the ledger keeps and the swap gate reads.
+type Result struct {
+	ID              int64                `json:"id,omitempty"`
+	Old             SideInfo             `json:"old"`
+	New             SideInfo             `json:"new"`
+	Key             []string             `json:"key"`
+	PartitionColumn string               `json:"partition_column,omitempty"`
+	Measures        []string             `json:"measures,omitempty"`
+	Compared        []string             `json:"compared_columns"`
+	Tolerance       map[string]Tolerance `json:"tolerance,omitempty"`
+	Schema          Schema               `json:"schema"`
+	Partitions      []*Partition         `json:"partitions"`
+	Rows            RowCounts            `json:"rows"`
+	ChangedColumns  map[string]int64     `json:"changed_columns"`
+	Samples         Samples              `json:"samples"`
+	Expectations    string               `json:"expectations,omitempty"`
+	ExpectationsMet bool                 `json:"expectations_met"`
+	// Differs is true when any partition or the schema differs.
+	Differs bool `json:"differs"`
+	// RowsTransferred counts table rows read out of the engines into trueup (row-level diff and
+	// samples); partition and bucket checksums are not rows.
+	RowsTransferred int64     `json:"rows_transferred"`
+	CrossEngine     bool      `json:"cross_engine"`
+	Started         time.Time `json:"started"`
+	ElapsedMS       int64     `json:"elapsed_ms"`
+	// Notes say what could not be compared and why.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// SideInfo names one compared relation.
+type SideInfo struct {
+	Target   string `json:"target"`
+	Engine   string `json:"engine"`
+	Relation string `json:"relation"`
+}
+
+// Schema is how the two relations' columns differ.
+type Schema struct {
+	Added   []ColumnInfo `json:"added,omitempty"`   // in new only
+	Removed []ColumnInfo `json:"removed,omitempty"` // in old only
+	Changed []TypeChange `json:"changed,omitempty"` // in both, of different types (values still compared)
+}
+
+// Differs reports a column added or removed that the diff was not told to ignore.
+func (s Schema) Differs() bool {
+	for _, c := range append(append([]ColumnInfo(nil), s.Added...), s.Removed...) {
+		if !c.Ignored {
+			return true
+		}
+	}
+	return false
+}
+
+// ColumnInfo is a column present on one side only.
+type ColumnInfo struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Ignored bool   `json:"ignored,omitempty"`
+}
+
+// TypeChange is a column whose type differs between the sides.
+type TypeChange struct {
+	Name    string `json:"name"`
+	OldType string `json:"old_type"`
+	NewType string `json:"new_type"`
+}
+
+// Partition is one partition's comparison.
+type Partition struct {
+	Partition string `json:"partition"`
+	value     any
+	Presence  string `json:"presence"`
+	OldCount  int64  `json:"old_count"`
+	NewCount  int64  `json:"new_count"`
+	Delta     int64  `json:"delta"`
+	// PctChange is rounded to one decimal as a person reads it; PctChangeExact is not. Both are
+	// null when old_count is 0.
+	PctChange      *float64           `json:"pct_change"`
+	PctChangeExact *float64           `json:"pct_change_exact"`
+	ChecksumMatch  bool               `json:"checksum_match"`
+	Measures       map[string]Measure `json:"measures,omitempty"`
+	// Rows is the row-level comparison; nil where it was not needed (checksums match) or not possible.
+	Rows           *RowCounts       `json:"rows,omitempty"`
+	ChangedColumns map[string]int64 `json:"changed_columns,omitempty"`
+	OldNullKeys    int64            `json:"old_null_keys,omitempty"`
+	NewNullKeys    int64            `json:"new_null_keys,omitempty"`
+	Verdict        string           `json:"verdict"`
+	// Reasons say which expectation an unexpected partition breaks.
+	Reasons []string `json:"reasons,omitempty"`
+	Samples *Samples `json:"samples,omitempty"`
+}
+
+// Unchanged reports whether the partition holds the same rows on both sides (within tolerance).
+func (p *Partition) Unchanged() bool {
+	if p.ChecksumMatch {
+		return true
+	}
+	return p.Presence == PresenceBoth && p.Rows != nil && p.Rows.Zero() &&
+		p.OldCount == p.NewCount && p.OldNullKeys == 0 && p.NewNullKeys == 0
+}
+
+// Measure is one measure's totals in a partition.
+type Measure struct {
+	Old            float64  `json:"old"`
+	New            float64  `json:"new"`
+	Delta          float64  `json:"delta"`
+	PctChange      *float64 `json:"pct_change"`
+	PctChangeExact *float64 `json:"pct_change_exact"`
+}
+
+// RowCounts classifies rows by key. A key with more than one row on either side is counted once
+// as a duplicate key and not as added, removed or changed.
+type RowCounts struct {
+	Added         int64 `json:"added"`
+	Removed       int64 `json:"removed"`
+	Changed       int64 `json:"changed"`
+	DuplicateKeys int64 `json:"duplicate_keys"`
+}
+
+// Zero reports whether no row differs.
+func (r *RowCounts) Zero() bool {
+	return r.Added == 0 && r.Removed == 0 && r.Changed == 0 && r.DuplicateKeys == 0
+}
+
+func (r *RowCounts) add(o RowCounts) {
+	r.Added += o.Added
+	r.Removed += o.Removed
+	r.Changed += o.Changed
+	r.DuplicateKeys += o.DuplicateKeys
+}
+
+// Samples are bounded examples of each kind of row difference.
+type Samples struct {
+	Added      []Row       `json:"added"`
+	Removed    []Row       `json:"removed"`
+	Changed    []Change    `json:"changed"`
+	Duplicates []Duplicate `json:"duplicate_keys"`
+}
+
+func (s *Samples) empty() bool {
+	return len(s.Added) == 0 && len(s.Removed) == 0 && len(s.Changed) == 0 && len(s.Duplicates) == 0
+}
+
+// Row is an added or removed row: its key and the values of the compared columns.
+type Row struct {
+	Partition string         `json:"partition"`
+	Key       map[string]any `json:"key"`
+	Values    map[string]any `json:"values"`
+}
+
+// Change is a row whose key is on both sides with different values.
+type Change struct {
+	Partition string         `json:"partition"`
+	Key       map[string]any `json:"key"`
+	Columns   []ColumnChange `json:"columns"`
+}
+
+// ColumnChange is one changed value.
+type ColumnChange struct {
+	Column string `json:"column"`
+	Old    any    `json:"old"`
+	New    any    `json:"new"`
+}
+
+// Duplicate is a key with more than one row on a side.
+type Duplicate struct {
+	Partition string         `json:"partition"`
+	Key       map[string]any `json:"key"`
+	OldRows   int64          `json:"old_rows"`
+	NewRows   int64          `json:"new_rows"`
+}
+
+// Partition returns the partition with the given label, or nil.
+func (r *Result) Partition(label string) *Partition {
+	for _, p := range r.Partitions {
+		if p.Partition == label {
+			return p
+		}
+	}
+	return nil
+}
+
+// Counts tallies the partitions by verdict.
+func (r *Result) Counts() map[string]int {
+	out := map[string]int{}
+	for _, p := range r.Partitions {
+		out[p.Verdict]++
+	}
+	return out
+}

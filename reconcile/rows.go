@@ -1,0 +1,177 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	tsql "trueup/sql"
+)
+
+// rowDiffInEngine compares, inside the one engine both sides live in, the rows of the given
+// partitions by key. A narrow FULL JOIN of (partition, key, row hash) finds the keys whose rows
+// may differ; only those keys' rows are read out, sorted so each key's rows arrive together.
+// It returns the number of rows read.
+func (p *plan) rowDiffInEngine(ctx context.Context, df *differ, values []any) (int64, error) {
+	e := p.spec.Old.Engine
+	d := e.Dialect()
+	b := newBinder()
+
+	names := p.joinNames()
+	side := func(new bool, hashAlias string) string {
+		sel := make([]string, 0, len(names)+1)
+		for i, c := range p.joinColumns() {
+			sel = append(sel, p.selectExpr(d, c, new)+" AS "+d.Quote(names[i]))
+		}
+		sel = append(sel, p.rowHash(d, new)+" AS "+d.Quote(hashAlias))
+		return "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) +
+			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new))
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = d.Quote(n)
+	}
+	keys := "SELECT DISTINCT " + strings.Join(quoted, ", ") + " FROM (" + side(false, "__ho") + ") AS o FULL OUTER JOIN (" +
+		side(true, "__hn") + ") AS n USING (" + strings.Join(quoted, ", ") + ") WHERE NOT " + d.NullSafeEqual(d.Quote("__ho"), d.Quote("__hn"))
+	with, ref := d.Materialize("__reconcile_keys", keys)
+
+	fetch := func(new bool) string {
+		sel := []string{"0 AS " + d.Quote("__s")}
+		if new {
+			sel[0] = "1"
+		}
+		for i, c := range p.compared {
+			x := p.selectExpr(d, c, new)
+			if !new {
+				x += " AS " + d.Quote("__c"+strconv.Itoa(i))
+			}
+			sel = append(sel, x)
+		}
+		var tuple []string
+		for _, c := range p.joinColumns() {
+			tuple = append(tuple, p.selectExpr(d, c, new))
+		}
+		in := "(" + strings.Join(tuple, ", ") + ") IN (SELECT " + strings.Join(quoted, ", ") + " FROM " + ref + ")"
+		return "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) +
+			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new), in)
+	}
+	var order []string
+	if df.partIdx >= 0 {
+		order = append(order, d.Quote("__c"+strconv.Itoa(df.partIdx)))
+	}
+	for _, i := range df.keyIdx {
+		order = append(order, d.Quote("__c"+strconv.Itoa(i)))
+	}
+	text := with + "SELECT * FROM (" + fetch(false) + " UNION ALL " + fetch(true) + ") AS u ORDER BY " + strings.Join(order, ", ")
+	q, args, err := b.expand(d, text)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	err = e.Each(ctx, q, args, func(row []any) error {
+		n++
+		df.add(tsql.AsInt64(row[0]) == 1, row[1:])
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("reconcile: row diff of %s and %s: %w", p.spec.Old.Relation, p.spec.New.Relation, err)
+	}
+	df.flush()
+	return n, nil
+}
+
+// findDuplicates looks for keys with more than one row in the given partitions of both sides and
+// records those the row diff did not already see. It is needed only where the counts show rows
+// the row diff cannot account for: identical rows present a different number of times.
+func (p *plan) findDuplicates(ctx context.Context, df *differ, values []any) error {
+	counts := [2]map[string]int64{{}, {}}
+	firsts := map[string][]any{}
+	for s, new := range []bool{false, true} {
+		side := p.side(new)
+		d := side.Engine.Dialect()
+		b := newBinder()
+		var cols []string
+		for _, c := range p.joinColumns() {
+			cols = append(cols, p.selectExpr(d, c, new))
+		}
+		text := "SELECT " + strings.Join(cols, ", ") + ", count(*) FROM " + d.QuoteRelation(side.Relation) +
+			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new)) +
+			" GROUP BY " + strings.Join(cols, ", ") + " HAVING count(*) > 1"
+		q, args, err := b.expand(d, text)
+		if err != nil {
+			return err
+		}
+		err = side.Engine.Each(ctx, q, args, func(row []any) error {
+			vals := df.fromJoinColumns(row)
+			k := df.groupKey(vals)
+			counts[s][k] = tsql.AsInt64(row[len(row)-1])
+			if firsts[k] == nil {
+				firsts[k] = vals
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("reconcile: duplicate keys in %s: %w", side.Relation, err)
+		}
+	}
+	for k, vals := range firsts {
+		m, n := counts[0][k], counts[1][k]
+		// Not a duplicate on a side means exactly one row there: with none the key would have
+		// differed and been read by the row diff.
+		if m == 0 {
+			m = 1
+		}
+		if n == 0 {
+			n = 1
+		}
+		df.duplicate(df.partKey(vals), k, df.keyOf(vals), m, n)
+	}
+	return nil
+}
+
+// joinColumns are the columns rows are matched on: the partition column, then the key.
+func (p *plan) joinColumns() []pair {
+	var out []pair
+	if p.part != nil {
+		out = append(out, *p.part)
+	}
+	for _, k := range p.key {
+		if p.part == nil || k.Name != p.part.Name {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// joinNames are the names the join columns go by inside the join, the same on both sides.
+func (p *plan) joinNames() []string {
+	cols := p.joinColumns()
+	out := make([]string, len(cols))
+	for i := range cols {
+		out[i] = "__j" + strconv.Itoa(i)
+	}
+	return out
+}
+
+// fromJoinColumns places a row of join-column values at their positions among the compared
+// columns, so groupKey and keyOf can read it.
+func (df *differ) fromJoinColumns(row []any) []any {
+	vals := make([]any, len(df.p.compared))
+	for i, c := range df.p.joinColumns() {
+		for j, cc := range df.p.compared {
+			if cc.Name == c.Name {
+				vals[j] = row[i]
+			}
+		}
+	}
+	return vals
+}
+
+// partFilter restricts a side to the given partitions ("" for a diff without partitions).
+func (p *plan) partFilter(d tsql.Dialect, b *binder, new bool, values []any) string {
+	if p.part == nil {
+		return p.scopeFilter(d, b, new)
+	}
+	return p.inList(d, b, new, values)
+}

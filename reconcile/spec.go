@@ -1,0 +1,165 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	tsql "trueup/sql"
+)
+
+// ErrBadInput marks a diff that cannot run as asked: an unknown relation or column, a key or
+// partition column whose type differs between the sides, an unparsable expectation.
+var ErrBadInput = errors.New("bad input")
+
+func badInput(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, args...))
+}
+
+// Side is one of the two relations compared.
+type Side struct {
+	Engine   tsql.Engine
+	Relation string
+	// Target names the engine for people (a target name from the config); default its URL.
+	Target string
+}
+
+func (s Side) target() string {
+	if s.Target != "" {
+		return s.Target
+	}
+	return s.Engine.Info().Target
+}
+
+// Tolerance says how far apart two numbers may be and still count as equal: within Abs, or
+// within Rel times the larger magnitude. The zero Tolerance compares at the diff's Scale.
+type Tolerance struct {
+	Abs float64 `json:"abs,omitempty"`
+	Rel float64 `json:"rel,omitempty"` // a fraction: 0.001 is 0.1%
+}
+
+// ParseTolerance reads "0.01" (absolute) or "0.5%" (relative).
+func ParseTolerance(s string) (Tolerance, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	f, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		return Tolerance{}, badInput("tolerance %q: want a non-negative number, optionally with %%", s)
+	}
+	if pct {
+		return Tolerance{Rel: f / 100}, nil
+	}
+	return Tolerance{Abs: f}, nil
+}
+
+func (t Tolerance) String() string {
+	if t.Rel > 0 {
+		return strconv.FormatFloat(t.Rel*100, 'g', -1, 64) + "%"
+	}
+	return strconv.FormatFloat(t.Abs, 'g', -1, 64)
+}
+
+// AnyColumn is the Tolerance key that applies to every float or decimal column without its own.
+const AnyColumn = "*"
+
+// Spec says what to compare and how.
+type Spec struct {
+	Old, New Side
+	// Key names the columns that identify a row. Rows whose key has a NULL are counted per
+	// partition (NullKeys) and left out of the row-level comparison.
+	Key []string
+	// Partition names the column the relations are partitioned by; "" compares them whole.
+	Partition string
+	// Measures name numeric columns totalled per partition on each side.
+	Measures []string
+	// Ignore names columns left out of the comparison (a column present on one side only and
+	// ignored is reported but is not a difference).
+	Ignore []string
+	// Tolerance per column name; AnyColumn applies to every float or decimal column.
+	Tolerance map[string]Tolerance
+	// Expect is the intended change; nil means any difference is unexpected.
+	Expect *Expectations
+	// Scope is what "inside scope" means in Expect: the partitions a backfill rebuilt.
+	Scope []tsql.Window
+	// Windows and Partitions restrict the diff: a partition is compared when its value lies in
+	// one of the windows or equals one of the values (written as text: 2026-07-10, 42, EMEA).
+	// Both empty compares every partition.
+	Windows    []tsql.Window
+	Partitions []string
+	// Samples bounds the example rows kept per kind per partition (default 10).
+	Samples int
+	// Scale is the number of decimal places floats and decimals are compared at when they have
+	// no tolerance (default 6).
+	Scale int
+}
+
+func (s Spec) samples() int {
+	if s.Samples <= 0 {
+		return 10
+	}
+	return s.Samples
+}
+
+func (s Spec) scale() int {
+	if s.Scale <= 0 {
+		return 6
+	}
+	return s.Scale
+}
+
+// pair is one column as each side has it.
+type pair struct {
+	Name     string // the old side's name, used in results
+	Old, New tsql.Column
+}
+
+// sameType reports whether both sides hold the column in the same engine type.
+func (p pair) sameType(cross bool) bool {
+	return !cross && baseType(p.Old.Type) == baseType(p.New.Type)
+}
+
+// baseType strips the wrappers that do not change values: Nullable(…), LowCardinality(…).
+func baseType(t string) string {
+	for {
+		low := strings.ToLower(t)
+		switch {
+		case strings.HasPrefix(low, "nullable(") && strings.HasSuffix(t, ")"):
+			t = t[len("nullable(") : len(t)-1]
+		case strings.HasPrefix(low, "lowcardinality(") && strings.HasSuffix(t, ")"):
+			t = t[len("lowcardinality(") : len(t)-1]
+		default:
+			return strings.ToUpper(strings.TrimSpace(t))
+		}
+	}
+}
+
+// findColumn finds name among cols: exactly, else case-insensitively when that is unambiguous
+// (DuckDB folds identifier case, ClickHouse does not).
+func findColumn(cols []tsql.Column, name string) (tsql.Column, bool) {
+	for _, c := range cols {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	var found []tsql.Column
+	for _, c := range cols {
+		if strings.EqualFold(c.Name, name) {
+			found = append(found, c)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], true
+	}
+	return tsql.Column{}, false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,279 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	tsql "trueup/sql"
+)
+
+// binder collects the typed values of a statement under generated $names; tsql.Expand binds them
+// in whatever order the dialect's text puts them.
+type binder struct {
+	params map[string]tsql.Param
+}
+
+func newBinder() *binder { return &binder{params: map[string]tsql.Param{}} }
+
+func (b *binder) bind(v tsql.Param) string {
+	name := "v" + strconv.Itoa(len(b.params))
+	b.params[name] = v
+	return "$" + name
+}
+
+func (b *binder) expand(d tsql.Dialect, text string) (string, []any, error) {
+	q, args, err := tsql.Expand(d, text, b.params)
+	if err != nil {
+		return "", nil, fmt.Errorf("reconcile: %w", err)
+	}
+	return q, args, nil
+}
+
+// scopeFilter restricts a side to Spec.Windows and Spec.Partitions ("" when unrestricted).
+func (p *plan) scopeFilter(d tsql.Dialect, b *binder, new bool) string {
+	if p.part == nil || (len(p.spec.Windows) == 0 && len(p.values) == 0) {
+		return ""
+	}
+	col := d.Quote(p.part.side(new).Name)
+	var ors []string
+	for _, w := range p.spec.Windows {
+		ors = append(ors, fmt.Sprintf("(%s >= %s AND %s < %s)", col, b.bind(p.param(w.Start)), col, b.bind(p.param(w.End))))
+	}
+	if len(p.values) > 0 {
+		ors = append(ors, p.inList(d, b, new, p.values))
+	}
+	return strings.Join(ors, " OR ")
+}
+
+// inList matches rows whose partition is one of values; a nil value matches NULL.
+func (p *plan) inList(d tsql.Dialect, b *binder, new bool, values []any) string {
+	col := d.Quote(p.part.side(new).Name)
+	var phs, ors []string
+	for _, v := range values {
+		if v == nil {
+			ors = append(ors, col+" IS NULL")
+			continue
+		}
+		phs = append(phs, b.bind(p.param(v)))
+	}
+	if len(phs) > 0 {
+		ors = append(ors, col+" IN ("+strings.Join(phs, ", ")+")")
+	}
+	if len(ors) == 0 {
+		return "1 = 0"
+	}
+	return strings.Join(ors, " OR ")
+}
+
+// summary is one partition of one side: what the partition scan computes.
+type summary struct {
+	value    any
+	count    int64
+	nullKeys int64
+	sums     []float64
+	hash     uint64
+}
+
+// summarize scans one side once: per partition its row count, rows with a NULL key, measure
+// totals and the sum of row hashes.
+func (p *plan) summarize(ctx context.Context, new bool) (map[string]*summary, error) {
+	s := p.side(new)
+	d := s.Engine.Dialect()
+	b := newBinder()
+	var sel []string
+	if p.part != nil {
+		sel = append(sel, d.Quote(p.part.side(new).Name))
+	}
+	sel = append(sel, "count(*)")
+	nullCond := p.keyIsNull(d, new)
+	if nullCond != "" {
+		sel = append(sel, d.CountIf(nullCond))
+	}
+	for _, m := range p.measures {
+		sel = append(sel, d.ToFloat("sum("+d.Quote(m.side(new).Name)+")"))
+	}
+	sel = append(sel, d.HashSum(p.rowHash(d, new)))
+	text := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(s.Relation) + where(p.scopeFilter(d, b, new))
+	if p.part != nil {
+		text += " GROUP BY " + d.Quote(p.part.side(new).Name)
+	}
+	q, args, err := b.expand(d, text)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*summary{}
+	err = s.Engine.Each(ctx, q, args, func(row []any) error {
+		sm := &summary{}
+		i := 0
+		if p.part != nil {
+			sm.value = partValue(p.part.Old.Kind, row[0])
+			i = 1
+		}
+		sm.count = tsql.AsInt64(row[i])
+		i++
+		if nullCond != "" {
+			sm.nullKeys = tsql.AsInt64(row[i])
+			i++
+		}
+		for range p.measures {
+			sm.sums = append(sm.sums, tsql.AsFloat(row[i]))
+			i++
+		}
+		sm.hash = tsql.AsUint64(row[i])
+		if sm.count > 0 {
+			out[valueKey(sm.value)] = sm
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: summarise %s: %w", s.Relation, err)
+	}
+	return out, nil
+}
+
+// partValue brings a partition value read from either engine to one form: dates at midnight UTC.
+func partValue(kind tsql.Type, v any) any {
+	if t, ok := v.(time.Time); ok {
+		t = t.UTC()
+		if kind == tsql.TypeDate {
+			return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+		}
+		return t
+	}
+	if kind == tsql.TypeInt && v != nil {
+		return tsql.AsInt64(v)
+	}
+	return v
+}
+
+// valueKey is a value's identity as text, equal for equal values read from either engine.
+func valueKey(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "\x00"
+	case time.Time:
+		return "t" + x.UTC().Format(time.RFC3339Nano)
+	case int64:
+		return "i" + strconv.FormatInt(x, 10)
+	case uint64:
+		if x <= math.MaxInt64 {
+			return "i" + strconv.FormatInt(int64(x), 10)
+		}
+		return "u" + strconv.FormatUint(x, 10)
+	case bool:
+		if x {
+			return "i1"
+		}
+		return "i0"
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return "i" + strconv.FormatInt(int64(x), 10)
+		}
+		return "f" + strconv.FormatFloat(x, 'g', -1, 64)
+	case string:
+		return "s" + x
+	}
+	return "?" + fmt.Sprint(v)
+}
+
+// label is a partition value as people read it.
+func label(v any) string {
+	if v == nil {
+		return "NULL"
+	}
+	return tsql.AsText(v)
+}
+
+// lessValue orders partition values: NULL first, then by value.
+func lessValue(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b != nil
+	}
+	switch x := a.(type) {
+	case time.Time:
+		if y, ok := b.(time.Time); ok {
+			return x.Before(y)
+		}
+	case int64:
+		if y, ok := b.(int64); ok {
+			return x < y
+		}
+	case string:
+		if y, ok := b.(string); ok {
+			return x < y
+		}
+	}
+	return tsql.AsText(a) < tsql.AsText(b)
+}
+
+// comparePartitions lines up both sides' summaries, one Partition per value present on either.
+func (p *plan) comparePartitions(olds, news map[string]*summary) []*Partition {
+	keys := map[string]bool{}
+	for k := range olds {
+		keys[k] = true
+	}
+	for k := range news {
+		keys[k] = true
+	}
+	var out []*Partition
+	for k := range keys {
+		o, n := olds[k], news[k]
+		pt := &Partition{Measures: map[string]Measure{}}
+		switch {
+		case o == nil:
+			pt.value, pt.Presence = n.value, PresenceNewOnly
+			o = &summary{sums: make([]float64, len(p.measures))}
+		case n == nil:
+			pt.value, pt.Presence = o.value, PresenceOldOnly
+			n = &summary{sums: make([]float64, len(p.measures))}
+		default:
+			pt.value, pt.Presence = o.value, PresenceBoth
+		}
+		pt.Partition = label(pt.value)
+		if p.part == nil {
+			pt.Partition = WholeRelation
+		}
+		pt.OldCount, pt.NewCount = o.count, n.count
+		pt.Delta = n.count - o.count
+		pt.PctChangeExact = pct(float64(o.count), float64(n.count))
+		pt.PctChange = round1(pt.PctChangeExact)
+		pt.ChecksumMatch = pt.Presence == PresenceBoth && o.count == n.count && o.hash == n.hash
+		pt.OldNullKeys, pt.NewNullKeys = o.nullKeys, n.nullKeys
+		for i, m := range p.measures {
+			e := pct(o.sums[i], n.sums[i])
+			pt.Measures[m.Name] = Measure{Old: o.sums[i], New: n.sums[i], Delta: n.sums[i] - o.sums[i], PctChange: round1(e), PctChangeExact: e}
+		}
+		out = append(out, pt)
+	}
+	sort.Slice(out, func(i, j int) bool { return lessValue(out[i].value, out[j].value) })
+	return out
+}
+
+// pct is the change from old to new in percent: nil when old is 0 and new is not.
+func pct(old, new float64) *float64 {
+	if old == 0 {
+		if new == 0 {
+			z := 0.0
+			return &z
+		}
+		return nil
+	}
+	v := (new - old) / math.Abs(old) * 100
+	return &v
+}
+
+func round1(v *float64) *float64 {
+	if v == nil {
+		return nil
+	}
+	r := math.Round(*v*10) / 10
+	if r == 0 {
+		r = 0 // no -0.0
+	}
+	return &r
+}
