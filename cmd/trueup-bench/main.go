@@ -23,6 +23,7 @@ type bench struct {
 func benches() []bench {
 	return []bench{
 		{"engine/partition-hash", benchPartitionHash},
+		{"rules/check-20", benchRules},
 	}
 }
 
