@@ -1,0 +1,377 @@
+package notices
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// maxNumbersInText bounds how many changed numbers of one report the plain text names; the
+// table under it has them all.
+const maxNumbersInText = 3
+
+// Compose writes a notice's title and plain-language body from the evidence: what problem was
+// found, what data is rebuilt, when it changes, which reports may change, what was checked and
+// who to contact. The body is text with "# " headings and "- " bullets; the numbers themselves
+// are laid out as tables from the evidence by each channel (see Numbers).
+func Compose(ev Evidence) (title, body string) {
+	var b strings.Builder
+	section := func(h string) {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("# " + h + "\n")
+	}
+
+	section("What happened")
+	objective := strings.TrimSpace(ev.Objective)
+	if objective == "" {
+		objective = "The data team is rebuilding part of the history of these tables."
+	}
+	b.WriteString(strings.TrimSpace(objective+" "+reasonPhrase(ev.Reason)) + "\n")
+
+	section("What changes")
+	b.WriteString(whatChanges(ev) + "\n")
+
+	section("When")
+	if ev.PlannedSwap.IsZero() {
+		b.WriteString("The date the new data goes live is not set yet. You will get another message when it does.\n")
+	} else {
+		t := ev.PlannedSwap.UTC()
+		fmt.Fprintf(&b, "The new data is planned to go live on %s at %s UTC. You will get another message when it does, and if the change is taken back.\n",
+			t.Format("Monday 2 January 2006"), t.Format("15:04"))
+	}
+
+	section("Reports that may change")
+	b.WriteString(reportsText(ev))
+
+	section("How it was checked")
+	b.WriteString(checksText(ev))
+
+	section("Questions")
+	contact := ev.Owner
+	if contact == "" {
+		contact = ev.Actor
+	}
+	if contact == "" {
+		contact = "the data team"
+	}
+	ref := ""
+	if ev.Backfill != "" {
+		ref = " (backfill " + ev.Backfill
+		if ev.RunID != 0 {
+			ref += fmt.Sprintf(", run %d", ev.RunID)
+		}
+		ref += ")"
+	}
+	fmt.Fprintf(&b, "Contact %s%s.\n", contact, ref)
+	return composeTitle(ev), b.String()
+}
+
+func allDates(ps []string) bool {
+	for _, p := range ps {
+		if _, err := time.Parse("2006-01-02", p); err != nil {
+			return false
+		}
+	}
+	return len(ps) > 0
+}
+
+func composeTitle(ev Evidence) string {
+	lead := map[string]string{
+		"bug":           "Correction",
+		"late-data":     "Late data added",
+		"new-data":      "New data added",
+		"schema-change": "Structure change",
+		"migration":     "Migration",
+	}[ev.Reason]
+	if lead == "" {
+		lead = "Change"
+	}
+	tables := ev.Tables
+	if len(tables) > 3 {
+		tables = append(append([]string{}, tables[:2]...), fmt.Sprintf("%d more tables", len(ev.Tables)-2))
+	}
+	t := lead + " to " + andList(tables)
+	if len(tables) == 0 {
+		t = lead + " to the data"
+	}
+	if !ev.From.IsZero() && !ev.To.IsZero() {
+		t += ", " + dateRange(ev.From, ev.To)
+	}
+	return t
+}
+
+func whatChanges(ev Evidence) string {
+	what := "The tables " + andList(ev.Tables)
+	if len(ev.Tables) == 1 {
+		what = "The table " + ev.Tables[0]
+	}
+	if len(ev.Tables) == 0 {
+		what = "The data"
+	}
+	unit := "partitions"
+	if allDates(ev.Partitions) {
+		unit = "days"
+	}
+	scope := ""
+	switch {
+	case !ev.From.IsZero() && !ev.To.IsZero():
+		scope = " for " + dateRange(ev.From, ev.To)
+		if n := len(ev.Partitions); n > 0 {
+			scope += fmt.Sprintf(" (%d %s)", n, unit)
+		}
+	case len(ev.Partitions) > 0 && len(ev.Partitions) <= 5:
+		scope = " for " + andList(ev.Partitions)
+	case len(ev.Partitions) > 5:
+		scope = fmt.Sprintf(" for %d %s, %s to %s", len(ev.Partitions), unit, ev.Partitions[0], ev.Partitions[len(ev.Partitions)-1])
+	}
+	s := what + " will be rebuilt" + scope + "."
+	if scope != "" {
+		s += " Data outside this range stays as it is."
+	}
+	s += " The current data stays in place until the new data goes live, and can be brought back."
+	return s
+}
+
+func reportsText(ev Evidence) string {
+	if len(ev.Exposures) == 0 {
+		return "No report is registered as reading these tables. Any report or dashboard built on them may show different numbers for the dates above.\n"
+	}
+	var b strings.Builder
+	for _, x := range ev.Exposures {
+		name := x.Title
+		if len(x.Audience) > 0 {
+			name += " (seen by " + andList(x.Audience) + ")"
+		}
+		switch {
+		case x.Error != "":
+			fmt.Fprintf(&b, "- %s: not compared yet (%s).\n", name, x.Error)
+		case len(x.Rows) == 0:
+			fmt.Fprintf(&b, "- %s: no number changes.\n", name)
+		default:
+			var moves []string
+			for _, r := range x.Rows[:min(len(x.Rows), maxNumbersInText)] {
+				moves = append(moves, moveText(r))
+			}
+			line := "- " + name + ": " + strings.Join(moves, "; ")
+			if more := len(x.Rows) - maxNumbersInText; more > 0 {
+				line += fmt.Sprintf("; and %s", plural(more, "more number", "more numbers"))
+			}
+			fmt.Fprintf(&b, "%s.\n", line)
+		}
+	}
+	return b.String()
+}
+
+// moveText says one number's move: "July 2026 revenue 1.92M → 2.01M (+4.7%)".
+func moveText(r ExposureRow) string {
+	what := strings.TrimSpace(r.Label + " " + r.Column)
+	switch {
+	case r.Before == nil:
+		return fmt.Sprintf("%s appears: %s", what, Compact(*r.After))
+	case r.After == nil:
+		return fmt.Sprintf("%s disappears (was %s)", what, Compact(*r.Before))
+	}
+	s := fmt.Sprintf("%s %s → %s", what, Compact(*r.Before), Compact(*r.After))
+	if p, ok := r.PctChange(); ok {
+		s += " (" + Pct(p) + ")"
+	}
+	return s
+}
+
+func checksText(ev Evidence) string {
+	var lines []string
+	if ev.Override != nil {
+		lines = append(lines, fmt.Sprintf("Validation did not pass, and %s chose to publish anyway on %s: %q.",
+			ev.Override.By, day(ev.Override.At), ev.Override.Reason))
+	}
+	if n := len(ev.Rules); n > 0 {
+		var failed []string
+		for _, r := range ev.Rules {
+			if !r.Passed {
+				f := r.Rule
+				if r.Message != "" {
+					f += " (" + r.Message + ")"
+				}
+				failed = append(failed, f)
+			}
+		}
+		if len(failed) == 0 {
+			lines = append(lines, fmt.Sprintf("All %s passed on the new data.", plural(n, "data-quality rule", "data-quality rules")))
+		} else {
+			lines = append(lines, fmt.Sprintf("%d of %s passed on the new data; failed: %s.", n-len(failed), plural(n, "data-quality rule", "data-quality rules"), strings.Join(failed, "; ")))
+		}
+	}
+	if len(ev.Diff) > 0 {
+		lines = append(lines, diffText(ev))
+	}
+	for _, x := range ev.Expectations {
+		verdict := "met"
+		if !x.Met {
+			verdict = "NOT met"
+		}
+		lines = append(lines, fmt.Sprintf("Expected change: %s: %s.", x.Text, verdict))
+	}
+	if len(lines) == 0 {
+		return "The new data has not been checked yet. This notice will show the results of the checks before it is announced.\n"
+	}
+	return "- " + strings.Join(lines, "\n- ") + "\n"
+}
+
+func diffText(ev Evidence) string {
+	var expected, unexpected []PartitionDiff
+	identical := 0
+	for _, d := range ev.Diff {
+		switch d.Verdict {
+		case VerdictIdentical:
+			identical++
+		case VerdictUnexpected:
+			unexpected = append(unexpected, d)
+		default:
+			expected = append(expected, d)
+		}
+	}
+	unit := "partition"
+	if ev.PartitionColumn != "" {
+		unit = ev.PartitionColumn
+	}
+	s := fmt.Sprintf("The old and the new data were compared for every %s: ", unit)
+	var parts []string
+	if len(expected) > 0 {
+		lo, hi := pctRange(expected)
+		r := Pct(lo)
+		if Pct(lo) != Pct(hi) {
+			r = Pct(lo) + " to " + Pct(hi)
+		}
+		parts = append(parts, fmt.Sprintf("%d changed as expected (rows %s)", len(expected), r))
+	}
+	if identical > 0 {
+		parts = append(parts, fmt.Sprintf("%d are identical", identical))
+	}
+	if len(unexpected) == 0 {
+		parts = append(parts, "none changed unexpectedly")
+	} else {
+		var names []string
+		for _, d := range unexpected[:min(len(unexpected), 5)] {
+			names = append(names, fmt.Sprintf("%s %s", d.Partition, Pct(d.PctChange)))
+		}
+		more := ""
+		if len(unexpected) > 5 {
+			more = fmt.Sprintf(" and %d more", len(unexpected)-5)
+		}
+		parts = append(parts, fmt.Sprintf("%d changed in a way that was NOT expected (%s%s)", len(unexpected), strings.Join(names, ", "), more))
+	}
+	return s + andList(parts) + "."
+}
+
+func pctRange(ds []PartitionDiff) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, d := range ds {
+		lo, hi = math.Min(lo, d.PctChange), math.Max(hi, d.PctChange)
+	}
+	return lo, hi
+}
+
+// Numbers lays out the evidence's numbers as plain-text tables: the reports' numbers before and
+// after, and the per-partition comparison (partitions that did not change are left out).
+func Numbers(ev Evidence) string {
+	var b strings.Builder
+	var rows [][]string
+	for _, x := range ev.Exposures {
+		for _, r := range x.Rows {
+			change := ""
+			if p, ok := r.PctChange(); ok {
+				change = Pct(p)
+			}
+			rows = append(rows, []string{x.Title, r.Label, r.Column, optNumber(r.Before), optNumber(r.After), change})
+		}
+	}
+	if len(rows) > 0 {
+		b.WriteString("Reports, before and after\n\n")
+		b.WriteString(textTable([]string{"report", "row", "number", "before", "after", "change"}, rows, 3, 4, 5))
+	}
+	rows = nil
+	changed := changedPartitions(ev.Diff)
+	for _, d := range changed {
+		rows = append(rows, []string{d.Table, d.Partition, Full(float64(d.OldCount)), Full(float64(d.NewCount)), Pct(d.PctChange), d.Verdict})
+	}
+	if len(rows) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		unit := "partition"
+		if ev.PartitionColumn != "" {
+			unit = ev.PartitionColumn
+		}
+		fmt.Fprintf(&b, "Rows per %s, old and new (%s identical left out)\n\n", unit, plural(len(ev.Diff)-len(changed), "partition", "partitions"))
+		b.WriteString(textTable([]string{"table", unit, "old rows", "new rows", "change", "verdict"}, rows, 2, 3, 4))
+	}
+	return b.String()
+}
+
+// changedPartitions are the diff rows that are not identical, by table then partition.
+func changedPartitions(ds []PartitionDiff) []PartitionDiff {
+	var out []PartitionDiff
+	for _, d := range ds {
+		if d.Verdict != VerdictIdentical {
+			out = append(out, d)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Table != out[j].Table {
+			return out[i].Table < out[j].Table
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	return out
+}
+
+// Text is the whole notice as plain text: the title, its state, the body, then the numbers.
+// It is the text part of the email and what `trueup notice show` prints.
+func Text(n Notice) string {
+	var b strings.Builder
+	b.WriteString(n.Title + "\n")
+	b.WriteString(strings.Repeat("=", len([]rune(n.Title))) + "\n\n")
+	b.WriteString(stateLine(n) + "\n\n")
+	b.WriteString(strings.TrimRight(n.Body, "\n") + "\n")
+	if nums := Numbers(n.Evidence); nums != "" {
+		b.WriteString("\n# Numbers\n\n" + nums)
+	}
+	return b.String()
+}
+
+// stateLine says where the notice is, in words.
+func stateLine(n Notice) string {
+	at := func(s State) string {
+		if t, ok := n.Transitioned(s); ok {
+			return " on " + t.At.UTC().Format("2 January 2006 at 15:04 UTC")
+		}
+		return ""
+	}
+	switch n.State {
+	case StateDraft:
+		return "Status: draft, not sent yet."
+	case StateAnnounced:
+		return "Status: announced" + at(StateAnnounced) + ". The change has not gone live yet."
+	case StateCompleted:
+		return "Status: completed. The new data went live" + at(StateCompleted) + "."
+	case StateRolledBack:
+		t, _ := n.Transitioned(StateRolledBack)
+		s := "Status: rolled back" + at(StateRolledBack) + ". The previous data is live again."
+		if t.Reason != "" {
+			s += " Reason: " + t.Reason
+		}
+		return s
+	case StateWithdrawn:
+		t, _ := n.Transitioned(StateWithdrawn)
+		s := "Status: withdrawn" + at(StateWithdrawn) + ". The change will not happen as announced."
+		if t.Reason != "" {
+			s += " Reason: " + t.Reason
+		}
+		return s
+	}
+	return "Status: " + string(n.State) + "."
+}

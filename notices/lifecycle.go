@@ -1,0 +1,239 @@
+package notices
+
+import (
+	"context"
+	dbsql "database/sql"
+	"fmt"
+	"slices"
+	"time"
+
+	"trueup/ledger"
+)
+
+// Announce sends a draft to its subscribers before the change goes live. Announcing a notice
+// that is not a draft is ErrConflict and sends nothing.
+func (s *Service) Announce(ctx context.Context, id int64, actor string) (Notice, error) {
+	return s.transition(ctx, id, actor, "", StateAnnounced, StateDraft)
+}
+
+// Withdraw calls a notice off: the change will not happen as announced. Subscribers who were
+// told hear that it is withdrawn; a draft is withdrawn silently.
+func (s *Service) Withdraw(ctx context.Context, id int64, actor, reason string) (Notice, error) {
+	return s.transition(ctx, id, actor, reason, StateWithdrawn, StateDraft, StateAnnounced)
+}
+
+// Moved is what a swap or a rollback moved: for a swap the versions that went live, for a
+// rollback the versions that were taken back.
+type Moved struct {
+	Target   string
+	Backfill string
+	RunID    int64
+	Versions map[string]int // table → version
+	Actor    string
+	At       time.Time
+}
+
+// Complete marks the notices of the versions that went live as completed and tells their
+// subscribers. A draft nobody announced completes too, so its subscribers still hear of the
+// change; a notice that was rolled back completes again when its versions go live again.
+func (s *Service) Complete(ctx context.Context, m Moved) ([]Notice, error) {
+	return s.moved(ctx, m, "", StateCompleted, StateDraft, StateAnnounced, StateRolledBack)
+}
+
+// RollBack marks the notices of the versions taken back as rolled back, with the reason, and
+// tells their subscribers.
+func (s *Service) RollBack(ctx context.Context, m Moved, reason string) ([]Notice, error) {
+	return s.moved(ctx, m, reason, StateRolledBack, StateAnnounced, StateCompleted)
+}
+
+func (s *Service) moved(ctx context.Context, m Moved, reason string, to State, from ...State) ([]Notice, error) {
+	all, err := listNotices(ctx, s.l.DB())
+	if err != nil {
+		return nil, err
+	}
+	var out []Notice
+	for _, n := range all {
+		if !slices.Contains(from, n.State) || !m.matches(n) {
+			continue
+		}
+		done, err := s.transition(ctx, n.ID, m.Actor, reason, to, from...)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, done)
+	}
+	return out, nil
+}
+
+func (m Moved) matches(n Notice) bool {
+	if m.Target != "" && n.Target != "" && m.Target != n.Target {
+		return false
+	}
+	if m.RunID != 0 && n.RunID == m.RunID && n.Backfill == m.Backfill {
+		return true
+	}
+	for t, v := range m.Versions {
+		if nv, ok := n.Versions[t]; ok && nv == v {
+			return true
+		}
+	}
+	return false
+}
+
+// transition moves notice id to state to from one of from, records it with its actor and
+// reason, and enqueues its deliveries, all in one ledger transaction.
+func (s *Service) transition(ctx context.Context, id int64, actor, reason string, to State, from ...State) (Notice, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	actor = actorOr(actor)
+	action := "notice." + map[State]string{StateAnnounced: "announce", StateWithdrawn: "withdraw",
+		StateCompleted: "complete", StateRolledBack: "rollback"}[to]
+	enqueued := 0
+	err := s.l.Tx(ctx, func(tx *dbsql.Tx) error {
+		n, err := getNotice(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(from, n.State) {
+			if n.State == to {
+				t, _ := n.Transitioned(to)
+				return fmt.Errorf("%w: notice %d is already %s (by %s at %s); nothing was sent again",
+					ErrConflict, id, to, t.Actor, t.At.Format(time.RFC3339))
+			}
+			return fmt.Errorf("%w: notice %d is %s: it cannot become %s", ErrConflict, id, n.State, to)
+		}
+		now := s.l.Now()
+		prev := n.State
+		if err := setState(ctx, tx, id, to, now); err != nil {
+			return err
+		}
+		if err := insertTransition(ctx, tx, id, prev, to, actor, reason, now); err != nil {
+			return err
+		}
+		n.State, n.UpdatedAt = to, now
+		n.Transitions = append(n.Transitions, Transition{From: prev, To: to, At: now, Actor: actor, Reason: reason})
+		if sends(prev, to) {
+			if enqueued, err = s.notify(ctx, tx, n, now); err != nil {
+				return fmt.Errorf("enqueue: %w", err)
+			}
+		}
+		_, err = s.l.AuditTx(ctx, tx, ledger.Entry{Actor: actor, Action: action, Target: noticeTarget(id),
+			Params:  map[string]any{"from": string(prev), "to": string(to), "reason": reason, "deliveries": enqueued},
+			Outcome: ledger.OutcomeOK})
+		return err
+	})
+	if err != nil {
+		s.l.Audit(ctx, ledger.Entry{Actor: actor, Action: action, Target: noticeTarget(id), Outcome: ledger.OutcomeRefused, Detail: err.Error()})
+		return Notice{}, fmt.Errorf("notices: %w", err)
+	}
+	if enqueued > 0 {
+		s.outbox.Kick()
+	}
+	return s.Get(ctx, id)
+}
+
+// sends reports whether a transition is news to subscribers: withdrawing a draft or rolling back
+// something nobody was told of is not.
+func sends(from, to State) bool {
+	switch to {
+	case StateAnnounced, StateCompleted:
+		return true
+	case StateWithdrawn:
+		return from == StateAnnounced
+	case StateRolledBack:
+		return from != StateDraft
+	}
+	return false
+}
+
+// notify enqueues one delivery per recipient of n's new state: everyone told before plus the
+// current subscribers of its tables and exposures (for a withdrawal, only those told before).
+func (s *Service) notify(ctx context.Context, tx *dbsql.Tx, n Notice, now time.Time) (int, error) {
+	seq, err := transitionCount(ctx, tx, n.ID)
+	if err != nil {
+		return 0, err
+	}
+	tokens := map[string]string{}
+	var recipients []string
+	for _, r := range n.Recipients {
+		tokens[r.ID] = r.Token
+		recipients = append(recipients, r.ID)
+	}
+	if n.State != StateWithdrawn {
+		var exposures []string
+		for _, x := range n.Evidence.Exposures {
+			exposures = append(exposures, x.Exposure)
+		}
+		for _, x := range Reading(s.opt.Exposures, n.Tables) {
+			exposures = append(exposures, x.Name)
+		}
+		for _, r := range s.outbox.Subscribers(n.Tables, exposures) {
+			if _, ok := tokens[r]; ok {
+				continue
+			}
+			tokens[r] = newToken()
+			if _, err := tx.ExecContext(ctx, `INSERT INTO notice_recipients (notice_id, recipient, token, added_at) VALUES (?, ?, ?, ?)`,
+				n.ID, r, tokens[r], now); err != nil {
+				return 0, err
+			}
+			recipients = append(recipients, r)
+			n.Recipients = append(n.Recipients, Recipient{ID: r, Token: tokens[r], AddedAt: now})
+		}
+	}
+	event := fmt.Sprintf("notice:%d:%d:%s", n.ID, seq, n.State)
+	added := 0
+	for _, r := range recipients {
+		m := s.message(n, event, r, tokens[r])
+		ok, err := s.outbox.enqueueTx(ctx, tx, m, r)
+		if err != nil {
+			return added, err
+		}
+		if ok {
+			added++
+		}
+	}
+	return added, nil
+}
+
+// Payload is the JSON body of a notice webhook.
+type Payload struct {
+	Event      string    `json:"event"`
+	ID         int64     `json:"id"`
+	State      State     `json:"state"`
+	Title      string    `json:"title"`
+	Body       string    `json:"body"`
+	Text       string    `json:"text"` // the whole notice as plain text, numbers included
+	Tables     []string  `json:"tables"`
+	Partitions []string  `json:"partitions"`
+	Reason     string    `json:"reason,omitempty"`
+	At         time.Time `json:"at"`
+	URL        string    `json:"url"`
+	AckURL     string    `json:"ack_url"`
+}
+
+var subjectLead = map[State]string{
+	StateAnnounced:  "Upcoming data change",
+	StateCompleted:  "Data change now live",
+	StateRolledBack: "Data change taken back",
+	StateWithdrawn:  "Data change withdrawn",
+}
+
+func (s *Service) message(n Notice, event, recipient, token string) Message {
+	page, ack := s.URL(n.ID), s.AckURL(n.ID, token)
+	last := n.Transitions[len(n.Transitions)-1]
+	text := Text(n) + "\n--\nRead the notice: " + page + "\nLet us know you have read it: " + ack + "\n"
+	partitions := n.Partitions()
+	if partitions == nil {
+		partitions = []string{}
+	}
+	return Message{
+		Event:    event,
+		To:       []string{recipient},
+		NoticeID: n.ID,
+		Subject:  subjectLead[n.State] + ": " + n.Title,
+		Text:     text,
+		HTML:     HTML(n, page, ack),
+		Payload: Payload{Event: event, ID: n.ID, State: n.State, Title: n.Title, Body: n.Body, Text: Text(n),
+			Tables: n.Tables, Partitions: partitions, Reason: last.Reason, At: last.At, URL: page, AckURL: ack},
+	}
+}

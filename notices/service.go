@@ -1,0 +1,243 @@
+package notices
+
+import (
+	"context"
+	"crypto/rand"
+	dbsql "database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"trueup/config"
+	"trueup/ledger"
+)
+
+// SystemActor is the actor of what trueup does by itself: the first draft, automatic transitions.
+const SystemActor = "trueup"
+
+// Options configure a Service.
+type Options struct {
+	Notify config.Notify
+	// Outbox delivers; default NewOutbox(l, Notify, OutboxOptions{}).
+	Outbox *Outbox
+	// Exposures and Targets let Draft evaluate the reports that read the changed tables when the
+	// evidence brings none.
+	Exposures []*Exposure
+	Targets   Targets
+}
+
+// Service drafts notices, moves them through their lifecycle and hands their deliveries to
+// the outbox, each transition and its deliveries in one ledger transaction.
+type Service struct {
+	l      *ledger.Ledger
+	opt    Options
+	outbox *Outbox
+	mu     sync.Mutex // one transition at a time: state checks and writes do not interleave
+}
+
+// New returns the notice service over an open ledger.
+func New(l *ledger.Ledger, opt Options) *Service {
+	ob := opt.Outbox
+	if ob == nil {
+		ob = NewOutbox(l, opt.Notify, OutboxOptions{})
+	}
+	return &Service{l: l, opt: opt, outbox: ob}
+}
+
+// Outbox is the service's outbox, for the delivery worker and for other senders (monitor alerts).
+func (s *Service) Outbox() *Outbox { return s.outbox }
+
+// Exposures are the exposures the service knows.
+func (s *Service) Exposures() []*Exposure { return s.opt.Exposures }
+
+// URL is the public page of a notice (relative when no public_url is configured).
+func (s *Service) URL(id int64) string {
+	return strings.TrimRight(s.opt.Notify.PublicURL, "/") + "/notices/" + strconv.FormatInt(id, 10)
+}
+
+// AckURL is a recipient's acknowledgement link.
+func (s *Service) AckURL(id int64, token string) string {
+	return s.URL(id) + "/ack/" + url.PathEscape(token)
+}
+
+// Draft writes a notice from the evidence and stores it as a draft. For a backfill run that
+// already has a notice, it refreshes that notice while it is still a draft: the evidence is
+// replaced, and the text too unless someone has edited it. A notice past draft is returned as
+// it is: what was announced is not changed behind its readers' backs.
+func (s *Service) Draft(ctx context.Context, ev Evidence) (Notice, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(ev.Exposures) == 0 && len(ev.Versions) > 0 && s.opt.Targets != nil {
+		ev.Exposures = EvaluateExposures(ctx, s.opt.Exposures, s.opt.Targets, ev.Versions)
+	}
+	title, body := Compose(ev)
+	now := s.l.Now()
+	var id int64
+	err := s.l.Tx(ctx, func(tx *dbsql.Tx) error {
+		if ev.RunID != 0 {
+			err := tx.QueryRowContext(ctx, `SELECT id FROM notices WHERE backfill = ? AND run_id = ? ORDER BY id LIMIT 1`,
+				ev.Backfill, ev.RunID).Scan(&id)
+			if err == nil {
+				return s.redraft(ctx, tx, id, ev, title, body, now)
+			}
+			if !errors.Is(err, dbsql.ErrNoRows) {
+				return err
+			}
+		}
+		n := Notice{Title: title, Body: body, Target: ev.Target, Backfill: ev.Backfill, RunID: ev.RunID,
+			Tables: ev.Tables, Versions: ev.Versions, Evidence: ev}
+		if err := insertNotice(ctx, tx, &n, SystemActor, now); err != nil {
+			return err
+		}
+		id = n.ID
+		_, err := s.l.AuditTx(ctx, tx, ledger.Entry{Actor: actorOr(ev.Actor), Action: "notice.draft", Target: noticeTarget(id),
+			Params: map[string]any{"backfill": ev.Backfill, "run_id": ev.RunID, "tables": ev.Tables}, Outcome: ledger.OutcomeOK})
+		return err
+	})
+	if err != nil {
+		return Notice{}, fmt.Errorf("notices: draft: %w", err)
+	}
+	return s.Get(ctx, id)
+}
+
+func (s *Service) redraft(ctx context.Context, tx *dbsql.Tx, id int64, ev Evidence, title, body string, now time.Time) error {
+	n, err := getNotice(ctx, tx, id)
+	if err != nil || n.State != StateDraft {
+		return err
+	}
+	tables, versions := ev.Tables, ev.Versions
+	if tables == nil {
+		tables = []string{}
+	}
+	if versions == nil {
+		versions = map[string]int{}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE notices SET evidence = ?, tables = ?, versions = ?, target = ?, updated_at = ? WHERE id = ?`,
+		jsonText(ev), jsonText(tables), jsonText(versions), ev.Target, now, id); err != nil {
+		return err
+	}
+	last := n.Revisions[len(n.Revisions)-1]
+	if last.Actor != SystemActor || (last.Title == title && last.Body == body) {
+		return nil // someone edited the text: keep their words; the numbers follow the evidence
+	}
+	return s.revise(ctx, tx, n, title, body, SystemActor, now)
+}
+
+func (s *Service) revise(ctx context.Context, tx *dbsql.Tx, n Notice, title, body, actor string, now time.Time) error {
+	rev := n.Revision + 1
+	if _, err := tx.ExecContext(ctx, `UPDATE notices SET title = ?, body = ?, revision = ?, updated_at = ? WHERE id = ?`,
+		title, body, rev, now, n.ID); err != nil {
+		return err
+	}
+	return insertRevision(ctx, tx, n.ID, rev, title, body, actor, now)
+}
+
+// Get returns a notice with its transitions, revisions and recipients.
+func (s *Service) Get(ctx context.Context, id int64) (Notice, error) {
+	return getNotice(ctx, s.l.DB(), id)
+}
+
+// Filter narrows List. Zero values match everything.
+type Filter struct {
+	Table string
+	State State
+}
+
+// List returns the notices that match f, newest first, without their history.
+func (s *Service) List(ctx context.Context, f Filter) ([]Notice, error) {
+	all, err := listNotices(ctx, s.l.DB())
+	if err != nil {
+		return nil, err
+	}
+	var out []Notice
+	for _, n := range all {
+		if (f.Table == "" || n.HasTable(f.Table)) && (f.State == "" || n.State == f.State) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// Edit replaces a draft's title and body, keeping the old text as a revision.
+func (s *Service) Edit(ctx context.Context, id int64, actor, title, body string) (Notice, error) {
+	title, body = strings.TrimSpace(title), strings.TrimSpace(body)+"\n"
+	if title == "" || strings.TrimSpace(body) == "" {
+		return Notice{}, fmt.Errorf("notices: edit notice %d: %w: the title and the text must not be empty", id, ErrInvalid)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.l.Tx(ctx, func(tx *dbsql.Tx) error {
+		n, err := getNotice(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if n.State != StateDraft {
+			return fmt.Errorf("%w: notice %d is %s: only a draft can be edited", ErrConflict, id, n.State)
+		}
+		if n.Title == title && n.Body == body {
+			return nil
+		}
+		if err := s.revise(ctx, tx, n, title, body, actorOr(actor), s.l.Now()); err != nil {
+			return err
+		}
+		_, err = s.l.AuditTx(ctx, tx, ledger.Entry{Actor: actorOr(actor), Action: "notice.edit", Target: noticeTarget(id),
+			Params: map[string]any{"revision": n.Revision + 1}, Outcome: ledger.OutcomeOK})
+		return err
+	})
+	if err != nil {
+		return Notice{}, fmt.Errorf("notices: edit: %w", err)
+	}
+	return s.Get(ctx, id)
+}
+
+// Acknowledge records that the recipient holding token has read notice id. Acknowledging twice
+// keeps the first time.
+func (s *Service) Acknowledge(ctx context.Context, id int64, token string) (Recipient, error) {
+	var r Recipient
+	err := s.l.Tx(ctx, func(tx *dbsql.Tx) error {
+		var acked dbsql.NullTime
+		err := tx.QueryRowContext(ctx, `SELECT recipient, token, added_at, acked_at FROM notice_recipients
+			WHERE notice_id = ? AND token = ?`, id, token).Scan(&r.ID, &r.Token, &r.AddedAt, &acked)
+		if errors.Is(err, dbsql.ErrNoRows) {
+			return fmt.Errorf("acknowledgement link of notice %d: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if acked.Valid {
+			r.AckedAt = acked.Time.UTC()
+			return nil
+		}
+		r.AckedAt = s.l.Now()
+		if _, err := tx.ExecContext(ctx, `UPDATE notice_recipients SET acked_at = ? WHERE notice_id = ? AND recipient = ?`,
+			r.AckedAt, id, r.ID); err != nil {
+			return err
+		}
+		_, err = s.l.AuditTx(ctx, tx, ledger.Entry{Actor: r.ID, Action: "notice.acknowledge", Target: noticeTarget(id), Outcome: ledger.OutcomeOK})
+		return err
+	})
+	if err != nil {
+		return r, fmt.Errorf("notices: %w", err)
+	}
+	return r, nil
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func actorOr(a string) string {
+	if a == "" {
+		return SystemActor
+	}
+	return a
+}
+
+func noticeTarget(id int64) string { return "notice " + strconv.FormatInt(id, 10) }

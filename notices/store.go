@@ -1,0 +1,183 @@
+package notices
+
+import (
+	"context"
+	dbsql "database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// queryer is the pool or a transaction.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*dbsql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *dbsql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (dbsql.Result, error)
+}
+
+const noticeCols = `id, state, title, body, revision, target, backfill, run_id, CAST(tables AS VARCHAR),
+	CAST(versions AS VARCHAR), CAST(evidence AS VARCHAR), created_at, updated_at`
+
+func scanNotice(row interface{ Scan(...any) error }) (Notice, error) {
+	var n Notice
+	var tables, versions, evidence string
+	err := row.Scan(&n.ID, &n.State, &n.Title, &n.Body, &n.Revision, &n.Target, &n.Backfill, &n.RunID,
+		&tables, &versions, &evidence, &n.CreatedAt, &n.UpdatedAt)
+	if err != nil {
+		return n, err
+	}
+	n.CreatedAt, n.UpdatedAt = n.CreatedAt.UTC(), n.UpdatedAt.UTC()
+	if err := json.Unmarshal([]byte(tables), &n.Tables); err != nil {
+		return n, fmt.Errorf("notice %d tables: %w", n.ID, err)
+	}
+	if err := json.Unmarshal([]byte(versions), &n.Versions); err != nil {
+		return n, fmt.Errorf("notice %d versions: %w", n.ID, err)
+	}
+	if err := json.Unmarshal([]byte(evidence), &n.Evidence); err != nil {
+		return n, fmt.Errorf("notice %d evidence: %w", n.ID, err)
+	}
+	return n, nil
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("notices: marshal %T: %v", v, err)) // only plain structs reach here
+	}
+	return string(b)
+}
+
+// insertNotice stores a new draft with its first revision and transition.
+func insertNotice(ctx context.Context, q queryer, n *Notice, actor string, at time.Time) error {
+	tables := n.Tables
+	if tables == nil {
+		tables = []string{}
+	}
+	versions := n.Versions
+	if versions == nil {
+		versions = map[string]int{}
+	}
+	row := q.QueryRowContext(ctx, `INSERT INTO notices (state, title, body, revision, target, backfill, run_id,
+		tables, versions, evidence, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		string(StateDraft), n.Title, n.Body, n.Target, n.Backfill, n.RunID, jsonText(tables), jsonText(versions),
+		jsonText(n.Evidence), at, at)
+	if err := row.Scan(&n.ID); err != nil {
+		return err
+	}
+	n.State, n.Revision, n.CreatedAt, n.UpdatedAt = StateDraft, 1, at, at
+	if err := insertRevision(ctx, q, n.ID, 1, n.Title, n.Body, actor, at); err != nil {
+		return err
+	}
+	return insertTransition(ctx, q, n.ID, "", StateDraft, actor, "", at)
+}
+
+func insertRevision(ctx context.Context, q queryer, id int64, rev int, title, body, actor string, at time.Time) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO notice_revisions (notice_id, revision, title, body, at_time, actor)
+		VALUES (?, ?, ?, ?, ?, ?)`, id, rev, title, body, at, actor)
+	return err
+}
+
+func insertTransition(ctx context.Context, q queryer, id int64, from, to State, actor, reason string, at time.Time) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO notice_transitions (notice_id, seq, from_state, to_state, at_time, actor, reason)
+		SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ?, ?, ? FROM notice_transitions WHERE notice_id = ?`,
+		id, string(from), string(to), at, actor, reason, id)
+	return err
+}
+
+// transitionCount is the number of transitions a notice has had: it makes event keys unique
+// per transition, so a notice that goes live, is rolled back and goes live again says so twice.
+func transitionCount(ctx context.Context, q queryer, id int64) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM notice_transitions WHERE notice_id = ?`, id).Scan(&n)
+	return n, err
+}
+
+func getNotice(ctx context.Context, q queryer, id int64) (Notice, error) {
+	n, err := scanNotice(q.QueryRowContext(ctx, "SELECT "+noticeCols+" FROM notices WHERE id = ?", id))
+	if errors.Is(err, dbsql.ErrNoRows) {
+		return n, fmt.Errorf("notices: notice %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return n, fmt.Errorf("notices: notice %d: %w", id, err)
+	}
+	if err := loadHistory(ctx, q, &n); err != nil {
+		return n, fmt.Errorf("notices: notice %d: %w", id, err)
+	}
+	return n, nil
+}
+
+func loadHistory(ctx context.Context, q queryer, n *Notice) error {
+	rows, err := q.QueryContext(ctx, `SELECT from_state, to_state, at_time, actor, reason FROM notice_transitions
+		WHERE notice_id = ? ORDER BY seq`, n.ID)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var t Transition
+		if err := rows.Scan(&t.From, &t.To, &t.At, &t.Actor, &t.Reason); err != nil {
+			rows.Close()
+			return err
+		}
+		t.At = t.At.UTC()
+		n.Transitions = append(n.Transitions, t)
+	}
+	rows.Close()
+	rows, err = q.QueryContext(ctx, `SELECT revision, title, body, at_time, actor FROM notice_revisions
+		WHERE notice_id = ? ORDER BY revision`, n.ID)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var r Revision
+		if err := rows.Scan(&r.N, &r.Title, &r.Body, &r.At, &r.Actor); err != nil {
+			rows.Close()
+			return err
+		}
+		r.At = r.At.UTC()
+		n.Revisions = append(n.Revisions, r)
+	}
+	rows.Close()
+	rows, err = q.QueryContext(ctx, `SELECT recipient, token, added_at, acked_at FROM notice_recipients
+		WHERE notice_id = ? ORDER BY recipient`, n.ID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r Recipient
+		var acked dbsql.NullTime
+		if err := rows.Scan(&r.ID, &r.Token, &r.AddedAt, &acked); err != nil {
+			return err
+		}
+		r.AddedAt = r.AddedAt.UTC()
+		if acked.Valid {
+			r.AckedAt = acked.Time.UTC()
+		}
+		n.Recipients = append(n.Recipients, r)
+	}
+	return rows.Err()
+}
+
+// listNotices returns every notice newest first, without history.
+func listNotices(ctx context.Context, q queryer) ([]Notice, error) {
+	rows, err := q.QueryContext(ctx, "SELECT "+noticeCols+" FROM notices ORDER BY id DESC")
+	if err != nil {
+		return nil, fmt.Errorf("notices: list: %w", err)
+	}
+	defer rows.Close()
+	var out []Notice
+	for rows.Next() {
+		n, err := scanNotice(rows)
+		if err != nil {
+			return nil, fmt.Errorf("notices: list: %w", err)
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+func setState(ctx context.Context, q queryer, id int64, to State, at time.Time) error {
+	_, err := q.ExecContext(ctx, `UPDATE notices SET state = ?, updated_at = ? WHERE id = ?`, string(to), at, id)
+	return err
+}
