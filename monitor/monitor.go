@@ -28,10 +28,12 @@ type Runner interface {
 	Run(ctx context.Context, rs []*rules.Rule) *rules.Run
 }
 
-// Recorder keeps runs and judges state changes (rules.Store).
+// Recorder keeps runs, judges state changes and answers for the history (rules.Store).
 type Recorder interface {
 	SaveRun(ctx context.Context, run *rules.Run, actor string) ([]rules.Alert, error)
 	Latest(ctx context.Context) (map[string]rules.Result, error)
+	History(ctx context.Context, rule string, limit int) ([]rules.Result, error)
+	Alerts(ctx context.Context, rule string, limit int) ([]rules.Alert, error)
 }
 
 // Monitor schedules and runs rules.
@@ -209,7 +211,7 @@ func (m *Monitor) dispatch(ctx context.Context, now time.Time) {
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		run, err := m.execute(ctx, due, "schedule", "monitor")
+		run, err := m.execute(ctx, due, rules.TriggerSchedule, "monitor")
 		if err != nil {
 			m.log.Error("scheduled run not recorded", "err", err)
 			return // slots stay as they were: the run counts as missed
@@ -236,7 +238,7 @@ func (m *Monitor) RunNow(ctx context.Context, name, actor string) (*rules.Run, e
 	}
 	m.running[name] = true
 	m.mu.Unlock()
-	return m.execute(ctx, []*rules.Rule{r}, "manual", actor)
+	return m.execute(ctx, []*rules.Rule{r}, rules.TriggerManual, actor)
 }
 
 // execute runs rules that are marked running, records the run and hands on its alerts.
@@ -272,6 +274,16 @@ func (m *Monitor) execute(ctx context.Context, rs []*rules.Rule, trigger, actor 
 		m.onRun(run, alerts)
 	}
 	return run, nil
+}
+
+// History returns a rule's results, newest first.
+func (m *Monitor) History(ctx context.Context, rule string, limit int) ([]rules.Result, error) {
+	return m.store.History(ctx, rule, limit)
+}
+
+// Alerts returns the alerts of one rule (or of all, for ""), newest first.
+func (m *Monitor) Alerts(ctx context.Context, rule string, limit int) ([]rules.Alert, error) {
+	return m.store.Alerts(ctx, rule, limit)
 }
 
 // Status is what the monitor knows about one rule now.

@@ -275,6 +275,10 @@ func TestRunNow(t *testing.T) {
 	if run.ID == 0 || run.Trigger != "manual" || run.Results[0].Status != rules.StatusPass {
 		t.Errorf("run %d trigger %s status %s", run.ID, run.Trigger, run.Results[0].Status)
 	}
+	audit, err := f.ledger.AuditLog(ctx, ledger.AuditFilter{Action: "rule.run"})
+	if err != nil || len(audit) != 1 || audit[0].Actor != "ann" || audit[0].Target != "adhoc" || audit[0].Outcome != ledger.OutcomeOK {
+		t.Errorf("audit of run now: %+v, %v", audit, err)
+	}
 	if _, err := m.RunNow(ctx, "nope", "ann"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown rule: %v", err)
 	}

@@ -41,6 +41,13 @@ type Result struct {
 // Failed reports whether the rule ran and found violations, or could not run.
 func (r Result) Failed() bool { return r.Status != StatusPass }
 
+// Triggers of a run.
+const (
+	TriggerCLI      = "cli"
+	TriggerSchedule = "schedule"
+	TriggerManual   = "manual" // run now, from a page or the API
+)
+
 // Run is one evaluation of a set of rules.
 type Run struct {
 	ID       int64     `json:"run_id"`

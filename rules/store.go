@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -72,12 +73,31 @@ func (s *Store) SaveRun(ctx context.Context, run *Run, actor string) ([]Alert, e
 				alerts = append(alerts, *a)
 			}
 		}
+		if run.Trigger == TriggerManual {
+			return s.audit(ctx, tx, run, actor)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rules: save run: %w", err)
 	}
 	return alerts, nil
+}
+
+// audit records a run someone asked for (run now) in the audit log, in the run's transaction.
+func (s *Store) audit(ctx context.Context, tx *dbsql.Tx, run *Run, actor string) error {
+	names := make([]string, len(run.Results))
+	for i, r := range run.Results {
+		names[i] = r.Rule
+	}
+	pass, fail, errs := run.Counts()
+	_, err := s.l.AuditTx(ctx, tx, ledger.Entry{
+		At: run.Finished, Actor: actor, Action: "rule.run", Target: strings.Join(names, ","),
+		Params:  map[string]any{"run_id": run.ID, "rules": names},
+		Outcome: ledger.OutcomeOK,
+		Detail:  fmt.Sprintf("%d passed, %d failed, %d could not run", pass, fail, errs),
+	})
+	return err
 }
 
 func insertResult(ctx context.Context, tx *dbsql.Tx, r *Result) error {

@@ -73,7 +73,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		return writeExplain(e.stdout, *format, runner.Plan(selected))
 	}
 	run := runner.Run(ctx, selected)
-	run.Trigger = "cli"
+	run.Trigger = rules.TriggerCLI
 	if _, err := store.SaveRun(ctx, run, cliActor()); err != nil {
 		return err
 	}
