@@ -52,12 +52,12 @@ type Bound struct {
 
 func (b Bound) String() string {
 	f := func(v float64) string {
+		if v == 0 {
+			v = 0 // not -0
+		}
 		s := strconv.FormatFloat(v, 'f', -1, 64)
 		if v >= 0 {
 			s = "+" + s
-		}
-		if b.Pct {
-			s += "%"
 		}
 		return s
 	}
@@ -65,10 +65,14 @@ func (b Bound) String() string {
 	if b.Metric == "sum" {
 		name = "sum(" + b.Column + ")"
 	}
-	if b.Lo == b.Hi {
-		return name + " " + f(b.Lo)
+	unit := ""
+	if b.Pct {
+		unit = "%"
 	}
-	return name + " " + f(b.Lo) + ".." + f(b.Hi)
+	if b.Lo == b.Hi {
+		return name + " " + f(b.Lo) + unit
+	}
+	return name + " " + f(b.Lo) + ".." + f(b.Hi) + unit
 }
 
 var (
@@ -119,6 +123,10 @@ func tokens(s string) []string {
 	return strings.Fields(s)
 }
 
+func looksLikeChange(t string) bool {
+	return strings.HasPrefix(t, "+") || strings.HasPrefix(t, "-") || strings.Contains(t, "%")
+}
+
 func isBodyWord(t string) bool {
 	return bodyWords[strings.ToLower(t)] || strings.HasPrefix(strings.ToLower(t), "sum(")
 }
@@ -133,6 +141,12 @@ func parseClause(s string) (Clause, error) {
 		i = 1
 		for i < len(toks) && !isBodyWord(toks[i]) {
 			t := toks[i]
+			if looksLikeChange(t) && i > 1 && len(c.Where.Ranges) > 0 && toks[i-1] != "," {
+				// "inside 2026-07-10 bytes +1%": the word before a change is a measure, not a range.
+				c.Where.Ranges = c.Where.Ranges[:len(c.Where.Ranges)-1]
+				i--
+				break
+			}
 			i++
 			switch {
 			case t == ",":
