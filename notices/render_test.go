@@ -1,0 +1,46 @@
+package notices_test
+
+import (
+	"encoding/xml"
+	"strings"
+	"testing"
+	"time"
+
+	"trueup/notices"
+)
+
+func TestChart(t *testing.T) {
+	ev := demoEvidence()
+	ev.Diff[20].Verdict, ev.Diff[20].NewCount, ev.Diff[20].PctChange = notices.VerdictUnexpected, ev.Diff[20].OldCount-40, -1.9
+	svg := notices.Chart(ev.Diff, "orders")
+	golden(t, "chart.golden.svg", svg)
+	if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil {
+		t.Errorf("chart is not well-formed XML: %v", err)
+	}
+	if got := strings.Count(svg, "<rect x=") - 3; got != 31 {
+		t.Errorf("%d bars, want one per partition (31)", got)
+	}
+	if !strings.Contains(svg, `data-partition="2026-07-21" data-verdict="unexpected"`) {
+		t.Error("the unexpected partition is not marked")
+	}
+	if empty := notices.Chart(nil, "orders"); !strings.Contains(empty, "No partitions compared yet") {
+		t.Errorf("empty chart: %s", empty)
+	}
+}
+
+func TestFeed(t *testing.T) {
+	at := time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
+	announced := notices.Notice{ID: 2, State: notices.StateAnnounced, Title: "Correction to orders, 10–18 July 2026",
+		Body: "# What happened\nOrders were dropped.\n", Tables: []string{"orders", "daily_revenue"}, CreatedAt: at, UpdatedAt: at.Add(time.Hour),
+		Evidence:    notices.Evidence{Owner: "finance-data@example.com"},
+		Transitions: []notices.Transition{{To: notices.StateDraft, At: at}, {From: notices.StateDraft, To: notices.StateAnnounced, At: at.Add(time.Hour), Actor: "alice"}}}
+	draft := notices.Notice{ID: 3, State: notices.StateDraft, Title: "Not yet", CreatedAt: at, UpdatedAt: at.Add(2 * time.Hour)}
+	out, err := notices.Feed([]notices.Notice{draft, announced}, "https://trueup.example.com", "/notices.atom?table=orders", "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "feed.golden.atom", string(out))
+	if strings.Contains(string(out), "Not yet") {
+		t.Error("a draft is in the feed")
+	}
+}
