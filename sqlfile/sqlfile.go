@@ -70,19 +70,29 @@ type File struct {
 var keyRe = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*)\s*:(.*)$`)
 
 // Scan reads a file's header and body. Header lines come before the first line that is neither
-// blank nor a comment; comment lines that are not `key: value` are plain comments.
+// blank nor a comment; a comment line indented by two or more spaces right after a key continues
+// that key's value; other comment lines that are not `key: value` are plain comments.
 func Scan(shown, text string) *File {
 	f := &File{Path: shown, Name: strings.TrimSuffix(path.Base(shown), ".sql"), Keys: map[string]Key{}}
 	lines := strings.Split(text, "\n")
+	last := ""
 	for i, raw := range lines {
 		l := strings.TrimSpace(raw)
 		if l == "" {
+			last = ""
 			continue
 		}
 		if !strings.HasPrefix(l, "--") {
 			f.Body, f.BodyLine = strings.TrimSpace(strings.Join(lines[i:], "\n")), i+1
 			break
 		}
+		if rest := l[2:]; last != "" && strings.HasPrefix(rest, "  ") && strings.TrimSpace(rest) != "" {
+			k := f.Keys[last]
+			k.Value += " " + strings.TrimSpace(rest)
+			f.Keys[last] = k
+			continue
+		}
+		last = ""
 		m := keyRe.FindStringSubmatch(strings.TrimSpace(l[2:]))
 		if m == nil {
 			continue
@@ -93,6 +103,7 @@ func Scan(shown, text string) *File {
 			continue
 		}
 		f.Keys[key] = Key{val, i + 1}
+		last = key
 	}
 	return f
 }

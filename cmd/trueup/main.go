@@ -50,6 +50,7 @@ func commands() []command {
 		{"serve", "run the server: pages, JSON API, scheduled rules", runServe},
 		{"demo", "write the demo project and warehouse, then serve it", runDemo},
 		{"check", "run the project's rules once and report (text, json or junit)", runCheck},
+		{"backfill", "plan, dry-run, run, resume, cancel and verify backfills", runBackfill},
 		{"version", "print the version", runVersion},
 	}
 }

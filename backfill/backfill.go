@@ -1,0 +1,170 @@
+// Package backfill owns backfills: controlled rebuilds of a defined slice of history. A backfill
+// file names the logical table, its partition column and grain, why it is rebuilt and for which
+// partitions, and holds one transform SELECT that computes the rows of one partition window
+// ($start inclusive, $end exclusive). trueup plans it (scope, input check, downstream refreshes,
+// backfillability score), dry-runs it (a diff against the live version, nothing written), builds
+// <table>__v<N+1> beside the live version partition by partition — idempotent, checkpointed,
+// resumable, throttled — then refreshes the downstream tables into their own new versions and
+// validates the result. It never touches the live view: publishing is the views package's job.
+package backfill
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Sentinel errors callers branch on.
+var (
+	ErrInvalid  = errors.New("invalid backfill")
+	ErrNotFound = errors.New("backfill not found")
+	ErrBlocked  = errors.New("backfill blocked")
+	ErrConflict = errors.New("backfill already running")
+)
+
+// Reasons a backfill is run (the seeds' taxonomy).
+var Reasons = []string{"bug", "schema-change", "new-data", "migration", "late-data"}
+
+// Modes of writing the new version.
+const (
+	ModePartitionReplace = "partition-replace"
+	ModeFullRebuild      = "full-rebuild"
+)
+
+// Backfill is one parsed backfill file.
+type Backfill struct {
+	Name        string // file name without .sql
+	Path        string // as shown in messages
+	Table       string // logical table rebuilt
+	Partition   string // partition column
+	Grain       string // day, month or hour
+	Key         []string
+	Reason      string
+	Objective   string
+	Scope       Scope
+	Mode        string
+	Downstream  []string // logical tables built from this one
+	Validate    []string // rule names or tags run on the new version
+	Expect      string   // the intended change, in reconcile's expectation grammar
+	Concurrency int
+	Throttle    time.Duration
+	Window      *HourWindow
+	Owner       string
+	Contact     string
+	Target      string // target name ("" = default)
+	Cumulative  bool   // each partition depends on every earlier one
+	SQL         string // the transform
+	SQLLine     int
+	lines       map[string]int // header lines, for messages found after parsing
+}
+
+// CodeSHA is the SHA-256 of the transform: the code version recorded with every run.
+func (b *Backfill) CodeSHA() string {
+	sum := sha256.Sum256([]byte(b.SQL))
+	return hex.EncodeToString(sum[:])
+}
+
+// Scope is the partitions a backfill rebuilds: a closed date range, or the partitions a rule
+// currently fails on.
+type Scope struct {
+	From, To time.Time // inclusive, truncated to the grain
+	FromRule string
+}
+
+func (s Scope) String() string {
+	if s.FromRule != "" {
+		return "from-rule: " + s.FromRule
+	}
+	if s.From.IsZero() {
+		return ""
+	}
+	return formatPartition(s.From, "day") + ".." + formatPartition(s.To, "day")
+}
+
+// HourWindow is the time of day a run may write, e.g. 22:00-06:00 (UTC). End before start
+// wraps over midnight.
+type HourWindow struct {
+	Start, End int // minutes after midnight
+}
+
+// Contains reports whether t (UTC) falls in the window.
+func (w HourWindow) Contains(t time.Time) bool {
+	m := t.UTC().Hour()*60 + t.UTC().Minute()
+	if w.Start <= w.End {
+		return m >= w.Start && m < w.End
+	}
+	return m >= w.Start || m < w.End
+}
+
+// Until returns how long from t until the window opens (0 when inside it).
+func (w HourWindow) Until(t time.Time) time.Duration {
+	if w.Contains(t) {
+		return 0
+	}
+	t = t.UTC()
+	open := time.Date(t.Year(), t.Month(), t.Day(), w.Start/60, w.Start%60, 0, 0, time.UTC)
+	if !open.After(t) {
+		open = open.Add(24 * time.Hour)
+	}
+	return open.Sub(t)
+}
+
+func (w HourWindow) String() string {
+	return fmt.Sprintf("%02d:%02d-%02d:%02d", w.Start/60, w.Start%60, w.End/60, w.End%60)
+}
+
+// step advances a partition start by one grain.
+func step(t time.Time, grain string) time.Time {
+	switch grain {
+	case "month":
+		return t.AddDate(0, 1, 0)
+	case "hour":
+		return t.Add(time.Hour)
+	}
+	return t.AddDate(0, 0, 1)
+}
+
+// truncate brings t down to the start of its grain.
+func truncate(t time.Time, grain string) time.Time {
+	t = t.UTC()
+	switch grain {
+	case "month":
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	case "hour":
+		return t.Truncate(time.Hour)
+	}
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+// formatPartition renders a partition's start as people and JSON read it.
+func formatPartition(t time.Time, grain string) string {
+	switch grain {
+	case "month":
+		return t.Format("2006-01")
+	case "hour":
+		return t.Format("2006-01-02T15:00")
+	}
+	return t.Format("2006-01-02")
+}
+
+// parsePartition reads a partition as formatPartition writes it (or a plain date).
+func parsePartition(s, grain string) (time.Time, error) {
+	for _, layout := range []string{"2006-01-02", "2006-01", "2006-01-02T15:04", "2006-01-02 15:04:05"} {
+		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
+			return truncate(t, grain), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("partition %q: want YYYY-MM-DD (or YYYY-MM, YYYY-MM-DDTHH:00)", s)
+}
+
+// partitionsBetween lists the partitions from..to inclusive.
+func partitionsBetween(from, to time.Time, grain string) []time.Time {
+	var out []time.Time
+	for t := truncate(from, grain); !t.After(to); t = step(t, grain) {
+		out = append(out, t)
+	}
+	return out
+}

@@ -1,0 +1,320 @@
+package backfill_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"trueup/backfill"
+	"trueup/fixtures"
+	"trueup/ledger"
+	"trueup/rules"
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+	"trueup/views"
+)
+
+// demo is the demo project and warehouse in one engine, with a ledger.
+type demo struct {
+	dir    string
+	engine tsql.Engine
+	ledger *ledger.Ledger
+	runner *backfill.Runner
+}
+
+const demoRows = 50000
+
+func newDemo(t *testing.T, e tsql.Engine) *demo {
+	t.Helper()
+	ctx := context.Background()
+	if err := fixtures.Warehouse(ctx, e, fixtures.Options{Rows: demoRows, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := fixtures.WriteProject(dir, e.Info().Target); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(ctx, filepath.Join(dir, "state.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	d := &demo{dir: dir, engine: e, ledger: l}
+	d.runner = d.newRunner(t, e)
+	return d
+}
+
+// newRunner wires a runner over the demo project, the way cmd/trueup does.
+func (d *demo) newRunner(t *testing.T, e tsql.Engine) *backfill.Runner {
+	t.Helper()
+	ctx := context.Background()
+	set, err := backfill.Load(os.DirFS(filepath.Join(d.dir, "backfills")), "backfills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := rules.TargetMap{Default: "warehouse", Engines: map[string]tsql.Engine{"warehouse": e}}
+	rs, err := rules.Load(ctx, os.DirFS(filepath.Join(d.dir, "rules")), "rules", targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := backfill.Validator{Rules: rs, Runner: rules.NewRunner(targets), }
+	return &backfill.Runner{
+		Planner:   backfill.Planner{Set: set, Engine: e, Target: "warehouse", Rules: v},
+		Store:     backfill.Store{L: d.ledger},
+		Versions:  views.Store{L: d.ledger},
+		Validator: v,
+	}
+}
+
+var bugDays = []string{"2026-07-10", "2026-07-11", "2026-07-12", "2026-07-13", "2026-07-14", "2026-07-15", "2026-07-16", "2026-07-17", "2026-07-18"}
+
+// checksum is the portable hash sum and row count of a relation.
+func checksum(t *testing.T, e tsql.Engine, rel string) (uint64, int64) {
+	t.Helper()
+	ctx := context.Background()
+	cols, err := e.Columns(ctx, rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := e.Dialect()
+	res, err := e.Query(ctx, "SELECT "+d.HashSum(d.RowHash(cols, tsql.HashOptions{Portable: true}))+", count(*) FROM "+d.QuoteRelation(rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tsql.AsUint64(res.Rows[0][0]), tsql.AsInt64(res.Rows[0][1])
+}
+
+func duplicateKeys(t *testing.T, e tsql.Engine, rel string) int64 {
+	t.Helper()
+	res, err := e.Query(context.Background(), "SELECT count(*) FROM (SELECT order_id FROM "+e.Dialect().QuoteRelation(rel)+" GROUP BY order_id HAVING count(*) > 1) AS d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tsql.AsInt64(res.Rows[0][0])
+}
+
+func TestDemoBackfill(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		d := newDemo(t, e)
+		r := d.runner
+
+		t.Run("plan_from_failing_rule", func(t *testing.T) {
+			b, _ := r.Planner.Set.Get("fix_dedup_bug")
+			p, err := r.Planner.Plan(ctx, b, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(bugDays, p.Partitions); diff != "" {
+				t.Errorf("partitions (-want +got):\n%s", diff)
+			}
+			if len(p.Downstream) != 27 {
+				t.Errorf("downstream refreshes: %d, want 27 (9 days × 3 tables)", len(p.Downstream))
+			}
+			if !p.InputsOK || p.Score != 4 || p.Blocked() {
+				t.Errorf("inputs ok %v, score %d, findings %v", p.InputsOK, p.Score, p.Findings)
+			}
+		})
+
+		t.Run("missing_inputs_block_the_run", func(t *testing.T) {
+			_, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{Scope: &backfill.Scope{From: day("2026-08-30"), To: day("2026-09-02")}})
+			if !errors.Is(err, backfill.ErrBlocked) || !strings.Contains(err.Error(), "input orders_raw has no rows for 2 partition(s) of the scope: 2026-09-01, 2026-09-02") {
+				t.Errorf("got %v", err)
+			}
+		})
+
+		t.Run("dry_run_shows_the_fix", func(t *testing.T) {
+			before, _ := checksum(t, e, "orders__v1")
+			pv, err := r.DryRun(ctx, "fix_dedup_bug", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !pv.OK {
+				for _, tbl := range pv.Tables {
+					for _, p := range tbl.Result.Partitions {
+						if p.Verdict == "unexpected" {
+							t.Errorf("dry run: %s %s unexpected: %v", tbl.Table, p.Partition, p.Reasons)
+						}
+					}
+				}
+			}
+			if len(pv.Tables) != 4 {
+				t.Fatalf("previewed %d tables, want orders and its three downstream tables", len(pv.Tables))
+			}
+			for _, p := range pv.Tables[0].Result.Partitions {
+				if p.PctChange == nil || *p.PctChange < 3 || *p.PctChange > 7 {
+					t.Errorf("orders %s: pct_change %v, want about +5%%", p.Partition, p.PctChange)
+				}
+			}
+			after, _ := checksum(t, e, "orders__v1")
+			if before != after {
+				t.Error("the dry run changed the live version")
+			}
+			rels, _ := e.Relations(ctx)
+			for _, rel := range rels {
+				if strings.Contains(rel.Name, "__scratch_") || rel.Name == "orders__v2" {
+					t.Errorf("dry run left %s behind", rel.Name)
+				}
+			}
+		})
+
+		var first *backfill.Run
+		t.Run("run_builds_validated_versions", func(t *testing.T) {
+			run, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{Actor: "ann"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, err = r.Execute(ctx, run.ID, backfill.ExecOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first.State != backfill.RunValidated {
+				t.Fatalf("state %s: %s", first.State, first.Validation)
+			}
+			if src, _ := e.ViewSource(ctx, "orders"); src != "orders__v1" {
+				t.Errorf("the run touched the live view: orders reads %s", src)
+			}
+			for _, tbl := range []string{"orders", "daily_revenue", "customer_ltv", "region_summary"} {
+				v, err := d.runner.Versions.Get(ctx, "warehouse", tbl, 2)
+				if err != nil || v.State != views.StateValidated {
+					t.Errorf("%s v2: %+v, %v", tbl, v, err)
+				}
+			}
+			// Outside the scope v2 is v1; inside, orders grew by about 5%.
+			_, n1 := checksum(t, e, "orders__v1")
+			_, n2 := checksum(t, e, "orders__v2")
+			if n2 <= n1 || float64(n2-n1) > 0.02*float64(n1) {
+				t.Errorf("orders v1 %d rows, v2 %d rows", n1, n2)
+			}
+			if dup := duplicateKeys(t, e, "orders__v2"); dup != 0 {
+				t.Errorf("%d duplicate order ids in v2", dup)
+			}
+			// The totals rule that found the bug passes on the new version.
+			b, _ := r.Planner.Set.Get("fix_dedup_bug")
+			_ = b
+			rule, _ := r.Validator.Rules.Get("matches_raw")
+			res := r.Validator.Runner.Run(ctx, []*rules.Rule{rule.On(e.Dialect(), map[string]string{"daily_revenue": "daily_revenue__v2"})})
+			if res.Results[0].Status != rules.StatusPass {
+				t.Errorf("matches_raw on daily_revenue__v2: %+v", res.Results[0])
+			}
+		})
+
+		t.Run("rerun_is_idempotent", func(t *testing.T) {
+			run, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{Actor: "ann"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			second, err := r.Execute(ctx, run.ID, backfill.ExecOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if second.Tables[0].Version != 3 {
+				t.Errorf("second run built v%d, want v3", second.Tables[0].Version)
+			}
+			for _, tbl := range []string{"orders", "daily_revenue", "customer_ltv", "region_summary"} {
+				a, _ := checksum(t, e, tbl+"__v2")
+				b, _ := checksum(t, e, tbl+"__v3")
+				if a != b {
+					t.Errorf("%s: v2 and v3 differ", tbl)
+				}
+			}
+			// Rebuilding partitions of an existing version again replaces them: same rows.
+			before, _ := checksum(t, e, "orders__v3")
+			if _, err := d.ledger.DB().ExecContext(ctx, "UPDATE backfill_partitions SET state = 'pending' WHERE run_id = ?", run.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Execute(ctx, run.ID, backfill.ExecOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			after, _ := checksum(t, e, "orders__v3")
+			if before != after || duplicateKeys(t, e, "orders__v3") != 0 {
+				t.Error("rebuilding every partition again changed the version")
+			}
+		})
+
+		t.Run("failed_partition_is_retried_alone", func(t *testing.T) {
+			flaky := &flakyEngine{Engine: e, failOn: "2026-07-12", failures: 1}
+			fr := d.newRunner(t, flaky)
+			run, err := fr.Start(ctx, "fix_dedup_bug", backfill.RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fr.Execute(ctx, run.ID, backfill.ExecOptions{}); err == nil {
+				t.Fatal("a failing partition did not fail the run")
+			}
+			st, _ := fr.Store.StatusOf(ctx, run.ID, d.ledger.Now())
+			if st.State != backfill.RunFailed || st.PartitionsFailed != 1 || st.Tables[0].Done != 8 {
+				t.Fatalf("after the failure: %+v", st.Tables)
+			}
+			flaky.calls = nil
+			done, err := fr.Execute(ctx, run.ID, backfill.ExecOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var upstream []string
+			for _, c := range flaky.calls {
+				if strings.HasPrefix(c, "orders__") {
+					upstream = append(upstream, c)
+				}
+			}
+			if diff := cmp.Diff([]string{"orders__v4 2026-07-12"}, upstream); diff != "" {
+				t.Errorf("retry rebuilt (-want +got):\n%s", diff)
+			}
+			if done.State != backfill.RunValidated {
+				t.Errorf("after retry: %s", done.State)
+			}
+		})
+
+		t.Run("concurrency_is_bounded", func(t *testing.T) {
+			flaky := &flakyEngine{Engine: e}
+			fr := d.newRunner(t, flaky)
+			run, err := fr.Start(ctx, "fix_dedup_bug", backfill.RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fr.Execute(ctx, run.ID, backfill.ExecOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if flaky.maxInFlight > 2 {
+				t.Errorf("%d partitions at once, the file allows 2", flaky.maxInFlight)
+			}
+		})
+	})
+}
+
+// flakyEngine is a real engine whose ReplacePartition fails on one partition a given number
+// of times, and which records every partition it replaces and how many run at once.
+type flakyEngine struct {
+	tsql.Engine
+	failOn   string
+	failures int
+
+	mu          sync.Mutex
+	calls       []string
+	inFlight    int
+	maxInFlight int
+}
+
+func (f *flakyEngine) ReplacePartition(ctx context.Context, table string, w tsql.Window, q string, args ...any) error {
+	f.mu.Lock()
+	part := w.Start.Format("2006-01-02")
+	f.calls = append(f.calls, table+" "+part)
+	f.inFlight++
+	f.maxInFlight = max(f.maxInFlight, f.inFlight)
+	fail := part == f.failOn && f.failures > 0
+	if fail {
+		f.failures--
+	}
+	f.mu.Unlock()
+	defer func() { f.mu.Lock(); f.inFlight--; f.mu.Unlock() }()
+	if fail {
+		return errors.New("injected failure")
+	}
+	return f.Engine.ReplacePartition(ctx, table, w, q, args...)
+}

@@ -1,0 +1,176 @@
+package backfill
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"trueup/reconcile"
+	tsql "trueup/sql"
+)
+
+// Preview is what a dry run or a reproducibility check found, table by table.
+type Preview struct {
+	Backfill string         `json:"backfill"`
+	Plan     *Plan          `json:"plan,omitempty"`
+	Tables   []PreviewTable `json:"tables"`
+	OK       bool           `json:"ok"` // dry run: expectations met; verify: nothing differs
+	Notes    []string       `json:"notes,omitempty"`
+}
+
+// PreviewTable is one table's diff against its live version.
+type PreviewTable struct {
+	Table  string            `json:"table"`
+	Live   string            `json:"live"`
+	Result *reconcile.Result `json:"diff"`
+}
+
+// scratchName is a table of trueup's own, never a version readers could see.
+func scratchName(table string) string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return table + "__scratch_" + hex.EncodeToString(b)
+}
+
+// buildScratch computes a backfill's transform for the given partitions into a new scratch
+// table shaped like the live version, and returns its name; the caller drops it.
+func (r *Runner) buildScratch(ctx context.Context, b *Backfill, parts []time.Time, rewrite map[string]string) (string, string, []tsql.Window, error) {
+	e := r.Planner.Engine
+	live, err := e.ViewSource(ctx, b.Table)
+	if err != nil {
+		return "", "", nil, fmt.Errorf("table %s: %w", b.Table, err)
+	}
+	typ, err := r.partitionType(ctx, live, b.Partition)
+	if err != nil {
+		return "", "", nil, err
+	}
+	scratch := scratchName(b.Table)
+	if err := e.CreateTableLike(ctx, scratch, live); err != nil {
+		return "", "", nil, fmt.Errorf("scratch for %s: %w", b.Table, err)
+	}
+	sql := b.SQL
+	if len(rewrite) > 0 {
+		sql = tsql.RewriteTables(e.Dialect(), sql, rewrite)
+	}
+	var windows []tsql.Window
+	for _, p := range parts {
+		w := window(b.Partition, typ, p, b.Grain)
+		windows = append(windows, w)
+		q, args, err := tsql.Expand(e.Dialect(), sql, w.Params())
+		if err == nil {
+			err = e.ReplacePartition(ctx, scratch, w, q, args...)
+		}
+		if err != nil {
+			e.DropTable(context.WithoutCancel(ctx), scratch)
+			return "", "", nil, fmt.Errorf("%s partition %s: %w", b.Table, formatPartition(p, b.Grain), err)
+		}
+	}
+	return scratch, live, windows, nil
+}
+
+// DryRun computes the backfill's new rows for its scope into scratch tables — the live and
+// versioned tables are not touched — and diffs them with the live version, judged against the
+// expectations. Downstream tables that are not cumulative are previewed the same way.
+func (r *Runner) DryRun(ctx context.Context, name string, scope *Scope) (*Preview, error) {
+	b, err := r.Planner.Set.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := r.Planner.Plan(ctx, b, scope)
+	if err != nil {
+		return nil, err
+	}
+	pv := &Preview{Backfill: name, Plan: plan, OK: true}
+	if plan.Blocked() {
+		pv.OK = false
+		return pv, nil
+	}
+	parts := map[string][]time.Time{}
+	for _, p := range plan.Partitions {
+		t, _ := parsePartition(p, b.Grain)
+		parts[b.Table] = append(parts[b.Table], t)
+	}
+	order := []*Backfill{b}
+	for _, d := range plan.Downstream {
+		db := r.Planner.Set.ForTable(d.Table)
+		if _, seen := parts[d.Table]; !seen {
+			order = append(order, db)
+		}
+		t, _ := parsePartition(d.Partition, db.Grain)
+		parts[d.Table] = append(parts[d.Table], t)
+	}
+	rewrite := map[string]string{}
+	var scratches []string
+	defer func() {
+		for _, s := range scratches {
+			r.Planner.Engine.DropTable(context.WithoutCancel(ctx), s)
+		}
+	}()
+	for _, tb := range order {
+		if tb.Cumulative {
+			pv.Notes = append(pv.Notes, fmt.Sprintf("%s is cumulative: it is not previewed (its partitions read every earlier one)", tb.Table))
+			continue
+		}
+		scratch, live, windows, err := r.buildScratch(ctx, tb, parts[tb.Table], rewrite)
+		if err != nil {
+			return nil, err
+		}
+		scratches = append(scratches, scratch)
+		rewrite[tb.Table] = scratch
+		res, err := r.diffScratch(ctx, tb, live, scratch, windows, tb.Expect)
+		if err != nil {
+			return nil, err
+		}
+		res.New.Relation = tb.Table + " (dry run)"
+		if !res.ExpectationsMet {
+			pv.OK = false
+		}
+		pv.Tables = append(pv.Tables, PreviewTable{Table: tb.Table, Live: live, Result: res})
+	}
+	return pv, nil
+}
+
+// Verify recomputes the partitions from..to with the backfill's transform into scratch space
+// and diffs them with the live version, writing nothing. Any difference means the live table is
+// no longer a function of its inputs and code.
+func (r *Runner) Verify(ctx context.Context, name string, from, to time.Time) (*Preview, error) {
+	b, err := r.Planner.Set.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	parts := partitionsBetween(truncate(from, b.Grain), truncate(to, b.Grain), b.Grain)
+	scratch, live, windows, err := r.buildScratch(ctx, b, parts, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Planner.Engine.DropTable(context.WithoutCancel(ctx), scratch)
+	res, err := r.diffScratch(ctx, b, live, scratch, windows, "")
+	if err != nil {
+		return nil, err
+	}
+	res.New.Relation = b.Table + " (recomputed)"
+	return &Preview{Backfill: name, Tables: []PreviewTable{{Table: b.Table, Live: live, Result: res}}, OK: !res.Differs}, nil
+}
+
+func (r *Runner) diffScratch(ctx context.Context, b *Backfill, live, scratch string, windows []tsql.Window, expect string) (*reconcile.Result, error) {
+	e := r.Planner.Engine
+	measures, err := r.measures(ctx, live)
+	if err != nil {
+		return nil, err
+	}
+	spec := reconcile.Spec{
+		Old: reconcile.Side{Engine: e, Relation: live, Target: r.Planner.Target},
+		New: reconcile.Side{Engine: e, Relation: scratch, Target: r.Planner.Target},
+		Key: b.Key, Partition: b.Partition, Measures: measures, Scope: windows, Windows: windows,
+	}
+	if expect != "" {
+		exp, err := reconcile.ParseExpectations(expect)
+		if err != nil {
+			return nil, fmt.Errorf("%s: expect: %w", b.Path, err)
+		}
+		spec.Expect = exp
+	}
+	return reconcile.Diff(ctx, spec)
+}

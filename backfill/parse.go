@@ -1,0 +1,242 @@
+package backfill
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	tsql "trueup/sql"
+	"trueup/sqlfile"
+)
+
+var (
+	required = []string{"table", "partition", "key"}
+	optional = []string{"grain", "reason", "objective", "scope", "mode", "downstream", "validate", "expect",
+		"concurrency", "throttle", "window", "owner", "contact", "target", "cumulative", "description"}
+	identRe  = regexp.MustCompile(`^[\p{L}_][\p{L}\p{N}_$]*$`)
+	windowRe = regexp.MustCompile(`^(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})$`)
+)
+
+// Set is every backfill of a project.
+type Set struct {
+	Backfills []*Backfill
+}
+
+// Load parses every backfills/**/*.sql file of fsys; prefix is shown before paths in messages.
+// The error lists every problem of every file, as path:line: message.
+func Load(fsys fs.FS, prefix string) (*Set, error) {
+	paths, err := sqlfile.Files(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("backfill: %w", err)
+	}
+	set := &Set{}
+	var problems sqlfile.Problems
+	byName := map[string]*Backfill{}
+	for _, p := range paths {
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return nil, fmt.Errorf("backfill: %w", err)
+		}
+		b, ps := Parse(path.Join(prefix, p), string(data))
+		problems = append(problems, ps...)
+		if b == nil {
+			continue
+		}
+		if prev, dup := byName[b.Name]; dup {
+			problems = append(problems, sqlfile.Problem{Path: b.Path, Line: 1, Msg: "backfill " + b.Name + " is already defined in " + prev.Path})
+			continue
+		}
+		byName[b.Name] = b
+		set.Backfills = append(set.Backfills, b)
+	}
+	// Every downstream table needs a backfill file that builds it.
+	for _, b := range set.Backfills {
+		for _, d := range b.Downstream {
+			if set.ForTable(d) == nil {
+				problems = append(problems, sqlfile.Problem{Path: b.Path, Line: b.line("downstream"),
+					Msg: fmt.Sprintf("downstream table %s has no backfill file (add backfills/%s.sql with table: %s)", d, d, d)})
+			}
+		}
+	}
+	if err := problems.Err(); err != nil {
+		return set, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return set, nil
+}
+
+// Get returns a backfill by name.
+func (s *Set) Get(name string) (*Backfill, error) {
+	for _, b := range s.Backfills {
+		if b.Name == name {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
+}
+
+// ForTable returns the backfill that refreshes a table as a downstream: the file named after the
+// table, else the only file for it.
+func (s *Set) ForTable(table string) *Backfill {
+	var found []*Backfill
+	for _, b := range s.Backfills {
+		if b.Table == table {
+			if b.Name == table {
+				return b
+			}
+			found = append(found, b)
+		}
+	}
+	if len(found) == 1 {
+		return found[0]
+	}
+	return nil
+}
+
+func (b *Backfill) line(key string) int {
+	if l, ok := b.lines[key]; ok {
+		return l
+	}
+	return 1
+}
+
+// Parse parses one backfill file's text; shown is its path in messages.
+func Parse(shown, text string) (*Backfill, sqlfile.Problems) {
+	f := sqlfile.Scan(shown, text)
+	f.Allow(optional, required)
+	b := &Backfill{
+		Name: f.Name, Path: shown, Table: f.Get("table"), Partition: f.Get("partition"),
+		Grain: "day", Mode: ModePartitionReplace, Concurrency: 1,
+		Reason: f.Get("reason"), Objective: f.Get("objective"), Expect: f.Get("expect"),
+		Owner: f.Get("owner"), Contact: f.Get("contact"), Target: f.Get("target"),
+		Downstream: sqlfile.List(f.Get("downstream")), Validate: sqlfile.List(f.Get("validate")),
+		Key: sqlfile.List(f.Get("key")), lines: map[string]int{},
+	}
+	for k, v := range f.Keys {
+		b.lines[k] = v.Line
+	}
+	for _, k := range []string{"table", "partition"} {
+		if v := f.Get(k); f.Has(k) && !identRe.MatchString(v) {
+			f.BadKey(k, "%s %q: want a plain name", k, v)
+		}
+	}
+	for _, c := range append(append([]string{}, b.Key...), b.Downstream...) {
+		if !identRe.MatchString(c) {
+			f.BadKey("key", "%q: want plain names separated by commas", c)
+		}
+	}
+	if f.Has("key") && len(b.Key) == 0 {
+		f.BadKey("key", "key: name the columns that identify a row, e.g. key: order_id")
+	}
+	if f.Has("grain") {
+		b.Grain = f.Get("grain")
+		if !slices.Contains([]string{"day", "month", "hour"}, b.Grain) {
+			f.BadKey("grain", "grain %q: want day, month or hour", b.Grain)
+		}
+	}
+	if f.Has("reason") && !slices.Contains(Reasons, b.Reason) {
+		f.BadKey("reason", "reason %q: want one of %s", b.Reason, strings.Join(Reasons, ", "))
+	}
+	if f.Has("mode") {
+		b.Mode = f.Get("mode")
+		if b.Mode != ModePartitionReplace && b.Mode != ModeFullRebuild {
+			f.BadKey("mode", "mode %q: want partition-replace or full-rebuild", b.Mode)
+		}
+	}
+	if f.Has("scope") {
+		s, err := parseScope(f.Get("scope"), b.Grain)
+		if err != nil {
+			f.BadKey("scope", "%v", err)
+		}
+		b.Scope = s
+	}
+	if f.Has("concurrency") {
+		n, err := strconv.Atoi(f.Get("concurrency"))
+		if err != nil || n < 1 || n > 64 {
+			f.BadKey("concurrency", "concurrency %q: want a number from 1 to 64", f.Get("concurrency"))
+		}
+		b.Concurrency = n
+	}
+	if f.Has("throttle") {
+		d, err := time.ParseDuration(f.Get("throttle"))
+		if err != nil || d < 0 {
+			f.BadKey("throttle", "throttle %q: want a duration such as 500ms or 2s", f.Get("throttle"))
+		}
+		b.Throttle = d
+	}
+	if f.Has("window") {
+		w, err := parseHourWindow(f.Get("window"))
+		if err != nil {
+			f.BadKey("window", "%v", err)
+		}
+		b.Window = w
+	}
+	if f.Has("cumulative") {
+		v, err := strconv.ParseBool(f.Get("cumulative"))
+		if err != nil {
+			f.BadKey("cumulative", "cumulative %q: want true or false", f.Get("cumulative"))
+		}
+		b.Cumulative = v
+	}
+	if f.Body == "" {
+		f.Bad(1, "no transform: after the header, write the SELECT that computes one partition window ($start to $end)")
+	} else if body, err := tsql.ReadOnlySelect(f.Body); err != nil {
+		f.Bad(f.BodyLine, "%v", err)
+	} else {
+		b.SQL, b.SQLLine = body, f.BodyLine
+		for _, p := range tsql.Placeholders(body) {
+			if p != "start" && p != "end" {
+				f.Bad(f.BodyLine, "unknown parameter $%s: a transform takes $start and $end", p)
+			}
+		}
+	}
+	if ps := f.Problems(); len(ps) > 0 {
+		return nil, ps
+	}
+	return b, nil
+}
+
+func parseScope(v, grain string) (Scope, error) {
+	if rule, ok := strings.CutPrefix(v, "from-rule:"); ok {
+		rule = strings.TrimSpace(rule)
+		if rule == "" {
+			return Scope{}, fmt.Errorf("scope: from-rule: needs a rule name")
+		}
+		return Scope{FromRule: rule}, nil
+	}
+	from, to, ok := strings.Cut(v, "..")
+	if !ok {
+		return Scope{}, fmt.Errorf("scope %q: want FROM..TO (e.g. 2026-07-10..2026-07-18) or from-rule: NAME", v)
+	}
+	f, err := parsePartition(from, grain)
+	if err != nil {
+		return Scope{}, fmt.Errorf("scope: %v", err)
+	}
+	t, err := parsePartition(to, grain)
+	if err != nil {
+		return Scope{}, fmt.Errorf("scope: %v", err)
+	}
+	if t.Before(f) {
+		return Scope{}, fmt.Errorf("scope %q: ends before it starts", v)
+	}
+	return Scope{From: f, To: t}, nil
+}
+
+func parseHourWindow(v string) (*HourWindow, error) {
+	m := windowRe.FindStringSubmatch(strings.TrimSpace(v))
+	if m == nil {
+		return nil, fmt.Errorf("window %q: want HH:MM-HH:MM (UTC), e.g. 22:00-06:00", v)
+	}
+	n := make([]int, 4)
+	for i := range n {
+		n[i], _ = strconv.Atoi(m[i+1])
+	}
+	if n[0] > 23 || n[2] > 24 || n[1] > 59 || n[3] > 59 {
+		return nil, fmt.Errorf("window %q: not a time of day", v)
+	}
+	return &HourWindow{Start: n[0]*60 + n[1], End: n[2]*60 + n[3]}, nil
+}

@@ -1,0 +1,337 @@
+package backfill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"trueup/ledger"
+	tsql "trueup/sql"
+	"trueup/views"
+)
+
+// Runner builds new versions for backfills in one target.
+type Runner struct {
+	Planner   Planner
+	Store     Store
+	Versions  views.Store
+	Validator Validator
+	// Now and Sleep are the clock; tests replace them.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Progress, when set, hears about every partition as it starts and ends.
+	Progress func(Progress)
+
+	mu sync.Mutex // serialises checkpoint writes
+}
+
+// Progress is one step of a run.
+type Progress struct {
+	RunID     int64
+	Table     string
+	Partition string
+	State     string
+	Rows      int64
+	Done      int
+	Total     int
+}
+
+// RunOptions are the choices made when a run starts.
+type RunOptions struct {
+	Actor  string
+	Sample int    // build and validate only this many partitions, then stop for review
+	Scope  *Scope // replaces the file's scope
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (r *Runner) sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	if r.Sleep != nil {
+		return r.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Start plans a backfill and records a new run with its versions, without building anything.
+// A plan with blocking findings is refused with ErrBlocked; a table with a run in progress
+// with ErrConflict.
+func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, error) {
+	b, err := r.Planner.Set.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := r.Planner.Plan(ctx, b, opt.Scope)
+	if err != nil {
+		return nil, err
+	}
+	if plan.Blocked() {
+		var msgs []string
+		for _, f := range plan.Findings {
+			if f.Severity == "blocking" {
+				msgs = append(msgs, f.Message)
+			}
+		}
+		return nil, fmt.Errorf("%w: %s: %s", ErrBlocked, name, strings.Join(msgs, "; "))
+	}
+	if active, err := r.active(ctx, b.Table); err != nil {
+		return nil, err
+	} else if active != nil {
+		return nil, fmt.Errorf("%w: %s has run %d (%s, started by %s at %s)", ErrConflict, b.Table, active.ID,
+			active.Backfill, active.Actor, active.CreatedAt.Format(time.RFC3339))
+	}
+	if opt.Actor == "" {
+		opt.Actor = "local"
+	}
+	run := &Run{Backfill: b.Name, Target: r.Planner.Target, Table: b.Table, Reason: b.Reason, Actor: opt.Actor,
+		CodeSHA: b.CodeSHA(), Sample: opt.Sample, Plan: plan}
+	parts := map[string][]string{b.Table: plan.Partitions}
+	tables := []string{b.Table}
+	for _, d := range plan.Downstream {
+		if _, ok := parts[d.Table]; !ok {
+			tables = append(tables, d.Table)
+		}
+		parts[d.Table] = append(parts[d.Table], d.Partition)
+	}
+	rels, err := r.Planner.Engine.Relations(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("backfill: %w", err)
+	}
+	for _, t := range tables {
+		var existing []int
+		for _, rel := range rels {
+			if name, n, ok := views.ParseVersion(rel.Name); ok && name == t {
+				existing = append(existing, n)
+			}
+		}
+		n, err := r.Versions.NextNumber(ctx, r.Planner.Target, t, existing)
+		if err != nil {
+			return nil, err
+		}
+		tb := b
+		if t != b.Table {
+			tb = r.Planner.Set.ForTable(t)
+		}
+		run.Tables = append(run.Tables, RunTable{Table: t, Backfill: tb.Name, Version: n, CodeSHA: tb.CodeSHA()})
+	}
+	if _, err := r.Store.createRun(ctx, run, parts); err != nil {
+		return nil, err
+	}
+	for _, t := range run.Tables {
+		if err := r.Versions.Put(ctx, views.Version{Target: run.Target, Table: t.Table, N: t.Version, State: views.StateBuilding,
+			BuiltBy: run.Actor, Backfill: run.Backfill, RunID: run.ID}); err != nil {
+			return nil, err
+		}
+	}
+	return r.Store.GetRun(ctx, run.ID)
+}
+
+// active returns a run of table that is still running, if any.
+func (r *Runner) active(ctx context.Context, table string) (*Run, error) {
+	var id int64
+	err := r.Store.L.DB().QueryRowContext(ctx, `SELECT id FROM backfill_runs WHERE table_name = ? AND state IN (?, ?)
+		ORDER BY id DESC LIMIT 1`, table, RunRunning, RunValidating).Scan(&id)
+	if err != nil {
+		return nil, nil //nolint:nilerr // no row: nothing active
+	}
+	return r.Store.GetRun(ctx, id)
+}
+
+// ExecOptions control one pass of building.
+type ExecOptions struct {
+	// Stop, when closed, ends the pass after the partitions in flight: the run is cancelled.
+	Stop <-chan struct{}
+	// Limit builds at most this many partitions of the upstream table (for --sample).
+	Limit int
+}
+
+// Execute builds every partition of a run that is not done yet, table by table (upstream
+// first), then validates. It is what run, resume and retry all call: a partition that was in
+// flight when a process died is simply built again, which replaces it.
+func (r *Runner) Execute(ctx context.Context, runID int64, opt ExecOptions) (*Run, error) {
+	run, err := r.Store.GetRun(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Store.setRun(ctx, runID, RunRunning, "", nil); err != nil {
+		return nil, err
+	}
+	limit := map[string][]string{}
+	if opt.Limit > 0 {
+		if limit, err = r.sampleParts(ctx, run, opt.Limit); err != nil {
+			return nil, err
+		}
+	}
+	built := map[string]string{} // logical → physical of tables this run built before
+	for _, t := range run.Tables {
+		b, err := r.Planner.Set.Get(t.Backfill)
+		if err != nil {
+			return r.fail(ctx, run, err)
+		}
+		if b.CodeSHA() != t.CodeSHA {
+			return r.fail(ctx, run, fmt.Errorf("the transform of %s changed since run %d started (sha256 %s…, now %s…): start a new run",
+				b.Path, run.ID, t.CodeSHA[:12], b.CodeSHA()[:12]))
+		}
+		physical := views.Physical(t.Table, t.Version)
+		if !t.Prepared {
+			if err := r.prepare(ctx, run, t, b, physical); err != nil {
+				return r.fail(ctx, run, err)
+			}
+		}
+		stopped, failed, err := r.buildTable(ctx, run, t, b, physical, built, limit[t.Table], opt)
+		if err != nil {
+			return r.fail(ctx, run, err)
+		}
+		if stopped {
+			r.Store.setRun(ctx, run.ID, RunCancelled, "", nil)
+			r.audit(ctx, run, "backfill.cancel", ledger.OutcomeOK, "stopped after the partitions in flight")
+			r.setVersions(ctx, run, views.StateCancelled, nil)
+			return r.Store.GetRun(ctx, run.ID)
+		}
+		if failed > 0 {
+			return r.fail(ctx, run, fmt.Errorf("%d partition(s) of %s failed: retry them with backfill retry", failed, t.Table))
+		}
+		built[t.Table] = physical
+	}
+	return r.validate(ctx, run, opt.Limit > 0)
+}
+
+// sampleParts picks the first n upstream partitions and the downstream partitions they affect.
+func (r *Runner) sampleParts(ctx context.Context, run *Run, n int) (map[string][]string, error) {
+	parts, err := r.Store.Partitions(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, p := range parts {
+		if p.Table == run.Table && len(out[p.Table]) < n {
+			out[p.Table] = append(out[p.Table], p.Partition)
+		}
+	}
+	for _, p := range parts {
+		if p.Table != run.Table && slices.Contains(out[run.Table], p.Partition) {
+			out[p.Table] = append(out[p.Table], p.Partition)
+		}
+	}
+	return out, nil
+}
+
+// prepare creates the new version beside the live one and carries over the partitions outside
+// the run's scope. It starts from scratch each time: until it is checkpointed nothing in the
+// new table counts.
+func (r *Runner) prepare(ctx context.Context, run *Run, t RunTable, b *Backfill, physical string) error {
+	e := r.Planner.Engine
+	live, err := e.ViewSource(ctx, t.Table)
+	if err != nil {
+		return fmt.Errorf("table %s: %w", t.Table, err)
+	}
+	if err := e.DropTable(ctx, physical); err != nil {
+		return fmt.Errorf("prepare %s: %w", physical, err)
+	}
+	if err := e.CreateTableLike(ctx, physical, live); err != nil {
+		return fmt.Errorf("prepare %s: %w", physical, err)
+	}
+	if b.Mode != ModeFullRebuild {
+		windows, err := r.windows(ctx, run, t, b, live)
+		if err != nil {
+			return err
+		}
+		if err := e.CopyPartitions(ctx, physical, live, b.Partition, windows); err != nil {
+			return fmt.Errorf("carry over %s into %s: %w", live, physical, err)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Store.markPrepared(ctx, run.ID, t.Table)
+}
+
+// windows turns a table's partitions in this run into engine windows.
+func (r *Runner) windows(ctx context.Context, run *Run, t RunTable, b *Backfill, live string) ([]tsql.Window, error) {
+	typ, err := r.partitionType(ctx, live, b.Partition)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := r.Store.Partitions(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	var out []tsql.Window
+	for _, p := range parts {
+		if p.Table != t.Table {
+			continue
+		}
+		start, err := parsePartition(p.Partition, b.Grain)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, window(b.Partition, typ, start, b.Grain))
+	}
+	return out, nil
+}
+
+func (r *Runner) partitionType(ctx context.Context, rel, col string) (tsql.Type, error) {
+	cols, err := r.Planner.Engine.Columns(ctx, rel)
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range cols {
+		if c.Name == col {
+			return c.Kind, nil
+		}
+	}
+	return 0, fmt.Errorf("%s has no column %s", rel, col)
+}
+
+func (r *Runner) fail(ctx context.Context, run *Run, cause error) (*Run, error) {
+	r.Store.setRun(context.WithoutCancel(ctx), run.ID, RunFailed, cause.Error(), nil)
+	r.audit(context.WithoutCancel(ctx), run, "backfill.run", ledger.OutcomeFailed, cause.Error())
+	return nil, fmt.Errorf("backfill %s: run %d: %w", run.Backfill, run.ID, cause)
+}
+
+func (r *Runner) audit(ctx context.Context, run *Run, action, outcome, detail string) {
+	r.Store.L.Audit(ctx, ledger.Entry{Actor: run.Actor, Action: action, Target: run.Table,
+		Params: map[string]any{"backfill": run.Backfill, "run_id": run.ID}, Outcome: outcome, Detail: detail})
+}
+
+func (r *Runner) setVersions(ctx context.Context, run *Run, state string, v *Validation) error {
+	for _, t := range run.Tables {
+		ver, err := r.Versions.Get(ctx, run.Target, t.Table, t.Version)
+		if err != nil {
+			return err
+		}
+		ver.State = state
+		if v != nil {
+			for _, tv := range v.Tables {
+				if tv.Table == t.Table {
+					ver.Rows, ver.Checksum, ver.DiffID = tv.Rows, tv.Checksum, tv.DiffID
+				}
+			}
+			ver.Validation = v.JSON()
+		}
+		if err := r.Versions.Put(ctx, ver); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errStopped ends a worker when the run is asked to stop.
+var errStopped = errors.New("stopped")

@@ -1,0 +1,292 @@
+package backfill
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"trueup/ledger"
+	"trueup/reconcile"
+	"trueup/rules"
+	tsql "trueup/sql"
+	"trueup/views"
+)
+
+// Validation is the evidence a run ends with: the chosen rules run on the new versions, and each
+// new version reconciled with the live one and judged against the backfill's expectations.
+// The swap gate and the change notice read it.
+type Validation struct {
+	Passed  bool         `json:"passed"`
+	Sampled bool         `json:"sampled,omitempty"`
+	Rules   []RuleCheck  `json:"rules"`
+	Tables  []TableCheck `json:"tables"`
+	Errors  []string     `json:"errors,omitempty"`
+}
+
+// JSON is the validation as the ledger keeps it.
+func (v *Validation) JSON() json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// RuleCheck is one rule's result on the new versions.
+type RuleCheck struct {
+	Rule              string   `json:"rule"`
+	Table             string   `json:"table"`
+	Severity          string   `json:"severity"`
+	Status            string   `json:"status"`
+	Violations        int64    `json:"violations"`
+	FailingPartitions []string `json:"failing_partitions"`
+	Message           string   `json:"message,omitempty"`
+}
+
+// TableCheck is one new version reconciled with the live version.
+type TableCheck struct {
+	Table           string             `json:"table"`
+	Live            string             `json:"live"`
+	New             string             `json:"new"`
+	DiffID          int64              `json:"diff_id"`
+	ExpectationsMet bool               `json:"expectations_met"`
+	Expect          string             `json:"expect"`
+	Rows            int64              `json:"rows"`
+	Checksum        string             `json:"checksum"`
+	Changed         []PartitionSummary `json:"changed"`
+}
+
+// PartitionSummary is one changed partition, as the plan, the notice and the pages show it.
+type PartitionSummary struct {
+	Partition string   `json:"partition"`
+	OldCount  int64    `json:"old_count"`
+	NewCount  int64    `json:"new_count"`
+	PctChange *float64 `json:"pct_change"`
+	Verdict   string   `json:"verdict"`
+}
+
+// Validator runs the rules a backfill names on relations other than the live ones.
+type Validator struct {
+	Rules  *rules.Set
+	Runner *rules.Runner
+	Diffs  DiffStore
+}
+
+// DiffStore keeps reconcile results so pages and notices can show them later.
+type DiffStore interface {
+	Save(ctx context.Context, r *reconcile.Result) (int64, error)
+}
+
+// validate checks the built versions and records the outcome on the run and the versions.
+func (r *Runner) validate(ctx context.Context, run *Run, sampled bool) (*Run, error) {
+	if err := r.Store.setRun(ctx, run.ID, RunValidating, "", nil); err != nil {
+		return nil, err
+	}
+	v := r.check(ctx, run, sampled)
+	state, vstate := RunValidated, views.StateValidated
+	if !v.Passed {
+		state, vstate = RunValidationFailed, views.StateValidationFailed
+	}
+	if sampled {
+		state = RunSampled
+	}
+	if err := r.Store.setRun(ctx, run.ID, state, "", v); err != nil {
+		return nil, err
+	}
+	if !sampled {
+		if err := r.setVersions(ctx, run, vstate, v); err != nil {
+			return nil, err
+		}
+	}
+	outcome := ledger.OutcomeOK
+	if !v.Passed {
+		outcome = ledger.OutcomeFailed
+	}
+	r.audit(ctx, run, "backfill.validate", outcome, state)
+	return r.Store.GetRun(ctx, run.ID)
+}
+
+func (r *Runner) check(ctx context.Context, run *Run, sampled bool) *Validation {
+	v := &Validation{Passed: true, Sampled: sampled, Rules: []RuleCheck{}, Tables: []TableCheck{}}
+	fail := func(format string, args ...any) {
+		v.Passed = false
+		v.Errors = append(v.Errors, fmt.Sprintf(format, args...))
+	}
+	e := r.Planner.Engine
+	built := map[string]string{}
+	for _, t := range run.Tables {
+		built[t.Table] = views.Physical(t.Table, t.Version)
+	}
+	parts, err := r.Store.Partitions(ctx, run.ID)
+	if err != nil {
+		fail("%v", err)
+		return v
+	}
+	for _, t := range run.Tables {
+		b, err := r.Planner.Set.Get(t.Backfill)
+		if err != nil {
+			fail("%v", err)
+			continue
+		}
+		tc, err := r.reconcileTable(ctx, t, b, built[t.Table], parts, sampled)
+		if err != nil {
+			fail("reconcile %s: %v", t.Table, err)
+			continue
+		}
+		if !tc.ExpectationsMet {
+			v.Passed = false
+		}
+		v.Tables = append(v.Tables, *tc)
+	}
+	if r.Validator.Rules == nil {
+		return v
+	}
+	up, err := r.Planner.Set.Get(run.Backfill)
+	if err != nil {
+		fail("%v", err)
+		return v
+	}
+	var chosen []*rules.Rule
+	for _, name := range up.Validate {
+		if rule, err := r.Validator.Rules.Get(name); err == nil {
+			chosen = append(chosen, rule.On(e.Dialect(), built))
+			continue
+		}
+		tagged, err := r.Validator.Rules.Select(nil, []string{name})
+		if err != nil || len(tagged) == 0 {
+			fail("validate: %s is neither a rule nor a tag", name)
+			continue
+		}
+		for _, rule := range tagged {
+			chosen = append(chosen, rule.On(e.Dialect(), built))
+		}
+	}
+	if len(chosen) == 0 {
+		return v
+	}
+	res := r.Validator.Runner.Run(ctx, chosen)
+	for _, rr := range res.Results {
+		v.Rules = append(v.Rules, RuleCheck{Rule: rr.Rule, Table: rr.Table, Severity: string(rr.Severity), Status: string(rr.Status),
+			Violations: rr.Violations, FailingPartitions: rr.FailingPartitions, Message: rr.Message})
+		if rr.Failed() && rr.Severity == rules.SeverityError {
+			v.Passed = false
+		}
+	}
+	return v
+}
+
+// reconcileTable diffs a new version with the live one, judged against its expectations.
+func (r *Runner) reconcileTable(ctx context.Context, t RunTable, b *Backfill, physical string, parts []PartitionState, sampled bool) (*TableCheck, error) {
+	e := r.Planner.Engine
+	live, err := e.ViewSource(ctx, t.Table)
+	if err != nil {
+		return nil, err
+	}
+	typ, err := r.partitionType(ctx, physical, b.Partition)
+	if err != nil {
+		return nil, err
+	}
+	var scope, only []tsql.Window
+	for _, p := range parts {
+		if p.Table != t.Table {
+			continue
+		}
+		start, err := parsePartition(p.Partition, b.Grain)
+		if err != nil {
+			return nil, err
+		}
+		w := window(b.Partition, typ, start, b.Grain)
+		scope = append(scope, w)
+		if sampled && p.State == PartDone {
+			only = append(only, w)
+		}
+	}
+	measures, err := r.measures(ctx, physical)
+	if err != nil {
+		return nil, err
+	}
+	spec := reconcile.Spec{
+		Old: reconcile.Side{Engine: e, Relation: live, Target: r.Planner.Target},
+		New: reconcile.Side{Engine: e, Relation: physical, Target: r.Planner.Target},
+		Key: b.Key, Partition: b.Partition, Measures: measures, Scope: scope, Windows: only,
+	}
+	if b.Expect != "" {
+		exp, err := reconcile.ParseExpectations(b.Expect)
+		if err != nil {
+			return nil, fmt.Errorf("%s: expect: %w", b.Path, err)
+		}
+		spec.Expect = exp
+	}
+	res, err := reconcile.Diff(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	tc := &TableCheck{Table: t.Table, Live: live, New: physical, ExpectationsMet: res.ExpectationsMet, Expect: b.Expect}
+	if r.Validator.Diffs != nil {
+		if tc.DiffID, err = r.Validator.Diffs.Save(ctx, res); err != nil {
+			return nil, err
+		}
+	}
+	var checksum uint64
+	for _, p := range res.Partitions {
+		tc.Rows += p.NewCount
+		if !p.Unchanged() {
+			tc.Changed = append(tc.Changed, PartitionSummary{Partition: p.Partition, OldCount: p.OldCount, NewCount: p.NewCount,
+				PctChange: p.PctChange, Verdict: p.Verdict})
+		}
+	}
+	if sum, err := r.tableChecksum(ctx, physical); err == nil {
+		checksum = sum
+	}
+	tc.Checksum = strconv.FormatUint(checksum, 10)
+	return tc, nil
+}
+
+// measures are the money-like columns of a relation (decimals and floats), totalled per
+// partition in every diff; reconcile adds the ones the expectations name.
+func (r *Runner) measures(ctx context.Context, rel string) ([]string, error) {
+	cols, err := r.Planner.Engine.Columns(ctx, rel)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range cols {
+		if c.Kind == tsql.TypeDecimal || c.Kind == tsql.TypeFloat {
+			out = append(out, c.Name)
+		}
+	}
+	return out, nil
+}
+
+// tableChecksum is the order-independent sum of the portable row hash of a whole table.
+func (r *Runner) tableChecksum(ctx context.Context, table string) (uint64, error) {
+	e := r.Planner.Engine
+	cols, err := e.Columns(ctx, table)
+	if err != nil {
+		return 0, err
+	}
+	d := e.Dialect()
+	res, err := e.Query(ctx, "SELECT "+d.HashSum(d.RowHash(cols, tsql.HashOptions{Portable: true}))+" FROM "+d.QuoteRelation(table))
+	if err != nil {
+		return 0, err
+	}
+	return tsql.AsUint64(res.Rows[0][0]), nil
+}
+
+// FailingPartitions runs one rule on the live tables now and returns the partitions it fails
+// on: the scope of a backfill written `scope: from-rule: NAME`.
+func (v Validator) FailingPartitions(ctx context.Context, name string) ([]string, error) {
+	if v.Rules == nil {
+		return nil, fmt.Errorf("no rules are loaded")
+	}
+	rule, err := v.Rules.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	res := v.Runner.Run(ctx, []*rules.Rule{rule})
+	if len(res.Results) != 1 {
+		return nil, fmt.Errorf("rule %s gave no result", name)
+	}
+	if rr := res.Results[0]; rr.Status == rules.StatusError {
+		return nil, fmt.Errorf("rule %s could not run: %s", name, rr.Message)
+	}
+	return res.Results[0].FailingPartitions, nil
+}

@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"trueup/backfill"
+	"trueup/rules"
+	"trueup/sqlfile"
+	"trueup/views"
+)
+
+const backfillUsage = "backfill plan|dry-run|run|status|resume|retry|cancel|verify NAME, or backfill history"
+
+func runBackfill(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return usagef("usage: trueup %s", backfillUsage)
+	}
+	verb := args[0]
+	fs := e.flags("backfill " + verb)
+	format := fs.String("format", "text", "output: text or json")
+	from := fs.String("from", "", "first partition (YYYY-MM-DD): overrides the file's scope")
+	to := fs.String("to", "", "last partition, inclusive")
+	sample := fs.Int("sample", 0, "run: build and validate only this many partitions, then stop for review")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("backfill: --format %q: want text or json", *format)
+	}
+	name := ""
+	switch {
+	case verb == "history":
+		if err := noArgs(fs); err != nil {
+			return err
+		}
+	case fs.NArg() != 1:
+		return usagef("usage: trueup %s", backfillUsage)
+	default:
+		name = fs.Arg(0)
+	}
+	scope, err := scopeFlags(*from, *to)
+	if err != nil {
+		return err
+	}
+	if verb == "verify" && scope == nil {
+		return usagef("backfill verify: give --from and --to")
+	}
+	if *sample < 0 {
+		return usagef("backfill: --sample %d: want a positive number", *sample)
+	}
+	a, err := openApp(ctx, e.globals)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	r, err := newBackfillRunner(ctx, e, a)
+	if err != nil {
+		return err
+	}
+	out := &backfillOutput{w: e.stdout, json: *format == "json"}
+	switch verb {
+	case "plan":
+		return backfillPlan(ctx, r, name, scope, out)
+	case "dry-run":
+		return backfillDryRun(ctx, r, name, scope, out)
+	case "run":
+		return backfillRun(ctx, e, r, name, scope, *sample, out)
+	case "resume", "retry":
+		return backfillResume(ctx, e, r, name, out)
+	case "status":
+		return backfillStatus(ctx, r, name, out)
+	case "cancel":
+		run, err := latestRun(ctx, r, name)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Cancel(ctx, run.ID, cliActor()); err != nil {
+			return usagef("backfill cancel: %v", err)
+		}
+		return backfillStatus(ctx, r, name, out)
+	case "verify":
+		return backfillVerify(ctx, r, name, scope, out)
+	case "history":
+		h, err := r.Store.History(ctx)
+		if err != nil {
+			return err
+		}
+		if out.json {
+			return out.encode(h)
+		}
+		fmt.Fprintf(e.stdout, "%-14s %6s %7s\n", "reason", "runs", "tables")
+		for _, c := range h {
+			fmt.Fprintf(e.stdout, "%-14s %6d %7d\n", c.Reason, c.Runs, c.Tables)
+		}
+		return nil
+	}
+	return usagef("backfill: unknown action %q (want %s)", verb, backfillUsage)
+}
+
+func scopeFlags(from, to string) (*backfill.Scope, error) {
+	if from == "" && to == "" {
+		return nil, nil
+	}
+	if from == "" || to == "" {
+		return nil, usagef("backfill: give both --from and --to")
+	}
+	f, err := time.Parse("2006-01-02", from)
+	if err != nil {
+		return nil, usagef("backfill: --from %q: want YYYY-MM-DD", from)
+	}
+	t, err := time.Parse("2006-01-02", to)
+	if err != nil {
+		return nil, usagef("backfill: --to %q: want YYYY-MM-DD", to)
+	}
+	if t.Before(f) {
+		return nil, usagef("backfill: --to %s is before --from %s", to, from)
+	}
+	return &backfill.Scope{From: f, To: t}, nil
+}
+
+// newBackfillRunner loads the project's backfills and rules and wires the runner.
+func newBackfillRunner(ctx context.Context, e *env, a *app) (*backfill.Runner, error) {
+	dir := a.cfg.ProjectDir("backfills")
+	set, err := backfill.Load(os.DirFS(dir), shownDir(dir))
+	var ps sqlfile.Problems
+	if errors.As(err, &ps) {
+		for _, p := range ps {
+			fmt.Fprintln(e.stderr, p)
+		}
+		return nil, usagef("backfill: %d %s in the backfill files, nothing was run", len(ps), pluralWord(len(ps), "problem", "problems"))
+	}
+	if err != nil {
+		return nil, usagef("backfill: %v", err)
+	}
+	targetName := e.globals.target
+	if targetName == "" {
+		targetName = a.cfg.DefaultTarget
+	}
+	eng, err := a.engine(targetName)
+	if err != nil {
+		return nil, err
+	}
+	targets := rules.TargetMap{Default: targetName, Engines: a.targets}
+	v := backfill.Validator{}
+	if st, err := os.Stat(a.cfg.ProjectDir("rules")); err == nil && st.IsDir() {
+		rs, err := loadRules(ctx, e, a.cfg.ProjectDir("rules"), targets)
+		if err != nil {
+			return nil, err
+		}
+		v.Rules, v.Runner = rs, rules.NewRunner(targets)
+	}
+	return &backfill.Runner{
+		Planner:   backfill.Planner{Set: set, Engine: eng, Target: targetName, Rules: v},
+		Store:     backfill.Store{L: a.ledger},
+		Versions:  views.Store{L: a.ledger},
+		Validator: v,
+	}, nil
+}
+
+func shownDir(dir string) string {
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, dir); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return dir
+}
+
+func latestRun(ctx context.Context, r *backfill.Runner, name string) (*backfill.Run, error) {
+	if _, err := r.Planner.Set.Get(name); err != nil {
+		return nil, usagef("backfill: %v", err)
+	}
+	run, err := r.Store.LatestRun(ctx, name)
+	if err != nil {
+		return nil, usagef("backfill: %v", err)
+	}
+	return run, nil
+}
+
+type backfillOutput struct {
+	w    io.Writer
+	json bool
+}
+
+func (o *backfillOutput) encode(v any) error {
+	enc := json.NewEncoder(o.w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func backfillPlan(ctx context.Context, r *backfill.Runner, name string, scope *backfill.Scope, out *backfillOutput) error {
+	b, err := r.Planner.Set.Get(name)
+	if err != nil {
+		return usagef("backfill: %v", err)
+	}
+	p, err := r.Planner.Plan(ctx, b, scope)
+	if err != nil {
+		return err
+	}
+	if _, err := r.Store.SavePlan(ctx, cliActor(), p); err != nil {
+		return err
+	}
+	if out.json {
+		if err := out.encode(p); err != nil {
+			return err
+		}
+	} else {
+		writePlan(out.w, p)
+	}
+	if p.Blocked() {
+		return failedError{fmt.Sprintf("backfill plan %s: blocked by %d finding(s)", name, countBlocking(p))}
+	}
+	return nil
+}
+
+func countBlocking(p *backfill.Plan) int {
+	n := 0
+	for _, f := range p.Findings {
+		if f.Severity == "blocking" {
+			n++
+		}
+	}
+	return n
+}
+
+func writePlan(w io.Writer, p *backfill.Plan) {
+	fmt.Fprintf(w, "Backfill plan: %s\n\n", p.Backfill)
+	fmt.Fprintf(w, "  Objective    %s\n", p.Objective)
+	fmt.Fprintf(w, "  Reason       %s\n", p.Reason)
+	fmt.Fprintf(w, "  Table        %s (live %s, target %s)\n", p.Table, p.Live, p.Target)
+	fmt.Fprintf(w, "  Scope        %s: %d %s partition(s)\n", p.Scope, len(p.Partitions), p.Grain)
+	if len(p.Partitions) > 0 {
+		fmt.Fprintf(w, "               %s\n", abbreviate(p.Partitions, 12))
+	}
+	inputs := "ok"
+	if !p.InputsOK {
+		inputs = "MISSING"
+	}
+	fmt.Fprintf(w, "  Inputs       %s", inputs)
+	for _, in := range p.Inputs {
+		state := "present for every partition"
+		switch {
+		case in.Empty:
+			state = "empty"
+		case len(in.Missing) > 0:
+			state = fmt.Sprintf("missing %d partition(s)", len(in.Missing))
+		case !in.Partitioned:
+			state = "present (not partitioned)"
+		}
+		fmt.Fprintf(w, "\n               %s: %s", in.Relation, state)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  Write        %s\n", p.Write)
+	fmt.Fprintf(w, "  Pace         concurrency %d, throttle %s", p.Concurrency, p.Throttle)
+	if p.Window != "" {
+		fmt.Fprintf(w, ", only %s UTC", p.Window)
+	}
+	fmt.Fprintln(w)
+	byTable := map[string]int{}
+	var order []string
+	for _, d := range p.Downstream {
+		if byTable[d.Table] == 0 {
+			order = append(order, d.Table)
+		}
+		byTable[d.Table]++
+	}
+	fmt.Fprintf(w, "  Downstream   %d refreshes", len(p.Downstream))
+	for _, t := range order {
+		fmt.Fprintf(w, "\n               %s: %d partition(s)", t, byTable[t])
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  Validation   rules: %s; reconcile against the live version: %s\n", orNone(strings.Join(p.Validation, ", ")), orNone(p.Expect))
+	fmt.Fprintf(w, "  Rollback     %s\n", p.Rollback)
+	fmt.Fprintf(w, "  Notice       %s\n", p.Notice)
+	fmt.Fprintf(w, "  Score        %d/4 backfillable\n", p.Score)
+	for _, m := range p.ScoreMissing {
+		fmt.Fprintf(w, "               - %s\n", m)
+	}
+	if len(p.Findings) > 0 {
+		fmt.Fprintln(w, "\nFindings")
+		for _, f := range p.Findings {
+			fmt.Fprintf(w, "  %-9s %s\n", strings.ToUpper(f.Severity), f.Message)
+		}
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

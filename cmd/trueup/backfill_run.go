@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"trueup/backfill"
+	"trueup/reconcile"
+)
+
+func backfillDryRun(ctx context.Context, r *backfill.Runner, name string, scope *backfill.Scope, out *backfillOutput) error {
+	pv, err := r.DryRun(ctx, name, scope)
+	if err != nil {
+		return usagef("backfill dry-run: %v", err)
+	}
+	if out.json {
+		if err := out.encode(pv); err != nil {
+			return err
+		}
+	} else {
+		if pv.Plan != nil && pv.Plan.Blocked() {
+			writePlan(out.w, pv.Plan)
+		}
+		writePreview(out.w, pv, "dry run: nothing was written")
+	}
+	if !pv.OK {
+		return failedError{fmt.Sprintf("backfill dry-run %s: the change does not meet its expectations", name)}
+	}
+	return nil
+}
+
+func backfillVerify(ctx context.Context, r *backfill.Runner, name string, scope *backfill.Scope, out *backfillOutput) error {
+	pv, err := r.Verify(ctx, name, scope.From, scope.To)
+	if err != nil {
+		return usagef("backfill verify: %v", err)
+	}
+	if out.json {
+		if err := out.encode(pv); err != nil {
+			return err
+		}
+	} else {
+		writePreview(out.w, pv, "recomputed from inputs and code: nothing was written")
+	}
+	if !pv.OK {
+		return failedError{fmt.Sprintf("backfill verify %s: the live table is no longer what its inputs and code give", name)}
+	}
+	return nil
+}
+
+// writePreview prints each table's partition summary like the seeds' dry-run table.
+func writePreview(w io.Writer, pv *backfill.Preview, title string) {
+	fmt.Fprintf(w, "%s (%s)\n", pv.Backfill, title)
+	for _, t := range pv.Tables {
+		fmt.Fprintf(w, "\n%s: live %s vs %s\n", t.Table, t.Live, t.Result.New.Relation)
+		writePartitionTable(w, t.Result)
+	}
+	for _, n := range pv.Notes {
+		fmt.Fprintf(w, "\nnote: %s\n", n)
+	}
+	verdict := "meets its expectations"
+	if !pv.OK {
+		verdict = "DOES NOT meet its expectations"
+	}
+	fmt.Fprintf(w, "\nresult: %s\n", verdict)
+}
+
+// writePartitionTable prints partition old_count new_count delta pct_change verdict, changed
+// partitions only, then the row-level counts.
+func writePartitionTable(w io.Writer, res *reconcile.Result) {
+	fmt.Fprintf(w, "  %-12s %10s %10s %8s %10s  %s\n", "partition", "old_count", "new_count", "delta", "pct_change", "verdict")
+	unchanged := 0
+	for _, p := range res.Partitions {
+		if p.Unchanged() {
+			unchanged++
+			continue
+		}
+		pct := "-"
+		if p.PctChange != nil {
+			pct = fmt.Sprintf("%+.1f%%", *p.PctChange)
+		}
+		fmt.Fprintf(w, "  %-12s %10d %10d %+8d %10s  %s\n", p.Partition, p.OldCount, p.NewCount, p.Delta, pct, p.Verdict)
+	}
+	if unchanged > 0 {
+		fmt.Fprintf(w, "  (%d partition(s) unchanged)\n", unchanged)
+	}
+	fmt.Fprintf(w, "  rows: %d added, %d removed, %d changed\n", res.Rows.Added, res.Rows.Removed, res.Rows.Changed)
+}
+
+func backfillRun(ctx context.Context, e *env, r *backfill.Runner, name string, scope *backfill.Scope, sample int, out *backfillOutput) error {
+	run, err := r.Start(ctx, name, backfill.RunOptions{Actor: cliActor(), Sample: sample, Scope: scope})
+	if err != nil {
+		return usagef("backfill run: %v", err)
+	}
+	fmt.Fprintf(e.stderr, "backfill %s: run %d building %s\n", name, run.ID, versionsOf(run))
+	return execute(ctx, e, r, run, sample, out)
+}
+
+func backfillResume(ctx context.Context, e *env, r *backfill.Runner, name string, out *backfillOutput) error {
+	run, err := latestRun(ctx, r, name)
+	if err != nil {
+		return err
+	}
+	switch run.State {
+	case backfill.RunValidated, backfill.RunValidationFailed:
+		return usagef("backfill resume: run %d is %s: nothing left to build (start a new run)", run.ID, run.State)
+	}
+	fmt.Fprintf(e.stderr, "backfill %s: resuming run %d (%s)\n", name, run.ID, run.State)
+	return execute(ctx, e, r, run, 0, out)
+}
+
+// execute builds a run; an interrupt stops it after the partitions in flight.
+func execute(ctx context.Context, e *env, r *backfill.Runner, run *backfill.Run, sample int, out *backfillOutput) error {
+	stop := make(chan struct{})
+	go func() {
+		<-ctx.Done()
+		close(stop)
+	}()
+	if isTerminal(e.stderr) {
+		r.Progress = func(p backfill.Progress) {
+			width := 30
+			filled := 0
+			if p.Total > 0 {
+				filled = p.Done * width / p.Total
+			}
+			fmt.Fprintf(e.stderr, "\r[%s%s] %d/%d %s %s %s   ", strings.Repeat("#", filled), strings.Repeat(" ", width-filled),
+				p.Done, p.Total, p.Table, p.Partition, p.State)
+			if p.Done == p.Total {
+				fmt.Fprintln(e.stderr)
+			}
+		}
+	}
+	done, err := r.Execute(context.WithoutCancel(ctx), run.ID, backfill.ExecOptions{Stop: stop, Limit: sample})
+	if err != nil {
+		return fmt.Errorf("%v", err)
+	}
+	st, err := r.Store.StatusOf(ctx, done.ID, r.Store.L.Now())
+	if err != nil {
+		return err
+	}
+	if out.json {
+		if err := out.encode(st); err != nil {
+			return err
+		}
+	} else {
+		writeStatus(out.w, st)
+	}
+	switch done.State {
+	case backfill.RunValidationFailed:
+		return failedError{fmt.Sprintf("backfill %s: run %d built %s but validation failed", done.Backfill, done.ID, versionsOf(done))}
+	case backfill.RunCancelled:
+		return failedError{fmt.Sprintf("backfill %s: run %d cancelled after %d of %d partitions; resume with: trueup backfill resume %s",
+			done.Backfill, done.ID, st.PartitionsDone, st.PartitionsTotal, done.Backfill)}
+	}
+	return nil
+}
+
+func versionsOf(run *backfill.Run) string {
+	var parts []string
+	for _, t := range run.Tables {
+		parts = append(parts, fmt.Sprintf("%s__v%d", t.Table, t.Version))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func backfillStatus(ctx context.Context, r *backfill.Runner, name string, out *backfillOutput) error {
+	run, err := latestRun(ctx, r, name)
+	if err != nil {
+		return err
+	}
+	st, err := r.Store.StatusOf(ctx, run.ID, r.Store.L.Now())
+	if err != nil {
+		return err
+	}
+	if out.json {
+		return out.encode(st)
+	}
+	writeStatus(out.w, st)
+	return nil
+}
+
+func writeStatus(w io.Writer, st *backfill.Status) {
+	fmt.Fprintf(w, "run %d of %s: %s, %s, %d/%d partitions done, %d failed, %d rows written\n",
+		st.RunID, st.Backfill, st.State, st.Version, st.PartitionsDone, st.PartitionsTotal, st.PartitionsFailed, st.RowsWritten)
+	for _, t := range st.Tables {
+		fmt.Fprintf(w, "  %-16s %-4s %d/%d done, %d failed\n", t.Table, t.Version, t.Done, t.Total, t.Failed)
+	}
+	for _, p := range st.Partitions {
+		if p.State == backfill.PartFailed {
+			fmt.Fprintf(w, "  failed: %s %s: %s\n", p.Table, p.Partition, p.Error)
+		}
+	}
+	if st.Error != "" {
+		fmt.Fprintf(w, "  error: %s\n", st.Error)
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
