@@ -13,7 +13,7 @@ import (
 )
 
 // leafRows is the bucket size at which a differing bucket is read out rather than split again.
-const leafRows = 256
+const leafRows = 32
 
 // maxLevels bounds the splitting; a bucket still large after it (one key with very many rows)
 // is read out whole.

@@ -14,7 +14,7 @@
 //     computed once and only their rows are read out, sorted by key, and classified in Go.
 //  4. Across engines nothing can be joined, so each differing partition is split into buckets by
 //     the portable hash of the key; per-bucket counts and checksums are compared and differing
-//     buckets split again until they hold about 256 rows; only those buckets' rows cross over.
+//     buckets split again until they hold about 32 rows; only those buckets' rows cross over.
 //     Result.RowsTransferred counts them.
 //  5. Every partition is judged against the expectations.
 //

@@ -1,0 +1,134 @@
+package reconcile_test
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"trueup/reconcile"
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+)
+
+// manyRows are 40 days of 500 orders.
+func manyRows() [][]any {
+	var rows [][]any
+	for d := 0; d < 40; d++ {
+		dt := day("2026-06-01").AddDate(0, 0, d)
+		for i := 0; i < 500; i++ {
+			id := int64(d*500 + i)
+			var name any = fmt.Sprintf("c%d", id%97)
+			if id%50 == 0 {
+				name = nil
+			}
+			rows = append(rows, []any{id, dt, name, float64(id%1000) / 4, float64(id%13) * 0.1})
+		}
+	}
+	return rows
+}
+
+// TestCrossEngine puts the old version in DuckDB and the new one in ClickHouse, with a handful of
+// planted differences, and expects exactly those back while moving few rows.
+func TestCrossEngine(t *testing.T) {
+	engines := sqltest.Engines(t)
+	if len(engines) < 2 {
+		t.Skip("needs both engines")
+	}
+	duck, ch := engines[0], engines[1]
+	old := manyRows()
+	planted := edit(old, func(r []any) []any {
+		switch r[0].(int64) {
+		case 777, 15001: // removed
+			return nil
+		case 1234: // amount changed
+			r[3] = 1.0
+		case 10000: // NULL name gets a value
+			r[2] = "now named"
+		case 9999: // a value becomes NULL
+			r[2] = nil
+		case 3333: // float changed beyond the scale
+			r[4] = r[4].(float64) + 0.5
+		}
+		return r
+	})
+	planted = append(planted,
+		[]any{int64(100000), day("2026-06-03"), "added", 5.0, 0.5},
+		[]any{int64(100001), day("2026-06-20"), "added", 6.0, nil},
+		old[4321], // a duplicate of an unchanged row
+	)
+	load(t, duck, "old_t", orderCols, orderNames, old)
+	// ClickHouse holds amount as Float64 rather than Decimal: equal values must still agree.
+	chCols := append([]tsql.Column(nil), orderCols...)
+	chCols[3] = tsql.Column{Name: "amount", Kind: tsql.TypeFloat}
+	load(t, ch, "new_t", chCols, orderNames, planted)
+
+	s := reconcile.Spec{
+		Old:       reconcile.Side{Engine: duck, Relation: "old_t"},
+		New:       reconcile.Side{Engine: ch, Relation: "new_t"},
+		Key:       []string{"id"},
+		Partition: "d",
+		Measures:  []string{"amount"},
+	}
+	r := diff(t, s)
+	if !r.CrossEngine {
+		t.Fatal("not run as a cross-engine diff")
+	}
+	var found []string
+	for _, x := range r.Samples.Removed {
+		found = append(found, fmt.Sprintf("removed %v", x.Key["id"]))
+	}
+	for _, x := range r.Samples.Added {
+		found = append(found, fmt.Sprintf("added %v", x.Key["id"]))
+	}
+	for _, x := range r.Samples.Changed {
+		for _, c := range x.Columns {
+			found = append(found, fmt.Sprintf("changed %v %s %v→%v", x.Key["id"], c.Column, c.Old, c.New))
+		}
+	}
+	for _, x := range r.Samples.Duplicates {
+		found = append(found, fmt.Sprintf("duplicate %v %d/%d", x.Key["id"], x.OldRows, x.NewRows))
+	}
+	sort.Strings(found)
+	want := []string{
+		"added 100000",
+		"added 100001",
+		"changed 10000 name <nil>→now named",
+		"changed 1234 amount 58.5→1",
+		"changed 3333 score 0.5→1",
+		"changed 9999 name c8→<nil>",
+		"duplicate 4321 1/2",
+		"removed 15001",
+		"removed 777",
+	}
+	if diff := cmp.Diff(want, found); diff != "" {
+		t.Errorf("planted differences (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(reconcile.RowCounts{Added: 2, Removed: 2, Changed: 4, DuplicateKeys: 1}, r.Rows); diff != "" {
+		t.Errorf("row counts (-want +got):\n%s", diff)
+	}
+	differing := 0
+	for _, p := range r.Partitions {
+		if !p.ChecksumMatch {
+			differing++
+		}
+	}
+	if differing != 7 || len(r.Partitions) != 40 {
+		t.Errorf("%d of %d partitions differ, want 7 of 40: %v", differing, len(r.Partitions), overview(r))
+	}
+	if limit := int64(len(old)) * 3 / 100; r.RowsTransferred > limit {
+		t.Errorf("%d rows crossed between engines, want at most %d (3%% of %d)", r.RowsTransferred, limit, len(old))
+	}
+	t.Logf("rows transferred: %d of %d", r.RowsTransferred, len(old)+len(planted))
+
+	t.Run("identical_across_engines", func(t *testing.T) {
+		load(t, ch, "same_t", chCols, orderNames, old)
+		s := s
+		s.New.Relation = "same_t"
+		r := diff(t, s)
+		if r.Differs || r.RowsTransferred != 0 {
+			t.Errorf("identical data across engines: differs=%v transferred=%d %v", r.Differs, r.RowsTransferred, r.Differing())
+		}
+	})
+}
