@@ -7,6 +7,12 @@ import "github.com/labstack/echo/v4"
 func (s *Server) registerRoutes(e *echo.Echo) {
 	e.GET("/", s.dashboardShow)
 	e.GET("/api/v1/tables", s.apiTableList)
+	e.GET("/rules", s.ruleList)
+	e.GET("/rules/:rule", s.ruleShow)
+	e.POST("/rules/:rule/run", s.ruleRun)
+	e.GET("/api/v1/rules", s.apiRuleList)
+	e.GET("/api/v1/rules/:rule", s.apiRuleShow)
+	e.POST("/api/v1/rules/:rule/run", s.apiRuleRun)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)

@@ -36,8 +36,9 @@ type Options struct {
 	Addr    string // host:port; default 127.0.0.1:8080; port 0 picks a free port (see Addr)
 	Logger  *slog.Logger
 	Targets []Target
-	Version string // trueup build version shown in the footer
-	Notice  string // optional banner shown on every page
+	Version string      // trueup build version shown in the footer
+	Notice  string      // optional banner shown on every page
+	Rules   RuleService // the rules, their monitor and history; nil shows no rules
 }
 
 // Server serves trueup over HTTP. Build it with New; serve with Run or mount Handler.
@@ -74,6 +75,7 @@ func New(opt Options) *Server {
 		routes:    map[string]bool{},
 		listening: make(chan struct{}),
 	}
+	s.metrics.reg.MustRegister(ruleCollector{opt.Rules})
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true

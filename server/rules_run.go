@@ -1,0 +1,36 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+)
+
+// ruleRun answers POST /rules/{rule}/run (the run-now button): it runs the rule, records the
+// run and sends the browser back to the rule's page to see the result.
+func (s *Server) ruleRun(c echo.Context) error {
+	name := c.Param("rule")
+	if _, err := s.ruleStatusOf(name); err != nil {
+		return err
+	}
+	run, err := s.opt.Rules.RunNow(c.Request().Context(), name, localActor)
+	if err != nil {
+		return runError(name, err)
+	}
+	return c.Redirect(http.StatusSeeOther, ruleHref(name)+"?run="+strconv.FormatInt(run.ID, 10))
+}
+
+// apiRuleRun answers POST /api/v1/rules/{rule}/run with the run, as `trueup check --format json`
+// prints it. 409 when the rule is already running.
+func (s *Server) apiRuleRun(c echo.Context) error {
+	name := c.Param("rule")
+	if _, err := s.ruleStatusOf(name); err != nil {
+		return err
+	}
+	run, err := s.opt.Rules.RunNow(c.Request().Context(), name, localActor)
+	if err != nil {
+		return runError(name, err)
+	}
+	return c.JSON(http.StatusOK, run)
+}

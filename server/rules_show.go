@@ -1,0 +1,163 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"trueup/monitor"
+	"trueup/rules"
+	"trueup/server/page"
+	tsql "trueup/sql"
+)
+
+// historyLimit is how many past results a rule page shows (the strip) and lists (the table).
+const (
+	historyLimit = 60
+	historyRows  = 20
+)
+
+// ruleDetailJSON is one rule with its history in the API.
+type ruleDetailJSON struct {
+	ruleJSON
+	Path    string         `json:"path"`
+	Checks  string         `json:"checks"`
+	Latest  *rules.Result  `json:"latest"`
+	History []rules.Result `json:"history"`
+	Alerts  []rules.Alert  `json:"alerts"`
+}
+
+// ruleStatusOf finds one rule's status, or a 404.
+func (s *Server) ruleStatusOf(name string) (monitor.Status, error) {
+	if s.opt.Rules != nil {
+		if _, err := s.opt.Rules.Rule(name); err == nil {
+			for _, st := range s.opt.Rules.Statuses() {
+				if st.Rule.Name == name {
+					return st, nil
+				}
+			}
+		}
+	}
+	return monitor.Status{}, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("There is no rule %s.", name))
+}
+
+func (s *Server) ruleDetail(c echo.Context) (ruleDetailJSON, error) {
+	st, err := s.ruleStatusOf(c.Param("rule"))
+	if err != nil {
+		return ruleDetailJSON{}, err
+	}
+	ctx := c.Request().Context()
+	hist, err := s.opt.Rules.History(ctx, st.Rule.Name, historyLimit)
+	if err != nil {
+		return ruleDetailJSON{}, err
+	}
+	alerts, err := s.opt.Rules.Alerts(ctx, st.Rule.Name, 20)
+	if err != nil {
+		return ruleDetailJSON{}, err
+	}
+	d := ruleDetailJSON{ruleJSON: ruleInfo(st), Path: st.Rule.Path, Checks: st.Rule.Explain(), History: hist, Alerts: alerts}
+	if d.History == nil {
+		d.History = []rules.Result{}
+	}
+	if d.Alerts == nil {
+		d.Alerts = []rules.Alert{}
+	}
+	if len(hist) > 0 {
+		d.Latest = &hist[0]
+	}
+	return d, nil
+}
+
+// apiRuleShow answers GET /api/v1/rules/{rule}: the rule, its last result and its history.
+func (s *Server) apiRuleShow(c echo.Context) error {
+	d, err := s.ruleDetail(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
+// ruleShow answers GET /rules/{rule}: what the rule checks, its last result (failing
+// partitions, sample rows, the SQL it ran) and its history as a strip and a table.
+func (s *Server) ruleShow(c echo.Context) error {
+	d, err := s.ruleDetail(c)
+	if err != nil {
+		return err
+	}
+	p := page.RuleDetail{
+		Chrome: s.chrome(d.Rule, "Rules"), Name: d.Rule, Description: d.Description, Path: d.Path,
+		Kind: d.Kind, Table: d.Table, Severity: d.Severity, Owner: d.Owner, Tags: strings.Join(d.Tags, ", "),
+		Schedule: d.Schedule, Explain: d.Checks, Status: d.Status, RunURL: ruleHref(d.Rule) + "/run",
+		Alerts: alertRows(d.Alerts),
+	}
+	if d.NextRun != nil {
+		p.NextRun = formatTime(*d.NextRun)
+	}
+	p.JustRan, _ = strconv.ParseInt(c.QueryParam("run"), 10, 64)
+	if d.Latest != nil {
+		p.Latest = resultView(*d.Latest)
+	}
+	for i := len(d.History) - 1; i >= 0; i-- {
+		h := d.History[i]
+		p.Strip = append(p.Strip, page.StripCell{Status: string(h.Status),
+			Title: fmt.Sprintf("run %d, %s: %s", h.RunID, formatTime(h.At), h.Status)})
+	}
+	for i, h := range d.History {
+		if i == historyRows {
+			break
+		}
+		p.History = append(p.History, page.HistoryRow{RunID: h.RunID, At: formatTime(h.At), Status: string(h.Status),
+			Violations: h.Violations, Partitions: len(h.FailingPartitions), Duration: formatMS(h.DurationMS), Message: h.Message})
+	}
+	return render(c, http.StatusOK, page.RuleDetailPage(p))
+}
+
+func formatMS(ms float64) string {
+	if ms < 1000 {
+		return fmt.Sprintf("%.0f ms", ms)
+	}
+	return fmt.Sprintf("%.2f s", ms/1000)
+}
+
+// resultView lays a result out for the page: sample rows as a table whose columns are every
+// field any row has, in first-seen order.
+func resultView(r rules.Result) *page.ResultView {
+	v := &page.ResultView{RunID: r.RunID, At: formatTime(r.At), Status: string(r.Status), Message: r.Message,
+		Violations: r.Violations, Duration: formatMS(r.DurationMS), Partitions: r.FailingPartitions, SQL: r.SQL}
+	index := map[string]int{}
+	for _, row := range r.Sample {
+		for _, f := range row {
+			if _, ok := index[f.Name]; !ok {
+				index[f.Name] = len(v.SampleCols)
+				v.SampleCols = append(v.SampleCols, f.Name)
+			}
+		}
+	}
+	for _, row := range r.Sample {
+		cells := make([]string, len(v.SampleCols))
+		for _, f := range row {
+			if f.Value == nil {
+				cells[index[f.Name]] = "NULL"
+			} else {
+				cells[index[f.Name]] = tsql.AsText(f.Value)
+			}
+		}
+		v.SampleRows = append(v.SampleRows, cells)
+	}
+	return v
+}
+
+// runError maps the monitor's refusals to HTTP answers.
+func runError(name string, err error) error {
+	switch {
+	case errors.Is(err, monitor.ErrBusy):
+		return echo.NewHTTPError(http.StatusConflict, fmt.Sprintf("Rule %s is already running; try again when it has finished.", name))
+	case errors.Is(err, monitor.ErrNotFound):
+		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("There is no rule %s.", name))
+	}
+	return err
+}
