@@ -1,0 +1,175 @@
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	dbsql "database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"trueup/ledger"
+)
+
+// Store keeps diffs in the ledger so pages, notices and the swap gate can show them later.
+type Store struct {
+	l *ledger.Ledger
+}
+
+// NewStore returns the store over an open ledger.
+func NewStore(l *ledger.Ledger) *Store { return &Store{l: l} }
+
+// Saved is a stored diff's headline, for lists.
+type Saved struct {
+	ID              int64     `json:"id"`
+	CreatedAt       time.Time `json:"created_at"`
+	Label           string    `json:"label"`
+	Actor           string    `json:"actor"`
+	Old             SideInfo  `json:"old"`
+	New             SideInfo  `json:"new"`
+	Differs         bool      `json:"differs"`
+	ExpectationsMet bool      `json:"expectations_met"`
+	Partitions      int       `json:"partitions"`
+	Unexpected      int       `json:"unexpected"`
+	Rows            RowCounts `json:"rows"`
+	RowsTransferred int64     `json:"rows_transferred"`
+}
+
+// Save stores r in one transaction with an audit entry, and sets r.ID. label says what the diff
+// was for ("cli", "backfill fix_dedup_bug dry-run").
+func (s *Store) Save(ctx context.Context, r *Result, label, actor string) (int64, error) {
+	head := *r
+	head.ID = 0
+	head.Partitions = make([]*Partition, len(r.Partitions))
+	for i, p := range r.Partitions {
+		cp := *p
+		cp.Samples = nil
+		head.Partitions[i] = &cp
+	}
+	body, err := json.Marshal(&head)
+	if err != nil {
+		return 0, fmt.Errorf("reconcile: save: %w", err)
+	}
+	var id int64
+	err = s.l.Tx(ctx, func(tx *dbsql.Tx) error {
+		row := tx.QueryRowContext(ctx, `INSERT INTO reconcile_diffs (created_at, label, actor, old_target, old_relation,
+			new_target, new_relation, differs, expectations_met, partitions, unexpected, rows_added, rows_removed,
+			rows_changed, duplicate_keys, rows_transferred, elapsed_ms, result)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			s.l.Now(), label, actor, r.Old.Target, r.Old.Relation, r.New.Target, r.New.Relation, r.Differs,
+			r.ExpectationsMet, len(r.Partitions), r.Counts()[VerdictUnexpected], r.Rows.Added, r.Rows.Removed,
+			r.Rows.Changed, r.Rows.DuplicateKeys, r.RowsTransferred, r.ElapsedMS, string(body))
+		if err := row.Scan(&id); err != nil {
+			return err
+		}
+		for i, p := range r.Partitions {
+			detail, err := json.Marshal(p)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO reconcile_partitions (diff_id, seq, partition, presence,
+				old_count, new_count, pct_change, checksum_match, verdict, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				id, i, p.Partition, p.Presence, p.OldCount, p.NewCount, p.PctChangeExact, p.ChecksumMatch, p.Verdict, string(detail)); err != nil {
+				return err
+			}
+		}
+		_, err := s.l.AuditTx(ctx, tx, ledger.Entry{
+			Actor:   actorOr(actor),
+			Action:  "reconcile.diff",
+			Target:  r.New.Relation,
+			Params:  map[string]any{"diff_id": id, "old": r.Old.Relation, "new": r.New.Relation, "label": label},
+			Outcome: ledger.OutcomeOK,
+			Detail:  fmt.Sprintf("differs=%v expectations_met=%v", r.Differs, r.ExpectationsMet),
+		})
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reconcile: save: %w", err)
+	}
+	r.ID = id
+	return id, nil
+}
+
+func actorOr(a string) string {
+	if a == "" {
+		return "system"
+	}
+	return a
+}
+
+// Get loads a stored diff with every partition's samples; the error wraps ledger.ErrNotFound
+// when there is none.
+func (s *Store) Get(ctx context.Context, id int64) (*Result, error) {
+	var body string
+	err := s.l.DB().QueryRowContext(ctx, "SELECT CAST(result AS VARCHAR) FROM reconcile_diffs WHERE id = ?", id).Scan(&body)
+	if errors.Is(err, dbsql.ErrNoRows) {
+		return nil, fmt.Errorf("reconcile: diff %d: %w", id, ledger.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: diff %d: %w", id, err)
+	}
+	r := &Result{}
+	if err := decode(body, r); err != nil {
+		return nil, fmt.Errorf("reconcile: diff %d: %w", id, err)
+	}
+	r.ID = id
+	rows, err := s.l.DB().QueryContext(ctx, "SELECT CAST(detail AS VARCHAR) FROM reconcile_partitions WHERE diff_id = ? ORDER BY seq", id)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: diff %d: %w", id, err)
+	}
+	defer rows.Close()
+	r.Partitions = r.Partitions[:0]
+	for rows.Next() {
+		var detail string
+		if err := rows.Scan(&detail); err != nil {
+			return nil, err
+		}
+		p := &Partition{}
+		if err := decode(detail, p); err != nil {
+			return nil, fmt.Errorf("reconcile: diff %d: %w", id, err)
+		}
+		r.Partitions = append(r.Partitions, p)
+	}
+	return r, rows.Err()
+}
+
+// decode reads JSON keeping numbers in samples exact (json.Number), not rounded through float64.
+func decode(body string, v any) error {
+	dec := json.NewDecoder(bytes.NewReader([]byte(body)))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// List returns the newest stored diffs first.
+func (s *Store) List(ctx context.Context, limit int) ([]Saved, error) {
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	rows, err := s.l.DB().QueryContext(ctx, `SELECT id, created_at, label, actor, CAST(json_extract(result, '$.old') AS VARCHAR),
+		CAST(json_extract(result, '$.new') AS VARCHAR), differs, expectations_met, partitions, unexpected, rows_added,
+		rows_removed, rows_changed, duplicate_keys, rows_transferred FROM reconcile_diffs ORDER BY id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: list diffs: %w", err)
+	}
+	defer rows.Close()
+	var out []Saved
+	for rows.Next() {
+		var d Saved
+		var old, new string
+		if err := rows.Scan(&d.ID, &d.CreatedAt, &d.Label, &d.Actor, &old, &new, &d.Differs, &d.ExpectationsMet,
+			&d.Partitions, &d.Unexpected, &d.Rows.Added, &d.Rows.Removed, &d.Rows.Changed, &d.Rows.DuplicateKeys,
+			&d.RowsTransferred); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(old), &d.Old); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(new), &d.New); err != nil {
+			return nil, err
+		}
+		d.CreatedAt = d.CreatedAt.UTC()
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
