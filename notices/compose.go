@@ -343,7 +343,9 @@ func Text(n Notice) string {
 	return b.String()
 }
 
-// stateLine says where the notice is, in words.
+// StateLine says where the notice is, in words: "Status: announced on 3 August 2026 at …".
+func StateLine(n Notice) string { return stateLine(n) }
+
 func stateLine(n Notice) string {
 	at := func(s State) string {
 		if t, ok := n.Transitioned(s); ok {

@@ -36,9 +36,10 @@ type Options struct {
 	Addr    string // host:port; default 127.0.0.1:8080; port 0 picks a free port (see Addr)
 	Logger  *slog.Logger
 	Targets []Target
-	Version string      // trueup build version shown in the footer
-	Notice  string      // optional banner shown on every page
-	Rules   RuleService // the rules, their monitor and history; nil shows no rules
+	Version string        // trueup build version shown in the footer
+	Notice  string        // optional banner shown on every page
+	Rules   RuleService   // the rules, their monitor and history; nil shows no rules
+	Notices NoticeService // change notices, their feed and acknowledgements; nil answers 404
 }
 
 // Server serves trueup over HTTP. Build it with New; serve with Run or mount Handler.

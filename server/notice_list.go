@@ -1,0 +1,41 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"trueup/notices"
+	"trueup/server/page"
+)
+
+// noticeList answers GET /notices: every notice, newest first, filtered by ?table= and ?state=.
+func (s *Server) noticeList(c echo.Context) error {
+	svc, err := s.notices()
+	if err != nil {
+		return err
+	}
+	f, err := noticeFilter(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	all, err := svc.List(ctx, notices.Filter{})
+	if err != nil {
+		return err
+	}
+	d := page.NoticeIndex{Chrome: s.chrome("Notices", "Notices"), Table: f.Table, State: string(f.State),
+		Tables: noticeTables(all), FeedURL: feedURL(f.Table)}
+	for _, st := range notices.States() {
+		d.States = append(d.States, string(st))
+	}
+	for _, n := range all {
+		if (f.Table != "" && !n.HasTable(f.Table)) || (f.State != "" && n.State != f.State) {
+			continue
+		}
+		d.Rows = append(d.Rows, page.NoticeRow{ID: n.ID, Href: noticeHref(n.ID), Title: n.Title, State: string(n.State),
+			Tables: strings.Join(n.Tables, ", "), Updated: noticeTime(n.UpdatedAt)})
+	}
+	return render(c, http.StatusOK, page.NoticeIndexPage(d))
+}

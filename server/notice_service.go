@@ -1,0 +1,159 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"trueup/notices"
+	"trueup/server/page"
+)
+
+// NoticeService is what the notice pages, the notice API and the feed need (notices.Service).
+type NoticeService interface {
+	List(ctx context.Context, f notices.Filter) ([]notices.Notice, error)
+	Get(ctx context.Context, id int64) (notices.Notice, error)
+	Edit(ctx context.Context, id int64, actor, title, body string) (notices.Notice, error)
+	Announce(ctx context.Context, id int64, actor string) (notices.Notice, error)
+	Withdraw(ctx context.Context, id int64, actor, reason string) (notices.Notice, error)
+	Acknowledge(ctx context.Context, id int64, token string) (notices.Recipient, error)
+	Deliveries(ctx context.Context, id int64) ([]notices.Delivery, error)
+	PublicURL() string
+}
+
+// noticeActor is who a notice write is attributed to while no API tokens are configured: the
+// server then listens on loopback only and every visitor is the local operator.
+const noticeActor = "local-operator"
+
+func noticeHref(id int64) string { return "/notices/" + strconv.FormatInt(id, 10) }
+
+func noticeTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// notices returns the service, or a 404 when the server has none.
+func (s *Server) notices() (NoticeService, error) {
+	if s.opt.Notices == nil {
+		return nil, echo.NewHTTPError(http.StatusNotFound, "Notices are not set up on this server.")
+	}
+	return s.opt.Notices, nil
+}
+
+// noticeID parses the :id parameter.
+func noticeID(c echo.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, echo.NewHTTPError(http.StatusNotFound, "There is no notice "+strconv.Quote(c.Param("id"))+".")
+	}
+	return id, nil
+}
+
+// noticeError maps the notice service's errors to answers a reader can act on.
+func noticeError(err error) error {
+	switch {
+	case errors.Is(err, notices.ErrNotFound):
+		return echo.NewHTTPError(http.StatusNotFound, "There is no such notice, or the link is not valid.")
+	case errors.Is(err, notices.ErrConflict):
+		return echo.NewHTTPError(http.StatusConflict, strings.TrimPrefix(err.Error(), "notices: conflict: "))
+	case errors.Is(err, notices.ErrInvalid):
+		return echo.NewHTTPError(http.StatusBadRequest, strings.TrimPrefix(err.Error(), "notices: "))
+	}
+	return err
+}
+
+// noticeFilter reads ?table= and ?state=, refusing an unknown state.
+func noticeFilter(c echo.Context) (notices.Filter, error) {
+	f := notices.Filter{Table: c.QueryParam("table"), State: notices.State(c.QueryParam("state"))}
+	if f.State != "" && !f.State.Valid() {
+		return f, echo.NewHTTPError(http.StatusBadRequest, "Unknown state "+strconv.Quote(string(f.State))+".")
+	}
+	return f, nil
+}
+
+func feedURL(table string) string {
+	if table == "" {
+		return "/notices.atom"
+	}
+	return "/notices.atom?table=" + url.QueryEscape(table)
+}
+
+func noticeTables(ns []notices.Notice) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range ns {
+		for _, t := range n.Tables {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// maskRecipient hides most of an email address on the public page: c***@example.com.
+func maskRecipient(id string) string {
+	addr, ok := strings.CutPrefix(id, "email:")
+	if !ok {
+		return strings.TrimPrefix(id, "webhook:") + " (webhook)"
+	}
+	local, domain, _ := strings.Cut(addr, "@")
+	if len(local) > 1 {
+		local = local[:1] + "***"
+	}
+	return local + "@" + domain
+}
+
+func noticePage(n notices.Notice, ds []notices.Delivery, chrome page.Chrome) page.NoticeDetail {
+	d := page.NoticeDetail{
+		Chrome: chrome, ID: n.ID, Title: n.Title, State: string(n.State), Tables: n.Tables,
+		BodyHTML: string(notices.BodyHTML(n.Body)), Unit: n.Evidence.PartitionColumn, EditBody: n.Body,
+		Href: noticeHref(n.ID), FeedURL: feedURL(""),
+		CanEdit: n.State == notices.StateDraft, CanAnnounce: n.State == notices.StateDraft,
+		CanWithdraw: n.State == notices.StateDraft || n.State == notices.StateAnnounced,
+	}
+	d.StateLine = strings.TrimPrefix(notices.StateLine(n), "Status: ")
+	if d.Unit == "" {
+		d.Unit = "partition"
+	}
+	if len(n.Tables) == 1 {
+		d.FeedURL = feedURL(n.Tables[0])
+	}
+	for _, r := range notices.ReportRows(n.Evidence) {
+		d.Reports = append(d.Reports, page.NoticeNumber(r))
+	}
+	for _, p := range notices.PartitionRows(n.Evidence) {
+		d.Partitions = append(d.Partitions, page.NoticePartition(p))
+	}
+	for _, t := range notices.ChartTables(n.Evidence.Diff) {
+		d.Charts = append(d.Charts, page.NoticeChart{Table: t, SVG: notices.Chart(n.Evidence.Diff, t)})
+	}
+	for _, t := range n.Transitions {
+		d.Transitions = append(d.Transitions, page.NoticeTransition{State: string(t.To), At: noticeTime(t.At), Actor: t.Actor, Reason: t.Reason})
+	}
+	for _, r := range n.Revisions {
+		d.Revisions = append(d.Revisions, page.NoticeRevision{N: r.N, At: noticeTime(r.At), Actor: r.Actor, Title: r.Title})
+	}
+	for _, r := range n.Recipients {
+		d.Recipients = append(d.Recipients, page.NoticeRecipient{Name: maskRecipient(r.ID), AckedAt: noticeTime(r.AckedAt)})
+		if r.Acked() {
+			d.Acked++
+		}
+	}
+	for _, x := range ds {
+		d.Deliveries = append(d.Deliveries, page.NoticeDelivery{Recipient: maskRecipient(x.Recipient), Event: x.Event,
+			State: x.State, Attempts: x.Attempts, Error: x.LastError})
+	}
+	return d
+}

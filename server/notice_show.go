@@ -1,0 +1,40 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"trueup/server/page"
+)
+
+// noticeShow answers GET /notices/{id}: the public page of one notice, plain language first.
+func (s *Server) noticeShow(c echo.Context) error {
+	svc, err := s.notices()
+	if err != nil {
+		return err
+	}
+	id, err := noticeID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	n, err := svc.Get(ctx, id)
+	if err != nil {
+		return noticeError(err)
+	}
+	ds, err := svc.Deliveries(ctx, id)
+	if err != nil {
+		return err
+	}
+	d := noticePage(n, ds, s.chrome(n.Title, "Notices"))
+	d.Message = noticeMessages[c.QueryParam("done")]
+	return render(c, http.StatusOK, page.NoticeDetailPage(d))
+}
+
+// noticeMessages confirm an operator's action on the page the browser is sent back to.
+var noticeMessages = map[string]string{
+	"announce": "Announced: the subscribers' messages are on their way.",
+	"withdraw": "Withdrawn.",
+	"edit":     "Saved. The earlier text is kept as a revision.",
+}

@@ -1,0 +1,251 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"trueup/config"
+	"trueup/ledger"
+	"trueup/notices"
+	"trueup/server"
+)
+
+// noticeServer serves a notice service over a fresh ledger with one drafted notice, and a
+// subscription so that announcing it has a recipient (whose webhook is never reached here).
+func noticeServer(t *testing.T) (*notices.Service, string) {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
+	l, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "state.duckdb"), ledger.WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	cfg := config.Notify{
+		Webhooks:      map[string]config.Webhook{"finance": {URL: "http://127.0.0.1:1/hook", Secret: "s"}},
+		Subscriptions: []config.Subscription{{Table: "daily_revenue", Webhook: "finance"}},
+	}
+	svc := notices.New(l, notices.Options{Notify: cfg})
+	ev := notices.Evidence{
+		Backfill: "fix_dedup_bug", RunID: 1, Reason: "bug", Objective: "Orders from 10 to 18 July were dropped.",
+		Tables: []string{"orders", "daily_revenue"}, Versions: map[string]int{"orders": 2, "daily_revenue": 2},
+		PartitionColumn: "order_date", Partitions: []string{"2026-07-10", "2026-07-11"},
+		From: time.Date(2026, 7, 10, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 7, 12, 0, 0, 0, 0, time.UTC),
+		Owner: "finance-data@example.com",
+		Diff: []notices.PartitionDiff{
+			{Table: "orders", Partition: "2026-07-09", OldCount: 100, NewCount: 100, Verdict: notices.VerdictIdentical},
+			{Table: "orders", Partition: "2026-07-10", OldCount: 100, NewCount: 105, PctChange: 5, Verdict: notices.VerdictExpected},
+			{Table: "orders", Partition: "2026-07-11", OldCount: 100, NewCount: 104, PctChange: 4, Verdict: notices.VerdictExpected},
+		},
+		Exposures: []notices.ExposureChange{{Exposure: "board_revenue", Title: "Board revenue by month",
+			Rows: []notices.ExposureRow{{Label: "July 2026", Column: "revenue", Before: ptr(1920000), After: ptr(2010000)}}}},
+	}
+	if _, err := svc.Draft(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	other := notices.Evidence{Backfill: "late_sessions", RunID: 2, Reason: "late-data", Tables: []string{"web_sessions"}}
+	if _, err := svc.Draft(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	ts := serve(t, server.Options{Notices: svc})
+	return svc, ts.URL
+}
+
+func ptr(f float64) *float64 { return &f }
+
+func postForm(t *testing.T, u string, form url.Values) *http.Response {
+	t.Helper()
+	client := http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.PostForm(u, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+func TestNoticePages(t *testing.T) {
+	svc, base := noticeServer(t)
+
+	t.Run("index_filters_by_table_and_state", func(t *testing.T) {
+		doc := getPage(t, base+"/notices", http.StatusOK)
+		if n := doc.Find(`[data-testid="notice-row"]`).Length(); n != 2 {
+			t.Errorf("%d rows, want 2", n)
+		}
+		doc = getPage(t, base+"/notices?table=daily_revenue&state=draft", http.StatusOK)
+		rows := doc.Find(`[data-testid="notice-row"]`)
+		if rows.Length() != 1 || rows.AttrOr("data-id", "") != "1" {
+			t.Errorf("filtered rows: %s", text(rows))
+		}
+		if href := doc.Find(`[data-testid="feed-link"]`).AttrOr("href", ""); href != "/notices.atom?table=daily_revenue" {
+			t.Errorf("feed link %q", href)
+		}
+		getPage(t, base+"/notices?state=nonsense", http.StatusBadRequest)
+	})
+
+	t.Run("notice_page_puts_plain_language_first", func(t *testing.T) {
+		doc := getPage(t, base+"/notices/1", http.StatusOK)
+		if got := text(doc.Find(`[data-testid="notice-title"]`)); got != "Correction to orders and daily_revenue, 10–11 July 2026" {
+			t.Errorf("title %q", got)
+		}
+		body := doc.Find(`[data-testid="notice-body"]`)
+		if h := text(body.Find("h2").First()); h != "What happened" {
+			t.Errorf("first heading %q", h)
+		}
+		html, _ := doc.Html()
+		if strings.Index(html, `data-testid="notice-body"`) > strings.Index(html, `data-testid="notice-reports"`) {
+			t.Error("numbers come before the plain-language text")
+		}
+		var cells []string
+		doc.Find(`[data-testid="report-row"] td`).Each(func(_ int, c *goquery.Selection) { cells = append(cells, text(c)) })
+		if got := strings.Join(cells, " "); got != "Board revenue by month July 2026 revenue 1,920,000 2,010,000 +4.7%" {
+			t.Errorf("report row %q", got)
+		}
+		if n := doc.Find(`[data-testid="partition-row"]`).Length(); n != 2 {
+			t.Errorf("%d changed partitions, want 2", n)
+		}
+		if n := doc.Find(`[data-testid="notice-chart"] svg rect[data-partition]`).Length(); n != 3 {
+			t.Errorf("chart has %d bars, want 3", n)
+		}
+		if doc.Find(`form[data-testid="announce"]`).Length() != 1 || doc.Find(`form[data-testid="edit"]`).Length() != 1 {
+			t.Error("a draft lacks the announce button or the edit form")
+		}
+	})
+
+	t.Run("edit_keeps_revisions", func(t *testing.T) {
+		resp := postForm(t, base+"/notices/1/edit", url.Values{"title": {"July revenue is being corrected"}, "body": {"# What happened\nWe lost orders.\n"}})
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("edit: %d", resp.StatusCode)
+		}
+		doc := getPage(t, base+resp.Header.Get("Location"), http.StatusOK)
+		if got := text(doc.Find(`[data-testid="notice-title"]`)); got != "July revenue is being corrected" {
+			t.Errorf("title after edit %q", got)
+		}
+		if got := text(doc.Find(`[data-testid="notice-revisions"] summary`)); got != "2 revisions of the text" {
+			t.Errorf("revisions %q", got)
+		}
+		if resp := postForm(t, base+"/notices/1/edit", url.Values{"title": {""}, "body": {"x"}}); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("empty title: %d", resp.StatusCode)
+		}
+	})
+
+	t.Run("announce_then_announce_again", func(t *testing.T) {
+		if resp, _ := post(t, base+"/notices/1/announce"); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("announce: %d", resp.StatusCode)
+		}
+		doc := getPage(t, base+"/notices/1?done=announce", http.StatusOK)
+		if got := doc.Find(`[data-testid="notice"]`).AttrOr("data-state", ""); got != "announced" {
+			t.Errorf("state %q", got)
+		}
+		if got := text(doc.Find(`[data-testid="notice-recipients"]`)); got != "finance (webhook)" {
+			t.Errorf("recipients %q", got)
+		}
+		if doc.Find(`form[data-testid="announce"]`).Length() != 0 || doc.Find(`form[data-testid="edit"]`).Length() != 0 {
+			t.Error("an announced notice still offers announce or edit")
+		}
+		resp, body := post(t, base+"/notices/1/announce")
+		if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "already announced") {
+			t.Errorf("second announce: %d", resp.StatusCode)
+		}
+		ds, _ := svc.Deliveries(context.Background(), 1)
+		if len(ds) != 1 {
+			t.Errorf("%d deliveries, want 1", len(ds))
+		}
+	})
+
+	t.Run("acknowledge_through_the_link", func(t *testing.T) {
+		n, _ := svc.Get(context.Background(), 1)
+		link := base + "/notices/1/ack/" + n.Recipients[0].Token
+		doc := getPage(t, link, http.StatusOK)
+		if doc.Find(`form[data-testid="ack-form"]`).Length() != 1 {
+			t.Fatal("the ack link does not offer the button")
+		}
+		if n, _ := svc.Get(context.Background(), 1); n.Recipients[0].Acked() {
+			t.Error("opening the link acknowledged (mail scanners open links)")
+		}
+		resp, _ := post(t, link)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("ack: %d", resp.StatusCode)
+		}
+		if n, _ := svc.Get(context.Background(), 1); !n.Recipients[0].Acked() {
+			t.Error("not acknowledged")
+		}
+		doc = getPage(t, base+"/notices/1", http.StatusOK)
+		if got := text(doc.Find(`[data-testid="notice-acks"]`)); got != "Sent to 1; 1 acknowledged." {
+			t.Errorf("acks %q", got)
+		}
+		getPage(t, base+"/notices/1/ack/wrong", http.StatusNotFound)
+	})
+
+	t.Run("feed_has_announced_notices_only", func(t *testing.T) {
+		resp, body := get(t, base+"/notices.atom")
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/atom+xml") {
+			t.Fatalf("feed: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		var feed struct {
+			Entries []struct {
+				Title string `xml:"title"`
+			} `xml:"entry"`
+		}
+		if err := xml.Unmarshal([]byte(body), &feed); err != nil {
+			t.Fatal(err)
+		}
+		if len(feed.Entries) != 1 || feed.Entries[0].Title != "July revenue is being corrected (announced)" {
+			t.Errorf("entries %+v", feed.Entries)
+		}
+		_, body = get(t, base+"/notices.atom?table=web_sessions")
+		if strings.Contains(body, "<entry>") {
+			t.Error("the web_sessions feed has an entry (its notice is a draft)")
+		}
+	})
+
+	t.Run("json_api", func(t *testing.T) {
+		resp, body := get(t, base+"/api/v1/notices?table=daily_revenue")
+		var list []map[string]any
+		if err := json.Unmarshal([]byte(body), &list); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("list: %d %v", resp.StatusCode, err)
+		}
+		if len(list) != 1 || list[0]["id"] != 1.0 || list[0]["state"] != "announced" {
+			t.Errorf("list %v", list)
+		}
+		for _, k := range []string{"id", "state", "tables", "partitions", "title", "body"} {
+			if _, ok := list[0][k]; !ok {
+				t.Errorf("notice JSON lacks %s", k)
+			}
+		}
+		_, body = get(t, base+"/api/v1/notices/2")
+		var one notices.JSON
+		json.Unmarshal([]byte(body), &one)
+		if one.ID != 2 || one.State != notices.StateDraft || len(one.Transitions) != 1 {
+			t.Errorf("show %+v", one)
+		}
+		resp, body = get(t, base+"/api/v1/notices/99")
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "error") {
+			t.Errorf("missing notice: %d %s", resp.StatusCode, body)
+		}
+		client := http.Client{}
+		r, err := client.Post(base+"/api/v1/notices/2/withdraw", "application/json", strings.NewReader(`{"reason":"not needed"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		json.NewDecoder(r.Body).Decode(&one)
+		r.Body.Close()
+		if one.State != notices.StateWithdrawn || one.Transitions[1].Reason != "not needed" {
+			t.Errorf("withdraw via API: %+v", one)
+		}
+	})
+}
+
+func TestNoticesWithoutService(t *testing.T) {
+	ts := serve(t, server.Options{})
+	getPage(t, ts.URL+"/notices", http.StatusNotFound)
+}
