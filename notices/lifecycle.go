@@ -30,14 +30,15 @@ type Moved struct {
 	RunID    int64
 	Versions map[string]int // table → version
 	Actor    string
-	At       time.Time
+	// Reason is recorded on the completed transition, e.g. a gate override.
+	Reason string
 }
 
 // Complete marks the notices of the versions that went live as completed and tells their
 // subscribers. A draft nobody announced completes too, so its subscribers still hear of the
 // change; a notice that was rolled back completes again when its versions go live again.
 func (s *Service) Complete(ctx context.Context, m Moved) ([]Notice, error) {
-	return s.moved(ctx, m, "", StateCompleted, StateDraft, StateAnnounced, StateRolledBack)
+	return s.moved(ctx, m, m.Reason, StateCompleted, StateDraft, StateAnnounced, StateRolledBack)
 }
 
 // RollBack marks the notices of the versions taken back as rolled back, with the reason, and
