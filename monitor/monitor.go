@@ -111,6 +111,9 @@ func (m *Monitor) Rule(name string) (*rules.Rule, error) {
 // counting from now.
 func (m *Monitor) Run(ctx context.Context) error {
 	if err := m.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting: nothing went wrong
+		}
 		return err
 	}
 	defer m.wg.Wait()

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"trueup/monitor"
 	"trueup/rules"
 	tsql "trueup/sql"
 )
@@ -52,10 +54,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.close()
-	targets := rules.TargetMap{Default: a.cfg.DefaultTarget, Engines: a.targets}
-	if e.globals.target != "" {
-		targets.Default = e.globals.target
-	}
+	targets := projectTargets(e, a)
 	set, err := loadRules(ctx, e, a.cfg.ProjectDir("rules"), targets)
 	if err != nil {
 		return err
@@ -94,8 +93,13 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 
 // loadRules loads and validates the project's rules; every problem goes to stderr, one a line.
 func loadRules(ctx context.Context, e *env, dir string, targets rules.Targets) (*rules.Set, error) {
+	return loadRulesFor(ctx, e, "check", dir, targets)
+}
+
+// loadRulesFor is loadRules with the command named in its messages.
+func loadRulesFor(ctx context.Context, e *env, cmd, dir string, targets rules.Targets) (*rules.Set, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, usagef("check: no rules folder at %s (rules live in rules/<table>/<rule>.sql beside the config)", dir)
+		return nil, usagef("%s: no rules folder at %s (rules live in rules/<table>/<rule>.sql beside the config)", cmd, dir)
 	}
 	shown := dir
 	if wd, err := os.Getwd(); err == nil {
@@ -109,12 +113,58 @@ func loadRules(ctx context.Context, e *env, dir string, targets rules.Targets) (
 		for _, p := range le.Problems {
 			fmt.Fprintln(e.stderr, p)
 		}
-		return nil, usagef("check: %d %s in the rule set, nothing was run", len(le.Problems), pluralWord(len(le.Problems), "problem", "problems"))
+		return nil, usagef("%s: %d %s in the rule set, nothing was run", cmd, len(le.Problems), pluralWord(len(le.Problems), "problem", "problems"))
 	}
 	if err != nil {
-		return nil, usagef("check: %v", err)
+		return nil, usagef("%s: %v", cmd, err)
 	}
 	return set, nil
+}
+
+// projectTargets are the engines rules run on; --target picks the default one.
+func projectTargets(e *env, a *app) rules.TargetMap {
+	targets := rules.TargetMap{Default: a.cfg.DefaultTarget, Engines: a.targets}
+	if e.globals.target != "" {
+		targets.Default = e.globals.target
+	}
+	return targets
+}
+
+// openMonitor loads the project's rules for serve, refusing a broken rule set as check does,
+// and returns the monitor that runs the scheduled ones. A project without a rules folder
+// serves with no rules.
+func openMonitor(ctx context.Context, e *env, a *app, log *slog.Logger) (*monitor.Monitor, error) {
+	targets := projectTargets(e, a)
+	var set []*rules.Rule
+	if dir := a.cfg.ProjectDir("rules"); dirExists(dir) {
+		loaded, err := loadRulesFor(ctx, e, "serve", dir, targets)
+		if err != nil {
+			return nil, err
+		}
+		set = loaded.Rules
+	}
+	store := rules.NewStore(a.ledger)
+	runner := rules.NewRunner(targets, rules.WithSchemaStore(store))
+	return monitor.New(set, runner, store, monitor.NewLedgerSlots(a.ledger), monitor.WithLogger(log)), nil
+}
+
+func dirExists(dir string) bool {
+	st, err := os.Stat(dir)
+	return err == nil && st.IsDir()
+}
+
+// runWithMonitor runs the monitor beside serve until either ends; the other is then stopped.
+func runWithMonitor(ctx context.Context, mon *monitor.Monitor, serve func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- mon.Run(ctx) }()
+	err := serve(ctx)
+	cancel()
+	if merr := <-done; err == nil {
+		err = merr
+	}
+	return err
 }
 
 func cliActor() string {

@@ -235,3 +235,52 @@ func TestCheckFormats(t *testing.T) {
 		}
 	})
 }
+
+// TestCheckDemo: on the demo project the totals rule fails on exactly the nine days of the
+// planted bug, and check exits 1.
+func TestCheckDemo(t *testing.T) {
+	dir := demoDir(t)
+	code, out, errs := cli(t, "--config", filepath.Join(dir, "trueup.yaml"), "check", "--rule", "matches_raw", "--format", "json")
+	if code != exitFailed {
+		t.Fatalf("exit %d, want 1: %s", code, errs)
+	}
+	var run struct {
+		Results []struct {
+			Status            string   `json:"status"`
+			FailingPartitions []string `json:"failing_partitions"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &run); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"2026-07-10", "2026-07-11", "2026-07-12", "2026-07-13", "2026-07-14", "2026-07-15", "2026-07-16", "2026-07-17", "2026-07-18"}
+	if len(run.Results) != 1 || run.Results[0].Status != "fail" || cmp.Diff(want, run.Results[0].FailingPartitions) != "" {
+		t.Errorf("matches_raw: %+v", run.Results)
+	}
+}
+
+// TestServeRunsRules: serve loads the project's rules and answers for them; a broken rule set
+// stops it before it listens.
+func TestServeRunsRules(t *testing.T) {
+	dir := demoDir(t)
+	cfg := filepath.Join(dir, "trueup.yaml")
+	body := serveAndGet(t, cfg, "/api/v1/rules")
+	var list []struct {
+		Rule     string `json:"rule"`
+		Status   string `json:"status"`
+		Schedule string `json:"schedule"`
+	}
+	if err := json.Unmarshal([]byte(body), &list); err != nil || len(list) < 6 {
+		t.Fatalf("GET /api/v1/rules: %v\n%s", err, body)
+	}
+	for _, r := range list {
+		if r.Rule == "matches_raw" && (r.Schedule != "0 6 * * *" || r.Status != "never run") {
+			t.Errorf("matches_raw: %+v", r)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "rules", "broken.sql"), []byte("-- kind: nonsense\n"), 0o644)
+	code, _, errs := cli(t, "--config", cfg, "serve", "--addr", freeAddr(t))
+	if code != exitUsage || !strings.Contains(errs, "broken.sql:1: kind \"nonsense\"") {
+		t.Errorf("serve with a broken rule: exit %d\n%s", code, errs)
+	}
+}

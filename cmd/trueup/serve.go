@@ -37,12 +37,17 @@ func serve(ctx context.Context, e *env, a *app, addr string) error {
 	for _, name := range a.names {
 		targets = append(targets, server.Target{Name: name, Engine: a.targets[name]})
 	}
+	mon, err := openMonitor(ctx, e, a, log)
+	if err != nil {
+		return err
+	}
 	s := server.New(server.Options{
 		Addr:    addr,
 		Logger:  log,
 		Targets: targets,
 		Version: version,
 		Notice:  "No API tokens are configured: trueup listens on loopback only and every visitor is treated as the local operator.",
+		Rules:   mon,
 	})
-	return s.Run(ctx)
+	return runWithMonitor(ctx, mon, s.Run)
 }
