@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"trueup/reconcile"
+	tsql "trueup/sql"
+)
+
+func runDiff(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("diff")
+	oldRel := fs.String("old", "", "the old relation (e.g. orders__v1)")
+	newRel := fs.String("new", "", "the new relation (e.g. orders__v2)")
+	var key, measures, ignore, tolerances, partitions listFlag
+	fs.Var(&key, "key", "columns identifying a row (comma-separated)")
+	partition := fs.String("partition", "", "the partition column; without it the relations are compared whole")
+	fs.Var(&measures, "measure", "numeric columns to total per partition (repeatable, or comma-separated)")
+	fs.Var(&ignore, "ignore", "columns to leave out of the comparison (repeatable, or comma-separated)")
+	fs.Var(&tolerances, "tolerance", "COL=X: numbers within X (0.01, or 0.1%) are equal; X alone applies to every float/decimal column")
+	oldTarget := fs.String("old-target", "", "target of the old relation, by name or URL (default: --target or the config's default)")
+	newTarget := fs.String("new-target", "", "target of the new relation, by name or URL (default: --target or the config's default)")
+	expect := fs.String("expect", "", "file with the intended change, e.g. 'inside 2026-07-10..2026-07-18 rows +0..6%; outside identical'")
+	fs.Var(&partitions, "only", "compare only these partitions (repeatable, or comma-separated)")
+	format := fs.String("format", "text", "output: text or json")
+	all := fs.Bool("all", false, "text output: list every partition, not only the ones that differ")
+	samples := fs.Int("samples", 10, "sample rows kept per kind per partition")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("diff: --format %q: want text or json", *format)
+	}
+	if *oldRel == "" || *newRel == "" || len(key) == 0 {
+		return usagef("diff: --old, --new and --key are required")
+	}
+	spec := reconcile.Spec{
+		Old:        reconcile.Side{Relation: *oldRel},
+		New:        reconcile.Side{Relation: *newRel},
+		Key:        key,
+		Partition:  *partition,
+		Measures:   measures,
+		Ignore:     ignore,
+		Partitions: partitions,
+		Samples:    *samples,
+	}
+	var err error
+	if spec.Tolerance, err = parseTolerances(tolerances); err != nil {
+		return err
+	}
+	if *expect != "" {
+		text, err := os.ReadFile(*expect)
+		if err != nil {
+			return usagef("diff: --expect: %v", err)
+		}
+		if spec.Expect, err = reconcile.ParseExpectations(string(text)); err != nil {
+			return usagef("diff: %s: %v", *expect, err)
+		}
+	}
+
+	a, err := openApp(ctx, e.globals)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	var opened []tsql.Engine
+	defer func() {
+		for _, en := range opened {
+			en.Close()
+		}
+	}()
+	side := func(name string) (tsql.Engine, string, error) {
+		if name == "" {
+			name = e.globals.target
+		}
+		if en, err := a.engine(name); err == nil {
+			if name == "" {
+				name = a.cfg.DefaultTarget
+			}
+			return en, name, nil
+		}
+		// A URL: reuse a configured target with that URL, else open it for this diff.
+		for _, n := range a.names {
+			if u, _ := a.cfg.TargetURL(n); u == name {
+				return a.targets[n], n, nil
+			}
+		}
+		if !strings.HasPrefix(name, "duckdb:") && !strings.HasPrefix(name, "clickhouse://") {
+			_, err := a.engine(name)
+			return nil, "", err
+		}
+		en, err := tsql.Open(ctx, name)
+		if err != nil {
+			return nil, "", usagef("diff: target %s: %v", name, err)
+		}
+		opened = append(opened, en)
+		return en, name, nil
+	}
+	if spec.Old.Engine, spec.Old.Target, err = side(*oldTarget); err != nil {
+		return err
+	}
+	if spec.New.Engine, spec.New.Target, err = side(*newTarget); err != nil {
+		return err
+	}
+
+	res, err := reconcile.Diff(ctx, spec)
+	if errors.Is(err, reconcile.ErrBadInput) {
+		return usagef("diff: %v", err)
+	}
+	if err != nil {
+		return fmt.Errorf("diff: %w", err)
+	}
+	if _, err := reconcile.NewStore(a.ledger).Save(ctx, res, "cli", cliActor()); err != nil {
+		return err
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else if err := res.WriteText(e.stdout, reconcile.TextOptions{All: *all}); err != nil {
+		return err
+	}
+	if !res.ExpectationsMet {
+		n := res.Counts()[reconcile.VerdictUnexpected]
+		if n == 0 {
+			return failedError{fmt.Sprintf("diff: columns were added or removed (diff %d)", res.ID)}
+		}
+		return failedError{fmt.Sprintf("diff: %d unexpected %s (diff %d)", n, pluralWord(n, "partition", "partitions"), res.ID)}
+	}
+	return nil
+}
+
+// parseTolerances reads COL=X flags; a bare X applies to every float or decimal column.
+func parseTolerances(flags []string) (map[string]reconcile.Tolerance, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	out := map[string]reconcile.Tolerance{}
+	for _, f := range flags {
+		col, x, ok := strings.Cut(f, "=")
+		if !ok {
+			col, x = reconcile.AnyColumn, f
+		}
+		t, err := reconcile.ParseTolerance(x)
+		if err != nil {
+			return nil, usagef("diff: --tolerance %s: %v", f, err)
+		}
+		out[strings.TrimSpace(col)] = t
+	}
+	return out, nil
+}

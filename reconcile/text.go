@@ -1,0 +1,245 @@
+package reconcile
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// TextOptions tune WriteText.
+type TextOptions struct {
+	// All lists every partition; by default only the ones that differ.
+	All bool
+	// Samples is how many sample rows of each kind to print (default 5).
+	Samples int
+}
+
+// WriteText prints a result for people: an aligned per-partition table like the seeds' dry-run
+// table (partition old_count new_count delta pct_change), then the row-level summary.
+func (r *Result) WriteText(w io.Writer, opt TextOptions) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "old  %s\n", sideText(r.Old))
+	fmt.Fprintf(b, "new  %s\n", sideText(r.New))
+	fmt.Fprintf(b, "key  %s", strings.Join(r.Key, ", "))
+	if r.PartitionColumn != "" {
+		fmt.Fprintf(b, "   partition  %s", r.PartitionColumn)
+	}
+	b.WriteString("\n\n")
+
+	head := []string{"partition", "old_count", "new_count", "delta", "pct_change"}
+	for _, m := range r.Measures {
+		head = append(head, m+"_pct")
+	}
+	head = append(head, "checksum", "verdict")
+	rows := [][]string{head}
+	shown := 0
+	for _, p := range r.Partitions {
+		if !opt.All && p.Verdict == VerdictUnchanged {
+			continue
+		}
+		shown++
+		row := []string{p.Partition, itoa(p.OldCount), itoa(p.NewCount), signed(p.Delta), pctText(p.PctChange)}
+		for _, m := range r.Measures {
+			row = append(row, pctText(p.Measures[m].PctChange))
+		}
+		check := "match"
+		switch {
+		case p.Presence == PresenceNewOnly:
+			check = "new"
+		case p.Presence == PresenceOldOnly:
+			check = "missing"
+		case !p.ChecksumMatch:
+			check = "differs"
+		}
+		rows = append(rows, append(row, check, p.Verdict))
+	}
+	if shown > 0 {
+		writeTable(b, rows)
+	}
+	counts := r.Counts()
+	fmt.Fprintf(b, "%d %s: %d unchanged, %d expected, %d unexpected\n", len(r.Partitions), plural(len(r.Partitions), "partition", "partitions"),
+		counts[VerdictUnchanged], counts[VerdictExpected], counts[VerdictUnexpected])
+
+	var reasons []string
+	for _, p := range r.Partitions {
+		for _, why := range p.Reasons {
+			reasons = append(reasons, fmt.Sprintf("  %s  %s", p.Partition, why))
+		}
+	}
+	if len(reasons) > 0 {
+		b.WriteString("\nunexpected:\n" + strings.Join(reasons, "\n") + "\n")
+	}
+
+	fmt.Fprintf(b, "\nrows: %d added, %d removed, %d changed, %d duplicate %s\n", r.Rows.Added, r.Rows.Removed,
+		r.Rows.Changed, r.Rows.DuplicateKeys, plural(int(r.Rows.DuplicateKeys), "key", "keys"))
+	if len(r.ChangedColumns) > 0 {
+		names := make([]string, 0, len(r.ChangedColumns))
+		for c := range r.ChangedColumns {
+			names = append(names, c)
+		}
+		sort.Strings(names)
+		var parts []string
+		for _, c := range names {
+			parts = append(parts, fmt.Sprintf("%s %d", c, r.ChangedColumns[c]))
+		}
+		fmt.Fprintf(b, "changed columns: %s\n", strings.Join(parts, ", "))
+	}
+	writeSamples(b, r.Samples, opt.Samples)
+	if s := schemaText(r.Schema); s != "" {
+		fmt.Fprintf(b, "schema: %s\n", s)
+	}
+	switch {
+	case r.Expectations != "" && r.ExpectationsMet:
+		fmt.Fprintf(b, "expectations: met (%s)\n", r.Expectations)
+	case r.Expectations != "":
+		fmt.Fprintf(b, "expectations: NOT met (%s)\n", r.Expectations)
+	case r.Differs:
+		b.WriteString("expectations: none given, so every difference is unexpected\n")
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(b, "note: %s\n", n)
+	}
+	fmt.Fprintf(b, "rows transferred: %d", r.RowsTransferred)
+	if r.CrossEngine {
+		b.WriteString(" (across engines)")
+	}
+	fmt.Fprintf(b, "   took %.2fs", float64(r.ElapsedMS)/1000)
+	if r.ID > 0 {
+		fmt.Fprintf(b, "   saved as diff %d", r.ID)
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func sideText(s SideInfo) string {
+	return fmt.Sprintf("%s  (%s %s)", s.Relation, s.Engine, s.Target)
+}
+
+func writeSamples(b *strings.Builder, s Samples, n int) {
+	if n <= 0 {
+		n = 5
+	}
+	key := func(k map[string]any) string {
+		names := make([]string, 0, len(k))
+		for c := range k {
+			names = append(names, c)
+		}
+		sort.Strings(names)
+		var parts []string
+		for _, c := range names {
+			parts = append(parts, fmt.Sprintf("%s=%v", c, show(k[c])))
+		}
+		return strings.Join(parts, " ")
+	}
+	var lines []string
+	for i, c := range s.Changed {
+		if i == n {
+			break
+		}
+		var cols []string
+		for _, x := range c.Columns {
+			cols = append(cols, fmt.Sprintf("%s %v → %v", x.Column, show(x.Old), show(x.New)))
+		}
+		lines = append(lines, fmt.Sprintf("  changed  %s  %s: %s", c.Partition, key(c.Key), strings.Join(cols, ", ")))
+	}
+	for i, a := range s.Added {
+		if i == n {
+			break
+		}
+		lines = append(lines, fmt.Sprintf("  added    %s  %s", a.Partition, key(a.Key)))
+	}
+	for i, a := range s.Removed {
+		if i == n {
+			break
+		}
+		lines = append(lines, fmt.Sprintf("  removed  %s  %s", a.Partition, key(a.Key)))
+	}
+	for i, d := range s.Duplicates {
+		if i == n {
+			break
+		}
+		lines = append(lines, fmt.Sprintf("  duplicate %s  %s: %d old rows, %d new rows", d.Partition, key(d.Key), d.OldRows, d.NewRows))
+	}
+	if len(lines) > 0 {
+		b.WriteString("samples:\n" + strings.Join(lines, "\n") + "\n")
+	}
+}
+
+func show(v any) string {
+	if v == nil {
+		return "NULL"
+	}
+	return fmt.Sprint(v)
+}
+
+func schemaText(s Schema) string {
+	var parts []string
+	for _, c := range s.Added {
+		parts = append(parts, "+"+c.Name+" "+c.Type+ignoredText(c.Ignored))
+	}
+	for _, c := range s.Removed {
+		parts = append(parts, "-"+c.Name+" "+c.Type+ignoredText(c.Ignored))
+	}
+	for _, c := range s.Changed {
+		parts = append(parts, c.Name+" "+c.OldType+" → "+c.NewType)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func ignoredText(ignored bool) string {
+	if ignored {
+		return " (ignored)"
+	}
+	return ""
+}
+
+// writeTable aligns columns: the first left, the rest right, two spaces apart.
+func writeTable(b *strings.Builder, rows [][]string) {
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	for _, r := range rows {
+		var line strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-len([]rune(c)))
+			switch {
+			case i == 0:
+				line.WriteString(c + pad)
+			case i >= len(r)-2: // checksum and verdict read better left-aligned
+				line.WriteString("  " + c + pad)
+			default:
+				line.WriteString("  " + pad + c)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func signed(n int64) string {
+	if n > 0 {
+		return "+" + itoa(n)
+	}
+	return itoa(n)
+}
+
+func pctText(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return strconv.FormatFloat(*p, 'f', 1, 64)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
