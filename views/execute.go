@@ -20,13 +20,9 @@ import (
 func (s *Service) execute(ctx context.Context, h *holder, p Publish, gate []GateCheck) (Publish, error) {
 	p.StartedAt = s.ledger.Now()
 	p.State = PublishIntent
-	err := s.ledger.Tx(ctx, func(tx *dbsql.Tx) error {
-		if err := s.insertIntent(ctx, tx, &p); err != nil {
-			return err
-		}
-		_, err := s.ledger.AuditTx(ctx, tx, s.auditEntry(p, ledger.OutcomeStarted, gate))
-		return err
-	})
+	// The swaps row is the intent; the audit entry is written with the outcome, carrying both
+	// ends and the duration.
+	err := s.ledger.Tx(ctx, func(tx *dbsql.Tx) error { return s.insertIntent(ctx, tx, &p) })
 	if err != nil {
 		// Another Service on this ledger may hold a table through its lock row.
 		for _, c := range p.Changes {

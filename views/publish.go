@@ -202,11 +202,15 @@ func (s *Service) insertIntent(ctx context.Context, tx *dbsql.Tx, p *Publish) er
 	if err != nil {
 		return fmt.Errorf("views: record intent: %w", err)
 	}
-	for _, c := range p.Changes {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO view_locks (target, table_name, swap_id, holder, kind, since)
-			VALUES (?, ?, ?, ?, ?, ?)`, p.Target, c.Table, p.ID, p.Actor, p.Kind, p.StartedAt); err != nil {
-			return fmt.Errorf("views: lock %s: %w", c.Table, err)
-		}
+	values := make([]string, len(p.Changes))
+	args := make([]any, 0, 6*len(p.Changes))
+	for i, c := range p.Changes {
+		values[i] = "(?, ?, ?, ?, ?, ?)"
+		args = append(args, p.Target, c.Table, p.ID, p.Actor, p.Kind, p.StartedAt)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO view_locks (target, table_name, swap_id, holder, kind, since)
+		VALUES `+strings.Join(values, ", "), args...); err != nil {
+		return fmt.Errorf("views: lock %s: %w", strings.Join(p.Tables(), ", "), err)
 	}
 	return nil
 }

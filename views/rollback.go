@@ -46,11 +46,12 @@ func (s *Service) planRollback(ctx context.Context, table string, undo Publish, 
 			order = append(order, c)
 		}
 	}
+	sts, vss, err := s.syncAll(ctx, undo.Tables(), locked)
+	if err != nil {
+		return Plan{}, err
+	}
 	for _, c := range order {
-		st, vs, err := s.sync(ctx, c.Table, locked)
-		if err != nil {
-			return Plan{}, err
-		}
+		st, vs := sts[c.Table], vss[c.Table]
 		if st.live != c.To {
 			return Plan{}, refusef("%s reads v%d, not v%d that swap #%d made live: it has moved on since; roll %s back first",
 				c.Table, st.live, c.To, undo.ID, c.Table)

@@ -123,11 +123,12 @@ func groupTables(g []Version) []string {
 // caller holds the tables and the ledger is first repaired to agree with the engine.
 func (s *Service) planSwap(ctx context.Context, table string, n int, group []Version, locked bool) (Plan, error) {
 	p := Plan{Kind: KindSwap, Target: s.target, Table: table, Backfill: group[0].Backfill, RunID: group[0].RunID}
+	sts, vss, err := s.syncAll(ctx, groupTables(group), locked)
+	if err != nil {
+		return Plan{}, err
+	}
 	for _, g := range group {
-		st, vs, err := s.sync(ctx, g.Table, locked)
-		if err != nil {
-			return Plan{}, err
-		}
+		st, vs := sts[g.Table], vss[g.Table]
 		i := slices.IndexFunc(vs, func(v Version) bool { return v.N == g.N })
 		if i < 0 {
 			return Plan{}, notFoundf("%s has no version v%d in target %s", g.Table, g.N, s.target)

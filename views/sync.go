@@ -23,26 +23,38 @@ type engineState struct {
 	physical map[int]bool // version tables that exist
 }
 
-// inspect reads a logical table's view and version tables from the engine.
-func (s *Service) inspect(ctx context.Context, table string) (engineState, error) {
-	st := engineState{physical: map[int]bool{}}
+// inspect reads the views and version tables of logical tables from the engine: one catalog
+// read for all of them, then one view definition each.
+func (s *Service) inspect(ctx context.Context, tables ...string) (map[string]engineState, error) {
+	out := map[string]engineState{}
+	for _, t := range tables {
+		out[t] = engineState{physical: map[int]bool{}}
+	}
 	rels, err := s.engine.Relations(ctx)
 	if err != nil {
-		return st, fmt.Errorf("views: %s: %w", table, err)
+		return nil, fmt.Errorf("views: list relations: %w", err)
 	}
-	view := false
+	views := map[string]bool{}
 	for _, r := range rels {
-		if r.Name == table && r.View {
-			view = true
+		if _, ok := out[r.Name]; ok && r.View {
+			views[r.Name] = true
 		}
-		if name, n, ok := ParseVersion(r.Name); ok && name == table && !r.View {
-			st.physical[n] = true
+		if name, n, ok := ParseVersion(r.Name); ok && !r.View {
+			if st, ok := out[name]; ok {
+				st.physical[n] = true
+			}
 		}
 	}
-	if view {
-		st.live, err = s.liveVersion(ctx, table)
+	for _, t := range tables {
+		if views[t] {
+			st := out[t]
+			if st.live, err = s.liveVersion(ctx, t); err != nil {
+				return nil, err
+			}
+			out[t] = st
+		}
 	}
-	return st, err
+	return out, nil
 }
 
 // liveVersion is the version table's view reads now (0 when there is no view).
@@ -64,43 +76,57 @@ func (s *Service) liveVersion(ctx context.Context, table string) (int, error) {
 // sync makes the ledger know every version table of table that the engine has (adoption: tables
 // built outside trueup, like the demo's v1, are recorded on first sight, live when the view reads
 // them) and, with repair, makes the ledger's live version the one the view reads. Repair needs
-// the table's lock. It returns what the engine says.
+// the table's lock. It returns what the engine says and the ledger's versions.
 func (s *Service) sync(ctx context.Context, table string, repair bool) (engineState, []Version, error) {
-	st, err := s.inspect(ctx, table)
+	sts, vss, err := s.syncAll(ctx, []string{table}, repair)
 	if err != nil {
-		return st, nil, err
+		return engineState{}, nil, err
 	}
-	vs, err := s.store.List(ctx, s.target, table)
+	return sts[table], vss[table], nil
+}
+
+// syncAll is sync for several tables with one catalog read.
+func (s *Service) syncAll(ctx context.Context, tables []string, repair bool) (map[string]engineState, map[string][]Version, error) {
+	sts, err := s.inspect(ctx, tables...)
 	if err != nil {
-		return st, nil, err
+		return nil, nil, err
 	}
-	known := map[int]bool{}
-	for _, v := range vs {
-		known[v.N] = true
-	}
-	adopted := false
-	for _, n := range sortedKeys(st.physical) {
-		if known[n] {
-			continue
-		}
-		if err := s.adoptVersion(ctx, table, n, n == st.live); err != nil {
-			return st, nil, err
-		}
-		adopted = true
-	}
-	if repair {
-		fixed, err := s.repair(ctx, table, st, vs)
+	vss := map[string][]Version{}
+	for _, table := range tables {
+		st := sts[table]
+		vs, err := s.store.List(ctx, s.target, table)
 		if err != nil {
-			return st, nil, err
+			return nil, nil, err
 		}
-		adopted = adopted || fixed
-	}
-	if adopted {
-		if vs, err = s.store.List(ctx, s.target, table); err != nil {
-			return st, nil, err
+		known := map[int]bool{}
+		for _, v := range vs {
+			known[v.N] = true
 		}
+		changed := false
+		for _, n := range sortedKeys(st.physical) {
+			if known[n] {
+				continue
+			}
+			if err := s.adoptVersion(ctx, table, n, n == st.live); err != nil {
+				return nil, nil, err
+			}
+			changed = true
+		}
+		if repair {
+			fixed, err := s.repair(ctx, table, st, vs)
+			if err != nil {
+				return nil, nil, err
+			}
+			changed = changed || fixed
+		}
+		if changed {
+			if vs, err = s.store.List(ctx, s.target, table); err != nil {
+				return nil, nil, err
+			}
+		}
+		vss[table] = vs
 	}
-	return st, vs, nil
+	return sts, vss, nil
 }
 
 // adoptVersion records a version table the ledger does not know. Its rows and checksum are
