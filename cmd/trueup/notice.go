@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"trueup/notices"
+	"trueup/sqlfile"
+)
+
+const noticeUsage = "notice list [--table T] [--state S] | show ID | announce ID | withdraw ID [--reason TEXT] | deliver"
+
+// noticeDeliverTimeout bounds the delivery pass a CLI write makes before it exits; what is not
+// delivered by then stays in the outbox for the server's worker or `trueup notice deliver`.
+const noticeDeliverTimeout = 30 * time.Second
+
+func runNotice(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return usagef("usage: trueup %s", noticeUsage)
+	}
+	verb := args[0]
+	fs := e.flags("notice " + verb)
+	format := fs.String("format", "text", "output: text or json")
+	table := fs.String("table", "", "list: only notices about this table")
+	state := fs.String("state", "", "list: only notices in this state (draft, announced, completed, rolled-back, withdrawn)")
+	reason := fs.String("reason", "", "withdraw: why the change will not happen as announced")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("notice: --format %q: want text or json", *format)
+	}
+	var id int64
+	switch verb {
+	case "list", "deliver":
+		if err := noArgs(fs); err != nil {
+			return err
+		}
+	case "show", "announce", "withdraw":
+		if fs.NArg() != 1 {
+			return usagef("usage: trueup notice %s ID", verb)
+		}
+		n, err := strconv.ParseInt(fs.Arg(0), 10, 64)
+		if err != nil || n <= 0 {
+			return usagef("notice %s: %q is not a notice id (see trueup notice list)", verb, fs.Arg(0))
+		}
+		id = n
+	default:
+		return usagef("notice: unknown verb %q; usage: trueup %s", verb, noticeUsage)
+	}
+	f := notices.Filter{Table: *table, State: notices.State(*state)}
+	if f.State != "" && !f.State.Valid() {
+		return usagef("notice list: --state %q: want one of draft, announced, completed, rolled-back, withdrawn", *state)
+	}
+	a, err := openApp(ctx, e.globals)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	svc, err := openNotices(ctx, e, a, slog.New(slog.NewTextHandler(e.stderr, nil)))
+	if err != nil {
+		return err
+	}
+	out := noticeOutput{w: e.stdout, json: *format == "json", svc: svc}
+	switch verb {
+	case "list":
+		ns, err := svc.List(ctx, f)
+		if err != nil {
+			return err
+		}
+		return out.list(ns)
+	case "show":
+		n, err := svc.Get(ctx, id)
+		if err != nil {
+			return noticeCLIError(err)
+		}
+		return out.show(n)
+	case "deliver":
+		return out.deliver(ctx, e, svc)
+	}
+	var n notices.Notice
+	if verb == "announce" {
+		n, err = svc.Announce(ctx, id, cliActor())
+	} else {
+		n, err = svc.Withdraw(ctx, id, cliActor(), *reason)
+	}
+	if err != nil {
+		return noticeCLIError(err)
+	}
+	if err := out.show(n); err != nil {
+		return err
+	}
+	return out.deliver(ctx, e, svc)
+}
+
+// openNotices returns the notice service of the project: its notify channels, its exposures
+// (checked against their targets, every problem printed) and the outbox. A project without an
+// exposures folder has no exposures.
+func openNotices(ctx context.Context, e *env, a *app, log *slog.Logger) (*notices.Service, error) {
+	targets := projectTargets(e, a)
+	var xs []*notices.Exposure
+	if dir := a.cfg.ProjectDir("exposures"); dirExists(dir) {
+		shown := dir
+		if wd, err := os.Getwd(); err == nil {
+			if rel, err := filepath.Rel(wd, dir); err == nil && !strings.HasPrefix(rel, "..") {
+				shown = rel
+			}
+		}
+		var err error
+		xs, err = notices.LoadExposures(os.DirFS(dir), filepath.ToSlash(shown))
+		if err == nil {
+			err = notices.CheckExposures(ctx, xs, targets)
+		}
+		var ps sqlfile.Problems
+		if errors.As(err, &ps) {
+			for _, p := range ps {
+				fmt.Fprintln(e.stderr, p)
+			}
+			return nil, usagef("%d %s in the exposures", len(ps), pluralWord(len(ps), "problem", "problems"))
+		}
+		if err != nil {
+			return nil, usagef("exposures: %v", err)
+		}
+	}
+	ob := notices.NewOutbox(a.ledger, a.cfg.Notify, notices.OutboxOptions{Logger: log})
+	return notices.New(a.ledger, notices.Options{Notify: a.cfg.Notify, Outbox: ob, Exposures: xs, Targets: targets}), nil
+}
+
+func noticeCLIError(err error) error {
+	if errors.Is(err, notices.ErrNotFound) || errors.Is(err, notices.ErrConflict) || errors.Is(err, notices.ErrInvalid) {
+		return usageError{err.Error()}
+	}
+	return err
+}
+
+type noticeOutput struct {
+	w    io.Writer
+	json bool
+	svc  *notices.Service
+}
+
+func (o noticeOutput) encode(v any) error {
+	enc := json.NewEncoder(o.w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func (o noticeOutput) list(ns []notices.Notice) error {
+	if o.json {
+		out := make([]notices.JSON, 0, len(ns))
+		for _, n := range ns {
+			out = append(out, notices.ToJSON(n, o.svc.URL(n.ID), false))
+		}
+		return o.encode(out)
+	}
+	if len(ns) == 0 {
+		fmt.Fprintln(o.w, "No notices. A notice is drafted when a backfill run is created.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(o.w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tUPDATED\tTABLES\tTITLE")
+	for _, n := range ns {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", n.ID, n.State, n.UpdatedAt.Format("2006-01-02 15:04"), strings.Join(n.Tables, ","), n.Title)
+	}
+	return tw.Flush()
+}
+
+func (o noticeOutput) show(n notices.Notice) error {
+	if o.json {
+		return o.encode(notices.ToJSON(n, o.svc.URL(n.ID), true))
+	}
+	fmt.Fprint(o.w, notices.Text(n))
+	fmt.Fprintf(o.w, "\n# History\n\n")
+	for _, t := range n.Transitions {
+		line := fmt.Sprintf("%s  %-11s by %s", t.At.Format("2006-01-02 15:04 UTC"), t.To, t.Actor)
+		if t.Reason != "" {
+			line += ": " + t.Reason
+		}
+		fmt.Fprintln(o.w, line)
+	}
+	if len(n.Revisions) > 1 {
+		fmt.Fprintf(o.w, "%d revisions of the text; the latest by %s\n", len(n.Revisions), n.Revisions[len(n.Revisions)-1].Actor)
+	}
+	for _, r := range n.Recipients {
+		ack := "not acknowledged"
+		if r.Acked() {
+			ack = "acknowledged " + r.AckedAt.Format("2006-01-02 15:04 UTC")
+		}
+		fmt.Fprintf(o.w, "sent to %s: %s\n", r.ID, ack)
+	}
+	fmt.Fprintf(o.w, "\nPage: %s\n", o.svc.URL(n.ID))
+	return nil
+}
+
+// deliver makes one bounded delivery pass and reports it on stderr (stdout stays one document).
+func (o noticeOutput) deliver(ctx context.Context, e *env, svc *notices.Service) error {
+	dctx, cancel := context.WithTimeout(ctx, noticeDeliverTimeout)
+	defer cancel()
+	rep, err := svc.Outbox().Deliver(dctx)
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "deliveries: %d delivered, %d to retry, %d failed for good\n", rep.Delivered, rep.Retrying, rep.Failed)
+	return nil
+}
