@@ -126,6 +126,9 @@ GROUP BY d
 	"orders/custom_big.sql":   {Data: []byte("-- kind: custom\n-- partition: d\nSELECT id, d, amount FROM orders WHERE amount > 15\n")},
 	"orders/custom_neg.sql":   {Data: []byte("-- kind: custom\nSELECT id, d, amount FROM orders WHERE amount < 0\n")},
 	"dims/schema_dims.sql":    {Data: []byte("-- kind: schema\n-- table: dims\n")},
+	// partitions computed from a timestamp, and from a date at the month grain
+	"orders/complete_ts.sql":    {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: ts\n-- grain: day\n-- expect: 2026-07-01..2026-07-10\n")},
+	"orders/totals_monthly.sql": {Data: []byte("-- kind: totals\n-- table: orders\n-- partition: d\n-- grain: month\n-- measure: sum(amount)\n-- reference: raw\n-- tolerance: 0.1%\n")},
 }
 
 // memSchemas is an in-memory SchemaStore.
@@ -199,6 +202,8 @@ func TestEveryKind(t *testing.T) {
 			"custom_big":          {StatusFail, 1, []string{"2026-07-06"}},
 			"custom_neg":          {StatusPass, 0, none},
 			"schema_dims":         {StatusPass, 0, none}, // first run records the snapshot
+			"complete_ts":         {StatusFail, 1, []string{"2026-07-02"}},
+			"totals_monthly":      {StatusFail, 1, []string{"2026-07-01"}}, // 400 against 402
 		}
 		if diff := cmp.Diff(want, outcomes(run)); diff != "" {
 			for _, r := range run.Results {
@@ -211,8 +216,9 @@ func TestEveryKind(t *testing.T) {
 		// orders: one scan grouped by (d, region) carries every partition and table aggregate
 		// and the per-day uniqueness; two duplicate scans; raw, calendar; the reference SELECT;
 		// two custom rules; one column listing; then two follow-ups (NULL rows, orphan keys).
-		if run.Queries != 11 {
-			t.Errorf("queries = %d, want 11", run.Queries)
+		// The day of ts and the month of d are other groupings: orders twice more, raw once.
+		if run.Queries != 14 {
+			t.Errorf("queries = %d, want 14", run.Queries)
 		}
 		if run.Failed() != true {
 			t.Errorf("run.Failed() = false with failing error-severity rules")
@@ -287,4 +293,35 @@ func indexOf(run *Run, rule string) int {
 		}
 	}
 	return -1
+}
+
+// TestCrossTargetTotals compares a DuckDB table with a reference in ClickHouse
+// (reference_target), the way a team checks a warehouse against its source system.
+func TestCrossTargetTotals(t *testing.T) {
+	duck := sqltest.DuckDB(t)
+	ch := sqltest.ClickHouse(t)
+	if ch == nil {
+		t.Skip("needs ClickHouse")
+	}
+	loadShop(t, duck)
+	loadShop(t, ch)
+	ctx := context.Background()
+	targets := TargetMap{Default: "duck", Engines: map[string]tsql.Engine{"duck": duck, "ch": ch}}
+	set, err := Load(ctx, fstest.MapFS{
+		"relation.sql": {Data: []byte("-- kind: totals\n-- table: orders\n-- partition: d\n-- measure: sum(amount)\n-- reference: raw\n-- reference_target: ch\n-- tolerance: 1%\n")},
+		"select.sql":   {Data: []byte("-- kind: totals\n-- table: orders\n-- partition: d\n-- measure: count(*)\n-- reference: SELECT d, count() FROM orders GROUP BY d\n-- reference_target: ch\n")},
+		"calendar.sql": {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: d\n-- reference: calendar\n-- reference_target: ch\n")},
+	}, "rules", targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := NewRunner(targets).Run(ctx, set.Rules)
+	want := map[string]outcome{
+		"relation": {StatusFail, 1, []string{"2026-07-04"}},
+		"select":   {StatusPass, 0, []string{}},
+		"calendar": {StatusFail, 1, []string{"2026-07-02"}},
+	}
+	if diff := cmp.Diff(want, outcomes(run)); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
 }

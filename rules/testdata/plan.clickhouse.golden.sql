@@ -15,6 +15,21 @@ FROM `orders`
 GROUP BY _tu_k1, _tu_k2;
 
 -- query 2
+-- rules: complete_ts
+SELECT toDate(`ts`) AS _tu_k1,
+       count(*) AS _tu_n
+FROM `orders`
+GROUP BY _tu_k1;
+
+-- query 3
+-- rules: totals_monthly
+SELECT toStartOfMonth(`d`) AS _tu_k1,
+       count(*) AS _tu_n,
+       sum(amount) AS _tu_a1
+FROM `orders`
+GROUP BY _tu_k1;
+
+-- query 4
 -- rules: unique_id
 SELECT `id` AS _tu_k1,
        count(*) AS _tu_n
@@ -25,7 +40,7 @@ HAVING count(*) > 1
 ORDER BY _tu_n DESC, _tu_k1
 LIMIT 10001;
 
--- query 3
+-- query 5
 -- rules: unique_id_region
 SELECT `id` AS _tu_k1,
        `region` AS _tu_k2,
@@ -37,14 +52,22 @@ HAVING count(*) > 1
 ORDER BY _tu_n DESC, _tu_k1, _tu_k2
 LIMIT 10001;
 
--- query 4
+-- query 6
 -- rules: complete_calendar
 SELECT `d` AS _tu_k1,
        count(*) AS _tu_n
 FROM `calendar`
 GROUP BY _tu_k1;
 
--- query 5
+-- query 7
+-- rules: totals_monthly
+SELECT toStartOfMonth(`d`) AS _tu_k1,
+       count(*) AS _tu_n,
+       sum(amount) AS _tu_a1
+FROM `raw`
+GROUP BY _tu_k1;
+
+-- query 8
 -- rules: totals_tight
 SELECT `d` AS _tu_k1,
        count(*) AS _tu_n,
@@ -52,23 +75,23 @@ SELECT `d` AS _tu_k1,
 FROM `raw`
 GROUP BY _tu_k1;
 
--- query 6
+-- query 9
 -- rules: schema_dims
 -- the columns of `dims` as the engine reports them;
 
--- query 7
+-- query 10
 -- rules: custom_big
 SELECT * FROM (
 SELECT id, d, amount FROM orders WHERE amount > 15
 ) AS _tu_q LIMIT 10001;
 
--- query 8
+-- query 11
 -- rules: custom_neg
 SELECT * FROM (
 SELECT id, d, amount FROM orders WHERE amount < 0
 ) AS _tu_q LIMIT 10001;
 
--- query 9
+-- query 12
 -- rules: totals_loose
 SELECT * FROM (
 SELECT d, sum(amount) AS amount
