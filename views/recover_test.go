@@ -1,0 +1,193 @@
+package views_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+	"trueup/views"
+)
+
+// crashExit is the exit code of a child killed by a crash hook.
+const crashExit = 3
+
+// TestCrashBetweenIntentAndOutcome kills a process between a swap's intent and its outcome (a
+// child test process exits from a hook, with no clean-up), then recovers as start-up would:
+// the ledger and the views agree, the intent is settled and the tables are free again.
+func TestCrashBetweenIntentAndOutcome(t *testing.T) {
+	if stage := os.Getenv("TRUEUP_VIEWS_CRASH"); stage != "" {
+		crashChild(t, stage)
+		return
+	}
+	urls := map[string]func() string{"duckdb": func() string { return sqltest.DuckDBURL(t) }}
+	if sqltest.ClickHouseURL(t) != "" {
+		urls["clickhouse"] = func() string { return sqltest.ClickHouseURL(t) }
+	}
+	for kind, newURL := range urls {
+		for _, tc := range []struct {
+			stage     string // where the child dies
+			halfDone  bool   // only orders was repointed (ClickHouse 19.5+ repoints one view per statement)
+			wantState string
+			wantLive  int
+		}{
+			{"after-intent", false, views.PublishAbandoned, 1},
+			{"after-repoint", false, views.PublishDone, 2},
+			{"after-intent", true, views.PublishDone, 2},
+		} {
+			name := kind + "/" + strings.ReplaceAll(tc.stage, "-", "_")
+			if tc.halfDone {
+				name += "_half_done"
+			}
+			t.Run(name, func(t *testing.T) {
+				ctx := context.Background()
+				url := newURL()
+				ledgerPath := filepath.Join(t.TempDir(), "state.duckdb")
+				func() { // set up, then close everything: the child must be able to open the files
+					e, err := tsql.Open(ctx, url)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer e.Close()
+					warehouse(t, e, 100)
+					l := openLedger(t, ledgerPath)
+					defer l.Close()
+					s := views.New("w", e, l)
+					if _, err := s.Versions(ctx, "orders"); err != nil {
+						t.Fatal(err)
+					}
+					record(t, s, "orders", 2, views.StateValidated, 7)
+					record(t, s, "daily_revenue", 2, views.StateValidated, 7)
+				}()
+
+				child := exec.Command(os.Args[0], "-test.run=^TestCrashBetweenIntentAndOutcome$", "-test.count=1")
+				child.Env = append(os.Environ(), "TRUEUP_VIEWS_CRASH="+tc.stage, "TRUEUP_VIEWS_WAREHOUSE="+url, "TRUEUP_VIEWS_LEDGER="+ledgerPath)
+				out, err := child.CombinedOutput()
+				var exit *exec.ExitError
+				if !errors.As(err, &exit) || exit.ExitCode() != crashExit {
+					t.Fatalf("child: %v, want exit %d:\n%s", err, crashExit, out)
+				}
+
+				e := sqltest.Open(t, url)
+				if tc.halfDone {
+					pointView(t, e, "orders", 2)
+				}
+				l := openLedger(t, ledgerPath)
+				s := views.New("w", e, l)
+				h, _ := s.History(ctx, "orders", 0)
+				if len(h) != 1 || h[0].State != views.PublishIntent {
+					t.Fatalf("before recovery the ledger should hold one intent: %+v", h)
+				}
+				if l, _ := s.Versions(ctx, "orders"); l.Busy == nil || l.Busy.Holder != "ann" {
+					t.Errorf("before recovery the lock row of the dead swap should be visible: %+v", l.Busy)
+				}
+
+				repairs, err := views.Recover(ctx, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(repairs) == 0 {
+					t.Error("recovery reported nothing")
+				}
+				h, _ = s.History(ctx, "orders", 0)
+				if len(h) != 1 || h[0].State != tc.wantState || !strings.Contains(h[0].Detail, "recovered after a crash") {
+					t.Errorf("after recovery: %+v, want state %s", h, tc.wantState)
+				}
+				want := map[string]string{"v1": views.StateLive, "v2": views.StateValidated}
+				if tc.wantLive == 2 {
+					want = map[string]string{"v1": views.StatePrevious, "v2": views.StateLive}
+				}
+				for _, table := range []string{"orders", "daily_revenue"} {
+					if src := source(t, e, table); src != views.Physical(table, tc.wantLive) {
+						t.Errorf("%s reads %s, want v%d", table, src, tc.wantLive)
+					}
+					if diff := cmp.Diff(want, states(t, s, table)); diff != "" {
+						t.Errorf("%s: ledger disagrees with the view (-want +got):\n%s", table, diff)
+					}
+				}
+				// The tables are free: the next operation goes through.
+				if tc.wantLive == 1 {
+					_, err = s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"})
+				} else {
+					_, err = s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "ann"})
+				}
+				if err != nil {
+					t.Errorf("after recovery: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// crashChild swaps orders to v2 and dies at stage, as a killed process would: no deferred
+// clean-up, nothing closed.
+func crashChild(t *testing.T, stage string) {
+	ctx := context.Background()
+	e, err := tsql.Open(ctx, os.Getenv("TRUEUP_VIEWS_WAREHOUSE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := openLedger(t, os.Getenv("TRUEUP_VIEWS_LEDGER"))
+	die := func(views.Publish) { os.Exit(crashExit) }
+	var hooks views.Hooks
+	switch stage {
+	case "after-intent":
+		hooks.AfterIntent = die
+	case "after-repoint":
+		hooks.AfterRepoint = die
+	default:
+		t.Fatalf("unknown stage %q", stage)
+	}
+	s := views.New("w", e, l, views.WithHooks(hooks))
+	_, err = s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"})
+	t.Fatalf("swap returned instead of crashing: %v", err)
+}
+
+// TestRecoverRepairsAViewChangedOutsideTrueup: a pipeline repointed a view behind trueup's back;
+// recovery makes the ledger follow the view.
+func TestRecoverRepairsAViewChangedOutsideTrueup(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		warehouse(t, e, 50)
+		l := newLedger(t)
+		s := views.New("w", e, l)
+		if _, err := views.Recover(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(map[string]string{"v1": views.StateLive, "v2": views.StatePrevious}, states(t, s, "orders")); diff != "" {
+			t.Errorf("adopted (-want +got):\n%s", diff)
+		}
+		pointView(t, e, "orders", 2)
+		repairs, err := views.Recover(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var what []string
+		for _, r := range repairs {
+			what = append(what, r.Table+": "+r.What)
+		}
+		want := []string{"orders: v1 live → previous (the view reads v2)", "orders: v2 previous → live (the view reads v2)"}
+		if diff := cmp.Diff(want, what); diff != "" {
+			t.Errorf("repairs (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(map[string]string{"v1": views.StatePrevious, "v2": views.StateLive}, states(t, s, "orders")); diff != "" {
+			t.Errorf("repaired (-want +got):\n%s", diff)
+		}
+		var repaired int
+		for _, a := range audit(t, l) {
+			if a.Action == "version.repair" && a.Target == "orders" {
+				repaired++
+			}
+		}
+		if repaired != 2 {
+			t.Errorf("%d version.repair audit entries, want 2", repaired)
+		}
+	})
+}
