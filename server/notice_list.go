@@ -37,5 +37,16 @@ func (s *Server) noticeList(c echo.Context) error {
 		d.Rows = append(d.Rows, page.NoticeRow{ID: n.ID, Href: noticeHref(n.ID), Title: n.Title, State: string(n.State),
 			Tables: strings.Join(n.Tables, ", "), Updated: noticeTime(n.UpdatedAt)})
 	}
+	for _, sub := range svc.Subscriptions() {
+		what := "table " + sub.Table
+		if sub.Exposure != "" {
+			what = "report " + sub.Exposure
+		}
+		d.Subscriptions = append(d.Subscriptions, page.NoticeSubscription{What: what, To: maskRecipient(sub.Recipient())})
+	}
+	for _, x := range svc.Exposures() {
+		d.Exposures = append(d.Exposures, page.NoticeExposure{Name: x.Name, Title: x.Title,
+			Tables: strings.Join(x.Tables, ", "), Audience: strings.Join(x.Audience, ", "), Owner: x.Owner})
+	}
 	return render(c, http.StatusOK, page.NoticeIndexPage(d))
 }

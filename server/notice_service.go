@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"trueup/config"
 	"trueup/notices"
 	"trueup/server/page"
 )
@@ -26,6 +27,8 @@ type NoticeService interface {
 	Acknowledge(ctx context.Context, id int64, token string) (notices.Recipient, error)
 	Deliveries(ctx context.Context, id int64) ([]notices.Delivery, error)
 	PublicURL() string
+	Subscriptions() []config.Subscription
+	Exposures() []*notices.Exposure
 }
 
 // noticeActor is who a notice write is attributed to while no API tokens are configured: the

@@ -89,6 +89,9 @@ func TestNoticePages(t *testing.T) {
 		if href := doc.Find(`[data-testid="feed-link"]`).AttrOr("href", ""); href != "/notices.atom?table=daily_revenue" {
 			t.Errorf("feed link %q", href)
 		}
+		if got := text(doc.Find(`[data-testid="subscription-row"]`)); got != "table daily_revenuefinance (webhook)" {
+			t.Errorf("subscriptions %q", got)
+		}
 		getPage(t, base+"/notices?state=nonsense", http.StatusBadRequest)
 	})
 

@@ -213,3 +213,18 @@ func (o noticeOutput) deliver(ctx context.Context, e *env, svc *notices.Service)
 	fmt.Fprintf(e.stderr, "deliveries: %d delivered, %d to retry, %d failed for good\n", rep.Delivered, rep.Retrying, rep.Failed)
 	return nil
 }
+
+// runWithOutbox runs serve with the notice delivery worker beside it, stopping the worker when
+// serve returns.
+func runWithOutbox(ctx context.Context, svc *notices.Service, serve func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- svc.Outbox().Run(ctx) }()
+	err := serve(ctx)
+	cancel()
+	if werr := <-done; err == nil {
+		err = werr
+	}
+	return err
+}

@@ -41,6 +41,10 @@ func serve(ctx context.Context, e *env, a *app, addr string) error {
 	if err != nil {
 		return err
 	}
+	ntc, err := openNotices(ctx, e, a, log)
+	if err != nil {
+		return err
+	}
 	s := server.New(server.Options{
 		Addr:    addr,
 		Logger:  log,
@@ -48,6 +52,7 @@ func serve(ctx context.Context, e *env, a *app, addr string) error {
 		Version: version,
 		Notice:  "No API tokens are configured: trueup listens on loopback only and every visitor is treated as the local operator.",
 		Rules:   mon,
+		Notices: ntc,
 	})
-	return runWithMonitor(ctx, mon, s.Run)
+	return runWithMonitor(ctx, mon, func(ctx context.Context) error { return runWithOutbox(ctx, ntc, s.Run) })
 }
