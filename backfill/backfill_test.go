@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -63,7 +64,7 @@ func (d *demo) newRunner(t *testing.T, e tsql.Engine) *backfill.Runner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := backfill.Validator{Rules: rs, Runner: rules.NewRunner(targets), }
+	v := backfill.Validator{Rules: rs, Runner: rules.NewRunner(targets)}
 	return &backfill.Runner{
 		Planner:   backfill.Planner{Set: set, Engine: e, Target: "warehouse", Rules: v},
 		Store:     backfill.Store{L: d.ledger},
@@ -268,6 +269,137 @@ func TestDemoBackfill(t *testing.T) {
 			}
 			if done.State != backfill.RunValidated {
 				t.Errorf("after retry: %s", done.State)
+			}
+		})
+
+		t.Run("sample_builds_n_partitions_then_stops", func(t *testing.T) {
+			run, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{Sample: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sampled, err := r.Execute(ctx, run.ID, backfill.ExecOptions{Limit: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, _ := r.Store.StatusOf(ctx, run.ID, d.ledger.Now())
+			if sampled.State != backfill.RunSampled || st.PartitionsDone != 8 {
+				t.Fatalf("after --sample 2: %s with %d partitions done, want sampled with 2 upstream + 6 downstream", sampled.State, st.PartitionsDone)
+			}
+			done, err := r.Execute(ctx, run.ID, backfill.ExecOptions{})
+			if err != nil || done.State != backfill.RunValidated {
+				t.Fatalf("resumed after review: %v %v", done, err)
+			}
+		})
+
+		t.Run("cancel_stops_after_the_partition_in_flight", func(t *testing.T) {
+			stop := make(chan struct{})
+			var once sync.Once
+			cr := d.newRunner(t, e)
+			cr.Progress = func(p backfill.Progress) { once.Do(func() { close(stop) }) }
+			run, err := cr.Start(ctx, "fix_dedup_bug", backfill.RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := cr.Execute(ctx, run.ID, backfill.ExecOptions{Stop: stop})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, _ := cr.Store.StatusOf(ctx, run.ID, d.ledger.Now())
+			if got.State != backfill.RunCancelled || st.PartitionsDone == 0 || st.PartitionsDone > 2 {
+				t.Fatalf("cancelled run: %s with %d done (concurrency 2)", got.State, st.PartitionsDone)
+			}
+			v, _ := cr.Versions.Get(ctx, "warehouse", "orders", got.Tables[0].Version)
+			if v.State != views.StateCancelled {
+				t.Errorf("version state %s, want cancelled", v.State)
+			}
+			if _, err := e.Columns(ctx, v.Physical()); err != nil {
+				t.Errorf("the cancelled version was dropped: %v", err)
+			}
+			if done, err := cr.Execute(ctx, run.ID, backfill.ExecOptions{}); err != nil || done.State != backfill.RunValidated {
+				t.Errorf("resume after cancel: %v %v", done, err)
+			}
+		})
+
+		t.Run("window_and_throttle_with_a_fake_clock", func(t *testing.T) {
+			base, _ := r.Planner.Set.Get("fix_dedup_bug")
+			night := *base
+			night.Name, night.Concurrency, night.Throttle = "nightly", 1, 3*time.Second
+			night.Window = &backfill.HourWindow{Start: 22 * 60, End: 6 * 60}
+			nr := d.newRunner(t, e)
+			nr.Planner.Set.Backfills = append(nr.Planner.Set.Backfills, &night)
+			now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+			var slept []time.Duration
+			var mu sync.Mutex
+			nr.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+			nr.Sleep = func(_ context.Context, d time.Duration) error {
+				mu.Lock()
+				defer mu.Unlock()
+				slept = append(slept, d)
+				now = now.Add(d)
+				return nil
+			}
+			run, err := nr.Start(ctx, "nightly", backfill.RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := nr.Execute(ctx, run.ID, backfill.ExecOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if len(slept) == 0 || slept[0] != 10*time.Hour {
+				t.Fatalf("first wait %v, want 10h until 22:00", slept)
+			}
+			throttles := 0
+			for _, s := range slept[1:] {
+				if s == 3*time.Second {
+					throttles++
+				}
+			}
+			if throttles != 9 {
+				t.Errorf("%d throttle pauses after the 9 upstream partitions, want 9 (waits: %v)", throttles, slept)
+			}
+		})
+
+		t.Run("clock_reading_transform_is_flagged", func(t *testing.T) {
+			b, ps := backfill.Parse("backfills/now.sql", "-- table: orders\n-- partition: order_date\n-- key: order_id\n-- reason: bug\n-- objective: x\n-- scope: 2026-07-10..2026-07-11\n"+
+				"SELECT * FROM orders_raw WHERE order_date >= $start AND order_date < $end AND now() IS NOT NULL")
+			if len(ps) > 0 {
+				t.Fatal(ps)
+			}
+			p, err := r.Planner.Plan(ctx, b, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Score != 3 || !p.Blocked() || !strings.Contains(p.ScoreMissing[0], "now") {
+				t.Errorf("score %d, blocked %v, missing %v", p.Score, p.Blocked(), p.ScoreMissing)
+			}
+		})
+
+		t.Run("verify_finds_a_manual_edit", func(t *testing.T) {
+			pv, err := r.Verify(ctx, "fix_dedup_bug", day("2026-06-01"), day("2026-06-03"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !pv.OK {
+				t.Fatalf("live orders outside the bug window are not reproducible: %+v", pv.Tables[0].Result.Rows)
+			}
+			// Someone patches a row into the live table by hand.
+			at := time.Date(2026, 6, 2, 9, 0, 0, 0, time.UTC)
+			if err := e.Insert(ctx, "orders__v1", []string{"order_id", "order_date", "ordered_at", "customer_id", "region", "amount"},
+				[][]any{{int64(999999999), day("2026-06-02"), at, int64(1), "EMEA", 10.0}}); err != nil {
+				t.Fatal(err)
+			}
+			pv, err = r.Verify(ctx, "fix_dedup_bug", day("2026-06-01"), day("2026-06-03"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := pv.Tables[0].Result
+			if pv.OK || res.Rows.Removed != 1 || res.Rows.Added != 0 {
+				t.Fatalf("verify after a manual insert: ok %v rows %+v", pv.OK, res.Rows)
+			}
+			for _, p := range res.Partitions {
+				if (p.Partition == "2026-06-02") == p.Unchanged() {
+					t.Errorf("partition %s unchanged=%v", p.Partition, p.Unchanged())
+				}
 			}
 		})
 
