@@ -13,6 +13,7 @@ import (
 	"trueup/config"
 	"trueup/ledger"
 	"trueup/notices"
+	"trueup/rules"
 )
 
 const hookSecret = "s3cret"
@@ -416,5 +417,25 @@ func TestAlertThroughOutbox(t *testing.T) {
 	}
 	if _, err := r.svc.Outbox().Enqueue(r.ctx, notices.Message{Tables: []string{"orders"}}); !errors.Is(err, notices.ErrInvalid) {
 		t.Errorf("a message without an event: %v", err)
+	}
+}
+
+func TestAlertSender(t *testing.T) {
+	r := newRig(t)
+	send := r.svc.AlertSender(func(rule string) string { return "daily_revenue" }, nil)
+	alert := rules.Alert{ID: 12, Rule: "matches_raw", At: r.clock.Now(), From: rules.StatusPass, To: rules.StatusFail,
+		Severity: rules.SeverityError, Message: "9 partitions differ from orders_raw"}
+	send(r.ctx, []rules.Alert{alert})
+	send(r.ctx, []rules.Alert{alert}) // the same alert again: not sent twice
+	r.deliver()
+	calls := r.hook.Calls()
+	if len(calls) != 1 || calls[0].Key != "alert:12/webhook:finance" || calls[0].Raw["subject"] != "Rule matches_raw is now fail on daily_revenue" {
+		t.Fatalf("alert webhook calls %+v", calls)
+	}
+	if !strings.Contains(calls[0].Raw["text"].(string), "9 partitions differ from orders_raw") {
+		t.Errorf("alert text %q", calls[0].Raw["text"])
+	}
+	if len(r.mail.Messages()) != 0 {
+		t.Errorf("an alert about daily_revenue was emailed to %v", tos(r.mail.Messages()))
 	}
 }

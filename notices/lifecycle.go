@@ -22,6 +22,12 @@ func (s *Service) Withdraw(ctx context.Context, id int64, actor, reason string) 
 	return s.transition(ctx, id, actor, reason, StateWithdrawn, StateDraft, StateAnnounced)
 }
 
+// MarkCompleted completes one notice by hand, for a change published while the notices did
+// not hear of it (views tells them on every swap; this is the way back when that failed).
+func (s *Service) MarkCompleted(ctx context.Context, id int64, actor, reason string) (Notice, error) {
+	return s.transition(ctx, id, actor, reason, StateCompleted, StateDraft, StateAnnounced, StateRolledBack)
+}
+
 // Moved is what a swap or a rollback moved: for a swap the versions that went live, for a
 // rollback the versions that were taken back.
 type Moved struct {

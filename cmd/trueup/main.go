@@ -51,7 +51,7 @@ func commands() []command {
 		{"demo", "write the demo project and warehouse, then serve it", runDemo},
 		{"check", "run the project's rules once and report (text, json or junit)", runCheck},
 		{"backfill", "plan, dry-run, run, resume, cancel and verify backfills", runBackfill},
-		{"notice", "list, show, announce and withdraw change notices; deliver the outbox", runNotice},
+		{"notice", "list, show, announce, withdraw and complete change notices; deliver the outbox", runNotice},
 		{"diff", "compare two relations per partition and per row, judged against expectations", runDiff},
 		{"version", "print the version", runVersion},
 	}

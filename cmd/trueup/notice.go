@@ -18,7 +18,7 @@ import (
 	"trueup/sqlfile"
 )
 
-const noticeUsage = "notice list [--table T] [--state S] | show ID | announce ID | withdraw ID [--reason TEXT] | deliver"
+const noticeUsage = "notice list [--table T] [--state S] | show ID | announce ID | withdraw ID [--reason TEXT] | complete ID | deliver"
 
 // noticeDeliverTimeout bounds the delivery pass a CLI write makes before it exits; what is not
 // delivered by then stays in the outbox for the server's worker or `trueup notice deliver`.
@@ -33,9 +33,18 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 	format := fs.String("format", "text", "output: text or json")
 	table := fs.String("table", "", "list: only notices about this table")
 	state := fs.String("state", "", "list: only notices in this state (draft, announced, completed, rolled-back, withdrawn)")
-	reason := fs.String("reason", "", "withdraw: why the change will not happen as announced")
-	if err := parse(fs, args[1:]); err != nil {
-		return err
+	reason := fs.String("reason", "", "withdraw: why the change will not happen as announced; complete: a note")
+	// Flags may come before or after the notice id: `notice show 3 --format json`.
+	var positional []string
+	for rest := args[1:]; ; {
+		if err := parse(fs, rest); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		rest = fs.Args()[1:]
 	}
 	if *format != "text" && *format != "json" {
 		return usagef("notice: --format %q: want text or json", *format)
@@ -43,16 +52,16 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 	var id int64
 	switch verb {
 	case "list", "deliver":
-		if err := noArgs(fs); err != nil {
-			return err
+		if len(positional) > 0 {
+			return usagef("notice %s: unexpected argument %q", verb, strings.Join(positional, " "))
 		}
-	case "show", "announce", "withdraw":
-		if fs.NArg() != 1 {
+	case "show", "announce", "withdraw", "complete":
+		if len(positional) != 1 {
 			return usagef("usage: trueup notice %s ID", verb)
 		}
-		n, err := strconv.ParseInt(fs.Arg(0), 10, 64)
+		n, err := strconv.ParseInt(positional[0], 10, 64)
 		if err != nil || n <= 0 {
-			return usagef("notice %s: %q is not a notice id (see trueup notice list)", verb, fs.Arg(0))
+			return usagef("notice %s: %q is not a notice id (see trueup notice list)", verb, positional[0])
 		}
 		id = n
 	default:
@@ -89,10 +98,13 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 		return out.deliver(ctx, e, svc)
 	}
 	var n notices.Notice
-	if verb == "announce" {
+	switch verb {
+	case "announce":
 		n, err = svc.Announce(ctx, id, cliActor())
-	} else {
+	case "withdraw":
 		n, err = svc.Withdraw(ctx, id, cliActor(), *reason)
+	case "complete":
+		n, err = svc.MarkCompleted(ctx, id, cliActor(), *reason)
 	}
 	if err != nil {
 		return noticeCLIError(err)

@@ -62,9 +62,14 @@ func TestNoticeCommand(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errs, "already announced") {
 		t.Errorf("announce twice: exit %d: %s", code, errs)
 	}
-	code, out, _ = cli(t, "--config", cfg, "notice", "list", "--state", "announced")
-	if code != 0 || !strings.Contains(out, "announced") {
-		t.Errorf("list --state announced: exit %d:\n%s", code, out)
+	code, out, _ = cli(t, "--config", cfg, "notice", "complete", "1", "--format", "json")
+	var done map[string]any
+	if err := json.Unmarshal([]byte(out), &done); code != 0 || err != nil || done["state"] != "completed" {
+		t.Errorf("complete: exit %d, %v: %s", code, err, out)
+	}
+	code, out, _ = cli(t, "--config", cfg, "notice", "list", "--state", "completed")
+	if code != 0 || !strings.Contains(out, "completed") {
+		t.Errorf("list --state completed: exit %d:\n%s", code, out)
 	}
 	for _, tc := range []struct {
 		args []string
