@@ -255,23 +255,56 @@ func classify(changes []Change, at map[string]int) where {
 	return mixed
 }
 
-// validationSummary renders a version's validation record for a gate message: its "summary"
-// or "message" field when it has one, else the record itself, shortened.
+// validationSummary renders a version's validation record for a gate message. It reads the
+// backfill runner's record (failing rules, tables whose diff missed its expectations, errors)
+// and otherwise a "summary" or "message" field, else the record itself, shortened.
 func validationSummary(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	var m map[string]any
-	if json.Unmarshal(raw, &m) == nil {
-		for _, k := range []string{"summary", "message", "reason"} {
-			if s, ok := m[k].(string); ok && s != "" {
-				return s
-			}
+	var rec struct {
+		Rules []struct {
+			Rule, Table, Severity, Status string
+			Violations                    int64
+		}
+		Tables []struct {
+			Table           string
+			ExpectationsMet bool `json:"expectations_met"`
+			Expect          string
+		}
+		Errors           []string
+		Summary, Message string
+	}
+	if json.Unmarshal(raw, &rec) != nil {
+		return shorten(string(raw))
+	}
+	var parts []string
+	for _, r := range rec.Rules {
+		if r.Status != "pass" && r.Severity != "warn" && r.Severity != "warning" {
+			parts = append(parts, fmt.Sprintf("rule %s on %s: %s (%d violations)", r.Rule, r.Table, r.Status, r.Violations))
 		}
 	}
-	s := strings.Join(strings.Fields(string(raw)), " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
+	for _, t := range rec.Tables {
+		if !t.ExpectationsMet {
+			parts = append(parts, fmt.Sprintf("%s: diff does not meet %q", t.Table, t.Expect))
+		}
+	}
+	parts = append(parts, rec.Errors...)
+	switch {
+	case len(parts) > 0:
+		return shorten(strings.Join(parts, ", "))
+	case rec.Summary != "":
+		return rec.Summary
+	case rec.Message != "":
+		return rec.Message
+	}
+	return shorten(string(raw))
+}
+
+func shorten(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
 	}
 	return s
 }

@@ -160,7 +160,13 @@ func (s *Service) planSwap(ctx context.Context, table string, n int, group []Ver
 		case StateValidated:
 			check.Passed, check.Why = true, "validation passed"
 		case StatePrevious:
+			// It passed the gate when it was live before, unless an override let it through:
+			// then it needs one again.
 			check.Passed, check.Why = true, "was live before"
+			if v.OverrideBy != "" {
+				check.Passed = false
+				check.Why = fmt.Sprintf("validation failed; it was live before only by %s's override", v.OverrideBy)
+			}
 		case StateValidationFailed:
 			check.Why = "validation failed"
 			if detail := validationSummary(v.Validation); detail != "" {

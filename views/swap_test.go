@@ -186,6 +186,20 @@ func TestRefusals(t *testing.T) {
 			if overrides != 1 {
 				t.Errorf("%d view.override audit entries", overrides)
 			}
+			// Taken back and published again: the override does not carry over.
+			if _, err := s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "carol"}); err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "dave"})
+			if !errors.Is(err, views.ErrValidationFailed) || !strings.Contains(err.Error(), "only by carol's override") {
+				t.Errorf("republish without override: %v", err)
+			}
+			if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "dave", Override: "again"}); err != nil {
+				t.Fatal(err)
+			}
+			if v, _ := s.Store().Get(ctx, "w", "orders", 2); v.OverrideBy != "dave" || v.OverrideReason != "again" {
+				t.Errorf("second override not recorded: %+v", v)
+			}
 			// An override given where none is needed is not recorded.
 			p, err = s.Swap(ctx, views.SwapRequest{Table: "daily_revenue", To: "v2", Actor: "carol", Override: "just in case"})
 			if err != nil || p.OverrideBy != "" {

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"trueup/notices"
+	"trueup/views"
+)
+
+func runSwap(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("swap")
+	to := fs.String("to", "", "version to make live, e.g. v2 (its backfill's downstream versions go live with it)")
+	reason := fs.String("reason", "", "why, for the audit log and the notice")
+	override := fs.String("override", "", "an approver's written reason to publish a version whose validation failed")
+	dryRun := fs.Bool("dry-run", false, "print what would change and the validation gate, change nothing")
+	format := fs.String("format", "text", "output: text or json")
+	table, err := oneTable(fs, args, "swap TABLE --to vN [--reason TEXT] [--override REASON] [--dry-run]")
+	if err != nil {
+		return err
+	}
+	if *to == "" {
+		return usagef("swap: --to is required, e.g. --to v2 (trueup versions %s lists them)", table)
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("swap: --format %q: want text or json", *format)
+	}
+	a, s, ntc, err := openViews(ctx, e, !*dryRun)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	if *dryRun {
+		plan, err := s.PlanSwap(ctx, table, *to)
+		if err != nil {
+			return viewsCLIError(err)
+		}
+		return writeViewPlan(e.stdout, *format, plan)
+	}
+	p, err := s.Swap(ctx, views.SwapRequest{Table: table, To: *to, Actor: cliActor(), Reason: *reason, Override: *override})
+	if err != nil {
+		return viewsCLIError(err)
+	}
+	return finishPublish(ctx, e, *format, p, ntc)
+}
+
+func runRollback(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("rollback")
+	reason := fs.String("reason", "", "why, for the audit log and the notice")
+	dryRun := fs.Bool("dry-run", false, "print what would change, change nothing")
+	format := fs.String("format", "text", "output: text or json")
+	table, err := oneTable(fs, args, "rollback TABLE [--reason TEXT] [--dry-run]")
+	if err != nil {
+		return err
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("rollback: --format %q: want text or json", *format)
+	}
+	a, s, ntc, err := openViews(ctx, e, !*dryRun)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	if *dryRun {
+		plan, err := s.PlanRollback(ctx, table)
+		if err != nil {
+			return viewsCLIError(err)
+		}
+		return writeViewPlan(e.stdout, *format, plan)
+	}
+	p, err := s.Rollback(ctx, views.RollbackRequest{Table: table, Actor: cliActor(), Reason: *reason})
+	if err != nil {
+		return viewsCLIError(err)
+	}
+	return finishPublish(ctx, e, *format, p, ntc)
+}
+
+// finishPublish prints a done swap or rollback and delivers what it queued for subscribers.
+func finishPublish(ctx context.Context, e *env, format string, p views.Publish, ntc *notices.Service) error {
+	for _, w := range p.Warnings {
+		fmt.Fprintln(e.stderr, "warning:", w)
+	}
+	if format == "json" {
+		if err := writeJSON(e.stdout, p); err != nil {
+			return err
+		}
+	} else {
+		verb := "swapped"
+		if p.Kind == views.KindRollback {
+			verb = "rolled back"
+		}
+		fmt.Fprintf(e.stdout, "%s %s (#%d, %d ms)\n", verb, p.Summary(), p.ID, p.Duration().Milliseconds())
+		if p.OverrideBy != "" {
+			fmt.Fprintf(e.stdout, "published past a failed validation by %s: %s\n", p.OverrideBy, p.OverrideReason)
+		}
+	}
+	if ntc != nil {
+		return noticeOutput{}.deliver(ctx, e, ntc)
+	}
+	return nil
+}
+
+func writeViewPlan(w io.Writer, format string, p views.Plan) error {
+	if format == "json" {
+		return writeJSON(w, p)
+	}
+	verb := "swap"
+	if p.Kind == views.KindRollback {
+		verb = fmt.Sprintf("rollback (takes back swap #%d)", p.Undoes)
+	}
+	fmt.Fprintf(w, "%s of %s in target %s would move, in one atomic step:\n", verb, p.Table, p.Target)
+	for _, c := range p.Changes {
+		fmt.Fprintf(w, "  %s\n", c)
+	}
+	for _, g := range p.Gate {
+		mark := "pass"
+		if !g.Passed {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "gate %s v%d: %s (%s)\n", g.Table, g.Version, mark, g.Why)
+	}
+	if p.NeedsOverride {
+		fmt.Fprintln(w, "the swap needs an approver's --override REASON")
+	}
+	if p.Backfill != "" {
+		fmt.Fprintf(w, "backfill %s, run %d\n", p.Backfill, p.RunID)
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"trueup/notices"
+	"trueup/server/page"
+	"trueup/views"
+)
+
+func runVersions(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("versions")
+	format := fs.String("format", "text", "output: text or json")
+	retire := fs.String("retire", "", "retire (drop) this version, e.g. v1; never the live version or the rollback target")
+	reason := fs.String("reason", "", "with --retire: why")
+	table, err := oneTable(fs, args, "versions TABLE [--format text|json] [--retire vN --reason TEXT]")
+	if err != nil {
+		return err
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("versions: --format %q: want text or json", *format)
+	}
+	if *reason != "" && *retire == "" {
+		return usagef("versions: --reason goes with --retire")
+	}
+	a, s, _, err := openViews(ctx, e, false)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	if *retire != "" {
+		err := s.Retire(ctx, views.RetireRequest{Table: table, Version: *retire, Actor: cliActor(), Reason: *reason})
+		if err != nil {
+			return viewsCLIError(err)
+		}
+		fmt.Fprintf(e.stderr, "versions: retired %s %s\n", table, *retire)
+	}
+	l, err := s.Versions(ctx, table)
+	if err != nil {
+		return viewsCLIError(err)
+	}
+	if *format == "json" {
+		return writeJSON(e.stdout, append([]views.VersionInfo{}, l.Versions...))
+	}
+	return writeVersions(e.stdout, l)
+}
+
+// oneTable parses a command's flags, which may come before or after its one TABLE argument.
+func oneTable(fs *flag.FlagSet, args []string, usage string) (string, error) {
+	var pos []string
+	for {
+		if err := parse(fs, args); err != nil {
+			return "", err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) != 1 || pos[0] == "" {
+		return "", usagef("usage: trueup %s", usage)
+	}
+	return pos[0], nil
+}
+
+// openViews opens the project and the views service of the --target (or default) target, and
+// recovers it as start-up does: an intent a crash left without an outcome is settled first.
+// With notify, swaps and rollbacks are told to the notices service, which is returned too.
+func openViews(ctx context.Context, e *env, notify bool) (*app, *views.Service, *notices.Service, error) {
+	a, err := openApp(ctx, e.globals)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	name := e.globals.target
+	if name == "" {
+		name = a.cfg.DefaultTarget
+	}
+	eng, err := a.engine(name)
+	if err != nil {
+		a.close()
+		return nil, nil, nil, err
+	}
+	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	opts := []views.Option{views.WithLogger(log), views.WithRetention(a.cfg.Retention.KeepVersions, a.cfg.Retention.Auto)}
+	var ntc *notices.Service
+	if notify {
+		// A broken exposure file must not stand in the way of a rollback: warn and go on, the
+		// notices can be completed by hand.
+		if svc, err := openNotices(ctx, e, a, log); err != nil {
+			fmt.Fprintf(e.stderr, "trueup: notices will not hear about this: %v\n", oneLine(err))
+		} else {
+			opts = append(opts, views.WithListener(svc))
+			ntc = svc
+		}
+	}
+	s := views.New(name, eng, a.ledger, opts...)
+	repairs, err := views.Recover(ctx, s)
+	for _, r := range repairs {
+		fmt.Fprintf(e.stderr, "recovery: %s %s: %s\n", r.Target, r.Table, r.What)
+	}
+	if err != nil {
+		a.close()
+		return nil, nil, nil, fmt.Errorf("recovery: %w", err)
+	}
+	return a, s, ntc, nil
+}
+
+// viewsCLIError maps the views package's errors to exit codes: a conflict or a failed
+// validation exits 1; a version that does not exist or cannot be used is bad input, exit 2.
+func viewsCLIError(err error) error {
+	switch {
+	case errors.Is(err, views.ErrConflict), errors.Is(err, views.ErrValidationFailed):
+		return failedError{err.Error()}
+	case errors.Is(err, views.ErrNotFound), errors.Is(err, views.ErrRefused):
+		return usageError{err.Error()}
+	}
+	return err
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func writeVersions(w io.Writer, l views.Listing) error {
+	fmt.Fprintf(w, "%s (target %s)", l.Table, l.Target)
+	if l.Live != 0 {
+		fmt.Fprintf(w, ": live v%d", l.Live)
+	}
+	if l.RollbackTarget != 0 {
+		fmt.Fprintf(w, ", rollback to v%d", l.RollbackTarget)
+	}
+	fmt.Fprintln(w)
+	if l.Busy != nil {
+		fmt.Fprintln(w, "busy:", l.Busy.Error())
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VERSION\tSTATE\tLIVE\tBUILT BY\tCREATED\tBACKFILL\tROWS\tCHECKSUM\tVS LIVE")
+	for _, v := range l.Versions {
+		live := ""
+		switch {
+		case v.Live:
+			live = "live"
+		case v.RollbackTarget:
+			live = "rollback"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.Name(), v.State, live, orDash(v.BuiltBy),
+			v.CreatedAt.Format(time.DateTime), orDash(backfillOf(v.Version)), page.Thousands(v.Rows), orDash(v.Checksum), vsLive(v))
+	}
+	tw.Flush()
+	for _, v := range l.Versions {
+		if v.OverrideBy != "" {
+			fmt.Fprintf(w, "%s was published past a failed validation by %s: %s\n", v.Name(), v.OverrideBy, v.OverrideReason)
+		}
+	}
+	if len(l.History) > 0 {
+		fmt.Fprintln(w, "\nrecent swaps and rollbacks:")
+		for _, p := range l.History {
+			fmt.Fprintf(w, "  #%d %s %s by %s at %s: %s", p.ID, p.Kind, p.State, p.Actor, p.StartedAt.Format(time.DateTime), p.Summary())
+			if p.Reason != "" {
+				fmt.Fprintf(w, " (%s)", p.Reason)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	return nil
+}
+
+func backfillOf(v views.Version) string {
+	if v.Backfill == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s (run %d)", v.Backfill, v.RunID)
+}
+
+func vsLive(v views.VersionInfo) string {
+	if !v.HasLiveCompare {
+		return "-"
+	}
+	if v.SameAsLive {
+		return "identical"
+	}
+	sign := "+"
+	if v.RowsVsLive < 0 {
+		sign = ""
+	}
+	return fmt.Sprintf("%s%s rows, checksum differs", sign, page.Thousands(v.RowsVsLive))
+}
+
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}
