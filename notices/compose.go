@@ -148,7 +148,8 @@ func reportsText(ev Evidence) string {
 		}
 		switch {
 		case x.Error != "":
-			fmt.Fprintf(&b, "- %s: not compared yet (%s).\n", name, x.Error)
+			// the engine's error is in the evidence for operators; readers get the plain fact
+			fmt.Fprintf(&b, "- %s: its numbers could not be compared yet; they will be shown here before the change goes live.\n", name)
 		case len(x.Rows) == 0:
 			fmt.Fprintf(&b, "- %s: no number changes.\n", name)
 		default:
@@ -280,23 +281,17 @@ func pctRange(ds []PartitionDiff) (lo, hi float64) {
 func Numbers(ev Evidence) string {
 	var b strings.Builder
 	var rows [][]string
-	for _, x := range ev.Exposures {
-		for _, r := range x.Rows {
-			change := ""
-			if p, ok := r.PctChange(); ok {
-				change = Pct(p)
-			}
-			rows = append(rows, []string{x.Title, r.Label, r.Column, optNumber(r.Before), optNumber(r.After), change})
-		}
+	for _, r := range ReportRows(ev) {
+		rows = append(rows, []string{r.Report, r.Row, r.Number, r.Before, r.After, r.Change})
 	}
 	if len(rows) > 0 {
 		b.WriteString("Reports, before and after\n\n")
 		b.WriteString(textTable([]string{"report", "row", "number", "before", "after", "change"}, rows, 3, 4, 5))
 	}
 	rows = nil
-	changed := changedPartitions(ev.Diff)
-	for _, d := range changed {
-		rows = append(rows, []string{d.Table, d.Partition, Full(float64(d.OldCount)), Full(float64(d.NewCount)), Pct(d.PctChange), d.Verdict})
+	changed := PartitionRows(ev)
+	for _, p := range changed {
+		rows = append(rows, []string{p.Table, p.Partition, p.Old, p.New, p.Change, p.Verdict})
 	}
 	if len(rows) > 0 {
 		if b.Len() > 0 {

@@ -40,12 +40,19 @@ func TestDraftFromDemoEvidence(t *testing.T) {
 }
 
 func TestDraftWithoutValidationSaysSo(t *testing.T) {
-	ev := notices.Evidence{Backfill: "late_events", Reason: "late-data", Tables: []string{"events"}, Partitions: []string{"2026-07-01"}}
+	ev := notices.Evidence{Backfill: "late_events", Reason: "late-data", Tables: []string{"events"}, Partitions: []string{"2026-07-01"},
+		Exposures: []notices.ExposureChange{{Exposure: "sessions", Title: "Sessions by day", Error: "Catalog Error: Table with name events__v2 does not exist!"}}}
 	_, body := notices.Compose(ev)
+	if strings.Contains(body, "Catalog Error") {
+		t.Errorf("an engine error reached the readers:\n%s", body)
+	}
+	if _, none := notices.Compose(notices.Evidence{Tables: []string{"events"}}); !strings.Contains(none, "No report is registered as reading these tables.") {
+		t.Errorf("no exposures:\n%s", none)
+	}
 	for _, want := range []string{
 		"The new data has not been checked yet.",
 		"The date the new data goes live is not set yet.",
-		"No report is registered as reading these tables.",
+		"Sessions by day: its numbers could not be compared yet",
 		"This takes in data that arrived late.",
 		"Contact the data team (backfill late_events).",
 	} {
