@@ -3,6 +3,7 @@ package notices_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,21 @@ func TestEvaluateExposure(t *testing.T) {
 			t.Errorf("July change %s, want +1.5%%", notices.Pct(p))
 		}
 
+		t.Run("draft_evaluates_the_exposures_itself", func(t *testing.T) {
+			l := openLedger(t, filepath.Join(t.TempDir(), "state.duckdb"), newClock())
+			svc := notices.New(l, notices.Options{Exposures: xs, Targets: targets})
+			n, err := svc.Draft(ctx, notices.Evidence{Backfill: "fix", RunID: 1, Tables: []string{"daily_revenue"},
+				Versions: map[string]int{"daily_revenue": 2}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(n.Evidence.Exposures) != 1 || len(n.Evidence.Exposures[0].Rows) != 2 {
+				t.Fatalf("draft evidence exposures %+v", n.Evidence.Exposures)
+			}
+			if want := "- Board revenue by month (seen by finance and executive team): July 2026 revenue 31K → "; !strings.Contains(n.Body, want) {
+				t.Errorf("draft body lacks %q:\n%s", want, n.Body)
+			}
+		})
 		t.Run("new_version_not_built_yet", func(t *testing.T) {
 			got := notices.EvaluateExposures(ctx, xs, targets, map[string]int{"daily_revenue": 3})
 			if len(got) != 1 || got[0].Error == "" || len(got[0].Rows) != 0 {

@@ -70,12 +70,12 @@ func (s *Service) AckURL(id int64, token string) string {
 // replaced, and the text too unless someone has edited it. A notice past draft is returned as
 // it is: what was announced is not changed behind its readers' backs.
 func (s *Service) Draft(ctx context.Context, ev Evidence) (Notice, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if len(ev.Exposures) == 0 && len(ev.Versions) > 0 && s.opt.Targets != nil {
 		ev.Exposures = EvaluateExposures(ctx, s.opt.Exposures, s.opt.Targets, ev.Versions)
 	}
 	title, body := Compose(ev)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	now := s.l.Now()
 	var id int64
 	err := s.l.Tx(ctx, func(tx *dbsql.Tx) error {
