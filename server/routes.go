@@ -7,6 +7,13 @@ import "github.com/labstack/echo/v4"
 func (s *Server) registerRoutes(e *echo.Echo) {
 	e.GET("/", s.dashboardShow)
 	e.GET("/api/v1/tables", s.apiTableList)
+	e.GET("/tables", s.tableListRedirect)
+	e.GET("/tables/:table", s.tableShow)
+	e.POST("/tables/:table/swap", s.tableSwap)
+	e.POST("/tables/:table/rollback", s.tableRollback)
+	e.GET("/api/v1/tables/:table", s.apiTableShow)
+	e.POST("/api/v1/tables/:table/swap", s.apiTableSwap)
+	e.POST("/api/v1/tables/:table/rollback", s.apiTableRollback)
 	e.GET("/rules", s.ruleList)
 	e.GET("/rules/:rule", s.ruleShow)
 	e.POST("/rules/:rule/run", s.ruleRun)

@@ -40,6 +40,9 @@ type Options struct {
 	Notice  string        // optional banner shown on every page
 	Rules   RuleService   // the rules, their monitor and history; nil shows no rules
 	Notices NoticeService // change notices, their feed and acknowledgements; nil answers 404
+	// Tables swaps, rolls back and lists versions of logical tables, per target name; nil
+	// answers 404 on the versions pages.
+	Tables map[string]TableService
 }
 
 // Server serves trueup over HTTP. Build it with New; serve with Run or mount Handler.

@@ -1,0 +1,176 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"trueup/server/page"
+	"trueup/views"
+)
+
+// TableService is what the versions page and its API need of one target (views.Service).
+type TableService interface {
+	Versions(ctx context.Context, table string) (views.Listing, error)
+	PlanSwap(ctx context.Context, table, to string) (views.Plan, error)
+	Swap(ctx context.Context, req views.SwapRequest) (views.Publish, error)
+	PlanRollback(ctx context.Context, table string) (views.Plan, error)
+	Rollback(ctx context.Context, req views.RollbackRequest) (views.Publish, error)
+	GetPublish(ctx context.Context, id int64) (views.Publish, error)
+}
+
+// actorHeader names who acts, until API tokens and roles arrive: a proxy or the CLI's
+// --server mode may set it; without it the visitor is the local operator.
+const actorHeader = "X-Trueup-Actor"
+
+func tableActor(c echo.Context) string {
+	if a := strings.TrimSpace(c.Request().Header.Get(actorHeader)); a != "" {
+		return a
+	}
+	return "local"
+}
+
+func tableHref(table, target string) string {
+	return "/tables/" + url.PathEscape(table) + "?target=" + url.QueryEscape(target)
+}
+
+// tableService finds the target of a table request: the one named by ?target= (or the form's
+// target field), else the only target, else the first target, in name order, that has the table.
+func (s *Server) tableService(c echo.Context, table string) (string, TableService, error) {
+	if len(s.opt.Tables) == 0 {
+		return "", nil, echo.NewHTTPError(http.StatusNotFound, "Versions are not set up on this server.")
+	}
+	name := c.QueryParam("target")
+	if name == "" {
+		name = c.FormValue("target")
+	}
+	if name != "" {
+		svc, ok := s.opt.Tables[name]
+		if !ok {
+			return "", nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("There is no target %q.", name))
+		}
+		return name, svc, nil
+	}
+	names := make([]string, 0, len(s.opt.Tables))
+	for n := range s.opt.Tables {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if len(names) == 1 {
+		return names[0], s.opt.Tables[names[0]], nil
+	}
+	for _, n := range names {
+		if _, err := s.opt.Tables[n].Versions(c.Request().Context(), table); err == nil {
+			return n, s.opt.Tables[n], nil
+		}
+	}
+	return "", nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("No target has a logical table %q.", table))
+}
+
+// tableError maps the views package's errors to HTTP statuses with the package's message,
+// which is written for the operator.
+func tableError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "views: ")
+	switch {
+	case errors.Is(err, views.ErrNotFound):
+		return echo.NewHTTPError(http.StatusNotFound, msg)
+	case errors.Is(err, views.ErrConflict):
+		return echo.NewHTTPError(http.StatusConflict, msg)
+	case errors.Is(err, views.ErrValidationFailed), errors.Is(err, views.ErrRefused):
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, msg)
+	}
+	return err
+}
+
+func versionName(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("v%d", n)
+}
+
+func shortTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// versionsView builds the versions page's view model.
+func (s *Server) versionsView(l views.Listing) page.TableVersions {
+	d := page.TableVersions{
+		Chrome: s.chrome(l.Table, "Tables"), Table: l.Table, Target: l.Target,
+		Live: versionName(l.Live), RollbackTarget: versionName(l.RollbackTarget),
+		SwapURL:     "/tables/" + url.PathEscape(l.Table) + "/swap",
+		RollbackURL: "/tables/" + url.PathEscape(l.Table) + "/rollback",
+	}
+	if l.Busy != nil {
+		d.Busy = strings.TrimPrefix(l.Busy.Error(), "views: ")
+	}
+	for _, v := range l.Versions {
+		row := page.VersionRow{
+			Name: v.Name(), State: v.State, Live: v.Live, RollbackTarget: v.RollbackTarget, BuiltBy: v.BuiltBy,
+			Created: shortTime(v.CreatedAt), Rows: v.Rows, Checksum: v.Checksum, VsLive: "",
+			OverrideBy: v.OverrideBy, OverrideReason: v.OverrideReason,
+			CanSwap: !v.Live && v.Exists && v.State != views.StateRetired && v.State != views.StateBuilding && v.State != views.StateCancelled,
+		}
+		if v.Backfill != "" {
+			row.Backfill = fmt.Sprintf("%s (run %d)", v.Backfill, v.RunID)
+		}
+		if v.HasLiveCompare {
+			row.VsLive = "checksum differs"
+			if v.SameAsLive {
+				row.VsLive = "identical"
+			}
+			row.VsLive = fmt.Sprintf("%+d rows, %s", v.RowsVsLive, row.VsLive)
+		}
+		d.Versions = append(d.Versions, row)
+	}
+	for _, p := range l.History {
+		d.History = append(d.History, publishRow(p))
+	}
+	return d
+}
+
+func publishRow(p views.Publish) page.PublishRow {
+	r := page.PublishRow{ID: p.ID, Kind: p.Kind, State: p.State, Actor: p.Actor, At: shortTime(p.StartedAt),
+		Summary: p.Summary(), Reason: p.Reason}
+	if p.OverrideBy != "" {
+		r.Override = p.OverrideBy + ": " + p.OverrideReason
+	}
+	if d := p.Duration(); d > 0 {
+		r.Duration = fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return r
+}
+
+// confirmView builds the confirmation step of a plan.
+func (s *Server) confirmView(target string, p views.Plan, to string) page.TableConfirm {
+	action := "/tables/" + url.PathEscape(p.Table) + "/" + p.Kind
+	title := "Swap " + p.Table
+	if p.Kind == views.KindRollback {
+		title = "Roll back " + p.Table
+	}
+	d := page.TableConfirm{
+		Chrome: s.chrome(title, "Tables"), Kind: p.Kind, Table: p.Table, Target: target, Action: action, To: to,
+		NeedsOverride: p.NeedsOverride, Backfill: p.Backfill, Undoes: p.Undoes, CancelURL: tableHref(p.Table, target),
+	}
+	for _, c := range p.Changes {
+		from := versionName(c.From)
+		if from == "" {
+			from = "(no view)"
+		}
+		d.Changes = append(d.Changes, page.ChangeRow{Table: c.Table, From: from, To: versionName(c.To)})
+	}
+	for _, g := range p.Gate {
+		d.Gate = append(d.Gate, page.GateRow{Version: g.Table + " " + versionName(g.Version), Passed: g.Passed, Why: g.Why})
+	}
+	return d
+}

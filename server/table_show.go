@@ -1,0 +1,75 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"trueup/server/page"
+	"trueup/views"
+)
+
+// tableShow answers GET /tables/{table}: the versions page.
+func (s *Server) tableShow(c echo.Context) error {
+	table := c.Param("table")
+	_, svc, err := s.tableService(c, table)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	l, err := svc.Versions(ctx, table)
+	if err != nil {
+		return tableError(err)
+	}
+	d := s.versionsView(l)
+	if id, err := strconv.ParseInt(c.QueryParam("done"), 10, 64); err == nil && id > 0 {
+		if p, err := svc.GetPublish(ctx, id); err == nil {
+			verb := "Swapped"
+			if p.Kind == views.KindRollback {
+				verb = "Rolled back"
+			}
+			d.Flash = fmt.Sprintf("%s (#%d, %d ms): %s.", verb, p.ID, p.Duration().Milliseconds(), p.Summary())
+			for _, w := range p.Warnings {
+				d.Flash += " " + w
+			}
+		}
+	}
+	return render(c, http.StatusOK, page.TableVersionsPage(d))
+}
+
+// tableListRedirect answers GET /tables: the dashboard lists the logical tables.
+func (s *Server) tableListRedirect(c echo.Context) error {
+	return c.Redirect(http.StatusFound, "/#tables-heading")
+}
+
+// tableListingJSON is GET /api/v1/tables/{table}.
+type tableListingJSON struct {
+	Target         string              `json:"target"`
+	Table          string              `json:"table"`
+	Live           string              `json:"live"`
+	RollbackTarget string              `json:"rollback_target,omitempty"`
+	Versions       []views.VersionInfo `json:"versions"`
+	History        []views.Publish     `json:"history"`
+	Busy           string              `json:"busy,omitempty"`
+}
+
+// apiTableShow answers GET /api/v1/tables/{table}.
+func (s *Server) apiTableShow(c echo.Context) error {
+	table := c.Param("table")
+	_, svc, err := s.tableService(c, table)
+	if err != nil {
+		return err
+	}
+	l, err := svc.Versions(c.Request().Context(), table)
+	if err != nil {
+		return tableError(err)
+	}
+	out := tableListingJSON{Target: l.Target, Table: l.Table, Live: versionName(l.Live), RollbackTarget: versionName(l.RollbackTarget),
+		Versions: append([]views.VersionInfo{}, l.Versions...), History: append([]views.Publish{}, l.History...)}
+	if l.Busy != nil {
+		out.Busy = l.Busy.Error()
+	}
+	return c.JSON(http.StatusOK, out)
+}
