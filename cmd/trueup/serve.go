@@ -45,6 +45,10 @@ func serve(ctx context.Context, e *env, a *app, addr string) error {
 	if err != nil {
 		return err
 	}
+	tables, err := openTables(ctx, a, ntc, log)
+	if err != nil {
+		return err
+	}
 	s := server.New(server.Options{
 		Addr:    addr,
 		Logger:  log,
@@ -53,6 +57,7 @@ func serve(ctx context.Context, e *env, a *app, addr string) error {
 		Notice:  "No API tokens are configured: trueup listens on loopback only and every visitor is treated as the local operator.",
 		Rules:   mon,
 		Notices: ntc,
+		Tables:  tables,
 	})
 	return runWithMonitor(ctx, mon, func(ctx context.Context) error { return runWithOutbox(ctx, ntc, s.Run) })
 }

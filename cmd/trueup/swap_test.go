@@ -129,6 +129,11 @@ func TestVersionsSwapRollbackCLI(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errs, "rollback target") {
 		t.Errorf("retire the rollback target: exit %d: %s", code, errs)
 	}
+	// serve answers for the same versions.
+	body := serveAndGet(t, cfg, "/api/v1/tables/orders")
+	if !strings.Contains(body, `"live":"v3"`) || !strings.Contains(body, `"rollback_target":"v1"`) {
+		t.Errorf("serve: %s", body)
+	}
 }
 
 func TestViewsCLIErrorCodes(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"trueup/notices"
+	"trueup/server"
 	"trueup/server/page"
 	"trueup/views"
 )
@@ -85,25 +86,21 @@ func openViews(ctx context.Context, e *env, notify bool) (*app, *views.Service, 
 	if name == "" {
 		name = a.cfg.DefaultTarget
 	}
-	eng, err := a.engine(name)
-	if err != nil {
+	if _, err := a.engine(name); err != nil {
 		a.close()
 		return nil, nil, nil, err
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
-	opts := []views.Option{views.WithLogger(log), views.WithRetention(a.cfg.Retention.KeepVersions, a.cfg.Retention.Auto)}
 	var ntc *notices.Service
 	if notify {
 		// A broken exposure file must not stand in the way of a rollback: warn and go on, the
 		// notices can be completed by hand.
-		if svc, err := openNotices(ctx, e, a, log); err != nil {
+		if ntc, err = openNotices(ctx, e, a, log); err != nil {
 			fmt.Fprintf(e.stderr, "trueup: notices will not hear about this: %v\n", oneLine(err))
-		} else {
-			opts = append(opts, views.WithListener(svc))
-			ntc = svc
+			ntc = nil
 		}
 	}
-	s := views.New(name, eng, a.ledger, opts...)
+	s := newViews(a, name, log, ntc)
 	repairs, err := views.Recover(ctx, s)
 	for _, r := range repairs {
 		fmt.Fprintf(e.stderr, "recovery: %s %s: %s\n", r.Target, r.Table, r.What)
@@ -113,6 +110,35 @@ func openViews(ctx context.Context, e *env, notify bool) (*app, *views.Service, 
 		return nil, nil, nil, fmt.Errorf("recovery: %w", err)
 	}
 	return a, s, ntc, nil
+}
+
+// newViews is the views service of one target, telling ntc (when not nil) about publishes.
+func newViews(a *app, name string, log *slog.Logger, ntc *notices.Service) *views.Service {
+	opts := []views.Option{views.WithLogger(log), views.WithRetention(a.cfg.Retention.KeepVersions, a.cfg.Retention.Auto)}
+	if ntc != nil {
+		opts = append(opts, views.WithListener(ntc))
+	}
+	return views.New(name, a.targets[name], a.ledger, opts...)
+}
+
+// openTables gives serve one views service per target, recovered as start-up must before
+// anything is served: the ledger and the views agree, whatever a crash left behind.
+func openTables(ctx context.Context, a *app, ntc *notices.Service, log *slog.Logger) (map[string]server.TableService, error) {
+	out := map[string]server.TableService{}
+	var all []*views.Service
+	for _, name := range a.names {
+		s := newViews(a, name, log, ntc)
+		out[name] = s
+		all = append(all, s)
+	}
+	repairs, err := views.Recover(ctx, all...)
+	for _, r := range repairs {
+		log.Info("recovery", "target", r.Target, "table", r.Table, "what", r.What)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("recovery: %w", err)
+	}
+	return out, nil
 }
 
 // viewsCLIError maps the views package's errors to exit codes: a conflict or a failed
