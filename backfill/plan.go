@@ -26,6 +26,7 @@ type Plan struct {
 	Objective    string    `json:"objective"`
 	Scope        string    `json:"scope"`
 	Grain        string    `json:"grain"`
+	Column       string    `json:"partition_column"`
 	Partitions   []string  `json:"partitions"`
 	Mode         string    `json:"mode"`
 	Write        string    `json:"write"`
@@ -101,7 +102,7 @@ func (p *Plan) warn(format string, args ...any) {
 func (pl Planner) Plan(ctx context.Context, b *Backfill, override *Scope) (*Plan, error) {
 	p := &Plan{
 		Backfill: b.Name, Table: b.Table, Target: pl.Target, Reason: b.Reason, Objective: b.Objective,
-		Grain: b.Grain, Mode: b.Mode, Validation: b.Validate, Expect: b.Expect, CodeSHA: b.CodeSHA(),
+		Grain: b.Grain, Column: b.Partition, Mode: b.Mode, Validation: b.Validate, Expect: b.Expect, CodeSHA: b.CodeSHA(),
 		Concurrency: b.Concurrency, Throttle: b.Throttle.String(), Owner: b.Owner, Contact: b.Contact,
 		Partitions: []string{}, Downstream: []Refresh{}, Inputs: []Input{}, Findings: []Finding{},
 	}

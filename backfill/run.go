@@ -25,6 +25,9 @@ type Runner struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Progress, when set, hears about every partition as it starts and ends.
 	Progress func(Progress)
+	// Changed, when set, hears about a run when it is created and when it ends validated or
+	// not (the change notice is drafted and refreshed from it).
+	Changed func(ctx context.Context, run *Run)
 
 	mu sync.Mutex // serialises checkpoint writes
 }
@@ -141,7 +144,11 @@ func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, 
 			return nil, err
 		}
 	}
-	return r.Store.GetRun(ctx, run.ID)
+	created, err := r.Store.GetRun(ctx, run.ID)
+	if err == nil && r.Changed != nil {
+		r.Changed(ctx, created)
+	}
+	return created, err
 }
 
 // active returns a run of table that is still running, if any.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"trueup/ledger"
 	"trueup/reconcile"
@@ -61,6 +62,10 @@ type PartitionSummary struct {
 	NewCount  int64    `json:"new_count"`
 	PctChange *float64 `json:"pct_change"`
 	Verdict   string   `json:"verdict"`
+	// Measure is the table's main summed column (the first the expectations name) and its totals.
+	Measure  string  `json:"measure,omitempty"`
+	OldTotal float64 `json:"old_total,omitempty"`
+	NewTotal float64 `json:"new_total,omitempty"`
 }
 
 // Validator runs the rules a backfill names on relations other than the live ones.
@@ -101,7 +106,11 @@ func (r *Runner) validate(ctx context.Context, run *Run, sampled bool) (*Run, er
 		outcome = ledger.OutcomeFailed
 	}
 	r.audit(ctx, run, "backfill.validate", outcome, state)
-	return r.Store.GetRun(ctx, run.ID)
+	done, err := r.Store.GetRun(ctx, run.ID)
+	if err == nil && r.Changed != nil {
+		r.Changed(ctx, done)
+	}
+	return done, err
 }
 
 func (r *Runner) check(ctx context.Context, run *Run, sampled bool) *Validation {
@@ -226,11 +235,25 @@ func (r *Runner) reconcileTable(ctx context.Context, t RunTable, b *Backfill, ph
 		}
 	}
 	var checksum uint64
+	main := ""
+	if len(res.Measures) > 0 {
+		main = res.Measures[len(res.Measures)-1]
+		if spec.Expect != nil {
+			for _, m := range res.Measures {
+				if strings.Contains(b.Expect, "sum("+m+")") {
+					main = m
+				}
+			}
+		}
+	}
 	for _, p := range res.Partitions {
 		tc.Rows += p.NewCount
 		if !p.Unchanged() {
-			tc.Changed = append(tc.Changed, PartitionSummary{Partition: p.Partition, OldCount: p.OldCount, NewCount: p.NewCount,
-				PctChange: p.PctChange, Verdict: p.Verdict})
+			ps := PartitionSummary{Partition: p.Partition, OldCount: p.OldCount, NewCount: p.NewCount, PctChange: p.PctChange, Verdict: p.Verdict}
+			if m, ok := p.Measures[main]; ok {
+				ps.Measure, ps.OldTotal, ps.NewTotal = "sum("+main+")", m.Old, m.New
+			}
+			tc.Changed = append(tc.Changed, ps)
 		}
 	}
 	if sum, err := r.tableChecksum(ctx, physical); err == nil {

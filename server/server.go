@@ -43,6 +43,8 @@ type Options struct {
 	// Tables swaps, rolls back and lists versions of logical tables, per target name; nil
 	// answers 404 on the versions pages.
 	Tables map[string]TableService
+	// Backfills plans, previews and runs backfills; nil answers 404.
+	Backfills BackfillService
 }
 
 // Server serves trueup over HTTP. Build it with New; serve with Run or mount Handler.

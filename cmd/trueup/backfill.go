@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"trueup/backfill"
+	"trueup/notices"
 	"trueup/rules"
 	"trueup/sqlfile"
 	"trueup/views"
@@ -29,7 +31,8 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 	from := fs.String("from", "", "first partition (YYYY-MM-DD): overrides the file's scope")
 	to := fs.String("to", "", "last partition, inclusive")
 	sample := fs.Int("sample", 0, "run: build and validate only this many partitions, then stop for review")
-	if err := parse(fs, args[1:]); err != nil {
+	pos, err := parseMixed(fs, args[1:])
+	if err != nil {
 		return err
 	}
 	if *format != "text" && *format != "json" {
@@ -37,14 +40,11 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 	}
 	name := ""
 	switch {
-	case verb == "history":
-		if err := noArgs(fs); err != nil {
-			return err
-		}
-	case fs.NArg() != 1:
+	case verb == "history" && len(pos) == 0:
+	case verb == "history" || len(pos) != 1:
 		return usagef("usage: trueup %s", backfillUsage)
 	default:
-		name = fs.Arg(0)
+		name = pos[0]
 	}
 	scope, err := scopeFlags(*from, *to)
 	if err != nil {
@@ -61,7 +61,12 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.close()
-	r, err := newBackfillRunner(ctx, e, a)
+	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ntc, err := openNotices(ctx, e, a, log)
+	if err != nil {
+		return err
+	}
+	r, err := newBackfillRunner(ctx, e, a, ntc, log)
 	if err != nil {
 		return err
 	}
@@ -127,7 +132,7 @@ func scopeFlags(from, to string) (*backfill.Scope, error) {
 }
 
 // newBackfillRunner loads the project's backfills and rules and wires the runner.
-func newBackfillRunner(ctx context.Context, e *env, a *app) (*backfill.Runner, error) {
+func newBackfillRunner(ctx context.Context, e *env, a *app, ntc *notices.Service, log *slog.Logger) (*backfill.Runner, error) {
 	dir := a.cfg.ProjectDir("backfills")
 	set, err := backfill.Load(os.DirFS(dir), shownDir(dir))
 	var ps sqlfile.Problems
@@ -157,12 +162,16 @@ func newBackfillRunner(ctx context.Context, e *env, a *app) (*backfill.Runner, e
 		}
 		v.Rules, v.Runner = rs, rules.NewRunner(targets)
 	}
-	return &backfill.Runner{
+	r := &backfill.Runner{
 		Planner:   backfill.Planner{Set: set, Engine: eng, Target: targetName, Rules: v},
 		Store:     backfill.Store{L: a.ledger},
 		Versions:  views.Store{L: a.ledger},
 		Validator: v,
-	}, nil
+	}
+	if ntc != nil {
+		draftNotices(r, ntc, log)
+	}
+	return r, nil
 }
 
 func shownDir(dir string) string {

@@ -69,3 +69,19 @@ func noArgs(fs *flag.FlagSet) error {
 	}
 	return nil
 }
+
+// parseMixed parses flags that may come before or after a command's positional arguments
+// (trueup backfill plan NAME --format json), and returns the positional ones.
+func parseMixed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parse(fs, args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"trueup/backfill"
 	"trueup/server"
 )
 
@@ -49,7 +50,16 @@ func serve(ctx context.Context, e *env, a *app, addr string) error {
 	if err != nil {
 		return err
 	}
-	s := server.New(server.Options{
+	var bf *backfill.Service
+	if dirExists(a.cfg.ProjectDir("backfills")) {
+		r, err := newBackfillRunner(ctx, e, a, ntc, log)
+		if err != nil {
+			return err
+		}
+		bf = &backfill.Service{Runner: r, Log: log}
+		defer bf.Close()
+	}
+	opts := server.Options{
 		Addr:    addr,
 		Logger:  log,
 		Targets: targets,
@@ -58,6 +68,10 @@ func serve(ctx context.Context, e *env, a *app, addr string) error {
 		Rules:   mon,
 		Notices: ntc,
 		Tables:  tables,
-	})
+	}
+	if bf != nil {
+		opts.Backfills = bf
+	}
+	s := server.New(opts)
 	return runWithMonitor(ctx, mon, func(ctx context.Context) error { return runWithOutbox(ctx, ntc, s.Run) })
 }

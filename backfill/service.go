@@ -1,0 +1,170 @@
+package backfill
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+)
+
+// Service runs backfills in the background of a long-lived process (the server): a run started
+// from a page goes on after the request ends, can be cancelled from another request, and is
+// stopped cleanly after its partitions in flight when the process shuts down.
+type Service struct {
+	Runner *Runner
+	Log    *slog.Logger
+
+	mu      sync.Mutex
+	running map[int64]chan struct{} // run → its stop channel
+	wg      sync.WaitGroup
+}
+
+// Summary is one backfill file with its latest run, for the list page.
+type Summary struct {
+	Backfill *Backfill `json:"-"`
+	Name     string    `json:"name"`
+	Table    string    `json:"table"`
+	Reason   string    `json:"reason"`
+	Scope    string    `json:"scope"`
+	Latest   *Status   `json:"latest_run,omitempty"`
+}
+
+// List returns every backfill that can be run on its own (it has a reason) with its latest run.
+func (s *Service) List(ctx context.Context) ([]Summary, error) {
+	var out []Summary
+	for _, b := range s.Runner.Planner.Set.Backfills {
+		sum := Summary{Backfill: b, Name: b.Name, Table: b.Table, Reason: b.Reason, Scope: b.Scope.String()}
+		if run, err := s.Runner.Store.LatestRun(ctx, b.Name); err == nil {
+			if sum.Latest, err = s.Runner.Store.StatusOf(ctx, run.ID, s.Runner.now()); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, sum)
+	}
+	return out, nil
+}
+
+// Plan computes and stores a backfill's plan.
+func (s *Service) Plan(ctx context.Context, name, actor string) (*Plan, error) {
+	b, err := s.Runner.Planner.Set.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.Runner.Planner.Plan(ctx, b, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Runner.Store.SavePlan(ctx, actor, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// DryRun previews a backfill, writing nothing.
+func (s *Service) DryRun(ctx context.Context, name string) (*Preview, error) {
+	return s.Runner.DryRun(ctx, name, nil)
+}
+
+// Start creates a run and builds it in the background; sample > 0 stops for review after
+// that many partitions.
+func (s *Service) Start(ctx context.Context, name, actor string, sample int) (*Run, error) {
+	run, err := s.Runner.Start(ctx, name, RunOptions{Actor: actor, Sample: sample})
+	if err != nil {
+		return nil, err
+	}
+	s.background(run.ID, sample)
+	return run, nil
+}
+
+// Resume builds what is left of a backfill's latest run in the background.
+func (s *Service) Resume(ctx context.Context, name string) (*Run, error) {
+	run, err := s.Runner.Store.LatestRun(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	switch run.State {
+	case RunValidated, RunValidationFailed:
+		return nil, fmt.Errorf("%w: run %d is %s: nothing left to build", ErrInvalid, run.ID, run.State)
+	}
+	if s.isRunning(run.ID) {
+		return nil, fmt.Errorf("%w: run %d is being built now", ErrConflict, run.ID)
+	}
+	s.background(run.ID, 0)
+	return run, nil
+}
+
+// Cancel stops a backfill's latest run after the partitions in flight.
+func (s *Service) Cancel(ctx context.Context, name, actor string) (*Run, error) {
+	run, err := s.Runner.Store.LatestRun(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	stop, ok := s.running[run.ID]
+	if ok {
+		close(stop)
+		delete(s.running, run.ID)
+	}
+	s.mu.Unlock()
+	if ok {
+		return run, nil // the worker marks it cancelled once the partitions in flight end
+	}
+	return s.Runner.Cancel(ctx, run.ID, actor)
+}
+
+// Status is a backfill's latest run's progress.
+func (s *Service) Status(ctx context.Context, name string) (*Status, error) {
+	run, err := s.Runner.Store.LatestRun(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.Runner.Store.StatusOf(ctx, run.ID, s.Runner.now())
+}
+
+// History counts past runs by reason.
+func (s *Service) History(ctx context.Context) ([]ReasonCount, error) {
+	return s.Runner.Store.History(ctx)
+}
+
+func (s *Service) isRunning(id int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.running[id]
+	return ok
+}
+
+func (s *Service) background(id int64, sample int) {
+	stop := make(chan struct{})
+	s.mu.Lock()
+	if s.running == nil {
+		s.running = map[int64]chan struct{}{}
+	}
+	s.running[id] = stop
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() {
+			s.mu.Lock()
+			if s.running[id] == stop {
+				delete(s.running, id)
+			}
+			s.mu.Unlock()
+		}()
+		if _, err := s.Runner.Execute(context.Background(), id, ExecOptions{Stop: stop, Limit: sample}); err != nil && s.Log != nil {
+			s.Log.Error("backfill run failed", "run_id", id, "err", err)
+		}
+	}()
+}
+
+// Close stops every run after its partitions in flight and waits for them: a resume picks
+// them up later.
+func (s *Service) Close() {
+	s.mu.Lock()
+	for id, stop := range s.running {
+		close(stop)
+		delete(s.running, id)
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}

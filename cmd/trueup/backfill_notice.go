@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"trueup/backfill"
+	"trueup/notices"
+)
+
+// draftNotices makes a backfill runner draft the change notice of each run when it is created
+// and refresh it when validation ends.
+func draftNotices(r *backfill.Runner, svc *notices.Service, log *slog.Logger) {
+	r.Changed = func(ctx context.Context, run *backfill.Run) {
+		if _, err := svc.Draft(ctx, evidenceOf(run)); err != nil && log != nil {
+			log.Error("draft notice", "backfill", run.Backfill, "run_id", run.ID, "err", err)
+		}
+	}
+}
+
+// evidenceOf is what a run tells the notice: its plan, and its validation once there is one.
+func evidenceOf(run *backfill.Run) notices.Evidence {
+	p := run.Plan
+	ev := notices.Evidence{
+		Backfill: run.Backfill, RunID: run.ID, Target: run.Target, Reason: run.Reason, Objective: p.Objective,
+		PartitionColumn: p.Column, Partitions: p.Partitions, Owner: p.Contact, Actor: run.Actor,
+		Versions: map[string]int{},
+	}
+	if ev.Owner == "" {
+		ev.Owner = p.Owner
+	}
+	for _, t := range run.Tables {
+		ev.Tables = append(ev.Tables, t.Table)
+		ev.Versions[t.Table] = t.Version
+	}
+	if len(p.Partitions) > 0 && p.Grain == "day" {
+		ev.From, _ = time.Parse("2006-01-02", p.Partitions[0])
+		last, _ := time.Parse("2006-01-02", p.Partitions[len(p.Partitions)-1])
+		ev.To = last.AddDate(0, 0, 1)
+	}
+	if len(run.Validation) == 0 {
+		return ev
+	}
+	var v backfill.Validation
+	if json.Unmarshal(run.Validation, &v) != nil {
+		return ev
+	}
+	for _, r := range v.Rules {
+		ev.Rules = append(ev.Rules, notices.RuleCheck{Rule: r.Rule, Table: r.Table, Passed: r.Status == "pass", Message: r.Message})
+	}
+	for _, t := range v.Tables {
+		ev.Expectations = append(ev.Expectations, notices.Expectation{Text: t.Table + ": " + t.Expect, Met: t.ExpectationsMet})
+		for _, c := range t.Changed {
+			d := notices.PartitionDiff{Table: t.Table, Partition: c.Partition, OldCount: c.OldCount, NewCount: c.NewCount,
+				Verdict: c.Verdict, Measure: c.Measure, OldTotal: c.OldTotal, NewTotal: c.NewTotal}
+			if c.PctChange != nil {
+				d.PctChange = *c.PctChange
+			}
+			ev.Diff = append(ev.Diff, d)
+		}
+	}
+	return ev
+}

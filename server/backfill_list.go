@@ -1,0 +1,67 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"trueup/server/page"
+)
+
+// backfillList answers GET /backfills: every backfill with its latest run, and runs by reason.
+func (s *Server) backfillList(c echo.Context) error {
+	svc, err := s.backfills()
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	list, err := svc.List(ctx)
+	if err != nil {
+		return err
+	}
+	d := page.BackfillList{Chrome: s.chrome("Backfills", "Backfills")}
+	for _, b := range list {
+		row := page.BackfillRow{Name: b.Name, Href: backfillHref(b.Name), Table: b.Table, Reason: b.Reason, Scope: b.Scope, State: "never run"}
+		if b.Latest != nil {
+			row.State, row.Percent, row.Done, row.Total = b.Latest.State, b.Latest.Percent(), b.Latest.PartitionsDone, b.Latest.PartitionsTotal
+		}
+		d.Backfills = append(d.Backfills, row)
+	}
+	history, err := svc.History(ctx)
+	if err != nil {
+		return err
+	}
+	for _, h := range history {
+		d.Reasons = append(d.Reasons, page.ReasonRow{Reason: h.Reason, Runs: h.Runs, Tables: h.Tables})
+	}
+	return render(c, http.StatusOK, page.BackfillListPage(d))
+}
+
+// apiBackfillList answers GET /api/v1/backfills.
+func (s *Server) apiBackfillList(c echo.Context) error {
+	svc, err := s.backfills()
+	if err != nil {
+		return err
+	}
+	list, err := svc.List(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		return c.JSON(http.StatusOK, []any{})
+	}
+	return c.JSON(http.StatusOK, list)
+}
+
+// apiBackfillHistory answers GET /api/v1/backfills/history: past runs counted by reason.
+func (s *Server) apiBackfillHistory(c echo.Context) error {
+	svc, err := s.backfills()
+	if err != nil {
+		return err
+	}
+	h, err := svc.History(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, h)
+}

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"trueup/backfill"
+	"trueup/server/page"
+)
+
+// BackfillService is what the backfill pages and API need (backfill.Service).
+type BackfillService interface {
+	List(ctx context.Context) ([]backfill.Summary, error)
+	Plan(ctx context.Context, name, actor string) (*backfill.Plan, error)
+	DryRun(ctx context.Context, name string) (*backfill.Preview, error)
+	Start(ctx context.Context, name, actor string, sample int) (*backfill.Run, error)
+	Resume(ctx context.Context, name string) (*backfill.Run, error)
+	Cancel(ctx context.Context, name, actor string) (*backfill.Run, error)
+	Status(ctx context.Context, name string) (*backfill.Status, error)
+	History(ctx context.Context) ([]backfill.ReasonCount, error)
+}
+
+func backfillHref(name string) string { return "/backfills/" + url.PathEscape(name) }
+
+func (s *Server) backfills() (BackfillService, error) {
+	if s.opt.Backfills == nil {
+		return nil, echo.NewHTTPError(http.StatusNotFound, "no backfills are loaded")
+	}
+	return s.opt.Backfills, nil
+}
+
+// backfillError maps the backfill package's errors to HTTP statuses.
+func backfillError(err error) error {
+	switch {
+	case errors.Is(err, backfill.ErrNotFound):
+		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	case errors.Is(err, backfill.ErrConflict):
+		return echo.NewHTTPError(http.StatusConflict, err.Error())
+	case errors.Is(err, backfill.ErrBlocked), errors.Is(err, backfill.ErrInvalid):
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
+	}
+	return err
+}
+
+// progressView turns a run's status into the progress fragment's view model.
+func progressView(name string, st *backfill.Status) *page.BackfillProgress {
+	base := backfillHref(name)
+	p := &page.BackfillProgress{
+		Href: base + "/progress", Base: base, Name: name, RunID: st.RunID, State: st.State,
+		Done: st.PartitionsDone, Total: st.PartitionsTotal, Failed: st.PartitionsFailed, Percent: st.Percent(),
+		Rows: st.RowsWritten, Error: st.Error,
+		Polling:   st.State == backfill.RunRunning || st.State == backfill.RunValidating,
+		CanCancel: st.State == backfill.RunRunning,
+		CanResume: st.State == backfill.RunCancelled || st.State == backfill.RunFailed || st.State == backfill.RunSampled,
+	}
+	if st.ETASeconds != nil {
+		p.ETA = (time.Duration(*st.ETASeconds) * time.Second).String()
+	}
+	idx := map[string]int{}
+	for _, t := range st.Tables {
+		if p.Versions != "" {
+			p.Versions += ", "
+		}
+		p.Versions += t.Table + "__" + t.Version
+		idx[t.Table] = len(p.Tables)
+		p.Tables = append(p.Tables, page.ProgressTable{Table: t.Table, Version: t.Version, Done: t.Done, Total: t.Total})
+	}
+	for _, c := range st.Partitions {
+		t := &p.Tables[idx[c.Table]]
+		t.Cells = append(t.Cells, page.Cell{Partition: c.Partition, State: c.State, Rows: c.Rows, Error: c.Error})
+	}
+	if st.Run != nil && len(st.Run.Validation) > 0 {
+		var v backfill.Validation
+		if err := jsonUnmarshal(st.Run.Validation, &v); err == nil {
+			p.Validation = validationView(&v)
+		}
+	}
+	return p
+}
+
+func validationView(v *backfill.Validation) *page.ValidationView {
+	out := &page.ValidationView{Passed: v.Passed, Errors: v.Errors}
+	for _, r := range v.Rules {
+		out.Rules = append(out.Rules, page.ValidationRule{Rule: r.Rule, Table: r.Table, Status: r.Status, Severity: r.Severity, Violations: r.Violations})
+	}
+	for _, t := range v.Tables {
+		d := page.DiffTable{Table: t.Table, Live: t.Live, New: t.New, ExpectationsMet: t.ExpectationsMet, Expect: t.Expect}
+		if t.DiffID > 0 {
+			d.Href = fmt.Sprintf("/diffs/%d", t.DiffID)
+		}
+		for _, c := range t.Changed {
+			d.Changed = append(d.Changed, page.ChangedRow{Partition: c.Partition, OldCount: c.OldCount, NewCount: c.NewCount,
+				Delta: c.NewCount - c.OldCount, Pct: pct(c.PctChange), Verdict: c.Verdict})
+		}
+		out.Tables = append(out.Tables, d)
+	}
+	return out
+}
+
+func pct(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
+}

@@ -1,0 +1,119 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"trueup/backfill"
+	"trueup/server/page"
+)
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// backfillShow answers GET /backfills/:name: the computed plan and the latest run.
+func (s *Server) backfillShow(c echo.Context) error {
+	svc, err := s.backfills()
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	name := c.Param("name")
+	p, err := svc.Plan(ctx, name, s.actor(c))
+	if errors.Is(err, backfill.ErrNotFound) {
+		return backfillError(err)
+	}
+	d := page.BackfillShow{Chrome: s.chrome("Backfill "+name, "Backfills"), Name: name, Href: backfillHref(name)}
+	if err != nil {
+		d.Error = err.Error()
+	} else {
+		fillPlan(&d, p)
+	}
+	if st, err := svc.Status(ctx, name); err == nil {
+		d.Progress = progressView(name, st)
+	} else if !errors.Is(err, backfill.ErrNotFound) {
+		return err
+	}
+	return render(c, http.StatusOK, page.BackfillShowPage(d))
+}
+
+func fillPlan(d *page.BackfillShow, p *backfill.Plan) {
+	d.Table, d.Target, d.Live, d.Reason, d.Objective = p.Table, p.Target, p.Live, p.Reason, p.Objective
+	d.Scope, d.Grain, d.Partitions, d.InputsOK = p.Scope, p.Grain, p.Partitions, p.InputsOK
+	d.Write, d.Rollback, d.Notice, d.Score, d.ScoreMissing = p.Write, p.Rollback, p.Notice, p.Score, p.ScoreMissing
+	d.Validation, d.Expect, d.Blocked, d.Refreshes = strings.Join(p.Validation, ", "), p.Expect, p.Blocked(), len(p.Downstream)
+	d.Pace = fmt.Sprintf("%d partition(s) at once, %s between partitions", p.Concurrency, p.Throttle)
+	if p.Window != "" {
+		d.Pace += ", only " + p.Window + " UTC"
+	}
+	for _, in := range p.Inputs {
+		v := "present for every partition"
+		switch {
+		case in.Empty:
+			v = "empty"
+		case len(in.Missing) > 0:
+			v = "no rows for " + strings.Join(in.Missing, ", ")
+		case !in.Partitioned:
+			v = "present (not partitioned)"
+		}
+		d.Inputs = append(d.Inputs, page.KeyValue{Key: in.Relation, Value: v})
+	}
+	count := map[string]int{}
+	var order []string
+	for _, r := range p.Downstream {
+		if count[r.Table] == 0 {
+			order = append(order, r.Table)
+		}
+		count[r.Table]++
+	}
+	for _, t := range order {
+		d.Downstream = append(d.Downstream, page.KeyValue{Key: t, Value: fmt.Sprintf("%d partition(s)", count[t])})
+	}
+	for _, f := range p.Findings {
+		d.Findings = append(d.Findings, page.Finding{Severity: f.Severity, Message: f.Message})
+	}
+}
+
+// backfillProgress answers GET /backfills/:name/progress: the fragment htmx polls.
+func (s *Server) backfillProgress(c echo.Context) error {
+	svc, err := s.backfills()
+	if err != nil {
+		return err
+	}
+	name := c.Param("name")
+	st, err := svc.Status(c.Request().Context(), name)
+	if err != nil {
+		return backfillError(err)
+	}
+	return render(c, http.StatusOK, page.BackfillProgressFragment(*progressView(name, st)))
+}
+
+// apiBackfillShow answers GET /api/v1/backfills/:name: the plan.
+func (s *Server) apiBackfillShow(c echo.Context) error {
+	svc, err := s.backfills()
+	if err != nil {
+		return err
+	}
+	p, err := svc.Plan(c.Request().Context(), c.Param("name"), s.actor(c))
+	if err != nil {
+		return backfillError(err)
+	}
+	return c.JSON(http.StatusOK, p)
+}
+
+// apiBackfillStatus answers GET /api/v1/backfills/:name/status.
+func (s *Server) apiBackfillStatus(c echo.Context) error {
+	svc, err := s.backfills()
+	if err != nil {
+		return err
+	}
+	st, err := svc.Status(c.Request().Context(), c.Param("name"))
+	if err != nil {
+		return backfillError(err)
+	}
+	return c.JSON(http.StatusOK, st)
+}

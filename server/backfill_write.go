@@ -1,0 +1,128 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"trueup/backfill"
+	"trueup/server/page"
+)
+
+// backfillDryRun answers POST /backfills/:name/dry-run: the diff of the new rows against the live
+// version, nothing written.
+func (s *Server) backfillDryRun(c echo.Context) error {
+	svc, err := s.backfills()
+	if err != nil {
+		return err
+	}
+	name := c.Param("name")
+	pv, err := svc.DryRun(c.Request().Context(), name)
+	if err != nil {
+		return backfillError(err)
+	}
+	d := page.DryRun{Chrome: s.chrome("Dry run of "+name, "Backfills"), Name: name, Href: backfillHref(name), OK: pv.OK, Notes: pv.Notes}
+	if pv.Plan != nil {
+		for _, f := range pv.Plan.Findings {
+			if f.Severity == "blocking" {
+				d.Notes = append(d.Notes, "blocked: "+f.Message)
+			}
+		}
+	}
+	for _, t := range pv.Tables {
+		d.Tables = append(d.Tables, previewTable(t))
+	}
+	return render(c, http.StatusOK, page.DryRunPage(d))
+}
+
+func previewTable(t backfill.PreviewTable) page.DiffTable {
+	res := t.Result
+	d := page.DiffTable{Table: t.Table, Live: t.Live, New: res.New.Relation, ExpectationsMet: res.ExpectationsMet}
+	if res.Expectations != "" {
+		d.Expect = res.Expectations
+	}
+	for _, p := range res.Partitions {
+		if p.Unchanged() {
+			d.Unchanged++
+			continue
+		}
+		d.Changed = append(d.Changed, page.ChangedRow{Partition: p.Partition, OldCount: p.OldCount, NewCount: p.NewCount,
+			Delta: p.Delta, Pct: pct(p.PctChange), Verdict: p.Verdict})
+	}
+	return d
+}
+
+// backfillRun answers POST /backfills/:name/run: start building in the background.
+func (s *Server) backfillRun(c echo.Context) error {
+	svc, err := s.backfills()
+	if err != nil {
+		return err
+	}
+	sample, _ := strconv.Atoi(c.FormValue("sample"))
+	if _, err := svc.Start(c.Request().Context(), c.Param("name"), s.actor(c), max(sample, 0)); err != nil {
+		return backfillError(err)
+	}
+	return c.Redirect(http.StatusSeeOther, backfillHref(c.Param("name")))
+}
+
+// backfillResume answers POST /backfills/:name/resume.
+func (s *Server) backfillResume(c echo.Context) error {
+	svc, err := s.backfills()
+	if err != nil {
+		return err
+	}
+	if _, err := svc.Resume(c.Request().Context(), c.Param("name")); err != nil {
+		return backfillError(err)
+	}
+	return c.Redirect(http.StatusSeeOther, backfillHref(c.Param("name")))
+}
+
+// backfillCancel answers POST /backfills/:name/cancel.
+func (s *Server) backfillCancel(c echo.Context) error {
+	svc, err := s.backfills()
+	if err != nil {
+		return err
+	}
+	if _, err := svc.Cancel(c.Request().Context(), c.Param("name"), s.actor(c)); err != nil {
+		return backfillError(err)
+	}
+	return c.Redirect(http.StatusSeeOther, backfillHref(c.Param("name")))
+}
+
+// apiBackfillAction answers POST /api/v1/backfills/:name/{dry-run,run,resume,cancel}.
+func (s *Server) apiBackfillAction(c echo.Context) error {
+	svc, err := s.backfills()
+	if err != nil {
+		return err
+	}
+	ctx, name := c.Request().Context(), c.Param("name")
+	switch c.Param("action") {
+	case "dry-run":
+		pv, err := svc.DryRun(ctx, name)
+		if err != nil {
+			return backfillError(err)
+		}
+		return c.JSON(http.StatusOK, pv)
+	case "run":
+		sample, _ := strconv.Atoi(c.QueryParam("sample"))
+		run, err := svc.Start(ctx, name, s.actor(c), max(sample, 0))
+		if err != nil {
+			return backfillError(err)
+		}
+		return c.JSON(http.StatusAccepted, run)
+	case "resume":
+		run, err := svc.Resume(ctx, name)
+		if err != nil {
+			return backfillError(err)
+		}
+		return c.JSON(http.StatusAccepted, run)
+	case "cancel":
+		run, err := svc.Cancel(ctx, name, s.actor(c))
+		if err != nil {
+			return backfillError(err)
+		}
+		return c.JSON(http.StatusAccepted, run)
+	}
+	return echo.NewHTTPError(http.StatusNotFound, "unknown action")
+}
