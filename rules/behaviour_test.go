@@ -120,6 +120,7 @@ GROUP BY d
 	"orders/dist_loose.sql":   {Data: []byte("-- kind: distribution\n-- table: orders\n-- partition: d\n-- dimension: region\n-- baseline: 3\n-- threshold: 20%\n")},
 	"orders/rel_customer.sql": {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: customer_id\n-- parent: customers\n-- partition: d\n")},
 	"orders/rel_region.sql":   {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: region\n-- parent: regions\n")},
+	"orders/rel_id.sql":       {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: id\n-- parent: customers\n-- parent_column: customer_id\n")},
 	"orders/fresh_ok.sql":     {Data: []byte("-- kind: freshness\n-- table: orders\n-- column: ts\n-- max_age: 1d\n")},
 	"orders/fresh_stale.sql":  {Data: []byte("-- kind: freshness\n-- table: orders\n-- column: ts\n-- max_age: 12h\n")},
 	"orders/fresh_date.sql":   {Data: []byte("-- kind: freshness\n-- table: orders\n-- column: d\n-- max_age: 1d\n")},
@@ -196,6 +197,7 @@ func TestEveryKind(t *testing.T) {
 			"dist_loose":          {StatusPass, 0, none},
 			"rel_customer":        {StatusFail, 1, []string{"2026-07-08"}},
 			"rel_region":          {StatusPass, 0, none},
+			"rel_id":              {StatusFail, 33, none}, // ids 5..36 and the resent 18; NULL ids ignored
 			"fresh_ok":            {StatusPass, 0, none},
 			"fresh_stale":         {StatusFail, 1, none},
 			"fresh_date":          {StatusFail, 1, none}, // 07-10 counts as midnight: 30h old
@@ -214,11 +216,12 @@ func TestEveryKind(t *testing.T) {
 			t.Errorf("outcomes (-want +got):\n%s", diff)
 		}
 		// orders: one scan grouped by (d, region) carries every partition and table aggregate
-		// and the per-day uniqueness; two duplicate scans; raw, calendar; the reference SELECT;
-		// two custom rules; one column listing; then two follow-ups (NULL rows, orphan keys).
-		// The day of ts and the month of d are other groupings: orders twice more, raw once.
-		if run.Queries != 14 {
-			t.Errorf("queries = %d, want 14", run.Queries)
+		// and the per-day uniqueness; two duplicate scans; three orphan anti-joins; raw,
+		// calendar; the reference SELECT; two custom rules; one column listing; then one
+		// follow-up (the NULL rows). The day of ts and the month of d are other groupings:
+		// orders twice more, raw once.
+		if run.Queries != 16 {
+			t.Errorf("queries = %d, want 16", run.Queries)
 		}
 		if run.Failed() != true {
 			t.Errorf("run.Failed() = false with failing error-severity rules")
@@ -233,10 +236,12 @@ func TestEveryKind(t *testing.T) {
 				"unique_id":    {{{"id", int64(18)}, {"rows", int64(2)}}},
 				"totals_tight": {{{"partition", "2026-07-04"}, {"value", 40.0}, {"reference", 42.0}, {"difference", -2.0}, {"difference_pct", -4.76}}},
 				"rel_customer": {{{"customer_id", int64(99)}, {"rows", int64(1)}}},
+				"rel_id":       {{{"id", int64(18)}, {"rows", int64(2)}}, {{"id", int64(5)}, {"rows", int64(1)}}, {{"id", int64(6)}, {"rows", int64(1)}}},
 				"dist_tight":   {{{"partition", "2026-07-06"}, {"region", "EU"}, {"share_pct", 40.0}, {"baseline_pct", 25.0}, {"change_pct", 15.0}}},
 				"custom_big":   {{{"id", int64(18)}, {"d", "2026-07-06"}, {"amount", 20.0}}},
 				"fresh_stale":  {{{"newest", "2026-07-10 12:00:00"}, {"age", "18h"}, {"max_age", "12h"}}},
 			}
+			got["rel_id"] = limitSample(got["rel_id"], 3)
 			for rule, w := range wantSamples {
 				if diff := cmp.Diff(w, got[rule]); diff != "" {
 					t.Errorf("%s sample (-want +got):\n%s", rule, diff)

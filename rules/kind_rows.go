@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -84,57 +85,82 @@ func dupSQL(d tsql.Dialect, relation string, keys, notNull []string) string {
 		" WHERE " + strings.Join(conds, " AND ") + " GROUP BY " + strings.Join(group, ", ") + " HAVING count(*) > 1"
 }
 
-// relationships: every non-NULL value of column exists in the parent's column. The count of
-// orphan rows rides on the relation's aggregate scan as a NOT IN over the parent's keys.
+// relationships: every non-NULL value of column exists in the parent's column. The orphans
+// come from their own anti-join, grouped by partition and value: a NOT IN filter lets the
+// engine drop matching rows early, where folding it into the relation's aggregate scan would
+// mark every row (four times slower on DuckDB). One query gives the count, the failing
+// partitions and the sample unless there are more than dupCap orphan groups.
 func (c *check) relationships() {
 	r := c.rule
 	col := c.d.Quote(r.Column)
 	pc := c.d.Quote(r.ParentCol)
 	cond := col + " IS NOT NULL AND " + col + " NOT IN (SELECT " + pc + " FROM " + c.d.QuoteRelation(r.Parent) + " WHERE " + pc + " IS NOT NULL)"
-	main := c.agg(c.engine, r.Table, c.partitionKey(), aggExpr{c.d.CountIf(cond), "sum"})
+	keys := append(c.partitionKey(), col)
+	grouped := func(keys []string) string {
+		var sel, group []string
+		for i, k := range keys {
+			sel = append(sel, k+" AS "+keyAlias(i))
+			group = append(group, keyAlias(i))
+		}
+		q := "SELECT " + strings.Join(append(sel, "count(*) AS "+countAlias), ", ") + " FROM " + c.table() + " WHERE " + cond
+		if len(group) > 0 {
+			q += " GROUP BY " + strings.Join(group, ", ")
+		}
+		return q
+	}
+	orphans := c.raw(c.engine, grouped(keys)+" ORDER BY "+countAlias+" DESC, "+strings.Join(aliases(len(keys)), ", "), dupCap)
 	c.judge = func(_ context.Context, j *judgeEnv) verdict {
 		var v verdict
-		last := len(c.partitionKey()) + 1
-		for _, row := range main.rows {
-			n := tsql.AsInt64(row[last])
+		parts := newPartitions()
+		byValue := newPartitions()
+		rows := map[string]int64{}
+		for _, row := range orphans.rows {
+			n := tsql.AsInt64(row[len(row)-1])
 			v.violations += n
-			if n > 0 && r.Partition != "" {
-				v.failing = append(v.failing, partitionText(row[0]))
+			if r.Partition != "" {
+				parts.add(row[0])
 			}
+			k := byValue.add(row[len(row)-2])
+			rows[k] += n
 		}
-		sortPartitions(v.failing, main.rows)
+		v.failing = parts.sorted()
 		v.failed = v.violations > 0
 		if !v.failed {
 			return v
 		}
+		var sample []Row
+		for _, k := range byValue.sorted() {
+			sample = append(sample, Row{{r.Column, sampleValue(byValue.vals[k])}, {"rows", rows[k]}})
+		}
+		sort.SliceStable(sample, func(a, b int) bool { return sample[a][1].Value.(int64) > sample[b][1].Value.(int64) })
+		v.sample = limitSample(sample, j.sample)
 		v.message = fmt.Sprintf("%s whose %s is not in %s.%s", plural(v.violations, "row", "rows"), r.Column, r.Parent, r.ParentCol)
-		orphans := c.follow("SELECT "+col+", count(*) AS "+countAlias+" FROM "+c.table()+" WHERE "+cond+
-			" GROUP BY "+col+" ORDER BY "+countAlias+" DESC, "+col+" LIMIT "+fmt.Sprint(j.sample), j.sample)
-		c.finish = func(v *verdict) {
-			for _, row := range orphans.rows {
-				v.sample = append(v.sample, rowOf([]string{r.Column, "rows"}, row))
+		if orphans.truncated {
+			// too many orphan groups to fetch: count them per partition instead
+			byPart := c.follow(grouped(c.partitionKey()), refCap)
+			c.finish = func(v *verdict) {
+				p := newPartitions()
+				v.violations = 0
+				for _, row := range byPart.rows {
+					v.violations += tsql.AsInt64(row[len(row)-1])
+					if r.Partition != "" {
+						p.add(row[0])
+					}
+				}
+				v.failing = p.sorted()
+				v.message = fmt.Sprintf("%s whose %s is not in %s.%s", plural(v.violations, "row", "rows"), r.Column, r.Parent, r.ParentCol)
 			}
 		}
 		return v
 	}
 }
 
-// sortPartitions orders partition texts by the values they came from.
-func sortPartitions(texts []string, rows [][]any) {
-	if len(texts) < 2 {
-		return
+func aliases(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = keyAlias(i)
 	}
-	p := newPartitions()
-	want := map[string]bool{}
-	for _, t := range texts {
-		want[t] = true
-	}
-	for _, row := range rows {
-		if want[partitionText(row[0])] {
-			p.add(row[0])
-		}
-	}
-	copy(texts, p.sorted())
+	return out
 }
 
 // freshness: the newest value of a date or timestamp column is at most max_age old. A date
