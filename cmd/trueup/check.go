@@ -133,7 +133,7 @@ func projectTargets(e *env, a *app) rules.TargetMap {
 // openMonitor loads the project's rules for serve, refusing a broken rule set as check does,
 // and returns the monitor that runs the scheduled ones. A project without a rules folder
 // serves with no rules.
-func openMonitor(ctx context.Context, e *env, a *app, log *slog.Logger) (*monitor.Monitor, error) {
+func openMonitor(ctx context.Context, e *env, a *app, log *slog.Logger, opts ...monitor.Option) (*monitor.Monitor, error) {
 	targets := projectTargets(e, a)
 	var set []*rules.Rule
 	if dir := a.cfg.ProjectDir("rules"); dirExists(dir) {
@@ -145,7 +145,8 @@ func openMonitor(ctx context.Context, e *env, a *app, log *slog.Logger) (*monito
 	}
 	store := rules.NewStore(a.ledger)
 	runner := rules.NewRunner(targets, rules.WithSchemaStore(store))
-	return monitor.New(set, runner, store, monitor.NewLedgerSlots(a.ledger), monitor.WithLogger(log)), nil
+	opts = append([]monitor.Option{monitor.WithLogger(log)}, opts...)
+	return monitor.New(set, runner, store, monitor.NewLedgerSlots(a.ledger), opts...), nil
 }
 
 func dirExists(dir string) bool {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"trueup/backfill"
+	"trueup/monitor"
 	"trueup/server"
 )
 
@@ -38,11 +39,19 @@ func serve(ctx context.Context, e *env, a *app, addr string) error {
 	for _, name := range a.names {
 		targets = append(targets, server.Target{Name: name, Engine: a.targets[name]})
 	}
-	mon, err := openMonitor(ctx, e, a, log)
+	ntc, err := openNotices(ctx, e, a, log)
 	if err != nil {
 		return err
 	}
-	ntc, err := openNotices(ctx, e, a, log)
+	// a rule's alerts go to the subscribers of its table, through the notices outbox
+	var mon *monitor.Monitor
+	tableOf := func(rule string) string {
+		if r, err := mon.Rule(rule); err == nil {
+			return r.Table
+		}
+		return ""
+	}
+	mon, err = openMonitor(ctx, e, a, log, monitor.WithAlerts(ntc.AlertSender(tableOf, log)))
 	if err != nil {
 		return err
 	}
