@@ -1,0 +1,312 @@
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"trueup/monitor/cron"
+)
+
+// fieldParser reads typed values out of header keys, reporting bad ones at their line.
+type fieldParser struct {
+	keys map[string]header
+	bad  func(line int, format string, args ...any)
+}
+
+func (p *fieldParser) get(key string) (string, int, bool) {
+	h, ok := p.keys[key]
+	if !ok || h.value == "" {
+		return "", h.line, false
+	}
+	return h.value, h.line, true
+}
+
+func (p *fieldParser) ident(key string) string {
+	v, line, ok := p.get(key)
+	if ok && !identRe.MatchString(v) {
+		p.bad(line, "%s %q: want one column name", key, v)
+		return ""
+	}
+	return v
+}
+
+func (p *fieldParser) relation(key string) string {
+	v, line, ok := p.get(key)
+	if ok && !relationRe.MatchString(v) {
+		p.bad(line, "%s %q: want a table or view name (name or schema.name)", key, v)
+		return ""
+	}
+	return v
+}
+
+func (p *fieldParser) list(key string, re *regexp.Regexp, what string) []string {
+	v, line, ok := p.get(key)
+	if !ok {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.FieldsFunc(v, func(c rune) bool { return c == ',' || c == ' ' || c == '\t' }) {
+		switch {
+		case !re.MatchString(f):
+			p.bad(line, "%s: %q is not a %s", key, f, what)
+		case seen[f]:
+			p.bad(line, "%s: %s is listed twice", key, f)
+		default:
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (p *fieldParser) fill(r *Rule) {
+	r.Description, _, _ = p.get("description")
+	r.Owner, _, _ = p.get("owner")
+	r.Target, _, _ = p.get("target")
+	if v, line, ok := p.get("severity"); ok {
+		switch Severity(v) {
+		case SeverityError, SeverityWarn:
+			r.Severity = Severity(v)
+		default:
+			p.bad(line, "severity %q: want error or warn", v)
+		}
+	}
+	r.Tags = p.list("tags", tagRe, "tag")
+	if v, line, ok := p.get("schedule"); ok {
+		s, err := cron.Parse(v)
+		if err != nil {
+			p.bad(line, "schedule: %v", err)
+		}
+		r.Schedule = s
+	}
+	r.Table = p.relation("table")
+	r.Partition = p.ident("partition")
+	if v, line, ok := p.get("grain"); ok {
+		switch v {
+		case "day", "hour", "month":
+			r.Grain = v
+		default:
+			p.bad(line, "grain %q: want day, hour or month", v)
+		}
+	}
+	r.Columns = p.list("columns", identRe, "column name")
+	r.NotNull = p.list("not_null", identRe, "column name")
+	if v, line, ok := p.get("min_rows"); ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			p.bad(line, "min_rows %q: want a whole number, 0 or more", v)
+		}
+		r.MinRows = n
+	}
+	if v, line, ok := p.get("expect"); ok {
+		e, err := parseExpect(v)
+		if err != nil {
+			p.bad(line, "expect %q: %v", v, err)
+		}
+		r.Expect = e
+	}
+	r.Column = p.ident("column")
+	r.Parent = p.relation("parent")
+	r.ParentCol = p.ident("parent_column")
+	if r.ParentCol == "" {
+		r.ParentCol = r.Column
+	}
+	r.Dimension = p.ident("dimension")
+	if v, line, ok := p.get("measure"); ok {
+		if err := expression(v); err != nil {
+			p.bad(line, "measure %q: %v", v, err)
+		}
+		r.Measure = v
+	}
+	if r.Kind == Distribution && r.Measure == "" {
+		r.Measure = "count(*)"
+	}
+	p.reference(r)
+	if v, line, ok := p.get("tolerance"); ok {
+		t, err := parseTolerance(v)
+		if err != nil {
+			p.bad(line, "tolerance %q: %v", v, err)
+		}
+		r.Tolerance = t
+	}
+	if v, line, ok := p.get("baseline"); ok {
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSuffix(v, " partitions"), " days"))
+		if err != nil || n < 1 || n > 366 {
+			p.bad(line, "baseline %q: want the number of trailing partitions, 1 to 366", v)
+		}
+		r.Baseline = n
+	}
+	if v, line, ok := p.get("threshold"); ok {
+		f, err := parseFraction(v)
+		if err != nil || f <= 0 || f >= 1 {
+			p.bad(line, "threshold %q: want a share change between 0%% and 100%%, e.g. 5%%", v)
+		}
+		r.Threshold = f
+	}
+	if v, line, ok := p.get("max_age"); ok {
+		d, err := parseAge(v)
+		if err != nil {
+			p.bad(line, "max_age %q: %v", v, err)
+		}
+		r.MaxAge = d
+	}
+}
+
+func (p *fieldParser) reference(r *Rule) {
+	if v, line, ok := p.get("reference"); ok {
+		r.Reference.Line = line
+		if selectRe.MatchString(v) {
+			sel, err := readOnlySelect(v)
+			if err != nil {
+				p.bad(line, "reference: %v", err)
+			}
+			r.Reference.Select = sel
+		} else if relationRe.MatchString(v) {
+			r.Reference.Relation = v
+		} else {
+			p.bad(line, "reference %q: want a table or view name, or a SELECT", v)
+		}
+	}
+	r.Reference.Target, _, _ = p.get("reference_target")
+	r.Reference.Partition = p.ident("reference_partition")
+	if v, line, ok := p.get("reference_measure"); ok {
+		if err := expression(v); err != nil {
+			p.bad(line, "reference_measure %q: %v", v, err)
+		}
+		r.Reference.Measure = v
+	}
+	if r.Reference.Select != "" {
+		for _, k := range []string{"reference_partition", "reference_measure"} {
+			if h, ok := p.keys[k]; ok {
+				p.bad(h.line, "%s applies to a reference relation, not a reference SELECT", k)
+			}
+		}
+	}
+}
+
+// body attaches the SQL after the header: the query of a custom rule, or the reference SELECT
+// of a completeness or totals rule written over several lines.
+func (p *fieldParser) body(r *Rule, body string, line int) {
+	if body == "" {
+		if r.Kind == Custom {
+			p.bad(1, "kind custom needs a SELECT after the header returning the violating rows")
+		}
+		if _, given := p.keys["reference"]; r.Kind == Totals && !given {
+			p.bad(1, "kind totals needs reference: (a relation or SELECT) or a SELECT after the header")
+		}
+		return
+	}
+	sel, err := readOnlySelect(body)
+	if err != nil {
+		p.bad(line, "%v", err)
+	}
+	switch r.Kind {
+	case Custom:
+		r.Body, r.BodyLine = sel, line
+	case Completeness, Totals:
+		if r.Reference.IsSet() {
+			p.bad(line, "the reference is given twice: by reference: on line %d and by this SELECT", r.Reference.Line)
+			return
+		}
+		r.Reference.Select, r.Reference.Line = sel, line
+	default:
+		p.bad(line, "kind %s takes no SQL after the header (for your own SQL use kind: custom)", r.Kind)
+	}
+}
+
+// crossCheck reports keys that only make sense together.
+func (p *fieldParser) crossCheck(r *Rule) {
+	if r.Kind != Completeness {
+		return
+	}
+	_, expect := p.keys["expect"]
+	_, ref := p.keys["reference"]
+	ref = ref || r.Reference.IsSet()
+	if !expect && !ref && len(r.NotNull) == 0 && r.MinRows == 0 {
+		if _, ok := p.keys["min_rows"]; !ok {
+			p.bad(p.keys["kind"].line, "kind completeness needs at least one of expect:, reference: (or a SELECT), not_null:, min_rows:")
+		}
+	}
+	if (expect || ref) && r.Partition == "" {
+		if _, ok := p.keys["partition"]; !ok {
+			p.bad(p.keys["kind"].line, "completeness with expected partitions (expect: or a reference) needs partition:")
+		}
+	}
+}
+
+func parseExpect(v string) (*Expect, error) {
+	if v == "continuous" {
+		return &Expect{Continuous: true}, nil
+	}
+	from, to, ok := strings.Cut(v, "..")
+	if !ok {
+		return nil, fmt.Errorf("want FROM..TO (dates, TO may be today or yesterday) or continuous")
+	}
+	e := &Expect{}
+	var err error
+	if e.From, err = time.Parse("2006-01-02", strings.TrimSpace(from)); err != nil {
+		return nil, fmt.Errorf("from %q is not a date like 2026-06-01", strings.TrimSpace(from))
+	}
+	switch to = strings.TrimSpace(to); to {
+	case "today", "yesterday":
+		e.ToRelative = to
+	default:
+		if e.To, err = time.Parse("2006-01-02", to); err != nil {
+			return nil, fmt.Errorf("to %q is not a date like 2026-08-31, today or yesterday", to)
+		}
+		if e.To.Before(e.From) {
+			return nil, fmt.Errorf("ends before it starts")
+		}
+	}
+	return e, nil
+}
+
+func parseTolerance(v string) (Tolerance, error) {
+	if s, ok := strings.CutSuffix(v, "%"); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || f < 0 {
+			return Tolerance{}, fmt.Errorf("want a number 0 or more, absolute (5) or relative (0.1%%)")
+		}
+		return Tolerance{Value: f / 100, Relative: true}, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 {
+		return Tolerance{}, fmt.Errorf("want a number 0 or more, absolute (5) or relative (0.1%%)")
+	}
+	return Tolerance{Value: f}, nil
+}
+
+func parseFraction(v string) (float64, error) {
+	if s, ok := strings.CutSuffix(v, "%"); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		return f / 100, err
+	}
+	return strconv.ParseFloat(v, 64)
+}
+
+var ageRe = regexp.MustCompile(`^(\d+)d(.*)$`)
+
+// parseAge reads a Go duration that may start with whole days: 36h, 2d, 1d12h, 90m.
+func parseAge(v string) (time.Duration, error) {
+	var days time.Duration
+	rest := v
+	if m := ageRe.FindStringSubmatch(v); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		days, rest = time.Duration(n)*24*time.Hour, m[2]
+	}
+	var d time.Duration
+	if rest != "" {
+		var err error
+		if d, err = time.ParseDuration(rest); err != nil {
+			return 0, fmt.Errorf("want a duration such as 36h, 2d or 1d12h")
+		}
+	}
+	if days+d <= 0 {
+		return 0, fmt.Errorf("want a duration above zero, such as 36h, 2d or 1d12h")
+	}
+	return days + d, nil
+}
