@@ -19,18 +19,20 @@ type differ struct {
 	scales  []float64
 	parts   map[string]*partDiff
 
-	cur      string
-	old, new [][]any
+	old, new [][]any // the rows of the current key
+
+	lastPart  *partDiff // the partition of the previous key, and its value
+	lastValue any
 }
 
 // partDiff is what the row-level comparison found in one partition.
 type partDiff struct {
 	rows       RowCounts
-	changed    map[string]int64
+	changedBy  []int64 // changed rows per compared column
 	samples    Samples
 	fetchedOld int64 // rows read for keys that may differ, per side
 	fetchedNew int64
-	seen       map[string]bool // keys classified, for the duplicate follow-up
+	dups       map[string]bool // duplicate keys found, so the follow-up does not count them twice
 }
 
 func newDiffer(p *plan) *differ {
@@ -72,7 +74,7 @@ func (df *differ) groupKey(vals []any) string {
 func (df *differ) part(key string) *partDiff {
 	pd := df.parts[key]
 	if pd == nil {
-		pd = &partDiff{changed: map[string]int64{}, seen: map[string]bool{}}
+		pd = &partDiff{changedBy: make([]int64, len(df.p.compared)), dups: map[string]bool{}}
 		df.parts[key] = pd
 	}
 	return pd
@@ -80,20 +82,53 @@ func (df *differ) part(key string) *partDiff {
 
 // add takes one row of one side; vals are the compared columns in plan order and are copied.
 func (df *differ) add(new bool, vals []any) {
-	k := df.groupKey(vals)
-	if k != df.cur {
+	if df.old == nil && df.new == nil || !df.sameGroup(vals) {
 		df.flush()
-		df.cur = k
 	}
 	row := append([]any(nil), vals...)
-	pd := df.part(df.partKey(vals))
 	if new {
 		df.new = append(df.new, row)
-		pd.fetchedNew++
 	} else {
 		df.old = append(df.old, row)
-		pd.fetchedOld++
 	}
+}
+
+// sameGroup reports whether vals have the partition and key of the rows held for the current key.
+func (df *differ) sameGroup(vals []any) bool {
+	var cur []any
+	switch {
+	case len(df.old) > 0:
+		cur = df.old[0]
+	case len(df.new) > 0:
+		cur = df.new[0]
+	default:
+		return false
+	}
+	if df.partIdx >= 0 && !sameValue(cur[df.partIdx], vals[df.partIdx]) {
+		return false
+	}
+	for _, i := range df.keyIdx {
+		if !sameValue(cur[i], vals[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameValue is value identity for grouping: cheap for the common types, valueKey otherwise.
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case int64:
+		y, ok := b.(int64)
+		return ok && x == y
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case time.Time:
+		y, ok := b.(time.Time)
+		return ok && x.Equal(y)
+	}
+	return valueKey(a) == valueKey(b)
 }
 
 // flush classifies the rows of the current key.
@@ -106,10 +141,19 @@ func (df *differ) flush() {
 	if m > 0 {
 		first = df.old
 	}
-	pd := df.part(df.partKey(first[0]))
-	pd.seen[df.cur] = true
+	pd := df.lastPart
+	if pd == nil || (df.partIdx >= 0 && !sameValue(df.lastValue, first[0][df.partIdx])) {
+		pd = df.part(df.partKey(first[0]))
+		df.lastPart = pd
+		if df.partIdx >= 0 {
+			df.lastValue = first[0][df.partIdx]
+		}
+	}
+	pd.fetchedOld += int64(m)
+	pd.fetchedNew += int64(n)
 	switch {
 	case m > 1 || n > 1:
+		pd.dups[df.groupKey(first[0])] = true
 		pd.rows.DuplicateKeys++
 		if len(pd.samples.Duplicates) < df.limit {
 			pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: df.keyOf(first[0]), OldRows: int64(m), NewRows: int64(n)})
@@ -125,17 +169,24 @@ func (df *differ) flush() {
 			pd.samples.Removed = append(pd.samples.Removed, Row{Key: df.keyOf(first[0]), Values: df.valuesOf(df.old[0])})
 		}
 	default:
-		var cols []ColumnChange
-		for i, c := range df.p.compared {
-			if !df.equal(i, df.old[0][i], df.new[0][i]) {
-				cols = append(cols, ColumnChange{Column: c.Name, Old: jsonValue(df.old[0][i]), New: jsonValue(df.new[0][i])})
-				pd.changed[c.Name]++
+		o, nw := df.old[0], df.new[0]
+		changed := false
+		for i := range df.p.compared {
+			if !df.equal(i, o[i], nw[i]) {
+				changed = true
+				pd.changedBy[i]++
 			}
 		}
-		if len(cols) > 0 {
+		if changed {
 			pd.rows.Changed++
 			if len(pd.samples.Changed) < df.limit {
-				pd.samples.Changed = append(pd.samples.Changed, Change{Key: df.keyOf(first[0]), Columns: cols})
+				var cols []ColumnChange
+				for i, c := range df.p.compared {
+					if !df.equal(i, o[i], nw[i]) {
+						cols = append(cols, ColumnChange{Column: c.Name, Old: jsonValue(o[i]), New: jsonValue(nw[i])})
+					}
+				}
+				pd.samples.Changed = append(pd.samples.Changed, Change{Key: df.keyOf(o), Columns: cols})
 			}
 		}
 	}
@@ -146,14 +197,28 @@ func (df *differ) flush() {
 // but not as many of them).
 func (df *differ) duplicate(partKey, groupKey string, key map[string]any, oldRows, newRows int64) {
 	pd := df.part(partKey)
-	if pd.seen[groupKey] {
+	if pd.dups[groupKey] {
 		return
 	}
-	pd.seen[groupKey] = true
+	pd.dups[groupKey] = true
 	pd.rows.DuplicateKeys++
 	if len(pd.samples.Duplicates) < df.limit {
 		pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: key, OldRows: oldRows, NewRows: newRows})
 	}
+}
+
+// changed is the partition's changed rows per column name, nil when none.
+func (df *differ) changed(pd *partDiff) map[string]int64 {
+	var out map[string]int64
+	for i, n := range pd.changedBy {
+		if n > 0 {
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[df.p.compared[i].Name] = n
+		}
+	}
+	return out
 }
 
 func (df *differ) keyOf(vals []any) map[string]any {

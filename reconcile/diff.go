@@ -42,11 +42,12 @@ func Diff(ctx context.Context, spec Spec) (*Result, error) {
 	parts := p.comparePartitions(sums[0], sums[1])
 	r.Partitions = parts
 
-	var both []*Partition
-	var oneSided []*Partition
+	var both, oneSided []*Partition
+	matched := 0
 	for _, pt := range parts {
 		switch {
 		case pt.ChecksumMatch:
+			matched++
 		case pt.Presence != PresenceBoth:
 			oneSided = append(oneSided, pt)
 		case p.part != nil && pt.value == nil:
@@ -58,7 +59,10 @@ func Diff(ctx context.Context, spec Spec) (*Result, error) {
 
 	df := newDiffer(p)
 	if len(both) > 0 {
-		n, err := p.rowDiff(ctx, df, both)
+		// When most partitions differ and the rest match, filtering costs more than joining the
+		// matching ones: all their rows are equal, so they yield nothing.
+		everyPartition := len(both)*2 >= len(parts) && len(both)+matched == len(parts)
+		n, err := p.rowDiff(ctx, df, both, everyPartition)
 		if err != nil {
 			return nil, err
 		}
@@ -68,9 +72,7 @@ func Diff(ctx context.Context, spec Spec) (*Result, error) {
 		pd := df.part(valueKey(pt.value))
 		rows := pd.rows
 		pt.Rows = &rows
-		if len(pd.changed) > 0 {
-			pt.ChangedColumns = pd.changed
-		}
+		pt.ChangedColumns = df.changed(pd)
 		pd.samples.setPartition(pt.Partition)
 		if !pd.samples.empty() {
 			s := pd.samples
@@ -89,13 +91,16 @@ func Diff(ctx context.Context, spec Spec) (*Result, error) {
 
 // rowDiff runs the row-level comparison of partitions present on both sides with different
 // checksums, in one engine or across two.
-func (p *plan) rowDiff(ctx context.Context, df *differ, parts []*Partition) (int64, error) {
+func (p *plan) rowDiff(ctx context.Context, df *differ, parts []*Partition, everyPartition bool) (int64, error) {
 	if p.cross {
 		return p.rowDiffAcross(ctx, df, parts)
 	}
-	values := make([]any, len(parts))
-	for i, pt := range parts {
-		values[i] = pt.value
+	var values []any
+	if !everyPartition {
+		values = make([]any, len(parts))
+		for i, pt := range parts {
+			values[i] = pt.value
+		}
 	}
 	n, err := p.rowDiffInEngine(ctx, df, values)
 	if err != nil {

@@ -182,6 +182,40 @@ func TestDiff(t *testing.T) {
 			}
 		})
 
+		t.Run("moved_row_is_removed_and_added", func(t *testing.T) {
+			fresh(t, baseRows(), edit(baseRows(), func(r []any) []any {
+				if r[0].(int64) == 2 {
+					r[1] = day("2026-07-11")
+				}
+				return r
+			}))
+			checkOverview(t, diff(t, spec(e)),
+				"2026-07-10 both 4→3 match=false unexpected +0 -1 ~0 dup0",
+				"2026-07-11 both 4→5 match=false unexpected +1 -0 ~0 dup0",
+				"2026-07-12 both 4→4 match=true unchanged")
+		})
+
+		t.Run("every_partition_differs", func(t *testing.T) {
+			// Most partitions differ, so the row diff runs without a partition filter.
+			fresh(t, baseRows(), edit(baseRows(), func(r []any) []any {
+				if id := r[0].(int64); id == 1 || id == 5 || id == 9 {
+					r[2] = "x"
+				}
+				if id := r[0].(int64); id == 12 {
+					return nil
+				}
+				return r
+			}))
+			r := diff(t, spec(e))
+			checkOverview(t, r,
+				"2026-07-10 both 4→4 match=false unexpected +0 -0 ~1 dup0",
+				"2026-07-11 both 4→4 match=false unexpected +0 -0 ~1 dup0",
+				"2026-07-12 both 4→3 match=false unexpected +0 -1 ~1 dup0")
+			if r.RowsTransferred != 7 {
+				t.Errorf("rows read out: %d, want the 7 rows of the 4 differing keys", r.RowsTransferred)
+			}
+		})
+
 		t.Run("nulls_compare_equal_and_to_values", func(t *testing.T) {
 			// Row 4 has a NULL name on both sides; row 8 gets a NULL score; row 12 a name for a NULL.
 			oldRows := edit(baseRows(), func(r []any) []any {

@@ -10,9 +10,9 @@ import (
 )
 
 // rowDiffInEngine compares, inside the one engine both sides live in, the rows of the given
-// partitions by key. A narrow FULL JOIN of (partition, key, row hash) finds the keys whose rows
-// may differ; only those keys' rows are read out, sorted so each key's rows arrive together.
-// It returns the number of rows read.
+// partitions by key (values nil: every partition in scope). A narrow FULL JOIN of (partition,
+// key, row hash) finds the keys whose rows may differ; only those keys' rows are read out, sorted
+// so each key's rows arrive together. It returns the number of rows read.
 func (p *plan) rowDiffInEngine(ctx context.Context, df *differ, values []any) (int64, error) {
 	e := p.spec.Old.Engine
 	d := e.Dialect()
@@ -32,7 +32,7 @@ func (p *plan) rowDiffInEngine(ctx context.Context, df *differ, values []any) (i
 	for i, n := range names {
 		quoted[i] = d.Quote(n)
 	}
-	keys := "SELECT DISTINCT " + strings.Join(quoted, ", ") + " FROM (" + side(false, "__ho") + ") AS o FULL OUTER JOIN (" +
+	keys := "SELECT " + strings.Join(quoted, ", ") + " FROM (" + side(false, "__ho") + ") AS o FULL OUTER JOIN (" +
 		side(true, "__hn") + ") AS n USING (" + strings.Join(quoted, ", ") + ") WHERE NOT " + d.NullSafeEqual(d.Quote("__ho"), d.Quote("__hn"))
 	with, ref := d.Materialize("__reconcile_keys", keys)
 
@@ -48,11 +48,16 @@ func (p *plan) rowDiffInEngine(ctx context.Context, df *differ, values []any) (i
 			}
 			sel = append(sel, x)
 		}
-		var tuple []string
-		for _, c := range p.joinColumns() {
-			tuple = append(tuple, p.selectExpr(d, c, new))
+		// Matching on the key alone (not the partition) reads a few more rows when a key moved
+		// between differing partitions, but every group of a differing key whole, and is faster.
+		var tuple, names []string
+		for i, c := range p.joinColumns() {
+			if p.isKey(c.Name) {
+				tuple = append(tuple, p.selectExpr(d, c, new))
+				names = append(names, quoted[i])
+			}
 		}
-		in := "(" + strings.Join(tuple, ", ") + ") IN (SELECT " + strings.Join(quoted, ", ") + " FROM " + ref + ")"
+		in := "(" + strings.Join(tuple, ", ") + ") IN (SELECT " + strings.Join(names, ", ") + " FROM " + ref + ")"
 		return "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) +
 			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new), in)
 	}
@@ -78,6 +83,7 @@ func (p *plan) rowDiffInEngine(ctx context.Context, df *differ, values []any) (i
 		return n, fmt.Errorf("reconcile: row diff of %s and %s: %w", p.spec.Old.Relation, p.spec.New.Relation, err)
 	}
 	df.flush()
+
 	return n, nil
 }
 
@@ -144,6 +150,15 @@ func (p *plan) joinColumns() []pair {
 	return out
 }
 
+func (p *plan) isKey(name string) bool {
+	for _, k := range p.key {
+		if k.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // joinNames are the names the join columns go by inside the join, the same on both sides.
 func (p *plan) joinNames() []string {
 	cols := p.joinColumns()
@@ -168,9 +183,10 @@ func (df *differ) fromJoinColumns(row []any) []any {
 	return vals
 }
 
-// partFilter restricts a side to the given partitions ("" for a diff without partitions).
+// partFilter restricts a side to the given partitions; nil values (or a diff without partitions)
+// means every partition in scope.
 func (p *plan) partFilter(d tsql.Dialect, b *binder, new bool, values []any) string {
-	if p.part == nil {
+	if p.part == nil || values == nil {
 		return p.scopeFilter(d, b, new)
 	}
 	return p.inList(d, b, new, values)

@@ -157,7 +157,7 @@ func valueKey(v any) string {
 	case nil:
 		return "\x00"
 	case time.Time:
-		return "t" + x.UTC().Format(time.RFC3339Nano)
+		return "t" + strconv.FormatInt(x.Unix(), 10) + "." + strconv.Itoa(x.Nanosecond())
 	case int64:
 		return "i" + strconv.FormatInt(x, 10)
 	case uint64:

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"trueup/reconcile"
+	tsql "trueup/sql"
+)
+
+// reconcileRuns is how many times each side of a reconcile comparison runs; the best time
+// counts, so a neighbour's burst on a shared machine does not decide the ratio.
+const reconcileRuns = 3
+
+// best runs fn n times and returns the shortest time.
+func best(n int, fn func() error) (time.Duration, error) {
+	var min time.Duration
+	for i := 0; i < n; i++ {
+		d, err := timed(fn)
+		if err != nil {
+			return 0, err
+		}
+		if i == 0 || d < min {
+			min = d
+		}
+	}
+	return min, nil
+}
+
+// bareFullJoin is the hand-written comparison: every row of both tables joined by key, the
+// differing ones read out.
+const bareFullJoin = `SELECT o.*, n.* FROM orders_old o FULL JOIN %s n USING (order_id)
+	WHERE o.order_date IS DISTINCT FROM n.order_date OR o.customer_id IS DISTINCT FROM n.customer_id
+	OR o.region IS DISTINCT FROM n.region OR o.amount IS DISTINCT FROM n.amount`
+
+// bareHashScan is the hand-written fingerprint: count and hash sum per partition of both tables.
+const bareHashScan = `SELECT order_date, count(*), sum(hash(order_id, order_date, customer_id, region, amount)) FROM orders_old GROUP BY order_date
+	UNION ALL SELECT order_date, count(*), sum(hash(order_id, order_date, customer_id, region, amount)) FROM %s GROUP BY order_date`
+
+// benchReconcile compares reconcile.Diff on two 20M-row tables of 365 daily partitions with the
+// hand-written SQL on the bare engine, for three kinds of new version: identical, 3 partitions
+// changed (0.1% of rows), and 1% of rows changed in every partition.
+func benchReconcile(ctx context.Context, b *env) error {
+	e, err := b.duckdb(ctx, "reconcile")
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if err := makeOrders(ctx, e, "orders_old", b.rows, 365); err != nil {
+		return err
+	}
+	for _, q := range []string{
+		`CREATE TABLE orders_same AS SELECT * FROM orders_old`,
+		// an eighth of the orders of three days get a new amount: 0.1% of all rows
+		// (order_id // 365 numbers a day's orders: makeOrders deals them out over the days)
+		`CREATE TABLE orders_sparse AS SELECT order_id, order_date, customer_id, region,
+			CASE WHEN order_date IN (DATE '2026-03-01', DATE '2026-07-10', DATE '2026-11-20') AND (order_id // 365) % 8 = 0
+			THEN amount + 1 ELSE amount END AS amount FROM orders_old`,
+		// 1% of the orders of every day
+		`CREATE TABLE orders_dense AS SELECT order_id, order_date, customer_id, region,
+			CASE WHEN (order_id // 365) % 100 = 7 THEN amount + 1 ELSE amount END AS amount FROM orders_old`,
+	} {
+		if err := e.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	// Warm the buffer pool so the first measurement does not pay for reading the file.
+	if _, err := e.Query(ctx, "SELECT count(*) FROM (SELECT * FROM orders_old UNION ALL SELECT * FROM orders_same UNION ALL SELECT * FROM orders_sparse UNION ALL SELECT * FROM orders_dense)"); err != nil {
+		return err
+	}
+	spec := func(table string) reconcile.Spec {
+		return reconcile.Spec{
+			Old: reconcile.Side{Engine: e, Relation: "orders_old"},
+			New: reconcile.Side{Engine: e, Relation: table},
+			Key: []string{"order_id"}, Partition: "order_date", Measures: []string{"amount"},
+		}
+	}
+	for _, c := range []struct {
+		name, table, bare, target string
+		wantChanged               int64
+	}{
+		{"identical", "orders_same", bareHashScan, "≤ 1.5x bare count+hash scan", 0},
+		{"sparse", "orders_sparse", bareFullJoin, "trueup ≥ 5x faster: ratio ≤ 0.20x", int64(b.rows) / 1000},
+		{"dense", "orders_dense", bareFullJoin, "≤ 1.3x bare full join", int64(b.rows) / 100},
+	} {
+		var res *reconcile.Result
+		to, err := best(reconcileRuns, func() error {
+			var err error
+			res, err = reconcile.Diff(ctx, spec(c.table))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+		var bareRows int
+		tb, err := best(reconcileRuns, func() error {
+			bareRows = 0
+			return e.Each(ctx, fmt.Sprintf(c.bare, c.table), nil, func([]any) error { bareRows++; return nil })
+		})
+		if err != nil {
+			return fmt.Errorf("%s: bare: %w", c.name, err)
+		}
+		if got := res.Rows.Changed; got < c.wantChanged*9/10 || got > c.wantChanged*11/10 {
+			return fmt.Errorf("%s: trueup found %d changed rows, want about %d", c.name, got, c.wantChanged)
+		}
+		report(fmt.Sprintf("reconcile %s, %d rows", c.name, b.rows), to, tb, c.target)
+		differing := len(res.Differing())
+		fmt.Printf("    %d of %d partitions differ, %d changed rows, %d rows read out (bare returned %d rows)\n",
+			differing, len(res.Partitions), res.Rows.Changed, res.RowsTransferred, bareRows)
+	}
+	return nil
+}
+
+// benchReconcileCross compares 2M rows in DuckDB with the same rows in ClickHouse, 10 of them
+// changed there, and reports the wall time and the rows that crossed between the engines.
+func benchReconcileCross(ctx context.Context, b *env) error {
+	if b.clickhouse == "" {
+		fmt.Println("skipped: TRUEUP_TEST_CLICKHOUSE is not set (make bench starts a server)")
+		return nil
+	}
+	rows := min(b.rows, 2_000_000)
+	duck, err := b.duckdb(ctx, "reconcile-cross")
+	if err != nil {
+		return err
+	}
+	defer duck.Close()
+	if err := makeOrders(ctx, duck, "orders", rows, 365); err != nil {
+		return err
+	}
+	ch, drop, err := b.crossEngineDB(ctx)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	// The same orders generated inside ClickHouse, amount as Float64 rather than DECIMAL(18,2);
+	// ten orders spread over the year get a new amount.
+	changed := make([]string, 10)
+	for i := range changed {
+		changed[i] = fmt.Sprint((i*rows)/10 + 17)
+	}
+	if err := ch.Exec(ctx, fmt.Sprintf(`CREATE TABLE orders ENGINE = MergeTree() PARTITION BY order_date ORDER BY order_id AS
+		SELECT number AS order_id, toDate('2026-01-01') + number %% 365 AS order_date, number %% 100000 AS customer_id,
+		['EMEA','NA','APAC','LATAM'][number %% 4 + 1] AS region,
+		if(number IN (%s), 1.0, 0.0) + (number * 7919 %% 100000) / 100 AS amount
+		FROM numbers(%d)`, strings.Join(changed, ", "), rows)); err != nil {
+		return err
+	}
+	spec := reconcile.Spec{
+		Old: reconcile.Side{Engine: duck, Relation: "orders"},
+		New: reconcile.Side{Engine: ch, Relation: "orders"},
+		Key: []string{"order_id"}, Partition: "order_date", Measures: []string{"amount"},
+	}
+	var res *reconcile.Result
+	took, err := best(reconcileRuns, func() error {
+		var err error
+		res, err = reconcile.Diff(ctx, spec)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if res.Rows.Changed != 10 || res.ChangedColumns["amount"] != 10 || res.Rows.Added+res.Rows.Removed+res.Rows.DuplicateKeys != 0 {
+		return fmt.Errorf("cross-engine diff found %+v (columns %v), want exactly the 10 planted changes", res.Rows, res.ChangedColumns)
+	}
+	pct := float64(res.RowsTransferred) / float64(2*rows) * 100
+	fmt.Printf("%-40s trueup %9.3fs   rows transferred %d of %d (%.3f%%)   (target ≤ 1%%)\n",
+		fmt.Sprintf("reconcile cross-engine, %d rows", rows), took.Seconds(), res.RowsTransferred, 2*rows, pct)
+	fmt.Printf("    %d of %d partitions differ, %d changed rows found\n", len(res.Differing()), len(res.Partitions), res.Rows.Changed)
+	return nil
+}
+
+// crossEngineDB creates a scratch database on the benchmark's ClickHouse server.
+func (e *env) crossEngineDB(ctx context.Context) (tsql.Engine, func(), error) {
+	admin, err := tsql.Open(ctx, e.clickhouse)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer admin.Close()
+	buf := make([]byte, 4)
+	rand.Read(buf)
+	name := "bench_" + hex.EncodeToString(buf)
+	if err := admin.Exec(ctx, "CREATE DATABASE "+admin.Dialect().Quote(name)); err != nil {
+		return nil, nil, err
+	}
+	url := e.clickhouse[:strings.LastIndexByte(e.clickhouse, '/')+1] + name
+	ch, err := tsql.Open(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	drop := func() {
+		ch.Exec(context.Background(), "DROP DATABASE IF EXISTS "+ch.Dialect().Quote(name))
+		ch.Close()
+	}
+	return ch, drop, nil
+}
