@@ -24,6 +24,8 @@ func benches() []bench {
 	return []bench{
 		{"engine/partition-hash", benchPartitionHash},
 		{"rules/check-20", benchRules},
+		{"reconcile/diff", benchReconcile},
+		{"reconcile/cross-engine", benchReconcileCross},
 	}
 }
 
