@@ -2,6 +2,7 @@ package backfill_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"trueup/backfill"
 	"trueup/fixtures"
 	"trueup/ledger"
+	"trueup/reconcile"
 	"trueup/rules"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
@@ -64,7 +66,7 @@ func (d *demo) newRunner(t *testing.T, e tsql.Engine) *backfill.Runner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := backfill.Validator{Rules: rs, Runner: rules.NewRunner(targets)}
+	v := backfill.Validator{Rules: rs, Runner: rules.NewRunner(targets), Diffs: reconcile.NewStore(d.ledger)}
 	return &backfill.Runner{
 		Planner:   backfill.Planner{Set: set, Engine: e, Target: "warehouse", Rules: v},
 		Store:     backfill.Store{L: d.ledger},
@@ -177,6 +179,15 @@ func TestDemoBackfill(t *testing.T) {
 			}
 			if first.State != backfill.RunValidated {
 				t.Fatalf("state %s: %s", first.State, first.Validation)
+			}
+			// The diffs are kept in the ledger for the pages and the notice.
+			var v backfill.Validation
+			json.Unmarshal(first.Validation, &v)
+			for _, tc := range v.Tables {
+				saved, err := reconcile.NewStore(d.ledger).Get(ctx, tc.DiffID)
+				if err != nil || saved.New.Relation != tc.New {
+					t.Errorf("%s: stored diff %d: %v", tc.Table, tc.DiffID, err)
+				}
 			}
 			if src, _ := e.ViewSource(ctx, "orders"); src != "orders__v1" {
 				t.Errorf("the run touched the live view: orders reads %s", src)

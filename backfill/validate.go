@@ -77,7 +77,7 @@ type Validator struct {
 
 // DiffStore keeps reconcile results so pages and notices can show them later.
 type DiffStore interface {
-	Save(ctx context.Context, r *reconcile.Result) (int64, error)
+	Save(ctx context.Context, r *reconcile.Result, label, actor string) (int64, error)
 }
 
 // validate checks the built versions and records the outcome on the run and the versions.
@@ -135,7 +135,7 @@ func (r *Runner) check(ctx context.Context, run *Run, sampled bool) *Validation 
 			fail("%v", err)
 			continue
 		}
-		tc, err := r.reconcileTable(ctx, t, b, built[t.Table], parts, sampled)
+		tc, err := r.reconcileTable(ctx, run, t, b, built[t.Table], parts, sampled)
 		if err != nil {
 			fail("reconcile %s: %v", t.Table, err)
 			continue
@@ -183,7 +183,7 @@ func (r *Runner) check(ctx context.Context, run *Run, sampled bool) *Validation 
 }
 
 // reconcileTable diffs a new version with the live one, judged against its expectations.
-func (r *Runner) reconcileTable(ctx context.Context, t RunTable, b *Backfill, physical string, parts []PartitionState, sampled bool) (*TableCheck, error) {
+func (r *Runner) reconcileTable(ctx context.Context, run *Run, t RunTable, b *Backfill, physical string, parts []PartitionState, sampled bool) (*TableCheck, error) {
 	e := r.Planner.Engine
 	live, err := e.ViewSource(ctx, t.Table)
 	if err != nil {
@@ -230,7 +230,8 @@ func (r *Runner) reconcileTable(ctx context.Context, t RunTable, b *Backfill, ph
 	}
 	tc := &TableCheck{Table: t.Table, Live: live, New: physical, ExpectationsMet: res.ExpectationsMet, Expect: b.Expect}
 	if r.Validator.Diffs != nil {
-		if tc.DiffID, err = r.Validator.Diffs.Save(ctx, res); err != nil {
+		label := fmt.Sprintf("backfill %s run %d: %s", run.Backfill, run.ID, t.Table)
+		if tc.DiffID, err = r.Validator.Diffs.Save(ctx, res, label, run.Actor); err != nil {
 			return nil, err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"trueup/backfill"
 	"trueup/notices"
+	"trueup/reconcile"
 	"trueup/rules"
 	"trueup/sqlfile"
 	"trueup/views"
@@ -154,7 +155,7 @@ func newBackfillRunner(ctx context.Context, e *env, a *app, ntc *notices.Service
 		return nil, err
 	}
 	targets := rules.TargetMap{Default: targetName, Engines: a.targets}
-	v := backfill.Validator{}
+	v := backfill.Validator{Diffs: reconcile.NewStore(a.ledger)}
 	if st, err := os.Stat(a.cfg.ProjectDir("rules")); err == nil && st.IsDir() {
 		rs, err := loadRules(ctx, e, a.cfg.ProjectDir("rules"), targets)
 		if err != nil {
