@@ -3,7 +3,8 @@ package server
 import "github.com/labstack/echo/v4"
 
 // registerRoutes is the one list of what the server answers. Pages go at the top level, their
-// JSON twins under /api/v1/.
+// JSON twins under /api/v1/. Who may use each route is in authz.go: every POST needs an entry
+// in writeRoles.
 func (s *Server) registerRoutes(e *echo.Echo) {
 	e.GET("/", s.dashboardShow)
 	e.GET("/api/v1/tables", s.apiTableList)
@@ -45,6 +46,12 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	e.POST("/api/v1/notices/:id/announce", s.apiNoticeAnnounce)
 	e.POST("/api/v1/notices/:id/withdraw", s.apiNoticeWithdraw)
 	e.POST("/api/v1/notices/:id/edit", s.apiNoticeEdit)
+
+	e.GET("/audit", s.auditList)
+	e.GET("/api/v1/audit", s.apiAuditList)
+	e.GET("/login", s.loginShow)
+	e.POST("/login", s.loginSubmit)
+	e.POST("/logout", s.logout)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)

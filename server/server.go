@@ -15,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"trueup/config"
 	tsql "trueup/sql"
 )
 
@@ -45,6 +46,13 @@ type Options struct {
 	Tables map[string]TableService
 	// Backfills plans, previews and runs backfills; nil answers 404.
 	Backfills BackfillService
+	// Auth says who may do what. With no tokens every visitor is the local operator with every
+	// right, and the server answers only requests addressed to a loopback name.
+	Auth config.Auth
+	// Audit is the audit log the audit page lists and logins are recorded in; nil answers 404.
+	Audit AuditLog
+	// Now is the clock sessions and the login rate limit read; nil is time.Now.
+	Now func() time.Time
 }
 
 // Server serves trueup over HTTP. Build it with New; serve with Run or mount Handler.
@@ -58,6 +66,12 @@ type Server struct {
 	// routes holds "METHOD path" of every registered route, to tell a matched route from a
 	// 404 when labelling metrics.
 	routes map[string]bool
+
+	tokens      []tokenEntry
+	sessions    *sessions
+	logins      *loginLimiter
+	csrfKey     []byte
+	crossOrigin *http.CrossOriginProtection
 
 	mu        sync.Mutex
 	addr      string
@@ -73,24 +87,47 @@ func New(opt Options) *Server {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Auth.FourEyes {
+		tables := make(map[string]TableService, len(opt.Tables))
+		for name, t := range opt.Tables {
+			tables[name] = fourEyes{t}
+		}
+		opt.Tables = tables
+	}
 	s := &Server{
-		opt:       opt,
-		log:       opt.Logger,
-		metrics:   newMetrics(opt.Version),
-		assets:    loadAssets(),
-		routes:    map[string]bool{},
-		listening: make(chan struct{}),
+		opt:         opt,
+		log:         opt.Logger,
+		metrics:     newMetrics(opt.Version),
+		assets:      loadAssets(),
+		routes:      map[string]bool{},
+		listening:   make(chan struct{}),
+		tokens:      newTokens(opt.Auth.Tokens),
+		sessions:    newSessions(opt.Now),
+		logins:      newLoginLimiter(opt.Now),
+		csrfKey:     []byte(newSecret()),
+		crossOrigin: http.NewCrossOriginProtection(),
 	}
 	s.metrics.reg.MustRegister(ruleCollector{opt.Rules})
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
-	// Outermost first: the request log and the metrics see the status the error handler chose.
-	e.Use(s.logRequests, s.countRequests, s.recoverErrors)
+	// The peer's own address: a client cannot pick its login rate-limit bucket by sending
+	// X-Forwarded-For.
+	e.IPExtractor = echo.ExtractIPDirect()
+	// Outermost first: the request log and the metrics see the status the error handler chose;
+	// every response, refusals included, carries the security headers; who the request acts as
+	// is known before the CSRF check and the role check read it.
+	e.Use(s.logRequests, s.countRequests, s.recoverErrors, s.secure, s.loopbackHost, s.authenticate, s.checkCSRF, s.authorize)
 	s.registerRoutes(e)
 	for _, r := range e.Routes() {
 		s.routes[r.Method+" "+r.Path] = true
+	}
+	if missing := s.unlistedWrites(); len(missing) > 0 {
+		s.log.Warn("write routes with no role in writeRoles: only approvers may use them", "routes", missing)
 	}
 	s.echo = e
 	return s
@@ -125,10 +162,15 @@ func (s *Server) Run(ctx context.Context) error {
 	s.mu.Unlock()
 	s.bound.Do(func() { close(s.listening) })
 
+	// A slow or stalled client cannot hold a connection for long. Writes get minutes: a dry run
+	// or a rule run answers when it is done.
 	srv := &http.Server{
 		Handler:           s.echo,
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      5 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	s.log.Info("listening", "url", "http://"+addr+"/")
