@@ -42,7 +42,7 @@ func (s *Server) apiNoticeShow(c echo.Context) error {
 // apiNoticeAnnounce answers POST /api/v1/notices/{id}/announce; 409 when it is not a draft.
 func (s *Server) apiNoticeAnnounce(c echo.Context) error {
 	return s.apiNotice(c, func(svc NoticeService, id int64) (notices.Notice, error) {
-		return svc.Announce(c.Request().Context(), id, noticeActor)
+		return svc.Announce(c.Request().Context(), id, s.actor(c))
 	})
 }
 
@@ -58,7 +58,7 @@ func (s *Server) apiNoticeWithdraw(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "want a JSON body {\"reason\": \"…\"}")
 	}
 	return s.apiNotice(c, func(svc NoticeService, id int64) (notices.Notice, error) {
-		return svc.Withdraw(c.Request().Context(), id, noticeActor, body.Reason)
+		return svc.Withdraw(c.Request().Context(), id, s.actor(c), body.Reason)
 	})
 }
 
@@ -75,7 +75,7 @@ func (s *Server) apiNoticeEdit(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "want a JSON body {\"title\": \"…\", \"body\": \"…\"}")
 	}
 	return s.apiNotice(c, func(svc NoticeService, id int64) (notices.Notice, error) {
-		return svc.Edit(c.Request().Context(), id, noticeActor, body.Title, body.Body)
+		return svc.Edit(c.Request().Context(), id, s.actor(c), body.Title, body.Body)
 	})
 }
 

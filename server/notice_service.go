@@ -31,10 +31,6 @@ type NoticeService interface {
 	Exposures() []*notices.Exposure
 }
 
-// noticeActor is who a notice write is attributed to while no API tokens are configured: the
-// server then listens on loopback only and every visitor is the local operator.
-const noticeActor = "local-operator"
-
 func noticeHref(id int64) string { return "/notices/" + strconv.FormatInt(id, 10) }
 
 func noticeTime(t time.Time) string {

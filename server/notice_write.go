@@ -10,7 +10,7 @@ import (
 // takes the browser back to the notice. Announcing twice is a 409 and sends nothing.
 func (s *Server) noticeAnnounce(c echo.Context) error {
 	return s.noticeWrite(c, "announce", func(svc NoticeService, id int64) error {
-		_, err := svc.Announce(c.Request().Context(), id, noticeActor)
+		_, err := svc.Announce(c.Request().Context(), id, s.actor(c))
 		return err
 	})
 }
@@ -18,7 +18,7 @@ func (s *Server) noticeAnnounce(c echo.Context) error {
 // noticeWithdraw answers POST /notices/{id}/withdraw with the form's reason.
 func (s *Server) noticeWithdraw(c echo.Context) error {
 	return s.noticeWrite(c, "withdraw", func(svc NoticeService, id int64) error {
-		_, err := svc.Withdraw(c.Request().Context(), id, noticeActor, c.FormValue("reason"))
+		_, err := svc.Withdraw(c.Request().Context(), id, s.actor(c), c.FormValue("reason"))
 		return err
 	})
 }
@@ -26,7 +26,7 @@ func (s *Server) noticeWithdraw(c echo.Context) error {
 // noticeEdit answers POST /notices/{id}/edit with the form's title and body: a new revision.
 func (s *Server) noticeEdit(c echo.Context) error {
 	return s.noticeWrite(c, "edit", func(svc NoticeService, id int64) error {
-		_, err := svc.Edit(c.Request().Context(), id, noticeActor, c.FormValue("title"), c.FormValue("body"))
+		_, err := svc.Edit(c.Request().Context(), id, s.actor(c), c.FormValue("title"), c.FormValue("body"))
 		return err
 	})
 }

@@ -14,7 +14,7 @@ func (s *Server) ruleRun(c echo.Context) error {
 	if _, err := s.ruleStatusOf(name); err != nil {
 		return err
 	}
-	run, err := s.opt.Rules.RunNow(c.Request().Context(), name, localActor)
+	run, err := s.opt.Rules.RunNow(c.Request().Context(), name, s.actor(c))
 	if err != nil {
 		return runError(name, err)
 	}
@@ -28,7 +28,7 @@ func (s *Server) apiRuleRun(c echo.Context) error {
 	if _, err := s.ruleStatusOf(name); err != nil {
 		return err
 	}
-	run, err := s.opt.Rules.RunNow(c.Request().Context(), name, localActor)
+	run, err := s.opt.Rules.RunNow(c.Request().Context(), name, s.actor(c))
 	if err != nil {
 		return runError(name, err)
 	}

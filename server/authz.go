@@ -1,0 +1,120 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// writeRoles is the least role each write route needs: the one place that says who may change
+// what. Every POST route in routes.go must be listed (TestEveryWriteRouteHasARole fails
+// otherwise); one that is not is treated as approver-only and logged at start-up.
+var writeRoles = map[string]Role{
+	// Anyone: logging in and out, and a notice recipient acknowledging it (the link's token
+	// is the proof).
+	"POST /login":                   rolePublic,
+	"POST /logout":                  rolePublic,
+	"POST /notices/:id/ack/:token":  rolePublic,
+	"POST /rules/:rule/run":         roleOperator,
+	"POST /api/v1/rules/:rule/run":  roleOperator,
+	"POST /backfills/:name/dry-run": roleOperator,
+	"POST /backfills/:name/run":     roleOperator,
+	"POST /backfills/:name/resume":  roleOperator,
+	"POST /backfills/:name/cancel":  roleOperator,
+	// dry-run, run, resume and cancel: all operator.
+	"POST /api/v1/backfills/:name/:action": roleOperator,
+	"POST /notices/:id/edit":               roleOperator,
+	"POST /api/v1/notices/:id/edit":        roleOperator,
+	"POST /notices/:id/announce":           roleApprover,
+	"POST /api/v1/notices/:id/announce":    roleApprover,
+	"POST /notices/:id/withdraw":           roleApprover,
+	"POST /api/v1/notices/:id/withdraw":    roleApprover,
+	"POST /tables/:table/swap":             roleApprover,
+	"POST /api/v1/tables/:table/swap":      roleApprover,
+	"POST /tables/:table/rollback":         roleApprover,
+	"POST /api/v1/tables/:table/rollback":  roleApprover,
+}
+
+// publicReads are the pages anyone may read without logging in: the notices people outside
+// the data team are sent links to, the probes, the assets and the login page. Every other GET
+// needs a viewer.
+var publicReads = map[string]bool{
+	"GET /notices":                true,
+	"GET /notices.atom":           true,
+	"GET /notices/:id":            true,
+	"GET /notices/:id/ack/:token": true,
+	"GET /healthz":                true,
+	"GET /readyz":                 true,
+	"GET /static/*":               true,
+	"GET /login":                  true,
+}
+
+// routeRole is the least role a matched route needs. Unmatched requests (404, 405) are public:
+// they reach no handler.
+func (s *Server) routeRole(method, path string) Role {
+	key := method + " " + path
+	if !s.routes[key] {
+		return rolePublic
+	}
+	if method == http.MethodHead {
+		key = http.MethodGet + " " + path
+	}
+	if safeMethod(method) {
+		if publicReads[key] {
+			return rolePublic
+		}
+		return roleViewer
+	}
+	if r, ok := writeRoles[key]; ok {
+		return r
+	}
+	return roleApprover
+}
+
+// unlistedWrites lists the POST routes that writeRoles does not name.
+func (s *Server) unlistedWrites() []string {
+	var out []string
+	for key := range s.routes {
+		if !strings.HasPrefix(key, http.MethodGet+" ") && !strings.HasPrefix(key, http.MethodHead+" ") {
+			if _, ok := writeRoles[key]; !ok {
+				out = append(out, key)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// authorize refuses a request whose identity lacks the route's role: 401 when nobody is
+// logged in (a page read is sent to the login page instead), 403 when the role is too weak.
+func (s *Server) authorize(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		need := s.routeRole(req.Method, c.Path())
+		id := requestIdentity(c)
+		if id.Role >= need {
+			return next(c)
+		}
+		if id.anonymous() {
+			if safeMethod(req.Method) && !strings.HasPrefix(req.URL.Path, "/api/") && req.URL.Path != "/metrics" {
+				return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(req.URL.RequestURI()))
+			}
+			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="trueup"`)
+			return echo.NewHTTPError(http.StatusUnauthorized,
+				fmt.Sprintf("Log in first: this needs the %s role (send Authorization: Bearer TOKEN, or log in at /login).", need))
+		}
+		return echo.NewHTTPError(http.StatusForbidden,
+			fmt.Sprintf("This needs the %s role; %s is %s.", need, id.Name, withArticle(id.Role.String())))
+	}
+}
+
+func withArticle(role string) string {
+	if strings.IndexByte("aeiou", role[0]) >= 0 {
+		return "an " + role
+	}
+	return "a " + role
+}
