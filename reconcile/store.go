@@ -91,18 +91,6 @@ func (s *Store) Save(ctx context.Context, r *Result, label, actor string) (int64
 	return id, nil
 }
 
-// Recorder saves results under a fixed label and actor, for callers that only hand over a result
-// (the backfill validator's DiffStore).
-type Recorder struct {
-	Store        *Store
-	Label, Actor string
-}
-
-// Save stores r; see Store.Save.
-func (r Recorder) Save(ctx context.Context, res *Result) (int64, error) {
-	return r.Store.Save(ctx, res, r.Label, r.Actor)
-}
-
 func actorOr(a string) string {
 	if a == "" {
 		return "system"

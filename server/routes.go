@@ -46,6 +46,12 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	e.POST("/api/v1/notices/:id/announce", s.apiNoticeAnnounce)
 	e.POST("/api/v1/notices/:id/withdraw", s.apiNoticeWithdraw)
 	e.POST("/api/v1/notices/:id/edit", s.apiNoticeEdit)
+	e.GET("/diffs", s.diffListShow)
+	e.GET("/diffs/:id", s.diffShow)
+	e.GET("/diffs/:id/partitions/:partition", s.diffPartitionShow)
+	e.GET("/api/v1/diffs", s.apiDiffList)
+	e.GET("/api/v1/diffs/:id", s.apiDiffShow)
+	e.GET("/api/v1/diffs/:id/partitions/:partition", s.apiDiffPartitionShow)
 
 	e.GET("/audit", s.auditList)
 	e.GET("/api/v1/audit", s.apiAuditList)

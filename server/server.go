@@ -46,6 +46,8 @@ type Options struct {
 	Tables map[string]TableService
 	// Backfills plans, previews and runs backfills; nil answers 404.
 	Backfills BackfillService
+	// Diffs keeps reconcile results for the diff pages and API; nil answers 404.
+	Diffs DiffService
 	// Auth says who may do what. With no tokens every visitor is the local operator with every
 	// right, and the server answers only requests addressed to a loopback name.
 	Auth config.Auth

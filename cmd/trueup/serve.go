@@ -6,6 +6,7 @@ import (
 
 	"trueup/backfill"
 	"trueup/monitor"
+	"trueup/reconcile"
 	"trueup/server"
 )
 
@@ -26,13 +27,20 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	return serve(ctx, e, a, *addr)
 }
 
-// serve runs the HTTP server for an open project until ctx ends.
+// noTokensNotice is the banner of a server without tokens: the demo, or a project that has not
+// set up auth yet.
+const noTokensNotice = "No API tokens are configured: trueup listens on loopback only and every visitor is treated as the local operator."
+
+// serve runs the HTTP server for an open project until ctx ends. Without tokens it binds
+// loopback only; with them, any address the config or --addr names.
 func serve(ctx context.Context, e *env, a *app, addr string) error {
 	if addr == "" {
 		addr = a.cfg.Server.Addr
 	}
-	if err := loopbackOnly(addr); err != nil {
-		return err
+	if len(a.cfg.Auth.Tokens) == 0 {
+		if err := loopbackOnly(addr); err != nil {
+			return err
+		}
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	var targets []server.Target
@@ -73,13 +81,18 @@ func serve(ctx context.Context, e *env, a *app, addr string) error {
 		Logger:  log,
 		Targets: targets,
 		Version: version,
-		Notice:  "No API tokens are configured: trueup listens on loopback only and every visitor is treated as the local operator.",
 		Rules:   mon,
 		Notices: ntc,
 		Tables:  tables,
+		Auth:    a.cfg.Auth,
+		Audit:   a.ledger,
+		Diffs:   reconcile.NewStore(a.ledger),
 	}
 	if bf != nil {
 		opts.Backfills = bf
+	}
+	if len(a.cfg.Auth.Tokens) == 0 {
+		opts.Notice = noTokensNotice
 	}
 	s := server.New(opts)
 	return runWithMonitor(ctx, mon, func(ctx context.Context) error { return runWithOutbox(ctx, ntc, s.Run) })

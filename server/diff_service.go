@@ -1,0 +1,218 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"trueup/ledger"
+	"trueup/notices"
+	"trueup/reconcile"
+	"trueup/server/page"
+)
+
+// DiffService is what the diff pages and API need (reconcile.Store).
+type DiffService interface {
+	Get(ctx context.Context, id int64) (*reconcile.Result, error)
+	List(ctx context.Context, limit int) ([]reconcile.Saved, error)
+}
+
+func diffHref(id int64) string { return "/diffs/" + strconv.FormatInt(id, 10) }
+
+func diffPartitionHref(id int64, partition string) string {
+	return diffHref(id) + "/partitions/" + url.PathEscape(partition)
+}
+
+// diffOf loads the diff named in the path, or a 404.
+func (s *Server) diffOf(c echo.Context) (*reconcile.Result, error) {
+	if s.opt.Diffs == nil {
+		return nil, echo.NewHTTPError(http.StatusNotFound, "Diffs are not kept by this server.")
+	}
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("There is no diff %s.", c.Param("id")))
+	}
+	r, err := s.opt.Diffs.Get(c.Request().Context(), id)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("There is no diff %d.", id))
+	}
+	return r, err
+}
+
+// diffPartitionOf finds the partition named in the path, or a 404.
+func diffPartitionOf(c echo.Context, r *reconcile.Result) (*reconcile.Partition, error) {
+	name, err := url.PathUnescape(c.Param("partition"))
+	if err != nil {
+		name = c.Param("partition")
+	}
+	if p := r.Partition(name); p != nil {
+		return p, nil
+	}
+	return nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("Diff %d has no partition %s.", r.ID, name))
+}
+
+func sideLabel(s reconcile.SideInfo) string {
+	return fmt.Sprintf("%s (%s %s)", s.Relation, s.Engine, s.Target)
+}
+
+func pctLabel(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return strconv.FormatFloat(*p, 'f', 1, 64)
+}
+
+// diffChart draws the per-partition change with the chart the notices use; a partition with no
+// old rows is drawn as +100%.
+func diffChart(r *reconcile.Result) string {
+	rows := make([]notices.PartitionDiff, 0, len(r.Partitions))
+	for _, p := range r.Partitions {
+		d := notices.PartitionDiff{Partition: p.Partition, OldCount: p.OldCount, NewCount: p.NewCount, Verdict: p.Verdict}
+		if p.Verdict == reconcile.VerdictUnchanged {
+			d.Verdict = notices.VerdictIdentical
+		}
+		switch {
+		case p.PctChangeExact != nil:
+			d.PctChange = *p.PctChangeExact
+		case p.NewCount > 0:
+			d.PctChange = 100
+		}
+		rows = append(rows, d)
+	}
+	return notices.Chart(rows, "")
+}
+
+func partitionRow(r *reconcile.Result, p *reconcile.Partition) page.DiffPartitionRow {
+	row := page.DiffPartitionRow{Partition: p.Partition, Href: diffPartitionHref(r.ID, p.Partition), OldCount: p.OldCount,
+		NewCount: p.NewCount, Delta: p.Delta, Pct: pctLabel(p.PctChange), Verdict: p.Verdict, Reasons: p.Reasons}
+	for _, m := range r.Measures {
+		row.Measures = append(row.Measures, pctLabel(p.Measures[m].PctChange))
+	}
+	switch {
+	case p.Presence == reconcile.PresenceNewOnly:
+		row.Checksum = "new partition"
+	case p.Presence == reconcile.PresenceOldOnly:
+		row.Checksum = "missing from new"
+	case p.ChecksumMatch:
+		row.Checksum = "match"
+	default:
+		row.Checksum = "differs"
+	}
+	return row
+}
+
+// diffView lays a result out for its page; all lists unchanged partitions too.
+func (s *Server) diffView(r *reconcile.Result, all bool) page.Diff {
+	counts := r.Counts()
+	d := page.Diff{
+		Chrome: s.chrome(fmt.Sprintf("Diff %d", r.ID), "Backfills"), ID: r.ID,
+		Old: sideLabel(r.Old), New: sideLabel(r.New), Key: strings.Join(r.Key, ", "), PartitionColumn: r.PartitionColumn,
+		Expect: r.Expectations, Met: r.ExpectationsMet, Differs: r.Differs,
+		Counts: fmt.Sprintf("%d partitions: %d unchanged, %d expected, %d unexpected", len(r.Partitions),
+			counts[reconcile.VerdictUnchanged], counts[reconcile.VerdictExpected], counts[reconcile.VerdictUnexpected]),
+		Chart: diffChart(r), Measures: r.Measures,
+		Added: r.Rows.Added, Removed: r.Rows.Removed, Changed: r.Rows.Changed, DuplicateKeys: r.Rows.DuplicateKeys,
+		Notes: r.Notes, Transferred: r.RowsTransferred, CrossEngine: r.CrossEngine,
+		Took: formatMS(float64(r.ElapsedMS)), Started: formatTime(r.Started), APIHref: "/api/v1" + diffHref(r.ID),
+	}
+	for _, p := range r.Partitions {
+		if !all && p.Verdict == reconcile.VerdictUnchanged {
+			d.Hidden++
+			continue
+		}
+		d.Partitions = append(d.Partitions, partitionRow(r, p))
+	}
+	if d.Hidden > 0 {
+		d.AllHref = diffHref(r.ID) + "?all=1"
+	}
+	for name, n := range r.ChangedColumns {
+		d.ChangedColumns = append(d.ChangedColumns, page.NameCount{Name: name, Count: n})
+	}
+	sort.Slice(d.ChangedColumns, func(i, j int) bool { return d.ChangedColumns[i].Name < d.ChangedColumns[j].Name })
+	for _, c := range r.Schema.Added {
+		d.Schema = append(d.Schema, schemaLine("+", c))
+	}
+	for _, c := range r.Schema.Removed {
+		d.Schema = append(d.Schema, schemaLine("-", c))
+	}
+	for _, c := range r.Schema.Changed {
+		d.Schema = append(d.Schema, fmt.Sprintf("%s %s → %s", c.Name, c.OldType, c.NewType))
+	}
+	return d
+}
+
+func schemaLine(sign string, c reconcile.ColumnInfo) string {
+	s := sign + c.Name + " " + c.Type
+	if c.Ignored {
+		s += " (ignored)"
+	}
+	return s
+}
+
+// valueText shows a sample value: NULL for nil, numbers and text as they are.
+func valueText(v any) string {
+	if v == nil {
+		return "NULL"
+	}
+	return fmt.Sprint(v)
+}
+
+func keyText(k map[string]any) string {
+	names := make([]string, 0, len(k))
+	for n := range k {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + "=" + valueText(k[n])
+	}
+	return strings.Join(parts, " ")
+}
+
+// diffPartitionView lays one partition and its samples out for the drill-down.
+func (s *Server) diffPartitionView(r *reconcile.Result, p *reconcile.Partition) page.DiffPartition {
+	d := page.DiffPartition{
+		Chrome: s.chrome(p.Partition+" · diff "+strconv.FormatInt(r.ID, 10), "Backfills"),
+		DiffID: r.ID, DiffHref: diffHref(r.ID), Row: partitionRow(r, p), Presence: p.Presence,
+		Compared: p.Rows != nil, Columns: r.Compared,
+		APIHref: "/api/v1" + diffPartitionHref(r.ID, p.Partition),
+	}
+	if p.OldNullKeys+p.NewNullKeys > 0 {
+		d.NullKeys = fmt.Sprintf("Rows with a NULL key, not matched: %d old, %d new.", p.OldNullKeys, p.NewNullKeys)
+	}
+	if p.Samples == nil {
+		return d
+	}
+	row := func(x reconcile.Row) []string {
+		cells := make([]string, len(r.Compared))
+		for i, c := range r.Compared {
+			cells[i] = valueText(x.Values[c])
+		}
+		return cells
+	}
+	for _, x := range p.Samples.Added {
+		d.Added = append(d.Added, row(x))
+	}
+	for _, x := range p.Samples.Removed {
+		d.Removed = append(d.Removed, row(x))
+	}
+	for _, x := range p.Samples.Changed {
+		ch := page.DiffChange{Key: keyText(x.Key)}
+		for _, c := range x.Columns {
+			ch.Columns = append(ch.Columns, page.DiffValueChange{Column: c.Column, Old: valueText(c.Old), New: valueText(c.New)})
+		}
+		d.Changed = append(d.Changed, ch)
+	}
+	for _, x := range p.Samples.Duplicates {
+		d.Duplicates = append(d.Duplicates, page.DiffDuplicate{Key: keyText(x.Key), OldRows: x.OldRows, NewRows: x.NewRows})
+	}
+	return d
+}
