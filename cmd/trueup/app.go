@@ -70,8 +70,8 @@ func (a *app) close() {
 	}
 }
 
-// loopbackOnly refuses an address that is not on the loopback interface: with no tokens
-// configured nobody may reach the server from elsewhere.
+// loopbackOnly refuses an address that is not on the loopback interface. serve calls it when no
+// tokens are configured: nobody may then reach the server from elsewhere.
 func loopbackOnly(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
