@@ -135,21 +135,18 @@ func (s *Service) applyStates(ctx context.Context, tx *dbsql.Tx, p Publish, gate
 			failed[g.Table] = true
 		}
 	}
+	var cs []stateChange
 	for _, c := range p.Changes {
 		if c.From != 0 && c.From != c.To {
-			if err := s.store.setState(ctx, tx, s.target, c.Table, c.From, StatePrevious, "", ""); err != nil {
-				return err
-			}
+			cs = append(cs, stateChange{table: c.Table, n: c.From, state: StatePrevious})
 		}
-		by, why := "", ""
+		to := stateChange{table: c.Table, n: c.To, state: StateLive}
 		if failed[c.Table] {
-			by, why = p.OverrideBy, p.OverrideReason
+			to.overrideBy, to.overrideReason = p.OverrideBy, p.OverrideReason
 		}
-		if err := s.store.setState(ctx, tx, s.target, c.Table, c.To, StateLive, by, why); err != nil {
-			return err
-		}
+		cs = append(cs, to)
 	}
-	return nil
+	return s.store.setStates(ctx, tx, s.target, cs)
 }
 
 func (s *Service) auditEntry(p Publish, outcome string, gate []GateCheck) ledger.Entry {

@@ -91,13 +91,12 @@ func (s *Service) syncAll(ctx context.Context, tables []string, repair bool) (ma
 	if err != nil {
 		return nil, nil, err
 	}
-	vss := map[string][]Version{}
+	vss, err := s.store.listMany(ctx, s.target, tables)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, table := range tables {
-		st := sts[table]
-		vs, err := s.store.List(ctx, s.target, table)
-		if err != nil {
-			return nil, nil, err
-		}
+		st, vs := sts[table], vss[table]
 		known := map[int]bool{}
 		for _, v := range vs {
 			known[v.N] = true

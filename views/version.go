@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"trueup/ledger"
@@ -146,6 +147,30 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *dbsql.Row
 }
 
+// listMany returns the recorded versions of several tables at once, by table, oldest first.
+func (s Store) listMany(ctx context.Context, target string, tables []string) (map[string][]Version, error) {
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(tables)), ", ")
+	args := []any{target}
+	for _, t := range tables {
+		args = append(args, t)
+	}
+	rows, err := s.L.DB().QueryContext(ctx, "SELECT "+versionCols+` FROM versions
+		WHERE target = ? AND table_name IN (`+marks+`) ORDER BY table_name, version`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("views: versions of %s: %w", strings.Join(tables, ", "), err)
+	}
+	defer rows.Close()
+	out := map[string][]Version{}
+	for rows.Next() {
+		v, err := scanVersion(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[v.Table] = append(out[v.Table], v)
+	}
+	return out, rows.Err()
+}
+
 // ByRun returns the versions one backfill run built, across tables, in the order they were built
 // (the upstream table first): the versions that are published together.
 func (s Store) ByRun(ctx context.Context, target string, runID int64, backfill string) ([]Version, error) {
@@ -193,6 +218,50 @@ func (s Store) setState(ctx context.Context, q querier, target, table string, n 
 	}
 	if err != nil {
 		return fmt.Errorf("views: %s v%d to %s: %w", table, n, state, err)
+	}
+	return nil
+}
+
+// stateChange is one version's move in setStates.
+type stateChange struct {
+	table          string
+	n              int
+	state          string
+	overrideBy     string // recorded when not empty
+	overrideReason string
+}
+
+// setStates moves several versions of target in one statement inside q: a publish's outcome
+// moves two versions per table, and every statement counts while readers load the machine.
+func (s Store) setStates(ctx context.Context, q querier, target string, cs []stateChange) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	var state, by, why, match []string
+	var stateArgs, byArgs, whyArgs, matchArgs []any
+	for _, c := range cs {
+		state = append(state, "WHEN table_name = ? AND version = ? THEN CAST(? AS VARCHAR)")
+		stateArgs = append(stateArgs, c.table, c.n, c.state)
+		if c.overrideBy != "" {
+			by = append(by, "WHEN table_name = ? AND version = ? THEN CAST(? AS VARCHAR)")
+			byArgs = append(byArgs, c.table, c.n, c.overrideBy)
+			why = append(why, "WHEN table_name = ? AND version = ? THEN CAST(? AS VARCHAR)")
+			whyArgs = append(whyArgs, c.table, c.n, c.overrideReason)
+		}
+		match = append(match, "(table_name = ? AND version = ?)")
+		matchArgs = append(matchArgs, c.table, c.n)
+	}
+	set := "state = CASE " + strings.Join(state, " ") + " END, updated_at = CAST(? AS TIMESTAMP)"
+	args := append(stateArgs, s.L.Now())
+	if len(by) > 0 {
+		set += ", override_by = CASE " + strings.Join(by, " ") + " ELSE override_by END" +
+			", override_reason = CASE " + strings.Join(why, " ") + " ELSE override_reason END"
+		args = append(append(args, byArgs...), whyArgs...)
+	}
+	args = append(append(args, target), matchArgs...)
+	_, err := q.ExecContext(ctx, "UPDATE versions SET "+set+" WHERE target = ? AND ("+strings.Join(match, " OR ")+")", args...)
+	if err != nil {
+		return fmt.Errorf("views: record version states: %w", err)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ func benches() []bench {
 	return []bench{
 		{"engine/partition-hash", benchPartitionHash},
 		{"rules/check-20", benchRules},
+		{"views/swap", benchViews},
 		{"reconcile/diff", benchReconcile},
 		{"reconcile/cross-engine", benchReconcileCross},
 	}

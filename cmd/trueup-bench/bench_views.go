@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"trueup/ledger"
+	tsql "trueup/sql"
+	"trueup/views"
+)
+
+// viewsReaders is how many readers query the live view while swaps run.
+const viewsReaders = 8
+
+// viewsCycles is how many swap + rollback pairs each measurement runs.
+const viewsCycles = 50
+
+// viewsBurst is how many swap + rollback pairs run back to back while readers read.
+const viewsBurst = 10
+
+// benchViews measures trueup's swap (intent, one atomic repoint of two views, outcome) with and
+// without 8 concurrent readers, against the bare engine's repoint, and how much the swaps slow
+// the readers down, on each engine.
+func benchViews(ctx context.Context, b *env) error {
+	rows := min(max(b.rows/100, 10_000), 200_000)
+	duck, err := b.duckdb(ctx, "views")
+	if err != nil {
+		return err
+	}
+	defer duck.Close()
+	engines := []tsql.Engine{duck}
+	if b.clickhouse != "" {
+		ch, err := tsql.Open(ctx, b.clickhouse)
+		if err != nil {
+			return err
+		}
+		defer ch.Close()
+		engines = append(engines, ch)
+	}
+	for _, e := range engines {
+		if err := benchViewsOn(ctx, b, e, rows); err != nil {
+			return fmt.Errorf("%s: %w", e.Info().Kind, err)
+		}
+	}
+	return nil
+}
+
+var viewsBenchCols = []tsql.Column{
+	{Name: "order_id", Kind: tsql.TypeInt},
+	{Name: "order_date", Kind: tsql.TypeDate},
+	{Name: "region", Kind: tsql.TypeString},
+	{Name: "amount", Kind: tsql.TypeInt},
+}
+
+// viewsTables are the logical tables of the publish: an upstream and one downstream table.
+var viewsTables = []string{"bench_orders", "bench_daily"}
+
+func benchViewsOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
+	kind := e.Info().Kind
+	for _, t := range viewsTables {
+		for _, n := range []int{1, 2} {
+			e.DropTable(ctx, views.Physical(t, n))
+			size := rows
+			if t != viewsTables[0] {
+				size = rows / 50
+			}
+			if err := loadBenchVersion(ctx, e, views.Physical(t, n), size, n); err != nil {
+				return err
+			}
+		}
+		if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: t, Table: views.Physical(t, 1)}}); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		for _, t := range viewsTables {
+			e.Exec(context.WithoutCancel(ctx), e.Dialect().Drop(t, true))
+			for _, n := range []int{1, 2} {
+				e.DropTable(context.WithoutCancel(ctx), views.Physical(t, n))
+			}
+		}
+	}()
+	l, err := ledger.Open(ctx, filepath.Join(b.dir, "views-"+kind+".duckdb"))
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	s := views.New("bench", e, l)
+	if _, err := views.Recover(ctx, s); err != nil {
+		return err
+	}
+	for _, t := range viewsTables {
+		v, err := s.Store().Get(ctx, "bench", t, 2)
+		if err != nil {
+			return err
+		}
+		v.State, v.RunID, v.Backfill = views.StateValidated, 1, "bench"
+		if err := s.Store().Put(ctx, v); err != nil {
+			return err
+		}
+	}
+
+	read := "SELECT region, count(*), sum(amount) FROM " + e.Dialect().QuoteRelation(viewsTables[0]) + " GROUP BY region ORDER BY region"
+	valid := map[string]bool{}
+	for _, n := range []int{1, 2} {
+		res, err := e.Query(ctx, "SELECT region, count(*), sum(amount) FROM "+views.Physical(viewsTables[0], n)+" GROUP BY region ORDER BY region")
+		if err != nil {
+			return err
+		}
+		valid[fmt.Sprint(res.Rows)] = true
+	}
+
+	swapCycle := func(lat *[]time.Duration, n int) error {
+		for range n {
+			start := time.Now()
+			if _, err := s.Swap(ctx, views.SwapRequest{Table: viewsTables[0], To: "v2", Actor: "bench"}); err != nil {
+				return err
+			}
+			mid := time.Now()
+			if _, err := s.Rollback(ctx, views.RollbackRequest{Table: viewsTables[0], Actor: "bench"}); err != nil {
+				return err
+			}
+			*lat = append(*lat, mid.Sub(start), time.Since(mid))
+		}
+		return nil
+	}
+	bareCycle := func(lat *[]time.Duration, n int) error {
+		for range n {
+			for _, v := range []int{2, 1} {
+				points := make([]tsql.ViewPoint, len(viewsTables))
+				for i, t := range viewsTables {
+					points[i] = tsql.ViewPoint{View: t, Table: views.Physical(t, v)}
+				}
+				start := time.Now()
+				if err := e.RepointViews(ctx, points); err != nil {
+					return err
+				}
+				*lat = append(*lat, time.Since(start))
+			}
+		}
+		return nil
+	}
+	var bare, alone, loaded, bareLoaded []time.Duration
+	if err := bareCycle(&bare, viewsCycles); err != nil {
+		return err
+	}
+	if err := swapCycle(&alone, viewsCycles); err != nil {
+		return err
+	}
+
+	// Readers run throughout; swaps run in bursts of viewsBurst cycles separated by quiet
+	// spells as long as the burst, so that reads with and without swaps are measured under the
+	// same load from everything else on the machine. A read is "during swaps" when it
+	// overlapped a burst.
+	type reading struct{ start, end time.Time }
+	var mu sync.Mutex
+	var reads []reading
+	var errs, wrong atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range viewsReaders {
+		wg.Go(func() {
+			var mine []reading
+			defer func() { mu.Lock(); reads = append(reads, mine...); mu.Unlock() }()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				start := time.Now()
+				res, err := e.Query(ctx, read)
+				mine = append(mine, reading{start, time.Now()})
+				switch {
+				case err != nil:
+					errs.Add(1)
+				case !valid[fmt.Sprint(res.Rows)]:
+					wrong.Add(1)
+				}
+			}
+		})
+	}
+	time.Sleep(time.Second) // let the readers settle
+	first := time.Now()
+	var bursts [][2]time.Time
+	var err2 error
+	for done := 0; err2 == nil && done < viewsCycles; done += viewsBurst {
+		begin := time.Now()
+		err2 = swapCycle(&loaded, viewsBurst)
+		bursts = append(bursts, [2]time.Time{begin, time.Now()})
+		time.Sleep(time.Since(begin))
+	}
+	last := time.Now()
+	if err2 == nil {
+		err2 = bareCycle(&bareLoaded, viewsBurst) // the bare engine under the same readers
+	}
+	close(stop)
+	wg.Wait()
+	if err2 != nil {
+		return err2
+	}
+	var quiet, busy []time.Duration
+	for _, r := range reads {
+		if r.start.Before(first) || r.end.After(last) {
+			continue
+		}
+		during := false
+		for _, b := range bursts {
+			if r.start.Before(b[1]) && r.end.After(b[0]) {
+				during = true
+			}
+		}
+		if during {
+			busy = append(busy, r.end.Sub(r.start))
+		} else {
+			quiet = append(quiet, r.end.Sub(r.start))
+		}
+	}
+
+	fmt.Printf("%-12s %d rows in %s, publish of %d views; %d swaps+rollbacks alone, %d under %d readers in bursts of %d\n",
+		kind, rows, viewsTables[0], len(viewsTables), 2*viewsCycles, 2*viewsCycles, viewsReaders, 2*viewsBurst)
+	line := func(name string, ds []time.Duration, extra string) {
+		fmt.Printf("  %-34s median %7.1f ms   p99 %7.1f ms   %s\n", name, ms(median(ds)), ms(p99(ds)), extra)
+	}
+	line("bare RepointViews, no readers", bare, "")
+	line("trueup swap, no readers", alone, "(target p99 < 100 ms on duckdb)")
+	line(fmt.Sprintf("bare RepointViews, %d readers", viewsReaders), bareLoaded, "")
+	line(fmt.Sprintf("trueup swap, %d readers", viewsReaders), loaded, "")
+	line("reader, between swap bursts", quiet, fmt.Sprintf("%d reads", len(quiet)))
+	line("reader, during swap bursts", busy, fmt.Sprintf("%d reads; %d errors and %d wrong reads in all", len(busy), errs.Load(), wrong.Load()))
+	fmt.Printf("  %-34s %.2fx (target ≤ 1.2x)\n", "reader slowdown (median)", float64(median(busy))/float64(median(quiet)))
+	if errs.Load()+wrong.Load() > 0 {
+		return fmt.Errorf("%d read errors and %d wrong reads", errs.Load(), wrong.Load())
+	}
+	return nil
+}
+
+// loadBenchVersion creates version n of a table with rows rows; version 2 differs in amounts.
+func loadBenchVersion(ctx context.Context, e tsql.Engine, table string, rows, n int) error {
+	if err := e.CreateTable(ctx, table, viewsBenchCols, "order_date", []string{"order_id"}); err != nil {
+		return err
+	}
+	regions := []string{"EMEA", "NA", "APAC", "LATAM"}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const chunk = 50_000
+	for lo := 0; lo < rows; lo += chunk {
+		batch := make([][]any, 0, min(chunk, rows-lo))
+		for i := lo; i < min(rows, lo+chunk); i++ {
+			amount := int64(i*7919%100_000) + int64(n-1)*int64(i%20/19)
+			batch = append(batch, []any{int64(i), start.AddDate(0, 0, i%30), regions[i%4], amount})
+		}
+		names := []string{"order_id", "order_date", "region", "amount"}
+		if err := e.Insert(ctx, table, names, batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func median(ds []time.Duration) time.Duration { return quantile(ds, 0.5) }
+func p99(ds []time.Duration) time.Duration    { return quantile(ds, 0.99) }
+
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
