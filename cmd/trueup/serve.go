@@ -6,6 +6,7 @@ import (
 
 	"trueup/backfill"
 	"trueup/monitor"
+	"trueup/notices"
 	"trueup/reconcile"
 	"trueup/server"
 )
@@ -42,14 +43,32 @@ func serve(ctx context.Context, e *env, a *app, addr string) error {
 			return err
 		}
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	p, err := openServed(ctx, e, a, addr, slog.New(slog.NewTextHandler(e.stderr, nil)))
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	return runWithMonitor(ctx, p.mon, func(ctx context.Context) error { return runWithOutbox(ctx, p.ntc, p.srv.Run) })
+}
+
+// served is a project wired for serving: the HTTP server, and the monitor and notices outbox
+// that run beside it.
+type served struct {
+	srv   *server.Server
+	mon   *monitor.Monitor
+	ntc   *notices.Service
+	close func()
+}
+
+// openServed wires the project's services into a server listening on addr (not yet running).
+func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logger) (*served, error) {
 	var targets []server.Target
 	for _, name := range a.names {
 		targets = append(targets, server.Target{Name: name, Engine: a.targets[name]})
 	}
 	ntc, err := openNotices(ctx, e, a, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// a rule's alerts go to the subscribers of its table, through the notices outbox
 	var mon *monitor.Monitor
@@ -61,21 +80,13 @@ func serve(ctx context.Context, e *env, a *app, addr string) error {
 	}
 	mon, err = openMonitor(ctx, e, a, log, monitor.WithAlerts(ntc.AlertSender(tableOf, log)))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tables, err := openTables(ctx, a, ntc, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var bf *backfill.Service
-	if dirExists(a.cfg.ProjectDir("backfills")) {
-		r, err := newBackfillRunner(ctx, e, a, ntc, log)
-		if err != nil {
-			return err
-		}
-		bf = &backfill.Service{Runner: r, Log: log}
-		defer bf.Close()
-	}
+	p := &served{mon: mon, ntc: ntc, close: func() {}}
 	opts := server.Options{
 		Addr:    addr,
 		Logger:  log,
@@ -88,12 +99,18 @@ func serve(ctx context.Context, e *env, a *app, addr string) error {
 		Audit:   a.ledger,
 		Diffs:   reconcile.NewStore(a.ledger),
 	}
-	if bf != nil {
+	if dirExists(a.cfg.ProjectDir("backfills")) {
+		r, err := newBackfillRunner(ctx, e, a, ntc, log)
+		if err != nil {
+			return nil, err
+		}
+		bf := &backfill.Service{Runner: r, Log: log}
+		p.close = bf.Close
 		opts.Backfills = bf
 	}
 	if len(a.cfg.Auth.Tokens) == 0 {
 		opts.Notice = noTokensNotice
 	}
-	s := server.New(opts)
-	return runWithMonitor(ctx, mon, func(ctx context.Context) error { return runWithOutbox(ctx, ntc, s.Run) })
+	p.srv = server.New(opts)
+	return p, nil
 }
