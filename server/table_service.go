@@ -26,15 +26,16 @@ type TableService interface {
 	GetPublish(ctx context.Context, id int64) (views.Publish, error)
 }
 
-// actorHeader names who acts, until API tokens and roles arrive: a proxy or the CLI's
-// --server mode may set it; without it the visitor is the local operator.
+// actorHeader names who a swap or rollback acts as. With tokens configured, authenticate sets
+// it to the proven name; without them every visitor is the local operator and a client (a
+// script, the CLI) may name itself for the audit log.
 const actorHeader = "X-Trueup-Actor"
 
-func tableActor(c echo.Context) string {
+func (s *Server) tableActor(c echo.Context) string {
 	if a := strings.TrimSpace(c.Request().Header.Get(actorHeader)); a != "" {
 		return a
 	}
-	return "local"
+	return s.actor(c)
 }
 
 func tableHref(table, target string) string {

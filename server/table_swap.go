@@ -50,9 +50,9 @@ func (s *Server) tablePublish(c echo.Context, kind string) error {
 	}
 	var p views.Publish
 	if kind == views.KindSwap {
-		p, err = svc.Swap(ctx, views.SwapRequest{Table: table, To: to, Actor: tableActor(c), Reason: confirm.Reason, Override: confirm.Override})
+		p, err = svc.Swap(ctx, views.SwapRequest{Table: table, To: to, Actor: s.tableActor(c), Reason: confirm.Reason, Override: confirm.Override})
 	} else {
-		p, err = svc.Rollback(ctx, views.RollbackRequest{Table: table, Actor: tableActor(c), Reason: confirm.Reason})
+		p, err = svc.Rollback(ctx, views.RollbackRequest{Table: table, Actor: s.tableActor(c), Reason: confirm.Reason})
 	}
 	if errors.Is(err, views.ErrValidationFailed) {
 		// Ask again, saying why: the override needs a written reason.
@@ -113,9 +113,9 @@ func (s *Server) apiTablePublish(c echo.Context, kind string) error {
 	}
 	var p views.Publish
 	if kind == views.KindSwap {
-		p, err = svc.Swap(ctx, views.SwapRequest{Table: table, To: req.To, Actor: tableActor(c), Reason: req.Reason, Override: req.Override})
+		p, err = svc.Swap(ctx, views.SwapRequest{Table: table, To: req.To, Actor: s.tableActor(c), Reason: req.Reason, Override: req.Override})
 	} else {
-		p, err = svc.Rollback(ctx, views.RollbackRequest{Table: table, Actor: tableActor(c), Reason: req.Reason})
+		p, err = svc.Rollback(ctx, views.RollbackRequest{Table: table, Actor: s.tableActor(c), Reason: req.Reason})
 	}
 	if err != nil {
 		return tableError(err)

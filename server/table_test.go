@@ -290,7 +290,7 @@ func TestTableAPIConflict(t *testing.T) {
 	}
 	resp, body = send(t, ts.URL+"/api/v1/tables/orders/rollback", `{"reason": "off"}`)
 	var p views.Publish
-	if err := json.Unmarshal([]byte(body), &p); err != nil || resp.StatusCode != http.StatusOK || p.Actor != "local" || p.Summary() != "orders v2 → v1, daily_revenue v2 → v1" {
+	if err := json.Unmarshal([]byte(body), &p); err != nil || resp.StatusCode != http.StatusOK || p.Actor != "local-operator" || p.Summary() != "orders v2 → v1, daily_revenue v2 → v1" {
 		t.Errorf("rollback: %d %s", resp.StatusCode, body)
 	}
 	resp, body = send(t, ts.URL+"/api/v1/tables/orders/swap", `{"to": "v3"}`)
