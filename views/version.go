@@ -28,16 +28,18 @@ var ErrNotFound = errors.New("version not found")
 
 // Version is the ledger's record of one physical version of a logical table.
 type Version struct {
-	Target         string
-	Table          string
-	N              int
-	State          string
-	BuiltBy        string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	Backfill       string
-	RunID          int64
-	Rows           int64
+	Target    string
+	Table     string
+	N         int
+	State     string
+	BuiltBy   string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	Backfill  string
+	RunID     int64
+	Rows      int64
+	// Checksum is the sum modulo 2^64 of every row's portable hash (see Fingerprint), as
+	// decimal text: equal tables have equal checksums in every engine.
 	Checksum       string
 	DiffID         int64
 	Validation     json.RawMessage
