@@ -14,5 +14,10 @@ func (r *Retention) validate(bad func(key, format string, args ...any) error) er
 	if r.KeepVersions < 0 {
 		return bad("keep_versions", "retention.keep_versions %d: want 0 or more", r.KeepVersions)
 	}
+	if r.Auto && r.KeepVersions == 0 {
+		// keep_versions 0 keeps everything: auto would never retire anything, which is surely
+		// not what was meant.
+		return bad("auto", "retention.auto needs keep_versions: how many older versions to keep (1 or more)")
+	}
 	return nil
 }
