@@ -9,7 +9,7 @@ import (
 func TestRetention(t *testing.T) {
 	for _, tc := range []struct {
 		name, yaml, err string
-		want           Retention
+		want            Retention
 	}{
 		{"default_keeps_everything", "", "", Retention{}},
 		{"keep_and_auto", "retention:\n  keep_versions: 2\n  auto: true\n", "", Retention{KeepVersions: 2, Auto: true}},
