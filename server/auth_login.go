@@ -25,13 +25,13 @@ func (s *Server) renderLogin(c echo.Context, status int, next, msg string) error
 }
 
 // loginSubmit answers POST /login: a good token starts a browser session and goes on to the
-// page the visitor came for. Attempts are rate limited per client address.
+// page the visitor came for. Failed attempts are rate limited per client address.
 func (s *Server) loginSubmit(c echo.Context) error {
 	if !s.authEnabled() {
 		return echo.NewHTTPError(http.StatusNotFound, "This server has no API tokens configured: there is nobody to log in as.")
 	}
 	next := localPath(c.FormValue("next"))
-	if ok, wait := s.logins.allow(c.RealIP()); !ok {
+	if blocked, wait := s.logins.blocked(c.RealIP()); blocked {
 		secs := int(math.Ceil(wait.Seconds()))
 		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 		s.log.Warn("login rate limited", "addr", c.RealIP())
@@ -40,6 +40,7 @@ func (s *Server) loginSubmit(c echo.Context) error {
 	}
 	t, ok := s.lookupToken(strings.TrimSpace(c.FormValue("token")))
 	if !ok {
+		s.logins.fail(c.RealIP())
 		s.log.Warn("login refused: unknown token", "addr", c.RealIP())
 		return s.renderLogin(c, http.StatusUnauthorized, next, "That token is not valid.")
 	}

@@ -118,3 +118,16 @@ func withArticle(role string) string {
 	}
 	return "a " + role
 }
+
+// WriteRoutes lists every registered route that is not a read, as "METHOD /path/:param", and
+// the least role writeRoles gives it ("public" for anyone). Tests walk it to cover every write.
+func (s *Server) WriteRoutes() map[string]string {
+	out := map[string]string{}
+	for key := range s.routes {
+		method, path, _ := strings.Cut(key, " ")
+		if !safeMethod(method) {
+			out[key] = s.routeRole(method, path).String()
+		}
+	}
+	return out
+}

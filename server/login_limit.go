@@ -5,45 +5,53 @@ import (
 	"time"
 )
 
-// Login attempts are limited per client address so a token cannot be guessed at speed:
-// loginBurst attempts in any loginWindow, then 429 until the oldest falls out of the window.
+// Failed login attempts are limited per client address so a token cannot be guessed at speed:
+// after loginBurst failures in any loginWindow, every attempt from that address is answered
+// 429 until the oldest failure falls out of the window. Good logins do not count: they tell an
+// attacker nothing.
 const (
 	loginBurst  = 5
 	loginWindow = time.Minute
 	maxLimited  = 10_000 // addresses remembered at once
 )
 
-// loginLimiter remembers the times of each address's recent login attempts.
+// loginLimiter remembers the times of each address's recent failed logins.
 type loginLimiter struct {
 	mu       sync.Mutex
-	attempts map[string][]time.Time
+	failures map[string][]time.Time
 	now      func() time.Time
 }
 
 func newLoginLimiter(now func() time.Time) *loginLimiter {
-	return &loginLimiter{attempts: map[string][]time.Time{}, now: now}
+	return &loginLimiter{failures: map[string][]time.Time{}, now: now}
 }
 
-// allow records an attempt from addr and reports whether it may go ahead; when it may not,
-// wait says when the next one may.
-func (l *loginLimiter) allow(addr string) (ok bool, wait time.Duration) {
+// blocked reports whether addr must wait before trying again, and for how long.
+func (l *loginLimiter) blocked(addr string) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
 	recent := l.recent(addr, now)
-	if len(recent) >= loginBurst {
-		l.attempts[addr] = recent
-		return false, recent[0].Add(loginWindow).Sub(now)
+	if len(recent) < loginBurst {
+		return false, 0
 	}
-	if len(l.attempts) >= maxLimited {
+	return true, recent[0].Add(loginWindow).Sub(now)
+}
+
+// fail records a failed attempt from addr.
+func (l *loginLimiter) fail(addr string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	recent := l.recent(addr, now)
+	if len(l.failures) >= maxLimited {
 		l.prune(now)
 	}
-	l.attempts[addr] = append(recent, now)
-	return true, 0
+	l.failures[addr] = append(recent, now)
 }
 
 func (l *loginLimiter) recent(addr string, now time.Time) []time.Time {
-	ts := l.attempts[addr]
+	ts := l.failures[addr]
 	i := 0
 	for i < len(ts) && !ts[i].After(now.Add(-loginWindow)) {
 		i++
@@ -54,12 +62,12 @@ func (l *loginLimiter) recent(addr string, now time.Time) []time.Time {
 // prune forgets addresses with no attempt in the window; if every address is still active
 // (a flood from many addresses), it forgets them all rather than grow without bound.
 func (l *loginLimiter) prune(now time.Time) {
-	for addr := range l.attempts {
+	for addr := range l.failures {
 		if len(l.recent(addr, now)) == 0 {
-			delete(l.attempts, addr)
+			delete(l.failures, addr)
 		}
 	}
-	if len(l.attempts) >= maxLimited {
-		clear(l.attempts)
+	if len(l.failures) >= maxLimited {
+		clear(l.failures)
 	}
 }
