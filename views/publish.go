@@ -217,7 +217,7 @@ func (s *Service) insertIntent(ctx context.Context, tx *dbsql.Tx, p *Publish) er
 
 // ledgerHolder reads the ledger lock row of table, if any.
 func (s *Service) ledgerHolder(ctx context.Context, table string) (*ConflictError, error) {
-	c := &ConflictError{Table: table}
+	c := &ConflictError{Table: table, Recorded: true}
 	err := s.ledger.DB().QueryRowContext(ctx, `SELECT holder, kind, swap_id, since FROM view_locks
 		WHERE target = ? AND table_name = ?`, s.target, table).Scan(&c.Holder, &c.Kind, &c.SwapID, &c.Since)
 	if errors.Is(err, dbsql.ErrNoRows) {

@@ -39,20 +39,23 @@ func Recover(ctx context.Context, services ...*Service) ([]Repair, error) {
 // Tables held in this process are left alone.
 func (s *Service) Recover(ctx context.Context) ([]Repair, error) {
 	var out []Repair
+	var errs []error
 	intents, err := s.pending(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range intents {
+		// An intent that cannot be settled now keeps its lock rows: its tables stay refused
+		// (a conflict naming the intent) until a later start-up settles it.
 		r, err := s.recoverIntent(ctx, p)
 		if err != nil {
-			return out, err
+			errs = append(errs, err)
 		}
 		out = append(out, r...)
 	}
 	tables, err := List(ctx, s.target, s.engine)
 	if err != nil {
-		return out, err
+		return out, errors.Join(append(errs, err)...)
 	}
 	for _, t := range tables {
 		_, unlock, err := s.lock([]string{t.Name}, actor, "recover")
@@ -63,7 +66,8 @@ func (s *Service) Recover(ctx context.Context) ([]Repair, error) {
 		_, after, err := s.sync(ctx, t.Name, true)
 		unlock()
 		if err != nil {
-			return out, err
+			errs = append(errs, fmt.Errorf("views: recover %s: %w", t.Name, err))
+			continue
 		}
 		out = append(out, diffStates(s.target, t.Name, before, after)...)
 	}
@@ -71,9 +75,9 @@ func (s *Service) Recover(ctx context.Context) ([]Repair, error) {
 	// transaction (impossible: it is one transaction) or by an older trueup; remove them.
 	if _, err := s.ledger.DB().ExecContext(ctx, `DELETE FROM view_locks WHERE target = ?
 		AND swap_id NOT IN (SELECT id FROM swaps WHERE state = ?)`, s.target, PublishIntent); err != nil {
-		return out, fmt.Errorf("views: clear stale locks: %w", err)
+		errs = append(errs, fmt.Errorf("views: clear stale locks: %w", err))
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 // recoverIntent settles one intent left without an outcome.

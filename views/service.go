@@ -33,6 +33,9 @@ type ConflictError struct {
 	Kind   string // swap, rollback, retire, recover
 	SwapID int64  // 0 before the intent is recorded, and for retirements
 	Since  time.Time
+	// Recorded is true when the holder was found in the ledger's lock rows rather than in
+	// this process: another Service, or an intent a crash left that recovery has not settled.
+	Recorded bool
 }
 
 func (e *ConflictError) Error() string {
@@ -40,8 +43,12 @@ func (e *ConflictError) Error() string {
 	if e.SwapID != 0 {
 		op = fmt.Sprintf("%s #%d", e.Kind, e.SwapID)
 	}
-	return fmt.Sprintf("views: %s is held by %s (%s, since %s): try again when it has finished",
+	msg := fmt.Sprintf("views: %s is held by %s (%s, since %s): try again when it has finished",
 		e.Table, e.Holder, op, e.Since.UTC().Format(time.RFC3339))
+	if e.Recorded {
+		msg += " (if no trueup is working on it, a restart lets recovery settle it)"
+	}
+	return msg
 }
 
 // Is makes errors.Is(err, ErrConflict) true.

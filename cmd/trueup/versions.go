@@ -106,8 +106,8 @@ func openViews(ctx context.Context, e *env, notify bool) (*app, *views.Service, 
 		fmt.Fprintf(e.stderr, "recovery: %s %s: %s\n", r.Target, r.Table, r.What)
 	}
 	if err != nil {
-		a.close()
-		return nil, nil, nil, fmt.Errorf("recovery: %w", err)
+		// Go on: tables whose intent could not be settled stay locked and refuse a swap.
+		fmt.Fprintf(e.stderr, "recovery incomplete: %v\n", oneLine(err))
 	}
 	return a, s, ntc, nil
 }
@@ -136,7 +136,9 @@ func openTables(ctx context.Context, a *app, ntc *notices.Service, log *slog.Log
 		log.Info("recovery", "target", r.Target, "table", r.Table, "what", r.What)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("recovery: %w", err)
+		// Serve anyway: a table whose intent could not be settled keeps its lock rows, so
+		// swapping it is refused until a later start-up settles it; the others are fine.
+		log.Error("recovery incomplete", "err", err)
 	}
 	return out, nil
 }
