@@ -8,9 +8,17 @@ import (
 	"trueup/server/page"
 )
 
-// backfillList answers GET /backfills: every backfill with its latest run, and runs by reason.
+// backfillsPerPage is how many backfills the list shows at once.
+const backfillsPerPage = 50
+
+// backfillList answers GET /backfills: every backfill with its latest run (50 to a page), and
+// runs by reason.
 func (s *Server) backfillList(c echo.Context) error {
 	svc, err := s.backfills()
+	if err != nil {
+		return err
+	}
+	w, err := pageWindow(c, backfillsPerPage, backfillsPerPage)
 	if err != nil {
 		return err
 	}
@@ -19,8 +27,8 @@ func (s *Server) backfillList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d := page.BackfillList{Chrome: s.chrome("Backfills", "Backfills")}
-	for _, b := range list {
+	d := page.BackfillList{Chrome: s.chrome("Backfills", "Backfills"), Pager: pager(c, w, len(list) > w.Offset+w.Limit)}
+	for _, b := range slice(list, w) {
 		row := page.BackfillRow{Name: b.Name, Href: backfillHref(b.Name), Table: b.Table, Reason: b.Reason, Scope: b.Scope, State: "never run"}
 		if b.Latest != nil {
 			row.State, row.Percent, row.Done, row.Total = b.Latest.State, b.Latest.Percent(), b.Latest.PartitionsDone, b.Latest.PartitionsTotal
@@ -37,9 +45,14 @@ func (s *Server) backfillList(c echo.Context) error {
 	return render(c, http.StatusOK, page.BackfillListPage(d))
 }
 
-// apiBackfillList answers GET /api/v1/backfills.
+// apiBackfillList answers GET /api/v1/backfills?limit=&offset= (100 by default, at most 1000;
+// a Link header names the next window).
 func (s *Server) apiBackfillList(c echo.Context) error {
 	svc, err := s.backfills()
+	if err != nil {
+		return err
+	}
+	w, err := pageWindow(c, 100, 1000)
 	if err != nil {
 		return err
 	}
@@ -47,6 +60,8 @@ func (s *Server) apiBackfillList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	nextLink(c, w, len(list) > w.Offset+w.Limit)
+	list = slice(list, w)
 	if list == nil {
 		return c.JSON(http.StatusOK, []any{})
 	}

@@ -11,7 +11,8 @@ import (
 // noticeURL is the link to a notice as messages carry it.
 func noticeURL(svc NoticeService, id int64) string { return svc.PublicURL() + noticeHref(id) }
 
-// apiNoticeList answers GET /api/v1/notices?table=&state= with the notices, newest first.
+// apiNoticeList answers GET /api/v1/notices?table=&state=&limit=&offset= with the notices,
+// newest first (100 by default, at most 1000; a Link header names the next window).
 func (s *Server) apiNoticeList(c echo.Context) error {
 	svc, err := s.notices()
 	if err != nil {
@@ -21,10 +22,16 @@ func (s *Server) apiNoticeList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	w, err := pageWindow(c, 100, 1000)
+	if err != nil {
+		return err
+	}
 	ns, err := svc.List(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
+	nextLink(c, w, len(ns) > w.Offset+w.Limit)
+	ns = slice(ns, w)
 	out := make([]notices.JSON, 0, len(ns))
 	for _, n := range ns {
 		out = append(out, notices.ToJSON(n, noticeURL(svc, n.ID), false))

@@ -10,13 +10,21 @@ import (
 	"trueup/server/page"
 )
 
-// noticeList answers GET /notices: every notice, newest first, filtered by ?table= and ?state=.
+// noticesPerPage is how many notices the index lists at once.
+const noticesPerPage = 50
+
+// noticeList answers GET /notices: every notice, newest first, filtered by ?table= and ?state=,
+// 50 to a page (?page=).
 func (s *Server) noticeList(c echo.Context) error {
 	svc, err := s.notices()
 	if err != nil {
 		return err
 	}
 	f, err := noticeFilter(c)
+	if err != nil {
+		return err
+	}
+	w, err := pageWindow(c, noticesPerPage, noticesPerPage)
 	if err != nil {
 		return err
 	}
@@ -30,10 +38,14 @@ func (s *Server) noticeList(c echo.Context) error {
 	for _, st := range notices.States() {
 		d.States = append(d.States, string(st))
 	}
+	var match []notices.Notice
 	for _, n := range all {
-		if (f.Table != "" && !n.HasTable(f.Table)) || (f.State != "" && n.State != f.State) {
-			continue
+		if (f.Table == "" || n.HasTable(f.Table)) && (f.State == "" || n.State == f.State) {
+			match = append(match, n)
 		}
+	}
+	d.Pager = pager(c, w, len(match) > w.Offset+w.Limit)
+	for _, n := range slice(match, w) {
 		d.Rows = append(d.Rows, page.NoticeRow{ID: n.ID, Href: noticeHref(n.ID), Title: n.Title, State: string(n.State),
 			Tables: strings.Join(n.Tables, ", "), Updated: noticeTime(n.UpdatedAt)})
 	}

@@ -15,10 +15,12 @@ import (
 	tsql "trueup/sql"
 )
 
-// historyLimit is how many past results a rule page shows (the strip) and lists (the table).
+// historyLimit is how many past results a rule page shows (the strip) and lists (the table, a
+// page at a time); maxHistory is how far back the pages and the API reach.
 const (
 	historyLimit = 60
 	historyRows  = 20
+	maxHistory   = 10_000
 )
 
 // ruleDetailJSON is one rule with its history in the API.
@@ -45,13 +47,14 @@ func (s *Server) ruleStatusOf(name string) (monitor.Status, error) {
 	return monitor.Status{}, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("There is no rule %s.", name))
 }
 
-func (s *Server) ruleDetail(c echo.Context) (ruleDetailJSON, error) {
+// ruleDetail reads a rule with the newest n results of its history.
+func (s *Server) ruleDetail(c echo.Context, n int) (ruleDetailJSON, error) {
 	st, err := s.ruleStatusOf(c.Param("rule"))
 	if err != nil {
 		return ruleDetailJSON{}, err
 	}
 	ctx := c.Request().Context()
-	hist, err := s.opt.Rules.History(ctx, st.Rule.Name, historyLimit)
+	hist, err := s.opt.Rules.History(ctx, st.Rule.Name, n)
 	if err != nil {
 		return ruleDetailJSON{}, err
 	}
@@ -72,11 +75,23 @@ func (s *Server) ruleDetail(c echo.Context) (ruleDetailJSON, error) {
 	return d, nil
 }
 
-// apiRuleShow answers GET /api/v1/rules/{rule}: the rule, its last result and its history.
+// apiRuleShow answers GET /api/v1/rules/{rule}: the rule, its last result and its history,
+// ?limit= results from ?offset= (60 by default, at most 1000; a Link header names the next).
 func (s *Server) apiRuleShow(c echo.Context) error {
-	d, err := s.ruleDetail(c)
+	w, err := pageWindow(c, historyLimit, 1000)
 	if err != nil {
 		return err
+	}
+	if w.Offset+w.Limit > maxHistory {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("The API reaches the newest %d results of a rule.", maxHistory))
+	}
+	d, err := s.ruleDetail(c, w.Offset+w.Limit+1)
+	if err != nil {
+		return err
+	}
+	nextLink(c, w, len(d.History) > w.Offset+w.Limit)
+	if d.History = slice(d.History, w); d.History == nil {
+		d.History = []rules.Result{}
 	}
 	return c.JSON(http.StatusOK, d)
 }
@@ -84,7 +99,14 @@ func (s *Server) apiRuleShow(c echo.Context) error {
 // ruleShow answers GET /rules/{rule}: what the rule checks, its last result (failing
 // partitions, sample rows, the SQL it ran) and its history as a strip and a table.
 func (s *Server) ruleShow(c echo.Context) error {
-	d, err := s.ruleDetail(c)
+	w, err := pageWindow(c, historyRows, historyRows)
+	if err != nil {
+		return err
+	}
+	if w.Offset+w.Limit > maxHistory {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("The history pages reach the newest %d results.", maxHistory))
+	}
+	d, err := s.ruleDetail(c, max(historyLimit, w.Offset+w.Limit+1))
 	if err != nil {
 		return err
 	}
@@ -101,15 +123,13 @@ func (s *Server) ruleShow(c echo.Context) error {
 	if d.Latest != nil {
 		p.Latest = resultView(*d.Latest)
 	}
-	for i := len(d.History) - 1; i >= 0; i-- {
+	for i := min(len(d.History), historyLimit) - 1; i >= 0; i-- {
 		h := d.History[i]
 		p.Strip = append(p.Strip, page.StripCell{Status: string(h.Status),
 			Title: fmt.Sprintf("run %d, %s: %s", h.RunID, formatTime(h.At), h.Status)})
 	}
-	for i, h := range d.History {
-		if i == historyRows {
-			break
-		}
+	p.Pager = pager(c, w, len(d.History) > w.Offset+w.Limit)
+	for _, h := range slice(d.History, w) {
 		p.History = append(p.History, page.HistoryRow{RunID: h.RunID, At: formatTime(h.At), Status: string(h.Status),
 			Violations: h.Violations, Partitions: len(h.FailingPartitions), Duration: formatMS(h.DurationMS), Message: h.Message})
 	}
