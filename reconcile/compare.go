@@ -80,6 +80,12 @@ func (df *differ) part(key string) *partDiff {
 	return pd
 }
 
+// reset forgets what was found in a partition, before it is compared again.
+func (df *differ) reset(partKey string) {
+	delete(df.parts, partKey)
+	df.lastPart, df.lastValue = nil, nil
+}
+
 // add takes one row of one side; vals are the compared columns in plan order and are copied.
 func (df *differ) add(new bool, vals []any) {
 	if df.old == nil && df.new == nil || !df.sameGroup(vals) {

@@ -97,21 +97,26 @@ func (p *plan) rowDiff(ctx context.Context, df *differ, parts []*Partition, ever
 	}
 	var values []any
 	if !everyPartition {
-		values = make([]any, len(parts))
-		for i, pt := range parts {
-			values[i] = pt.value
-		}
+		values = partValues(parts)
 	}
-	n, err := p.rowDiffInEngine(ctx, df, values)
+	n, redo, err := p.rowDiffWide(ctx, df, parts, values)
+	if err != nil || len(redo) == 0 {
+		return n, err
+	}
+	// Keys with several rows on a side: compare those partitions again, exactly.
+	for _, pt := range redo {
+		df.reset(valueKey(pt.value))
+	}
+	m, err := p.rowDiffExact(ctx, df, partValues(redo))
+	n += m
 	if err != nil {
 		return n, err
 	}
 	// Rows not read out belong to keys whose rows are equal on both sides; if the two sides do
 	// not hold the same number of them, some key has equal rows a different number of times.
 	var unexplained []any
-	for _, pt := range parts {
-		pd := df.part(valueKey(pt.value))
-		if pt.OldCount-pt.OldNullKeys-pd.fetchedOld != pt.NewCount-pt.NewNullKeys-pd.fetchedNew {
+	for _, pt := range redo {
+		if !df.part(valueKey(pt.value)).accountsFor(pt) {
 			unexplained = append(unexplained, pt.value)
 		}
 	}
@@ -121,6 +126,14 @@ func (p *plan) rowDiff(ctx context.Context, df *differ, parts []*Partition, ever
 		}
 	}
 	return n, nil
+}
+
+func partValues(parts []*Partition) []any {
+	out := make([]any, len(parts))
+	for i, pt := range parts {
+		out[i] = pt.value
+	}
+	return out
 }
 
 // sampleOneSided fills the row counts of partitions present on one side only and reads a few of

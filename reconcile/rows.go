@@ -9,11 +9,11 @@ import (
 	tsql "trueup/sql"
 )
 
-// rowDiffInEngine compares, inside the one engine both sides live in, the rows of the given
-// partitions by key (values nil: every partition in scope). A narrow FULL JOIN of (partition,
-// key, row hash) finds the keys whose rows may differ; only those keys' rows are read out, sorted
-// so each key's rows arrive together. It returns the number of rows read.
-func (p *plan) rowDiffInEngine(ctx context.Context, df *differ, values []any) (int64, error) {
+// rowDiffExact compares, inside the one engine both sides live in, the rows of the given
+// partitions by key, exactly however many rows a key has. A narrow FULL JOIN of (partition,
+// key, row hash) finds the keys whose rows may differ; every row of those keys is read out,
+// sorted so each key's rows arrive together. It returns the number of rows read.
+func (p *plan) rowDiffExact(ctx context.Context, df *differ, values []any) (int64, error) {
 	e := p.spec.Old.Engine
 	d := e.Dialect()
 	b := newBinder()

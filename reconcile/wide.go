@@ -1,0 +1,126 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// rowDiffWide is the first, single-pass row comparison inside one engine: the given partitions
+// (values nil: every partition in scope) of both sides are joined on (partition, key) carrying
+// every compared column, and only the pairs that differ are read out, sorted by key.
+//
+// A pair is exact when each key has at most one row a side. Where a key has more, the pairs do
+// not say how many rows each side holds, so the partition is returned for the exact comparison
+// (rowDiffExact): when a key came out more than once, or when the rows read and the partition's
+// counts do not add up. It returns the number of table rows read (a pair is two).
+func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, values []any) (int64, []*Partition, error) {
+	e := p.spec.Old.Engine
+	d := e.Dialect()
+	b := newBinder()
+	names := p.joinNames()
+	cols := p.joinColumns()
+	// joined[i] is the position among the join columns of compared column i, or -1: join columns
+	// are read once, merged, rather than from each side.
+	joined := make([]int, len(p.compared))
+	var rest []int // the compared columns that are not join columns
+	for i, c := range p.compared {
+		joined[i] = -1
+		for j, jc := range cols {
+			if jc.Name == c.Name {
+				joined[i] = j
+			}
+		}
+		if joined[i] < 0 {
+			rest = append(rest, i)
+		}
+	}
+	side := func(new bool) string {
+		prefix, presence := "__o", "__po"
+		if new {
+			prefix, presence = "__n", "__pn"
+		}
+		sel := make([]string, 0, len(cols)+len(p.compared)+1)
+		for i, c := range cols {
+			sel = append(sel, p.selectExpr(d, c, new)+" AS "+d.Quote(names[i]))
+		}
+		sel = append(sel, "1 AS "+d.Quote(presence))
+		for i, c := range p.compared {
+			if joined[i] < 0 {
+				sel = append(sel, p.selectExpr(d, c, new)+" AS "+d.Quote(prefix+strconv.Itoa(i)))
+			}
+		}
+		return "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) +
+			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new))
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = d.Quote(n)
+	}
+	out := append([]string(nil), quoted...)
+	out = append(out, d.Quote("__po"), d.Quote("__pn"))
+	var eqs []string
+	for _, i := range rest {
+		out = append(out, d.Quote("__o"+strconv.Itoa(i)))
+		eqs = append(eqs, d.NullSafeEqual(d.Quote("__o"+strconv.Itoa(i)), d.Quote("__n"+strconv.Itoa(i))))
+	}
+	for _, i := range rest {
+		out = append(out, d.Quote("__n"+strconv.Itoa(i)))
+	}
+	differs := d.Quote("__po") + " IS NULL OR " + d.Quote("__pn") + " IS NULL"
+	if len(eqs) > 0 {
+		differs += " OR NOT (" + strings.Join(eqs, " AND ") + ")"
+	}
+	text := "SELECT " + strings.Join(out, ", ") + " FROM (" + side(false) + ") AS o FULL OUTER JOIN (" + side(true) +
+		") AS n USING (" + strings.Join(quoted, ", ") + ") WHERE " + differs + " ORDER BY " + strings.Join(quoted, ", ")
+	q, args, err := b.expand(d, text)
+	if err != nil {
+		return 0, nil, err
+	}
+	var n int64
+	k, r := len(names), len(rest)
+	vals := make([]any, len(p.compared))
+	// fill lays one side's values out in plan order: join columns from the merged ones.
+	fill := func(row []any, from int) []any {
+		for i, j := range joined {
+			if j >= 0 {
+				vals[i] = row[j]
+			}
+		}
+		for x, i := range rest {
+			vals[i] = row[from+x]
+		}
+		return vals
+	}
+	err = e.Each(ctx, q, args, func(row []any) error {
+		if row[k] != nil {
+			n++
+			df.add(false, fill(row, k+2))
+		}
+		if row[k+1] != nil {
+			n++
+			df.add(true, fill(row, k+2+r))
+		}
+		return nil
+	})
+	if err != nil {
+		return n, nil, fmt.Errorf("reconcile: row diff of %s and %s: %w", p.spec.Old.Relation, p.spec.New.Relation, err)
+	}
+	df.flush()
+	var redo []*Partition
+	for _, pt := range parts {
+		pd := df.part(valueKey(pt.value))
+		if pd.rows.DuplicateKeys > 0 || !pd.accountsFor(pt) {
+			redo = append(redo, pt)
+		}
+	}
+	return n, redo, nil
+}
+
+// accountsFor reports whether the rows read for a partition, with the rows of keys that did not
+// differ (as many on each side), add up to its counts. When they do not, some key has more rows
+// on one side than the comparison saw.
+func (pd *partDiff) accountsFor(pt *Partition) bool {
+	return pt.OldCount-pt.OldNullKeys-pd.fetchedOld == pt.NewCount-pt.NewNullKeys-pd.fetchedNew
+}
