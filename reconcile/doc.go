@@ -9,9 +9,12 @@
 //     engine the hash is the engine's fast one; across engines it is the portable MD5 hash,
 //     computed inside each engine, that gives the same value for the same row in both.
 //  2. Partitions whose counts and checksums agree are done: they are not joined at all.
-//  3. Inside one engine, the differing partitions (bound as a `partition IN (…)` filter) are
-//     joined on (partition, key) carrying only the row hash; the keys whose hashes differ are
-//     computed once and only their rows are read out, sorted by key, and classified in Go.
+//  3. Inside one engine, the differing partitions (bound as a `partition IN (…)` filter, or no
+//     filter when most partitions differ) are joined once on (partition, key) carrying every
+//     compared column; only the pairs that differ are read out, sorted by key, and classified in
+//     Go. Where a key has several rows on a side (a key came out twice, or the rows read do not
+//     add up to the partition's counts) the partition is compared again exactly: a narrow join of
+//     (partition, key, row hash) names the differing keys and every row of those keys is read.
 //  4. Across engines nothing can be joined, so each differing partition is split into buckets by
 //     the portable hash of the key; per-bucket counts and checksums are compared and differing
 //     buckets split again until they hold about 32 rows; only those buckets' rows cross over.
