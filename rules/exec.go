@@ -88,10 +88,13 @@ func (q *query) keyIndex(keys []string) []int {
 func (q *query) rollup(n *need) [][]any {
 	kIdx := q.keyIndex(n.keys)
 	aIdx := make([]int, len(n.aggs))
+	nIdx := len(q.keys)
 	for i, a := range n.aggs {
 		aIdx[i] = len(q.keys) + 1 + indexAgg(q.aggs, a.sql)
+		if isCountStar(a.sql) {
+			aIdx[i] = nIdx
+		}
 	}
-	nIdx := len(q.keys)
 	project := func(r []any) []any {
 		out := make([]any, 0, len(n.keys)+1+len(n.aggs))
 		for _, i := range kIdx {

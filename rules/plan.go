@@ -194,11 +194,17 @@ func (p *planner) attach(q *query, n *need, rule string) {
 	n.served = q
 	if n.mode == aggNeed {
 		for _, a := range n.aggs {
-			if indexAgg(q.aggs, a.sql) < 0 {
+			if !isCountStar(a.sql) && indexAgg(q.aggs, a.sql) < 0 {
 				q.aggs = append(q.aggs, a)
 			}
 		}
 	}
+}
+
+// isCountStar reports whether an aggregate is the row count every aggregate query carries.
+func isCountStar(sql string) bool {
+	s := strings.ToLower(strings.Join(strings.Fields(sql), ""))
+	return s == "count(*)" || s == "count()" || s == "count(1)"
 }
 
 func indexAgg(aggs []aggExpr, sql string) int {

@@ -3,12 +3,11 @@
 SELECT "d" AS _tu_k1,
        "region" AS _tu_k2,
        count(*) AS _tu_n,
-       count(*) AS _tu_a1,
-       count_if("customer_id" IS NULL) AS _tu_a2,
-       count_if("region" IS NULL) AS _tu_a3,
-       sum(amount) AS _tu_a4,
-       max("d") AS _tu_a5,
-       max("ts") AS _tu_a6
+       count_if("customer_id" IS NULL) AS _tu_a1,
+       count_if("region" IS NULL) AS _tu_a2,
+       sum(amount) AS _tu_a3,
+       max("d") AS _tu_a4,
+       max("ts") AS _tu_a5
 FROM "orders"
 GROUP BY _tu_k1, _tu_k2;
 
