@@ -17,6 +17,7 @@ import (
 
 	"trueup/config"
 	"trueup/ledger"
+	"trueup/notices"
 	"trueup/server"
 )
 
@@ -547,5 +548,38 @@ func TestActorIsTheToken(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"actor":"bob"`) {
 		t.Errorf("swap as bob claiming ann: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestButtonsFollowTheRole: a page offers only what the visitor may do (the server refuses
+// the rest whatever the page shows).
+func TestButtonsFollowTheRole(t *testing.T) {
+	svc := notices.New(testLedger(t), notices.Options{})
+	if _, err := svc.Draft(t.Context(), notices.Evidence{Backfill: "b", RunID: 1, Reason: "bug", Tables: []string{"orders"}}); err != nil {
+		t.Fatal(err)
+	}
+	ts := serve(t, server.Options{Auth: testAuth(false), Notices: svc})
+	for _, tc := range []struct {
+		who  string
+		want string // the action forms shown
+	}{
+		{"", ""},
+		{"vera", ""},
+		{"otto", "edit"},
+		{"ann", "announce edit withdraw"},
+	} {
+		b := newBrowser(t, ts.URL)
+		if tc.who != "" {
+			b.login(tc.who)
+		}
+		resp, doc := b.get("/notices/1")
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: GET /notices/1: %d", tc.who, resp.StatusCode)
+		}
+		var got []string
+		doc.Find(`[data-testid="notice-actions"] form`).Each(func(_ int, s *goquery.Selection) { got = append(got, s.AttrOr("data-testid", "")) })
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%q sees %q, want %q", tc.who, got, tc.want)
+		}
 	}
 }

@@ -1385,12 +1385,12 @@ func NoticeDetailPage(d NoticeDetail) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			if d.CanEdit || d.CanAnnounce || d.CanWithdraw {
+			if (d.CanEdit && VisitorFrom(ctx).Can("operator")) || ((d.CanAnnounce || d.CanWithdraw) && VisitorFrom(ctx).Can("approver")) {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 123, "<section aria-labelledby=\"actions-heading\" data-testid=\"notice-actions\"><h2 id=\"actions-heading\">For operators</h2>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if d.CanAnnounce {
+				if d.CanAnnounce && VisitorFrom(ctx).Can("approver") {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 124, "<form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -1417,7 +1417,7 @@ func NoticeDetailPage(d NoticeDetail) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				if d.CanEdit {
+				if d.CanEdit && VisitorFrom(ctx).Can("operator") {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 127, "<form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -1470,7 +1470,7 @@ func NoticeDetailPage(d NoticeDetail) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				if d.CanWithdraw {
+				if d.CanWithdraw && VisitorFrom(ctx).Can("approver") {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 132, "<form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
