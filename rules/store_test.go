@@ -106,9 +106,9 @@ func TestStoreAlertsOnChange(t *testing.T) {
 	if b := states["b"]; b.Status != StatusError || b.LastRunID != 5 {
 		t.Errorf("state of b: %+v", b)
 	}
-	var queries, failed int
-	if err := s.l.DB().QueryRowContext(ctx, "SELECT queries, failed FROM rule_runs WHERE id = 3").Scan(&queries, &failed); err != nil || queries != 2 || failed != 2 {
-		t.Errorf("run 3 recorded %d queries and %d failures (%v), want 2 and 2", queries, failed, err)
+	var queries, failures int
+	if err := s.l.DB().QueryRowContext(ctx, "SELECT queries, failed FROM rule_runs WHERE id = 3").Scan(&queries, &failures); err != nil || queries != 2 || failures != 2 {
+		t.Errorf("run 3 recorded %d queries and %d failures (%v), want 2 and 2", queries, failures, err)
 	}
 	latest, err := s.Latest(ctx)
 	if err != nil || latest["b"].Status != StatusError || latest["a"].RunID != 5 {
