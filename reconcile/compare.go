@@ -13,10 +13,10 @@ import (
 // rows that checksums already proved equal.
 type differ struct {
 	p       *plan
-	partIdx int   // position of the partition column in plan.compared, -1 without one
-	keyIdx  []int // positions of the key columns
-	limit   int   // samples per kind per partition
-	scales  []float64
+	partIdx int     // position of the partition column in plan.compared, -1 without one
+	keyIdx  []int   // positions of the key columns
+	limit   int     // samples per kind per partition
+	scale   float64 // 10^Spec.Scale: numbers without a tolerance are equal when they round alike
 	parts   map[string]*partDiff
 
 	old, new [][]any // the rows of the current key
@@ -36,20 +36,12 @@ type partDiff struct {
 }
 
 func newDiffer(p *plan) *differ {
-	df := &differ{p: p, partIdx: -1, limit: p.spec.samples(), parts: map[string]*partDiff{}}
+	df := &differ{p: p, partIdx: p.partIndex(), limit: p.spec.samples(), parts: map[string]*partDiff{},
+		scale: math.Pow10(p.spec.scale())}
 	for i, c := range p.compared {
-		if p.part != nil && c.Name == p.part.Name {
-			df.partIdx = i
+		if p.isKey(c.Name) {
+			df.keyIdx = append(df.keyIdx, i)
 		}
-		for _, k := range p.key {
-			if c.Name == k.Name {
-				df.keyIdx = append(df.keyIdx, i)
-			}
-		}
-	}
-	df.scales = make([]float64, len(p.compared))
-	for i := range p.compared {
-		df.scales[i] = math.Pow10(p.spec.scale())
 	}
 	return df
 }
@@ -263,8 +255,7 @@ func (df *differ) equal(i int, a, b any) bool {
 			if t, has := df.p.tol[df.p.compared[i].Name]; has {
 				return within(fa, fb, t)
 			}
-			s := df.scales[i]
-			return fa == fb || math.Round(fa*s) == math.Round(fb*s)
+			return fa == fb || math.Round(fa*df.scale) == math.Round(fb*df.scale)
 		}
 	}
 	if x, ok := a.(time.Time); ok {

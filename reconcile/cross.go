@@ -280,13 +280,3 @@ func (p *plan) readBuckets(ctx context.Context, new bool, units []bucket) ([][]a
 	}
 	return rows, nil
 }
-
-// partIndex is the position of the partition column among the compared columns.
-func (p *plan) partIndex() int {
-	for i, c := range p.compared {
-		if p.part != nil && c.Name == p.part.Name {
-			return i
-		}
-	}
-	return -1
-}

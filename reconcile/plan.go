@@ -255,7 +255,7 @@ func (c pair) side(new bool) tsql.Column {
 // doubles, anything else as text.
 func (p *plan) selectExpr(d tsql.Dialect, c pair, new bool) string {
 	x := d.Quote(c.side(new).Name)
-	if p.cross || c.sameType(false) {
+	if p.cross || c.sameType() {
 		return x
 	}
 	if c.Old.Kind.Numeric() && c.New.Kind.Numeric() {
@@ -289,7 +289,7 @@ func (p *plan) hashOptions(new bool) tsql.HashOptions {
 	}
 	opt := tsql.HashOptions{Scale: p.spec.scale()}
 	for _, c := range p.compared {
-		if c.sameType(false) {
+		if c.sameType() {
 			opt.Stored = append(opt.Stored, c.side(new).Name)
 		}
 	}

@@ -150,6 +150,16 @@ func (p *plan) joinColumns() []pair {
 	return out
 }
 
+// partIndex is the position of the partition column among the compared columns.
+func (p *plan) partIndex() int {
+	for i, c := range p.compared {
+		if p.part != nil && c.Name == p.part.Name {
+			return i
+		}
+	}
+	return -1
+}
+
 func (p *plan) isKey(name string) bool {
 	for _, k := range p.key {
 		if k.Name == name {

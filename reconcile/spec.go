@@ -115,9 +115,10 @@ type pair struct {
 	Old, New tsql.Column
 }
 
-// sameType reports whether both sides hold the column in the same engine type.
-func (p pair) sameType(cross bool) bool {
-	return !cross && baseType(p.Old.Type) == baseType(p.New.Type)
+// sameType reports whether both sides hold the column in the same engine type (meaningful inside
+// one engine only).
+func (p pair) sameType() bool {
+	return baseType(p.Old.Type) == baseType(p.New.Type)
 }
 
 // baseType strips the wrappers that do not change values: Nullable(…), LowCardinality(…).
