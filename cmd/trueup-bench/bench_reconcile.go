@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
 
 	"trueup/reconcile"
-	tsql "trueup/sql"
 )
 
 // reconcileRuns is how many times each side of a reconcile comparison runs; the best time
@@ -131,7 +128,7 @@ func benchReconcileCross(ctx context.Context, b *env) error {
 	if err := makeOrders(ctx, duck, "orders", rows, 365); err != nil {
 		return err
 	}
-	ch, drop, err := b.crossEngineDB(ctx)
+	ch, drop, err := scratchClickHouse(ctx, b.clickhouse)
 	if err != nil {
 		return err
 	}
@@ -171,29 +168,4 @@ func benchReconcileCross(ctx context.Context, b *env) error {
 		fmt.Sprintf("reconcile cross-engine, %d rows", rows), took.Seconds(), res.RowsTransferred, 2*rows, pct)
 	fmt.Printf("    %d of %d partitions differ, %d changed rows found\n", len(res.Differing()), len(res.Partitions), res.Rows.Changed)
 	return nil
-}
-
-// crossEngineDB creates a scratch database on the benchmark's ClickHouse server.
-func (e *env) crossEngineDB(ctx context.Context) (tsql.Engine, func(), error) {
-	admin, err := tsql.Open(ctx, e.clickhouse)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer admin.Close()
-	buf := make([]byte, 4)
-	rand.Read(buf)
-	name := "bench_" + hex.EncodeToString(buf)
-	if err := admin.Exec(ctx, "CREATE DATABASE "+admin.Dialect().Quote(name)); err != nil {
-		return nil, nil, err
-	}
-	url := e.clickhouse[:strings.LastIndexByte(e.clickhouse, '/')+1] + name
-	ch, err := tsql.Open(ctx, url)
-	if err != nil {
-		return nil, nil, err
-	}
-	drop := func() {
-		ch.Exec(context.Background(), "DROP DATABASE IF EXISTS "+ch.Dialect().Quote(name))
-		ch.Close()
-	}
-	return ch, drop, nil
 }
