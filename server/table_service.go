@@ -125,6 +125,9 @@ func (s *Server) versionsView(l views.Listing) page.TableVersions {
 		if v.Backfill != "" {
 			row.Backfill = fmt.Sprintf("%s (run %d)", v.Backfill, v.RunID)
 		}
+		if v.DiffID != 0 {
+			row.DiffHref = fmt.Sprintf("/diffs/%d", v.DiffID)
+		}
 		if v.HasLiveCompare {
 			row.VsLive = "checksum differs"
 			if v.SameAsLive {

@@ -56,6 +56,9 @@ func versionedWarehouse(t *testing.T, opts ...views.Option) (tsql.Engine, *views
 		}
 		v := views.Version{Target: "w", Table: table, N: n, State: state, BuiltBy: "ann", Backfill: "fix", RunID: run, Rows: rows, Checksum: sum,
 			Validation: json.RawMessage(`{"passed": false, "errors": ["orders__v3 lost 10 rows"]}`)}
+		if table == "orders" && n == 2 {
+			v.DiffID = 42 // the reconcile diff of v2 against v1
+		}
 		if err := s.Store().Put(ctx, v); err != nil {
 			t.Fatal(err)
 		}
@@ -130,6 +133,9 @@ func TestTablePages(t *testing.T) {
 	if doc.Find(`[data-version="v1"] [data-testid="swap-button"]`).Length() != 0 ||
 		doc.Find(`[data-version="v2"] [data-testid="swap-button"]`).Length() != 1 {
 		t.Error("swap buttons: want one on v2 and none on the live v1")
+	}
+	if href, _ := doc.Find(`[data-version="v2"] [data-testid="version-diff"]`).Attr("href"); href != "/diffs/42" {
+		t.Errorf("diff link of v2 = %q", href)
 	}
 	if doc.Find(`[data-testid="rollback-button"]`).Length() != 0 {
 		t.Error("a rollback button with nothing to roll back")
