@@ -180,13 +180,27 @@ func (p *plan) sampleOneSided(ctx context.Context, parts []*Partition) (int64, e
 			s.Removed = rows
 		}
 		if !s.empty() {
+			s.setPartition(pt.Partition)
 			pt.Samples = s
 		}
 	}
 	return read, nil
 }
 
+// setPartition labels every sample with its partition and makes absent kinds empty lists, so the
+// JSON says [] rather than null.
 func (s *Samples) setPartition(label string) {
+	for _, l := range []*[]Row{&s.Added, &s.Removed} {
+		if *l == nil {
+			*l = []Row{}
+		}
+	}
+	if s.Changed == nil {
+		s.Changed = []Change{}
+	}
+	if s.Duplicates == nil {
+		s.Duplicates = []Duplicate{}
+	}
 	for i := range s.Added {
 		s.Added[i].Partition = label
 	}

@@ -454,9 +454,9 @@ func measure(pt *Partition, name string) (Measure, bool) {
 func describe(pt *Partition) string {
 	switch pt.Presence {
 	case PresenceNewOnly:
-		return fmt.Sprintf("new partition with %d rows", pt.NewCount)
+		return fmt.Sprintf("new partition with %d %s", pt.NewCount, plural(int(pt.NewCount), "row", "rows"))
 	case PresenceOldOnly:
-		return fmt.Sprintf("partition missing from new (%d rows in old)", pt.OldCount)
+		return fmt.Sprintf("partition missing from new (%d %s in old)", pt.OldCount, plural(int(pt.OldCount), "row", "rows"))
 	}
 	parts := []string{fmt.Sprintf("rows %d → %d", pt.OldCount, pt.NewCount)}
 	if r := pt.Rows; r != nil {
