@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -439,6 +440,19 @@ func TestDiff(t *testing.T) {
 			}
 			if _, err := e.Columns(ctx, "new_t"); err != nil {
 				t.Errorf("new_t after the injection attempt: %v", err)
+			}
+		})
+
+		t.Run("partitions_of_different_types", func(t *testing.T) {
+			textDay := append([]tsql.Column(nil), orderCols...)
+			textDay[1] = tsql.Column{Name: "d", Kind: tsql.TypeString}
+			e.DropTable(ctx, "new_t")
+			if err := e.CreateTable(ctx, "new_t", textDay, "", []string{"id"}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := reconcile.Diff(ctx, spec(e))
+			if !errors.Is(err, reconcile.ErrBadInput) || !strings.Contains(err.Error(), `partition column "d" is`) {
+				t.Errorf("got %v, want ErrBadInput naming the partition column's types", err)
 			}
 		})
 	})
