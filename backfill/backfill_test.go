@@ -444,7 +444,7 @@ type flakyEngine struct {
 	maxInFlight int
 }
 
-func (f *flakyEngine) ReplacePartition(ctx context.Context, table string, w tsql.Window, q string, args ...any) error {
+func (f *flakyEngine) ReplacePartition(ctx context.Context, table string, w tsql.Window, q string, args ...any) (int64, error) {
 	f.mu.Lock()
 	part := w.Start.Format("2006-01-02")
 	f.calls = append(f.calls, table+" "+part)
@@ -457,7 +457,7 @@ func (f *flakyEngine) ReplacePartition(ctx context.Context, table string, w tsql
 	f.mu.Unlock()
 	defer func() { f.mu.Lock(); f.inFlight--; f.mu.Unlock() }()
 	if fail {
-		return errors.New("injected failure")
+		return 0, errors.New("injected failure")
 	}
 	return f.Engine.ReplacePartition(ctx, table, w, q, args...)
 }

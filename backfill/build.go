@@ -142,12 +142,9 @@ func (r *Runner) buildPartition(ctx context.Context, run *Run, t RunTable, b *Ba
 	w := window(b.Partition, typ, start, b.Grain)
 	r.checkpoint(ctx, run.ID, t.Table, part, PartRunning, 0, "")
 	q, args, err := tsql.Expand(e.Dialect(), sql, w.Params())
-	if err == nil {
-		err = e.ReplacePartition(ctx, physical, w, q, args...)
-	}
 	var rows int64
 	if err == nil {
-		rows, err = r.countWindow(ctx, physical, w)
+		rows, err = e.ReplacePartition(ctx, physical, w, q, args...)
 	}
 	if err != nil {
 		r.checkpoint(context.WithoutCancel(ctx), run.ID, t.Table, part, PartFailed, 0, err.Error())
@@ -160,18 +157,4 @@ func (r *Runner) checkpoint(ctx context.Context, runID int64, table, part, state
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.Store.setPartition(ctx, runID, table, part, state, rows, errText)
-}
-
-func (r *Runner) countWindow(ctx context.Context, table string, w tsql.Window) (int64, error) {
-	d := r.Planner.Engine.Dialect()
-	col := d.Quote(w.Column)
-	q, args, err := tsql.Expand(d, "SELECT count(*) FROM "+d.QuoteRelation(table)+" WHERE "+col+" >= $start AND "+col+" < $end", w.Params())
-	if err != nil {
-		return 0, err
-	}
-	res, err := r.Planner.Engine.Query(ctx, q, args...)
-	if err != nil {
-		return 0, err
-	}
-	return tsql.AsInt64(res.Rows[0][0]), nil
 }

@@ -60,7 +60,7 @@ func (r *Runner) buildScratch(ctx context.Context, b *Backfill, parts []time.Tim
 		windows = append(windows, w)
 		q, args, err := tsql.Expand(e.Dialect(), sql, w.Params())
 		if err == nil {
-			err = e.ReplacePartition(ctx, scratch, w, q, args...)
+			_, err = e.ReplacePartition(ctx, scratch, w, q, args...)
 		}
 		if err != nil {
 			e.DropTable(context.WithoutCancel(ctx), scratch)

@@ -114,8 +114,10 @@ func loadMigrations(fsys fs.FS) ([]migration, error) {
 	return out, nil
 }
 
-func (l *Ledger) migrate(ctx context.Context) error {
-	ms, err := loadMigrations(migrations)
+func (l *Ledger) migrate(ctx context.Context) error { return l.migrateFS(ctx, migrations) }
+
+func (l *Ledger) migrateFS(ctx context.Context, fsys fs.FS) error {
+	ms, err := loadMigrations(fsys)
 	if err != nil {
 		return err
 	}
@@ -123,15 +125,33 @@ func (l *Ledger) migrate(ctx context.Context) error {
 		version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)`); err != nil {
 		return err
 	}
-	var have int
-	if err := l.db.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&have); err != nil {
+	applied := map[int]bool{}
+	rows, err := l.db.QueryContext(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
 		return err
 	}
-	if len(ms) > 0 && have > ms[len(ms)-1].version {
-		return fmt.Errorf("schema version %d is newer than this trueup knows (%d): upgrade trueup", have, ms[len(ms)-1].version)
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return err
+		}
+		applied[v] = true
 	}
+	rows.Close()
+	known := map[int]bool{}
 	for _, m := range ms {
-		if m.version <= have {
+		known[m.version] = true
+	}
+	for v := range applied {
+		if !known[v] {
+			return fmt.Errorf("schema migration %d was applied by a newer trueup: upgrade trueup", v)
+		}
+	}
+	// Every migration not applied yet runs, in number order: one numbered below the newest
+	// applied (written on a branch at the same time) is not skipped.
+	for _, m := range ms {
+		if applied[m.version] {
 			continue
 		}
 		err := l.Tx(ctx, func(tx *dbsql.Tx) error {

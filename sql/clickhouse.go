@@ -204,11 +204,11 @@ func randomSuffix() string {
 // ReplacePartition builds the partition in a staging table and swaps it in with
 // ALTER TABLE … REPLACE PARTITION, which ClickHouse applies atomically. The table must be
 // partitioned by the window's column (or its truncation to the window's grain).
-func (e *chEngine) ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) error {
+func (e *chEngine) ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) (int64, error) {
 	d := e.dialect
 	cols, err := e.Columns(ctx, table)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	names := make([]string, len(cols))
 	for i, c := range cols {
@@ -216,11 +216,11 @@ func (e *chEngine) ReplacePartition(ctx context.Context, table string, w Window,
 	}
 	part, err := d.Literal(Param{Type: TypeString, Value: partitionText(w)})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	stage := table + "__stage_" + randomSuffix()
 	if err := e.Exec(ctx, "CREATE TABLE "+d.QuoteRelation(stage)+" AS "+d.QuoteRelation(table)); err != nil {
-		return fmt.Errorf("replace partition of %s: %w", table, err)
+		return 0, fmt.Errorf("replace partition of %s: %w", table, err)
 	}
 	defer e.Exec(context.WithoutCancel(ctx), d.Drop(stage, false))
 	lo, loArg := d.Bind(w.Params()["start"])
@@ -229,12 +229,17 @@ func (e *chEngine) ReplacePartition(ctx context.Context, table string, w Window,
 	ins := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (%s) WHERE %s >= %s AND %s < %s",
 		d.QuoteRelation(stage), strings.Join(names, ", "), strings.Join(names, ", "), query, col, lo, col, hi)
 	if err := e.Exec(ctx, ins, append(append([]any{}, args...), loArg, hiArg)...); err != nil {
-		return fmt.Errorf("replace partition of %s: %w", table, err)
+		return 0, fmt.Errorf("replace partition of %s: %w", table, err)
+	}
+	// The staging table is small: counting it is cheaper than counting the partition afterwards.
+	res, err := e.Query(ctx, "SELECT count() FROM "+d.QuoteRelation(stage))
+	if err != nil {
+		return 0, fmt.Errorf("replace partition of %s: %w", table, err)
 	}
 	if err := e.Exec(ctx, "ALTER TABLE "+d.QuoteRelation(table)+" REPLACE PARTITION "+part+" FROM "+d.QuoteRelation(stage)); err != nil {
-		return fmt.Errorf("replace partition of %s: %w", table, err)
+		return 0, fmt.Errorf("replace partition of %s: %w", table, err)
 	}
-	return nil
+	return AsInt64(res.Rows[0][0]), nil
 }
 
 func partitionText(w Window) string {

@@ -210,23 +210,27 @@ func (e *duckEngine) inTx(ctx context.Context, fn func(tx *dbsql.Tx) error) erro
 	return tx.Commit()
 }
 
-func (e *duckEngine) ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) error {
+func (e *duckEngine) ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) (int64, error) {
 	d := e.dialect
 	t := d.QuoteRelation(table)
 	col := d.Quote(w.Column)
 	lo, loArg := d.Bind(w.Params()["start"])
 	hi, hiArg := d.Bind(w.Params()["end"])
 	in := fmt.Sprintf("%s >= %s AND %s < %s", col, lo, col, hi)
-	return e.inTx(ctx, func(tx *dbsql.Tx) error {
+	var rows int64
+	err := e.inTx(ctx, func(tx *dbsql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE "+in, loArg, hiArg); err != nil {
 			return fmt.Errorf("replace partition of %s: %w", table, err)
 		}
 		ins := "INSERT INTO " + t + " BY NAME SELECT * FROM (" + query + ") AS q WHERE q." + in
-		if _, err := tx.ExecContext(ctx, ins, append(append([]any{}, args...), loArg, hiArg)...); err != nil {
+		res, err := tx.ExecContext(ctx, ins, append(append([]any{}, args...), loArg, hiArg)...)
+		if err != nil {
 			return fmt.Errorf("replace partition of %s: %w", table, err)
 		}
-		return nil
+		rows, err = res.RowsAffected()
+		return err
 	})
+	return rows, err
 }
 
 func (e *duckEngine) CopyPartitions(ctx context.Context, dst, src string, column string, exclude []Window) error {

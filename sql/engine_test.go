@@ -169,22 +169,26 @@ func TestEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := 0; i < 2; i++ {
-				if err := e.ReplacePartition(ctx, "sales2", w, q, args...); err != nil {
+				n, err := e.ReplacePartition(ctx, "sales2", w, q, args...)
+				if err != nil {
 					t.Fatal(err)
+				}
+				if n != 2 {
+					t.Errorf("replace reported %d rows, want 2", n)
 				}
 			}
 			if got := ids(t, e, "SELECT id FROM sales2 ORDER BY id"); !cmp.Equal(got, []int64{3, 4, 101, 102}) {
 				t.Errorf("after replacing twice: %v", got)
 			}
 			// A transform returning nothing empties the partition.
-			if err := e.ReplacePartition(ctx, "sales2", w, "SELECT * FROM sales WHERE 1 = 0"); err != nil {
+			if _, err := e.ReplacePartition(ctx, "sales2", w, "SELECT * FROM sales WHERE 1 = 0"); err != nil {
 				t.Fatal(err)
 			}
 			if got := ids(t, e, "SELECT id FROM sales2 ORDER BY id"); !cmp.Equal(got, []int64{3, 4}) {
 				t.Errorf("after emptying: %v", got)
 			}
 			// Rows a transform returns outside the window never land.
-			if err := e.ReplacePartition(ctx, "sales2", w, "SELECT * FROM sales"); err != nil {
+			if _, err := e.ReplacePartition(ctx, "sales2", w, "SELECT * FROM sales"); err != nil {
 				t.Fatal(err)
 			}
 			if got := ids(t, e, "SELECT id FROM sales2 ORDER BY id"); !cmp.Equal(got, []int64{1, 2, 3, 4}) {

@@ -201,8 +201,9 @@ type Engine interface {
 	// Insert appends rows in bulk; cols name the columns in row order.
 	Insert(ctx context.Context, table string, cols []string, rows [][]any) error
 	// ReplacePartition atomically replaces the rows of table inside w with the rows of query:
-	// readers see all of the old partition or all of the new one, and rerunning gives the same result.
-	ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) error
+	// readers see all of the old partition or all of the new one, and rerunning gives the same
+	// result. It returns how many rows the partition now holds.
+	ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) (int64, error)
 	// CopyPartitions copies every partition of src outside the excluded windows into dst,
 	// by the engine's cheapest means.
 	CopyPartitions(ctx context.Context, dst, src string, column string, exclude []Window) error
