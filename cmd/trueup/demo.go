@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"trueup/fixtures"
+	"trueup/rules"
 	tsql "trueup/sql"
 	"trueup/views"
 )
@@ -41,6 +42,9 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		fmt.Fprintf(e.stderr, "demo: wrote %s (%d orders, seed %d)\n", *dir, *rows, *seed)
+		if err := checkDemo(ctx, e, cfgPath); err != nil {
+			return err
+		}
 	}
 	if *writeOnly {
 		return nil
@@ -53,6 +57,38 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	}
 	defer a.close()
 	return serve(ctx, e, a, *addr)
+}
+
+// checkDemo runs the demo's rules once, so the dashboard opens on what they found: the totals
+// rule failing on the nine days of the planted bug.
+func checkDemo(ctx context.Context, e *env, cfgPath string) error {
+	a, err := openApp(ctx, globals{config: cfgPath})
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	targets := rules.TargetMap{Default: a.cfg.DefaultTarget, Engines: a.targets}
+	set, err := loadRules(ctx, e, a.cfg.ProjectDir("rules"), targets)
+	if err != nil {
+		return err
+	}
+	store := rules.NewStore(a.ledger)
+	run := rules.NewRunner(targets, rules.WithSchemaStore(store), rules.WithAcceptSchema(true)).Run(ctx, set.Rules)
+	run.Trigger = "demo"
+	if _, err := store.SaveRun(ctx, run, "demo"); err != nil {
+		return err
+	}
+	pass, fail, errs := run.Counts()
+	fmt.Fprintf(e.stderr, "demo: checked %d rules: %d pass, %d fail, %d could not run\n", len(run.Results), pass, fail, errs)
+	for _, r := range run.Results {
+		switch {
+		case r.Failed() && len(r.FailingPartitions) > 0:
+			fmt.Fprintf(e.stderr, "demo:   %s (%s) fails on %d partition(s): %s\n", r.Rule, r.Severity, len(r.FailingPartitions), abbreviate(r.FailingPartitions, 9))
+		case r.Failed():
+			fmt.Fprintf(e.stderr, "demo:   %s (%s) fails: %s\n", r.Rule, r.Severity, r.Message)
+		}
+	}
+	return nil
 }
 
 // writeDemo builds the project in a temporary sibling folder and renames it into place, so a
