@@ -56,6 +56,18 @@ type Run struct {
 	Finished time.Time `json:"finished"`
 	Queries  int       `json:"queries"`
 	Results  []Result  `json:"results"`
+	// Statements is every query the run issued with what it cost, for profiling.
+	Statements []Statement `json:"-"`
+}
+
+// Statement is one query a run issued.
+type Statement struct {
+	Target  string
+	SQL     string
+	Rules   []string
+	Seconds float64
+	Rows    int
+	Err     string
 }
 
 // Failed reports whether an error-severity rule failed or could not run.

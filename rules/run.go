@@ -124,8 +124,8 @@ func (rn *Runner) Run(ctx context.Context, rules []*Rule) *Run {
 	run := &Run{Started: rn.now().UTC()}
 	checks, p := rn.compileAll(rules)
 	execute(ctx, p.queries, rn.parallel)
-	run.Queries += len(p.queries)
-	run.Queries += rn.retryAlone(ctx, checks)
+	run.log(p.queries)
+	rn.retryAlone(ctx, checks, run)
 	env := &judgeEnv{now: rn.now().UTC(), sample: rn.sample, schemas: rn.schemas, acceptSchema: rn.acceptSchema}
 	verdicts := make([]verdict, len(checks))
 	var later []*query
@@ -139,7 +139,7 @@ func (rn *Runner) Run(ctx context.Context, rules []*Rule) *Run {
 		}
 	}
 	execute(ctx, later, rn.parallel)
-	run.Queries += len(later)
+	run.log(later)
 	for i, c := range checks {
 		v := &verdicts[i]
 		if len(c.later) > 0 && v.err == nil {
@@ -155,10 +155,8 @@ func (rn *Runner) Run(ctx context.Context, rules []*Rule) *Run {
 	return run
 }
 
-// retryAlone re-runs, each on its own, the rules whose fused queries failed, and returns how
-// many queries that took.
-func (rn *Runner) retryAlone(ctx context.Context, checks []*check) int {
-	issued := 0
+// retryAlone re-runs, each on its own, the rules whose fused queries failed.
+func (rn *Runner) retryAlone(ctx context.Context, checks []*check, run *Run) {
 	for i, c := range checks {
 		shared := false
 		for _, n := range c.needs {
@@ -171,10 +169,25 @@ func (rn *Runner) retryAlone(ctx context.Context, checks []*check) int {
 		}
 		alone, p := rn.compileAll([]*Rule{c.rule})
 		execute(ctx, p.queries, rn.parallel)
-		issued += len(p.queries)
+		run.log(p.queries)
 		checks[i] = alone[0]
 	}
-	return issued
+}
+
+// log counts the queries a run issued and keeps what each cost.
+func (run *Run) log(qs []*query) {
+	run.Queries += len(qs)
+	for _, q := range qs {
+		st := Statement{Target: q.engine.Info().Target, SQL: q.text, Seconds: q.secs, Rows: len(q.rows)}
+		for r := range q.rules {
+			st.Rules = append(st.Rules, r)
+		}
+		sort.Strings(st.Rules)
+		if q.err != nil {
+			st.Err = engineMessage(q.err)
+		}
+		run.Statements = append(run.Statements, st)
+	}
 }
 
 func (rn *Runner) judge(ctx context.Context, c *check, env *judgeEnv) verdict {

@@ -164,6 +164,9 @@ func rulesScenario(ctx context.Context, b *env, e tsql.Engine, makeTable func(co
 	if err != nil {
 		return err
 	}
+	for _, st := range fused.Statements {
+		fmt.Printf("    %7.3fs %6d rows  %s\n", st.Seconds, st.Rows, strings.Join(st.Rules, ", "))
+	}
 	pass, fail, _ := fused.Counts()
 	fmt.Printf("%s: %d rules (%d pass, %d fail); validated in %.2fs; fused run issued %d queries, one query per check %d\n",
 		kind, len(set.Rules), pass, fail, load.Seconds(), fused.Queries, queriesAlone)
