@@ -118,6 +118,11 @@ func TestBackfillPages(t *testing.T) {
 	if got := doc.Find(`[data-testid=reason-row][data-reason=bug]`).Length(); got != 1 {
 		t.Errorf("runs by reason: %q", text(doc.Find("[data-testid=reasons]")))
 	}
+	// The dashboard lists the validated run as waiting for a person.
+	doc = getPage(t, ts.URL+"/", http.StatusOK)
+	if got := doc.Find(`[data-testid=work-backfills] [data-name=fix_dedup_bug]`); got.Length() != 1 || !strings.Contains(text(got), "validated") {
+		t.Errorf("dashboard work: %q", text(doc.Find("[data-testid=work]")))
+	}
 	if resp, _ := get(t, ts.URL+"/backfills/nope"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown backfill: %d", resp.StatusCode)
 	}

@@ -27,6 +27,11 @@ func (s *Server) dashboardShow(c echo.Context) error {
 		tables = append(tables, t.Tables...)
 	}
 	sortTables(tables)
+	work, err := s.dashboardWork(c.Request().Context(), tables)
+	if err != nil {
+		return err
+	}
+	d.Work = work
 	for _, t := range tables {
 		d.Tables = append(d.Tables, page.TableRow{
 			Name:     t.Name,

@@ -120,6 +120,9 @@ func (s *Server) ruleShow(c echo.Context) error {
 		p.NextRun = formatTime(*d.NextRun)
 	}
 	p.JustRan, _ = strconv.ParseInt(c.QueryParam("run"), 10, 64)
+	if p.Backfills, err = s.backfillsFromRule(c.Request().Context(), d.Rule); err != nil {
+		return err
+	}
 	if d.Latest != nil {
 		p.Latest = resultView(*d.Latest)
 	}

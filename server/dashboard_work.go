@@ -1,0 +1,119 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"trueup/backfill"
+	"trueup/notices"
+	"trueup/server/page"
+	"trueup/views"
+)
+
+// dashboardWork gathers what needs a person now, from every service the server has.
+func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.Work, error) {
+	var w page.Work
+	for _, st := range s.ruleStatuses() {
+		status := ruleStatus(st)
+		if status != "fail" && status != "error" {
+			continue
+		}
+		info := ruleInfo(st)
+		detail := info.Message
+		if n := len(info.FailingPartitions); n > 0 {
+			detail = fmt.Sprintf("%d failing partitions: %s", n, strings.Join(info.FailingPartitions[:min(n, 3)], ", "))
+			if n > 3 {
+				detail += ", …"
+			}
+		}
+		w.FailingRules = append(w.FailingRules, page.WorkItem{Name: info.Rule, Href: ruleHref(info.Rule), Status: status, Detail: detail})
+	}
+	if s.opt.Backfills != nil {
+		list, err := s.opt.Backfills.List(ctx)
+		if err != nil {
+			return w, err
+		}
+		for _, b := range list {
+			if b.Latest == nil || b.Latest.State == backfill.RunCancelled {
+				continue
+			}
+			st := b.Latest
+			if st.State == backfill.RunValidated && s.published(ctx, st) {
+				continue
+			}
+			w.Backfills = append(w.Backfills, page.WorkItem{Name: b.Name, Href: backfillHref(b.Name), Status: st.State,
+				Detail: fmt.Sprintf("run %d: %d/%d partitions", st.RunID, st.PartitionsDone, st.PartitionsTotal)})
+		}
+	}
+	for _, t := range tables {
+		svc, ok := s.opt.Tables[t.Target]
+		if !ok {
+			continue
+		}
+		l, err := svc.Versions(ctx, t.Name)
+		if err != nil {
+			return w, err
+		}
+		for _, v := range l.Versions {
+			if v.State == views.StateValidated && !v.Live {
+				w.AwaitSwap = append(w.AwaitSwap, page.WorkItem{Name: t.Name + " " + v.Name(), Status: "validated",
+					Href:   "/tables/" + url.PathEscape(t.Name) + "?target=" + url.QueryEscape(t.Target),
+					Detail: fmt.Sprintf("built by %s from %s; live is v%d", v.BuiltBy, v.Backfill, l.Live)})
+			}
+		}
+	}
+	if s.opt.Notices != nil {
+		for _, state := range []notices.State{notices.StateDraft, notices.StateAnnounced} {
+			ns, err := s.opt.Notices.List(ctx, notices.Filter{State: state})
+			if err != nil {
+				return w, err
+			}
+			for _, n := range ns {
+				w.OpenNotices = append(w.OpenNotices, page.WorkItem{Name: n.Title, Href: fmt.Sprintf("/notices/%d", n.ID),
+					Status: string(n.State), Detail: strings.Join(n.Tables, ", ")})
+			}
+		}
+	}
+	return w, nil
+}
+
+// published reports whether a validated run's upstream version went live since.
+func (s *Server) published(ctx context.Context, st *backfill.Status) bool {
+	if st.Run == nil {
+		return false
+	}
+	svc, ok := s.opt.Tables[st.Run.Target]
+	if !ok {
+		return false
+	}
+	l, err := svc.Versions(ctx, st.Table)
+	if err != nil {
+		return false
+	}
+	for _, v := range l.Versions {
+		if v.RunID == st.RunID && (v.State == views.StateLive || v.State == views.StatePrevious) {
+			return true
+		}
+	}
+	return false
+}
+
+// backfillsFromRule lists the backfills whose scope is the partitions a rule fails on.
+func (s *Server) backfillsFromRule(ctx context.Context, rule string) ([]page.WorkItem, error) {
+	if s.opt.Backfills == nil {
+		return nil, nil
+	}
+	list, err := s.opt.Backfills.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []page.WorkItem
+	for _, b := range list {
+		if b.Backfill != nil && b.Backfill.Scope.FromRule == rule {
+			out = append(out, page.WorkItem{Name: b.Name, Href: backfillHref(b.Name)})
+		}
+	}
+	return out, nil
+}
