@@ -307,11 +307,17 @@ func (m *matrixProject) send(method, path, cred, role string, b *matrixBrowser) 
 // and what each view reads.
 func (m *matrixProject) snapshot() string {
 	m.t.Helper()
+	return ledgerSnapshot(m.t, m.a) + "\n" + warehouseSnapshot(m.t, m.a)
+}
+
+// ledgerSnapshot is the row count of every table in the ledger.
+func ledgerSnapshot(t *testing.T, a *app) string {
+	t.Helper()
 	ctx := context.Background()
 	var parts []string
-	rows, err := m.a.ledger.DB().QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' ORDER BY table_name")
+	rows, err := a.ledger.DB().QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' ORDER BY table_name")
 	if err != nil {
-		m.t.Fatal(err)
+		t.Fatal(err)
 	}
 	var tables []string
 	for rows.Next() {
@@ -322,15 +328,24 @@ func (m *matrixProject) snapshot() string {
 	rows.Close()
 	for _, n := range tables {
 		var c int64
-		if err := m.a.ledger.DB().QueryRowContext(ctx, `SELECT count(*) FROM "`+n+`"`).Scan(&c); err != nil {
-			m.t.Fatal(err)
+		if err := a.ledger.DB().QueryRowContext(ctx, `SELECT count(*) FROM "`+n+`"`).Scan(&c); err != nil {
+			t.Fatal(err)
 		}
 		parts = append(parts, fmt.Sprintf("ledger.%s=%d", n, c))
 	}
-	w := m.a.targets[m.a.cfg.DefaultTarget]
+	return strings.Join(parts, "\n")
+}
+
+// warehouseSnapshot is every relation of the default target: each table's row count and what
+// each view reads.
+func warehouseSnapshot(t *testing.T, a *app) string {
+	t.Helper()
+	ctx := context.Background()
+	var parts []string
+	w := a.targets[a.cfg.DefaultTarget]
 	rels, err := w.Relations(ctx)
 	if err != nil {
-		m.t.Fatal(err)
+		t.Fatal(err)
 	}
 	for _, r := range rels {
 		if r.View {
@@ -340,7 +355,7 @@ func (m *matrixProject) snapshot() string {
 		}
 		res, err := w.Query(ctx, "SELECT count(*) FROM "+w.Dialect().QuoteRelation(r.Name))
 		if err != nil {
-			m.t.Fatal(err)
+			t.Fatal(err)
 		}
 		parts = append(parts, fmt.Sprintf("table %s=%v", r.Name, res.Rows[0][0]))
 	}
