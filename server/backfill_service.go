@@ -75,6 +75,9 @@ func progressView(name string, st *backfill.Status) *page.BackfillProgress {
 		t := &p.Tables[idx[c.Table]]
 		t.Cells = append(t.Cells, page.Cell{Partition: c.Partition, State: c.State, Rows: c.Rows, Error: c.Error})
 	}
+	if st.Run != nil && (st.State == backfill.RunValidated || st.State == backfill.RunValidationFailed) {
+		p.PublishHref = "/tables/" + url.PathEscape(st.Table) + "?target=" + url.QueryEscape(st.Run.Target)
+	}
 	if st.Run != nil && len(st.Run.Validation) > 0 {
 		var v backfill.Validation
 		if err := jsonUnmarshal(st.Run.Validation, &v); err == nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"trueup/notices"
 	"trueup/server/page"
 	"trueup/views"
 )
@@ -156,7 +157,7 @@ func publishRow(p views.Publish) page.PublishRow {
 }
 
 // confirmView builds the confirmation step of a plan.
-func (s *Server) confirmView(target string, p views.Plan, to string) page.TableConfirm {
+func (s *Server) confirmView(ctx context.Context, target string, p views.Plan, to string) page.TableConfirm {
 	action := "/tables/" + url.PathEscape(p.Table) + "/" + p.Kind
 	title := "Swap " + p.Table
 	if p.Kind == views.KindRollback {
@@ -176,5 +177,46 @@ func (s *Server) confirmView(target string, p views.Plan, to string) page.TableC
 	for _, g := range p.Gate {
 		d.Gate = append(d.Gate, page.GateRow{Version: g.Table + " " + versionName(g.Version), Passed: g.Passed, Why: g.Why})
 	}
+	s.whoIsTold(ctx, &d, p)
 	return d
+}
+
+// whoIsTold fills in the notice a publish completes (or a rollback marks) and its recipients:
+// the subscribers of the tables that move and of the reports that read them.
+func (s *Server) whoIsTold(ctx context.Context, d *page.TableConfirm, p views.Plan) {
+	if s.opt.Notices == nil {
+		return
+	}
+	var tables []string
+	for _, c := range p.Changes {
+		tables = append(tables, c.Table)
+	}
+	var exposures []string
+	for _, x := range s.opt.Notices.Exposures() {
+		for _, t := range x.Tables {
+			if slices.Contains(tables, t) {
+				exposures = append(exposures, x.Name)
+				break
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, sub := range s.opt.Notices.Subscriptions() {
+		if (sub.Table != "" && slices.Contains(tables, sub.Table)) || (sub.Exposure != "" && slices.Contains(exposures, sub.Exposure)) {
+			if r := sub.Recipient(); !seen[r] {
+				seen[r] = true
+				d.Told = append(d.Told, r)
+			}
+		}
+	}
+	ns, err := s.opt.Notices.List(ctx, notices.Filter{})
+	if err != nil {
+		return
+	}
+	for _, n := range ns {
+		if p.Backfill != "" && n.Backfill == p.Backfill {
+			d.NoticeHref, d.NoticeState = fmt.Sprintf("/notices/%d", n.ID), string(n.State)
+			break
+		}
+	}
 }

@@ -43,7 +43,7 @@ func (s *Server) tablePublish(c echo.Context, kind string) error {
 	if err != nil {
 		return tableError(err)
 	}
-	confirm := s.confirmView(target, plan, to)
+	confirm := s.confirmView(ctx, target, plan, to)
 	confirm.Reason, confirm.Override = c.FormValue("reason"), c.FormValue("override")
 	if c.FormValue("confirm") != "yes" {
 		return render(c, http.StatusOK, page.TableConfirmPage(confirm))

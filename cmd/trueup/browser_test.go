@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// browser drives Debian's Chromium through the demo as a person would, saving a screenshot of
+// every step under test-artifacts/browser.
+type browser struct {
+	t     *testing.T
+	ctx   context.Context
+	base  string
+	dir   string
+	shots int
+}
+
+func chromiumPath(t *testing.T) string {
+	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed: make test installs it (scripts/chromium.sh)")
+	}
+	t.Skip("chromium is not installed (make test installs it)")
+	return ""
+}
+
+func newBrowser(t *testing.T, base string) *browser {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.NoSandbox,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1000),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The first run starts the browser and ties it to this context, not to a step's deadline.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	dir := filepath.Join("..", "..", "test-artifacts", "browser")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &browser{t: t, ctx: ctx, base: base, dir: dir}
+}
+
+// do runs actions with a deadline, failing the test with what step it was.
+func (b *browser) do(step string, timeout time.Duration, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.shot("failed-" + step)
+		b.t.Fatalf("%s: %v", step, err)
+	}
+}
+
+func (b *browser) shot(name string) {
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	b.shots++
+	path := filepath.Join(b.dir, strconv.Itoa(100 + b.shots)[1:]+"-"+name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+	}
+}
+
+// get runs one action that returns a value.
+func get[T any](b *browser, step string, a chromedp.Action[T]) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		b.shot("failed-read")
+		b.t.Fatalf("%s: %v", step, err)
+	}
+	return v
+}
+
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	return strings.Join(strings.Fields(get(b, "read "+sel, chromedp.Text(chromedp.CSS(sel)))), " ")
+}
+
+func (b *browser) texts(sel string) []string {
+	b.t.Helper()
+	return get(b, "read all "+sel, chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll(`+strconv.Quote(sel)+`)).map(e => e.textContent.trim())`))
+}
+
+func (b *browser) click(step, sel, waitFor string) {
+	b.t.Helper()
+	b.do(step, 60*time.Second, chromedp.Click(chromedp.CSS(sel)), chromedp.WaitVisible(chromedp.CSS(waitFor)))
+}
+
+// TestBrowserWalk walks the whole demo flow by clicks: the failing rule on the dashboard, the
+// plan it leads to, the dry run, the run to 100%, the validation, the swap, the notice, the
+// rollback.
+func TestBrowserWalk(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	if code, _, errs := cli(t, "demo", "--dir", dir, "--rows", "100000", "--write-only"); code != 0 {
+		t.Fatalf("demo: %s", errs)
+	}
+	addr := freeAddr(t)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var serverLog bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"--config", filepath.Join(dir, "trueup.yaml"), "serve", "--addr", addr}, io.Discard, &serverLog)
+	}()
+	t.Cleanup(func() {
+		stop()
+		<-done
+		if t.Failed() {
+			t.Logf("server log:\n%s", serverLog.String())
+		}
+	})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not come up:\n%s", serverLog.String())
+		}
+	}
+	b := newBrowser(t, "http://"+addr)
+
+	// 1. The dashboard says what needs attention: the totals rule fails.
+	b.do("dashboard", 60*time.Second, chromedp.Navigate(b.base+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=work-rules] [data-name=matches_raw]`)))
+	if got := b.text(`[data-testid=work-rules] [data-name=matches_raw]`); !strings.Contains(got, "9 failing partitions") {
+		t.Errorf("dashboard: %q", got)
+	}
+	b.shot("dashboard")
+
+	// 2. The failing rule names the nine days.
+	b.click("open rule", `[data-testid=work-rules] [data-name=matches_raw] a`, `[data-testid=rule-title]`)
+	body := get(b, "rule page", chromedp.Text(chromedp.CSS("main")))
+	for _, day := range []string{"2026-07-10", "2026-07-14", "2026-07-18"} {
+		if !strings.Contains(body, day) {
+			t.Errorf("rule page does not name %s", day)
+		}
+	}
+	if strings.Contains(body, "2026-07-09") || strings.Contains(body, "2026-07-19") {
+		t.Error("rule page names a day outside the bug")
+	}
+	b.shot("rule-failing")
+
+	// 3. Plan a backfill for the failing partitions.
+	b.click("plan", `[data-testid=plan-backfill-link]`, `[data-testid=plan-partition-count]`)
+	if got := b.text(`[data-testid=plan-partition-count]`); got != "9" {
+		t.Errorf("plan partitions %q", got)
+	}
+	if got := b.text(`[data-testid=plan-downstream]`); !strings.HasPrefix(got, "27 refreshes") {
+		t.Errorf("plan downstream %q", got)
+	}
+	b.shot("plan")
+
+	// 4. Dry run: about +5% on exactly the nine days, nothing written.
+	b.click("dry run", `[data-testid=dry-run]`, `[data-testid=dry-run-verdict]`)
+	if got := b.text(`[data-testid=dry-run-verdict]`); !strings.Contains(got, "meets its expectations") {
+		t.Errorf("dry run verdict %q", got)
+	}
+	pcts := b.texts(`[data-testid=diff][data-table=orders] [data-testid=diff-pct]`)
+	if len(pcts) != 9 {
+		t.Errorf("dry run shows %d changed days, want 9: %v", len(pcts), pcts)
+	}
+	for _, p := range pcts {
+		if v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimPrefix(p, "+"), "%"), 64); err != nil || v < 3 || v > 7 {
+			t.Errorf("dry run pct_change %q, want about +5%%", p)
+		}
+	}
+	b.shot("dry-run")
+
+	// 5. Run, and watch the progress reach 100%.
+	b.click("back to plan", `[data-testid=back-to-plan]`, `[data-testid=run]`)
+	b.do("run to the end", 180*time.Second, chromedp.Click(chromedp.CSS(`[data-testid=run]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=progress][data-state=validated]`)))
+	if got := b.text(`[data-testid=progress-percent]`); got != "100%" {
+		t.Errorf("progress %q at the end", got)
+	}
+	b.shot("progress-100")
+
+	// 6. The validation passed: rules on the new versions and the diff against expectations.
+	if got := b.text(`[data-testid=validation-verdict]`); got != "passed" {
+		t.Errorf("validation %q", got)
+	}
+	if got := b.texts(`[data-testid=validation-rule][data-status=pass]`); len(got) != 3 {
+		t.Errorf("%d rules passed on the new versions, want 3", len(got))
+	}
+	b.shot("validation")
+
+	// 7. Swap: the confirmation says exactly what changes; then v2 is live.
+	b.click("versions page", `[data-testid=review-publish]`, `[data-testid=swap-button]`)
+	b.click("swap", `[data-testid=swap-button]`, `[data-testid=confirm-button]`)
+	changes := b.text(`[data-testid=changes]`)
+	for _, want := range []string{"orders", "daily_revenue", "customer_ltv", "region_summary", "v1", "v2"} {
+		if !strings.Contains(changes, want) {
+			t.Errorf("confirmation does not say %q: %s", want, changes)
+		}
+	}
+	if got := b.text(`[data-testid=confirm-told]`); !strings.Contains(got, "change notice") || !strings.Contains(got, "marked completed") {
+		t.Errorf("confirmation does not say who is told: %q", got)
+	}
+	b.shot("swap-confirm")
+	b.click("confirm swap", `[data-testid=confirm-button]`, `[data-testid=live]`)
+	if got := b.text(`[data-testid=live]`); !strings.Contains(got, "v2") {
+		t.Errorf("after the swap live is %q", got)
+	}
+	b.shot("swapped")
+
+	// 8. The notice completed itself on the swap and tells readers what changed.
+	b.do("notices", 30*time.Second, chromedp.Navigate(b.base+"/notices"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=notice-row] a`)))
+	b.click("open notice", `[data-testid=notice-row] a`, `[data-testid=notice-state]`)
+	if got := b.text(`[data-testid=notice-state]`); !strings.Contains(got, "completed") {
+		t.Errorf("notice state %q after the swap", got)
+	}
+	noticeURL := get(b, "notice url", chromedp.Location())
+	if got := b.text(`[data-testid=notice-body]`); !regexp.MustCompile(`2026-07-10|July`).MatchString(got) || !strings.Contains(got, "orders") {
+		t.Errorf("notice text: %q", got)
+	}
+	b.shot("notice-completed")
+
+	// 9. Rollback: one more click puts v1 back, and the notice says so.
+	b.do("versions again", 30*time.Second, chromedp.Navigate(b.base+"/tables/orders?target=warehouse"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=rollback-button]`)))
+	b.click("rollback", `[data-testid=rollback-button]`, `[data-testid=confirm-button]`)
+	b.shot("rollback-confirm")
+	b.click("confirm rollback", `[data-testid=confirm-button]`, `[data-testid=live]`)
+	if got := b.text(`[data-testid=live]`); !strings.Contains(got, "v1") {
+		t.Errorf("after the rollback live is %q", got)
+	}
+	b.shot("rolled-back")
+	b.do("notice again", 30*time.Second, chromedp.Navigate(noticeURL), chromedp.WaitVisible(chromedp.CSS(`[data-testid=notice-state]`)))
+	if got := b.text(`[data-testid=notice-state]`); !strings.Contains(got, "rolled") {
+		t.Errorf("notice state %q after the rollback", got)
+	}
+	b.shot("notice-rolled-back")
+}
