@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	dbsql "database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -156,8 +157,11 @@ func (r *Runner) active(ctx context.Context, table string) (*Run, error) {
 	var id int64
 	err := r.Store.L.DB().QueryRowContext(ctx, `SELECT id FROM backfill_runs WHERE table_name = ? AND state IN (?, ?)
 		ORDER BY id DESC LIMIT 1`, table, RunRunning, RunValidating).Scan(&id)
+	if errors.Is(err, dbsql.ErrNoRows) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil, nil //nolint:nilerr // no row: nothing active
+		return nil, fmt.Errorf("backfill: runs of %s: %w", table, err)
 	}
 	return r.Store.GetRun(ctx, id)
 }
