@@ -99,8 +99,8 @@ func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, 
 	if active, err := r.active(ctx, b.Table); err != nil {
 		return nil, err
 	} else if active != nil {
-		return nil, fmt.Errorf("%w: %s has run %d (%s, started by %s at %s)", ErrConflict, b.Table, active.ID,
-			active.Backfill, active.Actor, active.CreatedAt.Format(time.RFC3339))
+		return nil, fmt.Errorf("%w: %s has run %d (%s, started by %s at %s): resume it, or cancel it first (trueup backfill cancel %s)",
+			ErrConflict, b.Table, active.ID, active.Backfill, active.Actor, active.CreatedAt.Format(time.RFC3339), active.Backfill)
 	}
 	if opt.Actor == "" {
 		opt.Actor = "local"
