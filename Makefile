@@ -16,7 +16,7 @@ endif
 
 export TESTFLAGS BENCHFLAGS PKGS
 
-.PHONY: all build run generate check-generated fmt vet chromium test bench clean
+.PHONY: all build run generate check-generated fmt vet chromium test bench fuzz clean
 
 all: build
 
@@ -63,3 +63,12 @@ bench:
 
 clean:
 	rm -rf bin
+
+# Each fuzz target for FUZZTIME (go test ./... runs only their checked-in seed corpora).
+FUZZTIME ?= 60s
+fuzz:
+	go test ./sqlfile -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME)
+	go test ./rules -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	go test ./backfill -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	go test ./notices -run '^$$' -fuzz '^FuzzParseExposure$$' -fuzztime $(FUZZTIME)
+	go test ./config -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
