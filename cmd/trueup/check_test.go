@@ -274,7 +274,8 @@ func TestServeRunsRules(t *testing.T) {
 		t.Fatalf("GET /api/v1/rules: %v\n%s", err, body)
 	}
 	for _, r := range list {
-		if r.Rule == "matches_raw" && (r.Schedule != "0 6 * * *" || r.Status != "never run") {
+		// The demo runs its rules once when it is written: the totals rule starts failing.
+		if r.Rule == "matches_raw" && (r.Schedule != "0 6 * * *" || r.Status != "fail") {
 			t.Errorf("matches_raw: %+v", r)
 		}
 	}

@@ -123,6 +123,7 @@ func TestLockedWarehouse(t *testing.T) {
 		return
 	}
 	dir := demoDir(t)
+	os.Remove(filepath.Join(dir, "trueup-state.duckdb")) // the demo's own check wrote one
 	holder := exec.Command(os.Args[0], "-test.run", "^TestLockedWarehouse$")
 	holder.Env = append(os.Environ(), "TRUEUP_HOLD_FILE="+filepath.Join(dir, "warehouse.duckdb"))
 	stdin, _ := holder.StdinPipe()
