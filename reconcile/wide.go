@@ -51,8 +51,10 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 				sel = append(sel, p.selectExpr(d, c, new)+" AS "+d.Quote(prefix+strconv.Itoa(i)))
 			}
 		}
+		// Rows whose key has a NULL match nothing and come out unpaired; they are dropped in Go,
+		// which is cheaper than a filter over every row.
 		return "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) +
-			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new))
+			where(p.partFilter(d, b, new, values))
 	}
 	quoted := make([]string, len(names))
 	for i, n := range names {
@@ -93,7 +95,18 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 		}
 		return vals
 	}
+	keyed := func(row []any) bool {
+		for j, c := range cols {
+			if row[j] == nil && p.isKey(c.Name) {
+				return false
+			}
+		}
+		return true
+	}
 	err = e.Each(ctx, q, args, func(row []any) error {
+		if !keyed(row) {
+			return nil
+		}
 		if row[k] != nil {
 			n++
 			df.add(false, fill(row, k+2))
