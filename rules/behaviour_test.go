@@ -116,17 +116,18 @@ SELECT d, sum(amount) AS amount
 FROM raw
 GROUP BY d
 `)},
-	"orders/dist_tight.sql":   {Data: []byte("-- kind: distribution\n-- table: orders\n-- partition: d\n-- dimension: region\n-- baseline: 3\n-- threshold: 10%\n")},
-	"orders/dist_loose.sql":   {Data: []byte("-- kind: distribution\n-- table: orders\n-- partition: d\n-- dimension: region\n-- baseline: 3\n-- threshold: 20%\n")},
-	"orders/rel_customer.sql": {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: customer_id\n-- parent: customers\n-- partition: d\n")},
-	"orders/rel_region.sql":   {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: region\n-- parent: regions\n")},
-	"orders/rel_id.sql":       {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: id\n-- parent: customers\n-- parent_column: customer_id\n")},
-	"orders/fresh_ok.sql":     {Data: []byte("-- kind: freshness\n-- table: orders\n-- column: ts\n-- max_age: 1d\n")},
-	"orders/fresh_stale.sql":  {Data: []byte("-- kind: freshness\n-- table: orders\n-- column: ts\n-- max_age: 12h\n")},
-	"orders/fresh_date.sql":   {Data: []byte("-- kind: freshness\n-- table: orders\n-- column: d\n-- max_age: 1d\n")},
-	"orders/custom_big.sql":   {Data: []byte("-- kind: custom\n-- partition: d\nSELECT id, d, amount FROM orders WHERE amount > 15\n")},
-	"orders/custom_neg.sql":   {Data: []byte("-- kind: custom\nSELECT id, d, amount FROM orders WHERE amount < 0\n")},
-	"dims/schema_dims.sql":    {Data: []byte("-- kind: schema\n-- table: dims\n")},
+	"orders/dist_tight.sql":     {Data: []byte("-- kind: distribution\n-- table: orders\n-- partition: d\n-- dimension: region\n-- baseline: 3\n-- threshold: 10%\n")},
+	"orders/dist_loose.sql":     {Data: []byte("-- kind: distribution\n-- table: orders\n-- partition: d\n-- dimension: region\n-- baseline: 3\n-- threshold: 20%\n")},
+	"orders/rel_customer.sql":   {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: customer_id\n-- parent: customers\n-- partition: d\n")},
+	"orders/rel_region.sql":     {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: region\n-- parent: regions\n")},
+	"orders/rel_region_bad.sql": {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: region\n-- parent: dims\n-- parent_column: b\n-- partition: d\n")},
+	"orders/rel_id.sql":         {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: id\n-- parent: customers\n-- parent_column: customer_id\n")},
+	"orders/fresh_ok.sql":       {Data: []byte("-- kind: freshness\n-- table: orders\n-- column: ts\n-- max_age: 1d\n")},
+	"orders/fresh_stale.sql":    {Data: []byte("-- kind: freshness\n-- table: orders\n-- column: ts\n-- max_age: 12h\n")},
+	"orders/fresh_date.sql":     {Data: []byte("-- kind: freshness\n-- table: orders\n-- column: d\n-- max_age: 1d\n")},
+	"orders/custom_big.sql":     {Data: []byte("-- kind: custom\n-- partition: d\nSELECT id, d, amount FROM orders WHERE amount > 15\n")},
+	"orders/custom_neg.sql":     {Data: []byte("-- kind: custom\nSELECT id, d, amount FROM orders WHERE amount < 0\n")},
+	"dims/schema_dims.sql":      {Data: []byte("-- kind: schema\n-- table: dims\n")},
 	// partitions computed from a timestamp, and from a date at the month grain
 	"orders/complete_ts.sql":    {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: ts\n-- grain: day\n-- expect: 2026-07-01..2026-07-10\n")},
 	"orders/totals_monthly.sql": {Data: []byte("-- kind: totals\n-- table: orders\n-- partition: d\n-- grain: month\n-- measure: sum(amount)\n-- reference: raw\n-- tolerance: 0.1%\n")},
@@ -198,6 +199,7 @@ func TestEveryKind(t *testing.T) {
 			"rel_customer":        {StatusFail, 1, []string{"2026-07-08"}},
 			"rel_region":          {StatusPass, 0, none},
 			"rel_id":              {StatusFail, 33, none}, // ids 5..36 and the resent 18; NULL ids ignored
+			"rel_region_bad":      {StatusFail, 39, []string{"2026-07-01", "2026-07-03", "2026-07-04", "2026-07-05", "2026-07-06", "2026-07-07", "2026-07-08", "2026-07-09", "2026-07-10"}},
 			"fresh_ok":            {StatusPass, 0, none},
 			"fresh_stale":         {StatusFail, 1, none},
 			"fresh_date":          {StatusFail, 1, none}, // 07-10 counts as midnight: 30h old
@@ -216,12 +218,12 @@ func TestEveryKind(t *testing.T) {
 			t.Errorf("outcomes (-want +got):\n%s", diff)
 		}
 		// orders: one scan grouped by (d, region) carries every partition and table aggregate
-		// and the per-day uniqueness; two duplicate scans; three orphan anti-joins; raw,
-		// calendar; the reference SELECT; two custom rules; one column listing; then one
-		// follow-up (the NULL rows). The day of ts and the month of d are other groupings:
-		// orders twice more, raw once.
-		if run.Queries != 16 {
-			t.Errorf("queries = %d, want 16", run.Queries)
+		// and the per-day uniqueness and the orphans of region; two duplicate scans; two orphan
+		// anti-joins; the values of regions and of dims.b; raw, calendar; the reference
+		// SELECT; two custom rules; one column listing; then one follow-up (the NULL rows).
+		// The day of ts and the month of d are other groupings: orders twice more, raw once.
+		if run.Queries != 17 {
+			t.Errorf("queries = %d, want 17", run.Queries)
 		}
 		if run.Failed() != true {
 			t.Errorf("run.Failed() = false with failing error-severity rules")
@@ -237,9 +239,11 @@ func TestEveryKind(t *testing.T) {
 				"totals_tight": {{{"partition", "2026-07-04"}, {"value", 40.0}, {"reference", 42.0}, {"difference", -2.0}, {"difference_pct", -4.76}}},
 				"rel_customer": {{{"customer_id", int64(99)}, {"rows", int64(1)}}},
 				"rel_id":       {{{"id", int64(18)}, {"rows", int64(2)}}, {{"id", int64(5)}, {"rows", int64(1)}}, {{"id", int64(6)}, {"rows", int64(1)}}},
-				"dist_tight":   {{{"partition", "2026-07-06"}, {"region", "EU"}, {"share_pct", 40.0}, {"baseline_pct", 25.0}, {"change_pct", 15.0}}},
-				"custom_big":   {{{"id", int64(18)}, {"d", "2026-07-06"}, {"amount", 20.0}}},
-				"fresh_stale":  {{{"newest", "2026-07-10 12:00:00"}, {"age", "18h"}, {"max_age", "12h"}}},
+				// region is a key of the (d, region) scan: its orphans come from those groups
+				"rel_region_bad": {{{"region", "APAC"}, {"rows", int64(10)}}, {{"region", "EU"}, {"rows", int64(10)}}, {{"region", "LATAM"}, {"rows", int64(10)}}, {{"region", "NA"}, {"rows", int64(9)}}},
+				"dist_tight":     {{{"partition", "2026-07-06"}, {"region", "EU"}, {"share_pct", 40.0}, {"baseline_pct", 25.0}, {"change_pct", 15.0}}},
+				"custom_big":     {{{"id", int64(18)}, {"d", "2026-07-06"}, {"amount", 20.0}}},
+				"fresh_stale":    {{{"newest", "2026-07-10 12:00:00"}, {"age", "18h"}, {"max_age", "12h"}}},
 			}
 			got["rel_id"] = limitSample(got["rel_id"], 3)
 			for rule, w := range wantSamples {

@@ -85,11 +85,13 @@ func dupSQL(d tsql.Dialect, relation string, keys, notNull []string) string {
 		" WHERE " + strings.Join(conds, " AND ") + " GROUP BY " + strings.Join(group, ", ") + " HAVING count(*) > 1"
 }
 
-// relationships: every non-NULL value of column exists in the parent's column. The orphans
-// come from their own anti-join, grouped by partition and value: a NOT IN filter lets the
-// engine drop matching rows early, where folding it into the relation's aggregate scan would
-// mark every row (four times slower on DuckDB). One query gives the count, the failing
-// partitions and the sample unless there are more than dupCap orphan groups.
+// relationships: every non-NULL value of column exists in the parent's column. When the
+// relation's aggregate scan already groups by the column (a distribution by it), the orphans
+// are the groups whose value is not among the parent's values, which a small query reads.
+// Otherwise they come from their own anti-join, grouped by partition and value: a NOT IN
+// filter lets the engine drop matching rows early, where folding it into the aggregate scan
+// would mark every row (four times slower on DuckDB). Either way one query gives the count,
+// the failing partitions and the sample unless there are more than dupCap orphan groups.
 func (c *check) relationships() {
 	r := c.rule
 	col := c.d.Quote(r.Column)
@@ -108,51 +110,88 @@ func (c *check) relationships() {
 		}
 		return q
 	}
-	orphans := c.raw(c.engine, grouped(keys)+" ORDER BY "+countAlias+" DESC, "+strings.Join(aliases(len(keys)), ", "), dupCap)
+	antiJoin := grouped(keys) + " ORDER BY " + countAlias + " DESC, " + strings.Join(aliases(len(keys)), ", ")
+	orphans := &need{engine: c.engine, mode: rawNeed, sql: antiJoin, limit: dupCap, conditional: true}
+	parent := &need{engine: c.engine, mode: rawNeed, limit: refCap, conditional: true,
+		sql: "SELECT DISTINCT " + pc + " FROM " + c.d.QuoteRelation(r.Parent) + " WHERE " + pc + " IS NOT NULL"}
+	ride := c.add(&need{mode: aggNeed, relation: r.Table, keys: keys, rideOnly: true, with: []*need{parent}, alt: []*need{orphans}})
+	c.add(parent)
+	c.add(orphans)
 	c.judge = func(_ context.Context, j *judgeEnv) verdict {
-		var v verdict
-		parts := newPartitions()
-		byValue := newPartitions()
-		rows := map[string]int64{}
-		for _, row := range orphans.rows {
-			n := tsql.AsInt64(row[len(row)-1])
-			v.violations += n
-			if r.Partition != "" {
-				parts.add(row[0])
+		rows, truncated := orphans.rows, orphans.truncated
+		if ride.served != nil {
+			if parent.truncated {
+				// too many parent keys to hold: ask the engine after all
+				later := c.follow(antiJoin, dupCap)
+				c.finish = func(v *verdict) { *v = c.judgeOrphans(j, later.rows, false, grouped) }
+				return verdict{}
 			}
-			k := byValue.add(row[len(row)-2])
-			rows[k] += n
+			rows, truncated = orphanGroups(ride.rows, len(keys), parent.rows), false
 		}
-		v.failing = parts.sorted()
-		v.failed = v.violations > 0
-		if !v.failed {
-			return v
+		return c.judgeOrphans(j, rows, truncated, grouped)
+	}
+}
+
+// orphanGroups keeps the groups (keys…, count) whose last key is not NULL and not a parent value.
+func orphanGroups(groups [][]any, nkeys int, parent [][]any) [][]any {
+	known := map[string]bool{}
+	for _, p := range parent {
+		known[partitionText(p[0])] = true
+	}
+	var out [][]any
+	for _, g := range groups {
+		v := g[nkeys-1]
+		if v != nil && !known[partitionText(v)] {
+			out = append(out, g[:nkeys+1])
 		}
-		var sample []Row
-		for _, k := range byValue.sorted() {
-			sample = append(sample, Row{{r.Column, sampleValue(byValue.vals[k])}, {"rows", rows[k]}})
+	}
+	return out
+}
+
+// judgeOrphans judges rows of (partition…, value, count) of orphan rows.
+func (c *check) judgeOrphans(j *judgeEnv, rows [][]any, truncated bool, grouped func([]string) string) verdict {
+	r := c.rule
+	var v verdict
+	parts := newPartitions()
+	byValue := newPartitions()
+	counts := map[string]int64{}
+	for _, row := range rows {
+		n := tsql.AsInt64(row[len(row)-1])
+		v.violations += n
+		if r.Partition != "" {
+			parts.add(row[0])
 		}
-		sort.SliceStable(sample, func(a, b int) bool { return sample[a][1].Value.(int64) > sample[b][1].Value.(int64) })
-		v.sample = limitSample(sample, j.sample)
-		v.message = fmt.Sprintf("%s whose %s is not in %s.%s", plural(v.violations, "row", "rows"), r.Column, r.Parent, r.ParentCol)
-		if orphans.truncated {
-			// too many orphan groups to fetch: count them per partition instead
-			byPart := c.follow(grouped(c.partitionKey()), refCap)
-			c.finish = func(v *verdict) {
-				p := newPartitions()
-				v.violations = 0
-				for _, row := range byPart.rows {
-					v.violations += tsql.AsInt64(row[len(row)-1])
-					if r.Partition != "" {
-						p.add(row[0])
-					}
-				}
-				v.failing = p.sorted()
-				v.message = fmt.Sprintf("%s whose %s is not in %s.%s", plural(v.violations, "row", "rows"), r.Column, r.Parent, r.ParentCol)
-			}
-		}
+		counts[byValue.add(row[len(row)-2])] += n
+	}
+	v.failing = parts.sorted()
+	v.failed = v.violations > 0
+	if !v.failed {
 		return v
 	}
+	var sample []Row
+	for _, k := range byValue.sorted() {
+		sample = append(sample, Row{{r.Column, sampleValue(byValue.vals[k])}, {"rows", counts[k]}})
+	}
+	sort.SliceStable(sample, func(a, b int) bool { return sample[a][1].Value.(int64) > sample[b][1].Value.(int64) })
+	v.sample = limitSample(sample, j.sample)
+	v.message = fmt.Sprintf("%s whose %s is not in %s.%s", plural(v.violations, "row", "rows"), r.Column, r.Parent, r.ParentCol)
+	if truncated {
+		// too many orphan groups to fetch: count them per partition instead
+		byPart := c.follow(grouped(c.partitionKey()), refCap)
+		c.finish = func(v *verdict) {
+			p := newPartitions()
+			v.violations = 0
+			for _, row := range byPart.rows {
+				v.violations += tsql.AsInt64(row[len(row)-1])
+				if r.Partition != "" {
+					p.add(row[0])
+				}
+			}
+			v.failing = p.sorted()
+			v.message = fmt.Sprintf("%s whose %s is not in %s.%s", plural(v.violations, "row", "rows"), r.Column, r.Parent, r.ParentCol)
+		}
+	}
+	return v
 }
 
 func aliases(n int) []string {

@@ -42,6 +42,13 @@ type need struct {
 	sql      string    // rawNeed
 	limit    int       // rawNeed, dupNeed: most rows to fetch; more sets truncated
 
+	// rideOnly marks an aggNeed that is served only by an aggregate query planned for other
+	// needs, never by one of its own; with are planned beside it when it rides, alt instead of
+	// it when it cannot. Needs in with and alt are conditional: planned only through it.
+	rideOnly    bool
+	with, alt   []*need
+	conditional bool
+
 	cols      []string
 	rows      [][]any
 	columns   []tsql.Column
@@ -115,11 +122,21 @@ func (p *planner) plan(needs []*need, rule map[*need]string) {
 	groups := map[relKey][]*need{}
 	var order []relKey
 	var alone []*query
+	single := func(n *need) {
+		q := &query{engine: n.engine, mode: n.mode, relation: n.relation, sql: n.sql, limit: n.limit}
+		p.attach(q, n, rule[n])
+		alone = append(alone, q)
+	}
+	var rides []*need
 	for _, n := range needs {
-		if n.mode != aggNeed && n.mode != dupNeed {
-			q := &query{engine: n.engine, mode: n.mode, relation: n.relation, sql: n.sql, limit: n.limit}
-			p.attach(q, n, rule[n])
-			alone = append(alone, q)
+		switch {
+		case n.conditional:
+			continue
+		case n.rideOnly:
+			rides = append(rides, n)
+			continue
+		case n.mode != aggNeed && n.mode != dupNeed:
+			single(n)
 			continue
 		}
 		k := relKey{engineKey(n.engine), n.relation}
@@ -131,7 +148,28 @@ func (p *planner) plan(needs []*need, rule map[*need]string) {
 	for _, k := range order {
 		p.planRelation(groups[k], rule)
 	}
+	for _, n := range rides {
+		extra := n.alt
+		if host := p.host(n); host != nil {
+			p.attach(host, n, rule[n])
+			extra = n.with
+		}
+		for _, x := range extra {
+			single(x)
+		}
+	}
 	p.queries = append(p.queries, alone...)
+}
+
+// host finds an aggregate query on the need's relation grouped by (at least) its keys.
+func (p *planner) host(n *need) *query {
+	for _, q := range p.queries {
+		if q.mode == aggNeed && engineKey(q.engine) == engineKey(n.engine) && q.relation == n.relation &&
+			subset(n.keys, q.keys) && decomposable(n.aggs) {
+			return q
+		}
+	}
+	return nil
 }
 
 func (p *planner) planRelation(needs []*need, rule map[*need]string) {

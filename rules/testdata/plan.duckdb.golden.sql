@@ -1,5 +1,5 @@
 -- query 1
--- rules: complete_calendar, complete_continuous, complete_min_rows, complete_not_null, complete_range, complete_recent, dist_loose, dist_tight, fresh_date, fresh_ok, fresh_stale, totals_loose, totals_tight, unique_region_daily
+-- rules: complete_calendar, complete_continuous, complete_min_rows, complete_not_null, complete_range, complete_recent, dist_loose, dist_tight, fresh_date, fresh_ok, fresh_stale, rel_region, rel_region_bad, totals_loose, totals_tight, unique_region_daily
 SELECT "d" AS _tu_k1,
        "region" AS _tu_k2,
        count(*) AS _tu_n,
@@ -89,28 +89,34 @@ SELECT id, d, amount FROM orders WHERE amount < 0
 ) AS _tu_q LIMIT 10001;
 
 -- query 12
--- rules: rel_customer
-SELECT * FROM (
-SELECT "d" AS _tu_k1, "customer_id" AS _tu_k2, count(*) AS _tu_n FROM "orders" WHERE "customer_id" IS NOT NULL AND "customer_id" NOT IN (SELECT "customer_id" FROM "customers" WHERE "customer_id" IS NOT NULL) GROUP BY _tu_k1, _tu_k2 ORDER BY _tu_n DESC, _tu_k1, _tu_k2
-) AS _tu_q LIMIT 10001;
-
--- query 13
--- rules: rel_id
-SELECT * FROM (
-SELECT "id" AS _tu_k1, count(*) AS _tu_n FROM "orders" WHERE "id" IS NOT NULL AND "id" NOT IN (SELECT "customer_id" FROM "customers" WHERE "customer_id" IS NOT NULL) GROUP BY _tu_k1 ORDER BY _tu_n DESC, _tu_k1
-) AS _tu_q LIMIT 10001;
-
--- query 14
--- rules: rel_region
-SELECT * FROM (
-SELECT "region" AS _tu_k1, count(*) AS _tu_n FROM "orders" WHERE "region" IS NOT NULL AND "region" NOT IN (SELECT "region" FROM "regions" WHERE "region" IS NOT NULL) GROUP BY _tu_k1 ORDER BY _tu_n DESC, _tu_k1
-) AS _tu_q LIMIT 10001;
-
--- query 15
 -- rules: totals_loose
 SELECT * FROM (
 SELECT d, sum(amount) AS amount
 FROM raw
 GROUP BY d
+) AS _tu_q LIMIT 100001;
+
+-- query 13
+-- rules: rel_customer
+SELECT * FROM (
+SELECT "d" AS _tu_k1, "customer_id" AS _tu_k2, count(*) AS _tu_n FROM "orders" WHERE "customer_id" IS NOT NULL AND "customer_id" NOT IN (SELECT "customer_id" FROM "customers" WHERE "customer_id" IS NOT NULL) GROUP BY _tu_k1, _tu_k2 ORDER BY _tu_n DESC, _tu_k1, _tu_k2
+) AS _tu_q LIMIT 10001;
+
+-- query 14
+-- rules: rel_id
+SELECT * FROM (
+SELECT "id" AS _tu_k1, count(*) AS _tu_n FROM "orders" WHERE "id" IS NOT NULL AND "id" NOT IN (SELECT "customer_id" FROM "customers" WHERE "customer_id" IS NOT NULL) GROUP BY _tu_k1 ORDER BY _tu_n DESC, _tu_k1
+) AS _tu_q LIMIT 10001;
+
+-- query 15
+-- rules: rel_region
+SELECT * FROM (
+SELECT DISTINCT "region" FROM "regions" WHERE "region" IS NOT NULL
+) AS _tu_q LIMIT 100001;
+
+-- query 16
+-- rules: rel_region_bad
+SELECT * FROM (
+SELECT DISTINCT "b" FROM "dims" WHERE "b" IS NOT NULL
 ) AS _tu_q LIMIT 100001;
 
