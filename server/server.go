@@ -74,6 +74,7 @@ type Server struct {
 	logins      *loginLimiter
 	csrfKey     []byte
 	crossOrigin *http.CrossOriginProtection
+	flights     flights
 
 	mu        sync.Mutex
 	addr      string
@@ -122,8 +123,9 @@ func New(opt Options) *Server {
 	e.IPExtractor = echo.ExtractIPDirect()
 	// Outermost first: the request log and the metrics see the status the error handler chose;
 	// every response, refusals included, carries the security headers; who the request acts as
-	// is known before the CSRF check and the role check read it.
-	e.Use(s.logRequests, s.countRequests, s.recoverErrors, s.secure, s.loopbackHost, s.authenticate, s.checkCSRF, s.authorize)
+	// is known before the CSRF check and the role check read it; identical reads in flight at
+	// once are answered once.
+	e.Use(s.logRequests, s.countRequests, s.recoverErrors, s.secure, s.loopbackHost, s.authenticate, s.checkCSRF, s.authorize, s.coalesce)
 	s.registerRoutes(e)
 	for _, r := range e.Routes() {
 		s.routes[r.Method+" "+r.Path] = true

@@ -1,0 +1,113 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"trueup/monitor"
+	"trueup/rules"
+	"trueup/server"
+)
+
+// slowRules is a rule service whose status list takes until release is closed, counting how
+// often it is asked.
+type slowRules struct {
+	calls   atomic.Int32
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (r *slowRules) Statuses() []monitor.Status {
+	if r.calls.Add(1) == 1 {
+		close(r.entered)
+	}
+	<-r.release
+	return nil
+}
+func (r *slowRules) Rule(string) (*rules.Rule, error) { return nil, monitor.ErrNotFound }
+func (r *slowRules) RunNow(context.Context, string, string) (*rules.Run, error) {
+	return nil, monitor.ErrNotFound
+}
+func (r *slowRules) History(context.Context, string, int) ([]rules.Result, error) { return nil, nil }
+func (r *slowRules) Alerts(context.Context, string, int) ([]rules.Alert, error)    { return nil, nil }
+
+func TestIdenticalReadsShareOneAnswer(t *testing.T) {
+	r := &slowRules{entered: make(chan struct{}), release: make(chan struct{})}
+	ts := serve(t, server.Options{Rules: r})
+	const n = 20
+	var wg sync.WaitGroup
+	bodies := make([]string, n)
+	statuses := make([]int, n)
+	for i := range n {
+		wg.Go(func() {
+			resp, body := get(t, ts.URL+"/api/v1/rules")
+			statuses[i], bodies[i] = resp.StatusCode, body
+		})
+	}
+	<-r.entered
+	time.Sleep(200 * time.Millisecond) // let the others arrive and join
+	close(r.release)
+	wg.Wait()
+	for i := range n {
+		if statuses[i] != http.StatusOK || bodies[i] != "[]\n" {
+			t.Errorf("request %d: %d %q", i, statuses[i], bodies[i])
+		}
+	}
+	if c := r.calls.Load(); c >= n {
+		t.Errorf("%d requests asked the service %d times: nothing shared", n, c)
+	}
+}
+
+// TestSharedPagesCarryTheirOwnToken: two browsers reading the same page at once each get their
+// own CSRF token, and it works.
+func TestSharedPagesCarryTheirOwnToken(t *testing.T) {
+	r := &slowRules{entered: make(chan struct{}), release: make(chan struct{})}
+	ts := serve(t, server.Options{Rules: r})
+	a, b := newBrowser(t, ts.URL), newBrowser(t, ts.URL)
+	a.get("/login") // visitor cookies first
+	b.get("/login")
+	tokA, tokB := a.csrf, b.csrf
+	var wg sync.WaitGroup
+	wg.Go(func() { a.get("/rules") })
+	<-r.entered
+	wg.Go(func() { b.get("/rules") })
+	time.Sleep(200 * time.Millisecond)
+	close(r.release)
+	wg.Wait()
+	if c := r.calls.Load(); c != 1 {
+		t.Errorf("the page was built %d times, want once for both", c)
+	}
+	if a.csrf != tokA || b.csrf != tokB || tokA == tokB {
+		t.Fatalf("tokens after the shared read: a %q (was %q), b %q (was %q)", a.csrf, tokA, b.csrf, tokB)
+	}
+	if resp, _ := b.post("/logout", nil, true); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("b's token from the shared page: %d", resp.StatusCode)
+	}
+}
+
+// TestReadsAfterAWriteDoNotJoinOlderOnes: a read that starts after a write finished is answered
+// afresh, even while a read from before the write is still in flight.
+func TestReadsAfterAWriteDoNotJoinOlderOnes(t *testing.T) {
+	r := &slowRules{entered: make(chan struct{}), release: make(chan struct{})}
+	ts := serve(t, server.Options{Rules: r})
+	var wg sync.WaitGroup
+	wg.Go(func() { get(t, ts.URL+"/api/v1/rules") })
+	<-r.entered
+	if resp, _ := call(t, "POST", ts.URL+"/logout", "", ""); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("write: %d", resp.StatusCode)
+	}
+	wg.Go(func() { get(t, ts.URL+"/api/v1/rules") })
+	deadline := time.Now().Add(5 * time.Second)
+	for r.calls.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(r.release)
+	wg.Wait()
+	if c := r.calls.Load(); c != 2 {
+		t.Errorf("service asked %d times, want 2 (the read after the write joined the older one)", c)
+	}
+}
