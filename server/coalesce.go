@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -17,11 +18,18 @@ import (
 
 // Identical page reads that arrive while one is being answered share its answer instead of
 // asking the engines again: when 200 people watch the same backfill, the server builds each page
-// once per round, not 200 times. Nothing is cached: a request only joins a read already in
-// flight, and never one that started before the last write the server made (so a redirect
-// after a POST shows the write). The answer is the same for everyone who shares it: the key
-// holds who asks (name, role) and the page's CSRF token, the one part that differs, is swapped
-// for each sharer's own.
+// once per round, not 200 times. A request joins a read already in flight, or (with
+// Options.ReadCache) one answered less than ReadCache ago, and never one that started before
+// the last write the server made, so a redirect after a POST shows the write; what changes on
+// its own (a backfill's progress, a scheduled rule) shows up at most ReadCache late. The answer
+// is the same for everyone who shares it: the key holds who asks (name, role), and the page's
+// CSRF token, the one part that differs, is swapped for each sharer's own.
+
+// Bounds of the answers kept for ReadCache: small pages, a thousand of them.
+const (
+	maxKeptAnswers = 1000
+	maxKeptBody    = 512 << 10
+)
 
 // flight is one read in progress and, once done, its answer.
 type flight struct {
@@ -32,6 +40,8 @@ type flight struct {
 	csrf   string // the leader's CSRF token, as it appears in body
 	err    error
 	panic  any
+	// kept is until when a finished answer may still be shared (zero: only while in flight).
+	kept time.Time
 }
 
 type flights struct {
@@ -94,6 +104,9 @@ func (s *Server) coalesce(next echo.HandlerFunc) echo.HandlerFunc {
 			s.flights.m = map[string]*flight{}
 		}
 		f, joined := s.flights.m[key]
+		if joined && !f.kept.IsZero() && !s.opt.Now().Before(f.kept) {
+			joined = false // kept too long
+		}
 		if !joined {
 			f = &flight{done: make(chan struct{}), csrf: csrf}
 			s.flights.m[key] = f
@@ -128,13 +141,31 @@ func (s *Server) coalesce(next echo.HandlerFunc) echo.HandlerFunc {
 		resp.Committed = false
 		f.status, f.header, f.body = rec.status, rec.header, rec.buf.Bytes()
 		s.flights.mu.Lock()
-		delete(s.flights.m, key)
+		if s.opt.ReadCache > 0 && f.err == nil && f.panic == nil && f.status == http.StatusOK && len(f.body) <= maxKeptBody {
+			f.kept = s.opt.Now().Add(s.opt.ReadCache)
+			s.flights.sweep(s.opt.Now())
+		} else {
+			delete(s.flights.m, key)
+		}
 		s.flights.mu.Unlock()
 		close(f.done)
 		if f.panic != nil {
 			panic(f.panic)
 		}
 		return s.replay(c, f, csrf)
+	}
+}
+
+// sweep forgets kept answers that have expired, or all of them when there are too many.
+// Flights in progress are left alone. The caller holds mu.
+func (fs *flights) sweep(now time.Time) {
+	if len(fs.m) < maxKeptAnswers {
+		return
+	}
+	for k, f := range fs.m {
+		if !f.kept.IsZero() && (!now.Before(f.kept) || len(fs.m) > maxKeptAnswers) {
+			delete(fs.m, k)
+		}
 	}
 }
 

@@ -111,3 +111,35 @@ func TestReadsAfterAWriteDoNotJoinOlderOnes(t *testing.T) {
 		t.Errorf("service asked %d times, want 2 (the read after the write joined the older one)", c)
 	}
 }
+
+// TestReadCache: with ReadCache an answer is shared for that long after it was built, then
+// built again; a write through the server makes the next read build it afresh at once.
+func TestReadCache(t *testing.T) {
+	r := &slowRules{entered: make(chan struct{}), release: make(chan struct{})}
+	close(r.release)
+	clock := &testClock{now: time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)}
+	ts := serve(t, server.Options{Rules: r, ReadCache: time.Second, Now: clock.Now})
+	read := func() {
+		if resp, _ := get(t, ts.URL+"/api/v1/rules"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET: %d", resp.StatusCode)
+		}
+	}
+	read()
+	read()
+	if c := r.calls.Load(); c != 1 {
+		t.Errorf("second read within a second: %d builds, want 1", c)
+	}
+	clock.add(1001 * time.Millisecond)
+	read()
+	if c := r.calls.Load(); c != 2 {
+		t.Errorf("read after a second: %d builds, want 2", c)
+	}
+	call(t, "POST", ts.URL+"/logout", "", "")
+	read()
+	if c := r.calls.Load(); c != 3 {
+		t.Errorf("read after a write: %d builds, want 3", c)
+	}
+	if resp, _ := get(t, ts.URL+"/api/v1/rules/nope"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("missing rule: %d", resp.StatusCode)
+	}
+}

@@ -55,6 +55,10 @@ type Options struct {
 	Audit AuditLog
 	// Now is the clock sessions and the login rate limit read; nil is time.Now.
 	Now func() time.Time
+	// ReadCache lets identical page reads share an answer for this long after it was built,
+	// not only while it is being built (see coalesce.go); writes through the server are seen
+	// at once. 0: share only reads in flight.
+	ReadCache time.Duration
 }
 
 // Server serves trueup over HTTP. Build it with New; serve with Run or mount Handler.

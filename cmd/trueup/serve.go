@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"trueup/backfill"
 	"trueup/monitor"
@@ -31,6 +32,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 // noTokensNotice is the banner of a server without tokens: the demo, or a project that has not
 // set up auth yet.
 const noTokensNotice = "No API tokens are configured: trueup listens on loopback only and every visitor is treated as the local operator."
+
+// readCache is how long an answer to a page read is shared with identical reads (see
+// server.Options.ReadCache): what changes on its own shows at most this late.
+const readCache = 500 * time.Millisecond
 
 // serve runs the HTTP server for an open project until ctx ends. Without tokens it binds
 // loopback only; with them, any address the config or --addr names.
@@ -97,7 +102,9 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 		Tables:  tables,
 		Auth:    a.cfg.Auth,
 		Audit:   a.ledger,
-		Diffs:   reconcile.NewStore(a.ledger),
+		// Many people on the same page share one build of it for half a second.
+		ReadCache: readCache,
+		Diffs:     reconcile.NewStore(a.ledger),
 	}
 	if dirExists(a.cfg.ProjectDir("backfills")) {
 		r, err := newBackfillRunner(ctx, e, a, ntc, log)
