@@ -27,6 +27,7 @@ func benches() []bench {
 		{"views/swap", benchViews},
 		{"reconcile/diff", benchReconcile},
 		{"reconcile/cross-engine", benchReconcileCross},
+		{"backfill/rebuild", benchBackfill},
 		{"server/load", benchLoad},
 	}
 }
