@@ -33,7 +33,7 @@ func (r *slowRules) RunNow(context.Context, string, string) (*rules.Run, error) 
 	return nil, monitor.ErrNotFound
 }
 func (r *slowRules) History(context.Context, string, int) ([]rules.Result, error) { return nil, nil }
-func (r *slowRules) Alerts(context.Context, string, int) ([]rules.Alert, error)    { return nil, nil }
+func (r *slowRules) Alerts(context.Context, string, int) ([]rules.Alert, error)   { return nil, nil }
 
 func TestIdenticalReadsShareOneAnswer(t *testing.T) {
 	r := &slowRules{entered: make(chan struct{}), release: make(chan struct{})}
