@@ -182,7 +182,7 @@ func (r *Runner) Execute(ctx context.Context, runID int64, opt ExecOptions) (*Ru
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Store.setRun(ctx, runID, RunRunning, "", nil); err != nil {
+	if err := r.setRun(ctx, runID, RunRunning, "", nil); err != nil {
 		return nil, err
 	}
 	limit := map[string][]string{}
@@ -212,7 +212,7 @@ func (r *Runner) Execute(ctx context.Context, runID int64, opt ExecOptions) (*Ru
 			return r.fail(ctx, run, err)
 		}
 		if stopped {
-			r.Store.setRun(ctx, run.ID, RunCancelled, "", nil)
+			r.setRun(ctx, run.ID, RunCancelled, "", nil)
 			r.audit(ctx, run, "backfill.cancel", ledger.OutcomeOK, "stopped after the partitions in flight")
 			r.setVersions(ctx, run, views.StateCancelled, nil)
 			return r.Store.GetRun(ctx, run.ID)
@@ -312,7 +312,7 @@ func (r *Runner) partitionType(ctx context.Context, rel, col string) (tsql.Type,
 }
 
 func (r *Runner) fail(ctx context.Context, run *Run, cause error) (*Run, error) {
-	r.Store.setRun(context.WithoutCancel(ctx), run.ID, RunFailed, cause.Error(), nil)
+	r.setRun(context.WithoutCancel(ctx), run.ID, RunFailed, cause.Error(), nil)
 	r.audit(context.WithoutCancel(ctx), run, "backfill.run", ledger.OutcomeFailed, cause.Error())
 	return nil, fmt.Errorf("backfill %s: run %d: %w", run.Backfill, run.ID, cause)
 }
@@ -322,7 +322,17 @@ func (r *Runner) audit(ctx context.Context, run *Run, action, outcome, detail st
 		Params: map[string]any{"backfill": run.Backfill, "run_id": run.ID}, Outcome: outcome, Detail: detail})
 }
 
+// setRun records a run's state. Ledger writes of one runner go one at a time: DuckDB refuses
+// two transactions that update the same row at once (a cancel from a page while the run ends).
+func (r *Runner) setRun(ctx context.Context, id int64, state, errText string, validation any) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Store.setRun(ctx, id, state, errText, validation)
+}
+
 func (r *Runner) setVersions(ctx context.Context, run *Run, state string, v *Validation) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, t := range run.Tables {
 		ver, err := r.Versions.Get(ctx, run.Target, t.Table, t.Version)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 )
 
 // Service runs backfills in the background of a long-lived process (the server): a run started
@@ -16,7 +17,17 @@ type Service struct {
 
 	mu      sync.Mutex
 	running map[int64]chan struct{} // run → its stop channel
+	plans   map[string]cachedPlan   // backfill → its latest computed plan
 	wg      sync.WaitGroup
+}
+
+// planTTL is how long a computed plan is shown again before it is computed anew: a plan reads
+// every input (and may run a rule), too much to do for every page view.
+const planTTL = 30 * time.Second
+
+type cachedPlan struct {
+	plan *Plan
+	at   time.Time
 }
 
 // Summary is one backfill file with its latest run, for the list page.
@@ -44,11 +55,19 @@ func (s *Service) List(ctx context.Context) ([]Summary, error) {
 	return out, nil
 }
 
-// Plan computes and stores a backfill's plan.
+// Plan returns a backfill's plan, computed and stored anew when the last one is older than
+// planTTL or a run has started since.
 func (s *Service) Plan(ctx context.Context, name, actor string) (*Plan, error) {
 	b, err := s.Runner.Planner.Set.Get(name)
 	if err != nil {
 		return nil, err
+	}
+	now := s.Runner.now()
+	s.mu.Lock()
+	c, ok := s.plans[name]
+	s.mu.Unlock()
+	if ok && now.Sub(c.at) < planTTL {
+		return c.plan, nil
 	}
 	p, err := s.Runner.Planner.Plan(ctx, b, nil)
 	if err != nil {
@@ -57,7 +76,20 @@ func (s *Service) Plan(ctx context.Context, name, actor string) (*Plan, error) {
 	if _, err := s.Runner.Store.SavePlan(ctx, actor, p); err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	if s.plans == nil {
+		s.plans = map[string]cachedPlan{}
+	}
+	s.plans[name] = cachedPlan{plan: p, at: now}
+	s.mu.Unlock()
 	return p, nil
+}
+
+// forget drops a cached plan: a run changes what the next plan says.
+func (s *Service) forget(name string) {
+	s.mu.Lock()
+	delete(s.plans, name)
+	s.mu.Unlock()
 }
 
 // DryRun previews a backfill, writing nothing.
@@ -72,6 +104,7 @@ func (s *Service) Start(ctx context.Context, name, actor string, sample int) (*R
 	if err != nil {
 		return nil, err
 	}
+	s.forget(name)
 	s.background(run.ID, sample)
 	return run, nil
 }

@@ -104,7 +104,7 @@ func (r *Runner) Cancel(ctx context.Context, runID int64, actor string) (*Run, e
 	case RunCancelled, RunValidated, RunValidationFailed:
 		return nil, fmt.Errorf("%w: run %d is %s: nothing to cancel", ErrInvalid, runID, run.State)
 	}
-	if err := r.Store.setRun(ctx, runID, RunCancelled, "", nil); err != nil {
+	if err := r.setRun(ctx, runID, RunCancelled, "", nil); err != nil {
 		return nil, err
 	}
 	r.Store.L.Audit(ctx, ledger.Entry{Actor: actor, Action: "backfill.cancel", Target: run.Table,

@@ -82,7 +82,7 @@ type DiffStore interface {
 
 // validate checks the built versions and records the outcome on the run and the versions.
 func (r *Runner) validate(ctx context.Context, run *Run, sampled bool) (*Run, error) {
-	if err := r.Store.setRun(ctx, run.ID, RunValidating, "", nil); err != nil {
+	if err := r.setRun(ctx, run.ID, RunValidating, "", nil); err != nil {
 		return nil, err
 	}
 	v := r.check(ctx, run, sampled)
@@ -93,7 +93,7 @@ func (r *Runner) validate(ctx context.Context, run *Run, sampled bool) (*Run, er
 	if sampled {
 		state = RunSampled
 	}
-	if err := r.Store.setRun(ctx, run.ID, state, "", v); err != nil {
+	if err := r.setRun(ctx, run.ID, state, "", v); err != nil {
 		return nil, err
 	}
 	if !sampled {
