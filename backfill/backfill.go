@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	tsql "trueup/sql"
 )
 
 // Sentinel errors callers branch on.
@@ -116,29 +117,6 @@ func (w HourWindow) String() string {
 	return fmt.Sprintf("%02d:%02d-%02d:%02d", w.Start/60, w.Start%60, w.End/60, w.End%60)
 }
 
-// step advances a partition start by one grain.
-func step(t time.Time, grain string) time.Time {
-	switch grain {
-	case "month":
-		return t.AddDate(0, 1, 0)
-	case "hour":
-		return t.Add(time.Hour)
-	}
-	return t.AddDate(0, 0, 1)
-}
-
-// truncate brings t down to the start of its grain.
-func truncate(t time.Time, grain string) time.Time {
-	t = t.UTC()
-	switch grain {
-	case "month":
-		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-	case "hour":
-		return t.Truncate(time.Hour)
-	}
-	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-}
-
 // formatPartition renders a partition's start as people and JSON read it.
 func formatPartition(t time.Time, grain string) string {
 	switch grain {
@@ -154,7 +132,7 @@ func formatPartition(t time.Time, grain string) string {
 func parsePartition(s, grain string) (time.Time, error) {
 	for _, layout := range []string{"2006-01-02", "2006-01", "2006-01-02T15:04", "2006-01-02 15:04:05"} {
 		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
-			return truncate(t, grain), nil
+			return tsql.TruncGrain(t, grain), nil
 		}
 	}
 	return time.Time{}, fmt.Errorf("partition %q: want YYYY-MM-DD (or YYYY-MM, YYYY-MM-DDTHH:00)", s)
@@ -163,7 +141,7 @@ func parsePartition(s, grain string) (time.Time, error) {
 // partitionsBetween lists the partitions from..to inclusive.
 func partitionsBetween(from, to time.Time, grain string) []time.Time {
 	var out []time.Time
-	for t := truncate(from, grain); !t.After(to); t = step(t, grain) {
+	for t := tsql.TruncGrain(from, grain); !t.After(to); t = tsql.NextGrain(t, grain) {
 		out = append(out, t)
 	}
 	return out

@@ -140,7 +140,7 @@ func (r *Runner) Verify(ctx context.Context, name string, from, to time.Time) (*
 	if err != nil {
 		return nil, err
 	}
-	parts := partitionsBetween(truncate(from, b.Grain), truncate(to, b.Grain), b.Grain)
+	parts := partitionsBetween(tsql.TruncGrain(from, b.Grain), tsql.TruncGrain(to, b.Grain), b.Grain)
 	scratch, live, windows, err := r.buildScratch(ctx, b, parts, nil)
 	if err != nil {
 		return nil, err

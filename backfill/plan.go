@@ -184,7 +184,7 @@ func (pl Planner) liveVersion(ctx context.Context, table, partition string) (vie
 }
 
 func window(col string, typ tsql.Type, t time.Time, grain string) tsql.Window {
-	return tsql.Window{Column: col, Type: typ, Start: t, End: step(t, grain)}
+	return tsql.Window{Column: col, Type: typ, Start: t, End: tsql.NextGrain(t, grain)}
 }
 
 func (pl Planner) scopePartitions(ctx context.Context, b *Backfill, s Scope, live views.Version) ([]time.Time, error) {
@@ -228,7 +228,7 @@ func (pl Planner) existingPartitions(ctx context.Context, rel, col, grain string
 	}
 	var out []time.Time
 	for _, r := range res.Rows {
-		out = append(out, truncate(tsql.AsTime(r[0]), grain))
+		out = append(out, tsql.TruncGrain(tsql.AsTime(r[0]), grain))
 	}
 	return out, nil
 }
@@ -281,7 +281,7 @@ func (pl Planner) checkInputs(ctx context.Context, b *Backfill, p *Plan, typ tsq
 			have := map[string]bool{}
 			for _, r := range res.Rows {
 				if tsql.AsInt64(r[1]) > 0 {
-					have[formatPartition(truncate(tsql.AsTime(r[0]), b.Grain), b.Grain)] = true
+					have[formatPartition(tsql.TruncGrain(tsql.AsTime(r[0]), b.Grain), b.Grain)] = true
 				}
 			}
 			for _, part := range p.Partitions {
@@ -317,7 +317,7 @@ func (pl Planner) downstream(ctx context.Context, b *Backfill, parts []time.Time
 		}
 		var affected []time.Time
 		for _, t := range parts {
-			t = truncate(t, db.Grain)
+			t = tsql.TruncGrain(t, db.Grain)
 			if !slices.ContainsFunc(affected, t.Equal) {
 				affected = append(affected, t)
 			}

@@ -166,42 +166,21 @@ func (c *check) expected(now time.Time, present *partitions, ref *need) (*partit
 	case "yesterday":
 		to = now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
 	}
-	t := truncTime(from, r.Grain)
+	t := tsql.TruncGrain(from, r.Grain)
 	for n := 0; !t.After(to); n++ {
 		if n > refCap {
 			return nil, fmt.Errorf("expect spans more than %d partitions", refCap)
 		}
 		out.add(t)
-		t = stepTime(t, r.Grain)
+		t = tsql.NextGrain(t, r.Grain)
 	}
 	return out, nil
-}
-
-func truncTime(t time.Time, grain string) time.Time {
-	t = t.UTC()
-	switch grain {
-	case "month":
-		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-	case "hour":
-		return t.Truncate(time.Hour)
-	}
-	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-}
-
-func stepTime(t time.Time, grain string) time.Time {
-	switch grain {
-	case "month":
-		return t.AddDate(0, 1, 0)
-	case "hour":
-		return t.Add(time.Hour)
-	}
-	return t.AddDate(0, 0, 1)
 }
 
 // truncValue brings a reference partition value to the rule's grain when both are times.
 func truncValue(v any, grain string) any {
 	if t, ok := v.(time.Time); ok {
-		return truncTime(t, grain)
+		return tsql.TruncGrain(t, grain)
 	}
 	return v
 }
