@@ -45,8 +45,8 @@ func backfillService(t *testing.T) *backfill.Service {
 	}
 	v := backfill.Validator{Rules: rs, Runner: rules.NewRunner(targets)}
 	svc := &backfill.Service{Runner: &backfill.Runner{
-		Planner:  backfill.Planner{Set: set, Engine: e, Target: "warehouse", Rules: v},
-		Store:    backfill.Store{L: l}, Versions: views.Store{L: l}, Validator: v,
+		Planner: backfill.Planner{Set: set, Engine: e, Target: "warehouse", Rules: v},
+		Store:   backfill.Store{L: l}, Versions: views.Store{L: l}, Validator: v,
 	}}
 	t.Cleanup(func() { svc.Close(); l.Close() })
 	return svc

@@ -10,27 +10,36 @@ import (
 	"trueup/server/page"
 )
 
-// diffListLimit is how many stored diffs the list shows.
-const diffListLimit = 100
+// diffsPerPage is how many stored diffs a page of the list shows.
+const diffsPerPage = 50
 
-func (s *Server) diffList(c echo.Context) ([]reconcile.Saved, error) {
+// diffList reads one window of the stored diffs, newest first, and whether more follow.
+func (s *Server) diffList(c echo.Context, w window) ([]reconcile.Saved, bool, error) {
 	if s.opt.Diffs == nil {
-		return nil, echo.NewHTTPError(http.StatusNotFound, "Diffs are not kept by this server.")
+		return nil, false, echo.NewHTTPError(http.StatusNotFound, "Diffs are not kept by this server.")
 	}
-	list, err := s.opt.Diffs.List(c.Request().Context(), diffListLimit)
-	if list == nil {
+	list, err := s.opt.Diffs.List(c.Request().Context(), w.Offset+w.Limit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	more := len(list) > w.Offset+w.Limit
+	if list = slice(list, w); list == nil {
 		list = []reconcile.Saved{}
 	}
-	return list, err
+	return list, more, nil
 }
 
 // diffListShow answers GET /diffs: the stored diffs, newest first.
 func (s *Server) diffListShow(c echo.Context) error {
-	list, err := s.diffList(c)
+	w, err := pageWindow(c, diffsPerPage, diffsPerPage)
 	if err != nil {
 		return err
 	}
-	d := page.DiffList{Chrome: s.chrome("Diffs", "Backfills")}
+	list, more, err := s.diffList(c, w)
+	if err != nil {
+		return err
+	}
+	d := page.DiffList{Chrome: s.chrome("Diffs", "Backfills"), Pager: pager(c, w, more)}
 	for _, x := range list {
 		d.Diffs = append(d.Diffs, page.DiffListRow{
 			ID: x.ID, Href: diffHref(x.ID), At: formatTime(x.CreatedAt), Label: x.Label,
@@ -42,11 +51,17 @@ func (s *Server) diffListShow(c echo.Context) error {
 	return render(c, http.StatusOK, page.DiffListPage(d))
 }
 
-// apiDiffList answers GET /api/v1/diffs.
+// apiDiffList answers GET /api/v1/diffs?limit=&offset= (100 by default, at most 1000; a Link
+// header names the next window).
 func (s *Server) apiDiffList(c echo.Context) error {
-	list, err := s.diffList(c)
+	w, err := pageWindow(c, 100, 1000)
 	if err != nil {
 		return err
 	}
+	list, more, err := s.diffList(c, w)
+	if err != nil {
+		return err
+	}
+	nextLink(c, w, more)
 	return c.JSON(http.StatusOK, list)
 }

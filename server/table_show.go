@@ -11,7 +11,10 @@ import (
 	"trueup/views"
 )
 
-// tableShow answers GET /tables/{table}: the versions page.
+// publishesPerPage is how many swaps and rollbacks a page of a table's history shows.
+const publishesPerPage = 20
+
+// tableShow answers GET /tables/{table}: the versions page, its history a page at a time.
 func (s *Server) tableShow(c echo.Context) error {
 	table := c.Param("table")
 	_, svc, err := s.tableService(c, table)
@@ -23,7 +26,14 @@ func (s *Server) tableShow(c echo.Context) error {
 	if err != nil {
 		return tableError(err)
 	}
+	w, err := pageWindow(c, publishesPerPage, publishesPerPage)
+	if err != nil {
+		return err
+	}
+	more := len(l.History) > w.Offset+w.Limit
+	l.History = slice(l.History, w)
 	d := s.versionsView(l)
+	d.Pager = pager(c, w, more)
 	if id, err := strconv.ParseInt(c.QueryParam("done"), 10, 64); err == nil && id > 0 {
 		if p, err := svc.GetPublish(ctx, id); err == nil {
 			verb := "Swapped"
