@@ -61,17 +61,31 @@ func (s *Server) ruleStatuses() []monitor.Status {
 
 // apiRuleList answers GET /api/v1/rules: every rule with its status and last result.
 func (s *Server) apiRuleList(c echo.Context) error {
+	w, err := pageWindow(c, 100, 1000)
+	if err != nil {
+		return err
+	}
+	all := s.ruleStatuses()
+	nextLink(c, w, len(all) > w.Offset+w.Limit)
 	out := []ruleJSON{}
-	for _, st := range s.ruleStatuses() {
+	for _, st := range slice(all, w) {
 		out = append(out, ruleInfo(st))
 	}
 	return c.JSON(http.StatusOK, out)
 }
 
+// rulesPerPage is how many rules a page of the list shows.
+const rulesPerPage = 50
+
 // ruleList answers GET /rules: every rule with its status and last run, and recent alerts.
 func (s *Server) ruleList(c echo.Context) error {
-	d := page.RuleList{Chrome: s.chrome("Rules", "Rules")}
-	for _, st := range s.ruleStatuses() {
+	w, err := pageWindow(c, rulesPerPage, rulesPerPage)
+	if err != nil {
+		return err
+	}
+	all := s.ruleStatuses()
+	d := page.RuleList{Chrome: s.chrome("Rules", "Rules"), Pager: pager(c, w, len(all) > w.Offset+w.Limit)}
+	for _, st := range slice(all, w) {
 		info := ruleInfo(st)
 		row := page.RuleRow{
 			Name: info.Rule, Href: ruleHref(info.Rule), Kind: info.Kind, Table: info.Table,
