@@ -223,12 +223,10 @@ func (e *chEngine) ReplacePartition(ctx context.Context, table string, w Window,
 		return 0, fmt.Errorf("replace partition of %s: %w", table, err)
 	}
 	defer e.Exec(context.WithoutCancel(ctx), d.Drop(stage, false))
-	lo, loArg := d.Bind(w.Params()["start"])
-	hi, hiArg := d.Bind(w.Params()["end"])
-	col := d.Quote(w.Column)
-	ins := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (%s) WHERE %s >= %s AND %s < %s",
-		d.QuoteRelation(stage), strings.Join(names, ", "), strings.Join(names, ", "), query, col, lo, col, hi)
-	if err := e.Exec(ctx, ins, append(append([]any{}, args...), loArg, hiArg)...); err != nil {
+	in, inArgs := inWindows(d, w.Column, []Window{w})
+	ins := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (%s) WHERE %s",
+		d.QuoteRelation(stage), strings.Join(names, ", "), strings.Join(names, ", "), query, in)
+	if err := e.Exec(ctx, ins, append(append([]any{}, args...), inArgs...)...); err != nil {
 		return 0, fmt.Errorf("replace partition of %s: %w", table, err)
 	}
 	// The staging table is small: counting it is cheaper than counting the partition afterwards.
@@ -299,16 +297,9 @@ func (e *chEngine) copyBySelect(ctx context.Context, dst, src, column string, ex
 		names[i] = d.Quote(c.Name)
 	}
 	q := "INSERT INTO " + d.QuoteRelation(dst) + " (" + strings.Join(names, ", ") + ") SELECT " + strings.Join(names, ", ") + " FROM " + d.QuoteRelation(src)
-	var conds []string
-	var args []any
-	for _, w := range exclude {
-		lo, a := d.Bind(w.Params()["start"])
-		hi, b := d.Bind(w.Params()["end"])
-		conds = append(conds, fmt.Sprintf("(%s >= %s AND %s < %s)", d.Quote(column), lo, d.Quote(column), hi))
-		args = append(args, a, b)
-	}
-	if len(conds) > 0 {
-		q += " WHERE NOT (" + strings.Join(conds, " OR ") + ")"
+	cond, args := inWindows(d, column, exclude)
+	if cond != "" {
+		q += " WHERE NOT (" + cond + ")"
 	}
 	return e.Exec(ctx, q, args...)
 }

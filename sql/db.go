@@ -191,3 +191,18 @@ func scaleOf(opt HashOptions) int {
 	}
 	return opt.Scale
 }
+
+// inWindows is the condition that a column's value lies in any of the windows, with its
+// arguments, bound the dialect's way.
+func inWindows(d Dialect, column string, ws []Window) (string, []any) {
+	col := d.Quote(column)
+	conds := make([]string, 0, len(ws))
+	var args []any
+	for _, w := range ws {
+		lo, a := d.Bind(w.Params()["start"])
+		hi, b := d.Bind(w.Params()["end"])
+		conds = append(conds, fmt.Sprintf("(%s >= %s AND %s < %s)", col, lo, col, hi))
+		args = append(args, a, b)
+	}
+	return strings.Join(conds, " OR "), args
+}

@@ -213,17 +213,14 @@ func (e *duckEngine) inTx(ctx context.Context, fn func(tx *dbsql.Tx) error) erro
 func (e *duckEngine) ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) (int64, error) {
 	d := e.dialect
 	t := d.QuoteRelation(table)
-	col := d.Quote(w.Column)
-	lo, loArg := d.Bind(w.Params()["start"])
-	hi, hiArg := d.Bind(w.Params()["end"])
-	in := fmt.Sprintf("%s >= %s AND %s < %s", col, lo, col, hi)
+	in, inArgs := inWindows(d, w.Column, []Window{w})
 	var rows int64
 	err := e.inTx(ctx, func(tx *dbsql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE "+in, loArg, hiArg); err != nil {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE "+in, inArgs...); err != nil {
 			return fmt.Errorf("replace partition of %s: %w", table, err)
 		}
-		ins := "INSERT INTO " + t + " BY NAME SELECT * FROM (" + query + ") AS q WHERE q." + in
-		res, err := tx.ExecContext(ctx, ins, append(append([]any{}, args...), loArg, hiArg)...)
+		ins := "INSERT INTO " + t + " BY NAME SELECT * FROM (" + query + ") AS q WHERE " + in
+		res, err := tx.ExecContext(ctx, ins, append(append([]any{}, args...), inArgs...)...)
 		if err != nil {
 			return fmt.Errorf("replace partition of %s: %w", table, err)
 		}
@@ -236,16 +233,9 @@ func (e *duckEngine) ReplacePartition(ctx context.Context, table string, w Windo
 func (e *duckEngine) CopyPartitions(ctx context.Context, dst, src string, column string, exclude []Window) error {
 	d := e.dialect
 	q := "INSERT INTO " + d.QuoteRelation(dst) + " BY NAME SELECT * FROM " + d.QuoteRelation(src)
-	var conds []string
-	var args []any
-	for _, w := range exclude {
-		lo, a := d.Bind(w.Params()["start"])
-		hi, b := d.Bind(w.Params()["end"])
-		conds = append(conds, fmt.Sprintf("(%s >= %s AND %s < %s)", d.Quote(column), lo, d.Quote(column), hi))
-		args = append(args, a, b)
-	}
-	if len(conds) > 0 {
-		q += " WHERE NOT (" + strings.Join(conds, " OR ") + ")"
+	cond, args := inWindows(d, column, exclude)
+	if cond != "" {
+		q += " WHERE NOT (" + cond + ")"
 	}
 	return e.Exec(ctx, q, args...)
 }
