@@ -409,3 +409,25 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// TableRefreshes is how many partitions of one downstream table a plan refreshes.
+type TableRefreshes struct {
+	Table      string
+	Partitions int
+}
+
+// RefreshesByTable counts the downstream refreshes per table, in plan order.
+func (p *Plan) RefreshesByTable() []TableRefreshes {
+	var out []TableRefreshes
+	idx := map[string]int{}
+	for _, r := range p.Downstream {
+		i, ok := idx[r.Table]
+		if !ok {
+			i = len(out)
+			idx[r.Table] = i
+			out = append(out, TableRefreshes{Table: r.Table})
+		}
+		out[i].Partitions++
+	}
+	return out
+}

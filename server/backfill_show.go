@@ -62,16 +62,8 @@ func fillPlan(d *page.BackfillShow, p *backfill.Plan) {
 		}
 		d.Inputs = append(d.Inputs, page.KeyValue{Key: in.Relation, Value: v})
 	}
-	count := map[string]int{}
-	var order []string
-	for _, r := range p.Downstream {
-		if count[r.Table] == 0 {
-			order = append(order, r.Table)
-		}
-		count[r.Table]++
-	}
-	for _, t := range order {
-		d.Downstream = append(d.Downstream, page.KeyValue{Key: t, Value: fmt.Sprintf("%d partition(s)", count[t])})
+	for _, t := range p.RefreshesByTable() {
+		d.Downstream = append(d.Downstream, page.KeyValue{Key: t.Table, Value: fmt.Sprintf("%d partition(s)", t.Partitions)})
 	}
 	for _, f := range p.Findings {
 		d.Findings = append(d.Findings, page.Finding{Severity: f.Severity, Message: f.Message})

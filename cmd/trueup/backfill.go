@@ -274,17 +274,9 @@ func writePlan(w io.Writer, p *backfill.Plan) {
 		fmt.Fprintf(w, ", only %s UTC", p.Window)
 	}
 	fmt.Fprintln(w)
-	byTable := map[string]int{}
-	var order []string
-	for _, d := range p.Downstream {
-		if byTable[d.Table] == 0 {
-			order = append(order, d.Table)
-		}
-		byTable[d.Table]++
-	}
 	fmt.Fprintf(w, "  Downstream   %d refreshes", len(p.Downstream))
-	for _, t := range order {
-		fmt.Fprintf(w, "\n               %s: %d partition(s)", t, byTable[t])
+	for _, t := range p.RefreshesByTable() {
+		fmt.Fprintf(w, "\n               %s: %d partition(s)", t.Table, t.Partitions)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  Validation   rules: %s; reconcile against the live version: %s\n", orNone(strings.Join(p.Validation, ", ")), orNone(p.Expect))
