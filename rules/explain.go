@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"strings"
+	tsql "trueup/sql"
 )
 
 // Explain says in words how the rule judges the rows its queries return.
@@ -46,7 +47,11 @@ func (r *Rule) Explain() string {
 		return fmt.Sprintf("passes when each %s's share of %s%s stays within %g points of its mean share over the %d partitions before",
 			r.Dimension, r.Measure, per, r.Threshold*100, r.Baseline)
 	case Relationships:
-		return fmt.Sprintf("passes when every non-NULL %s is in %s.%s", r.Column, r.Parent, r.ParentCol)
+		s := fmt.Sprintf("passes when every non-NULL %s is in %s.%s", r.Column, r.Parent, r.ParentCol)
+		if r.columnType == tsql.TypeInt && r.parentType == tsql.TypeInt {
+			s += "; when the aggregate scan carries min and max of " + r.Column + " and the parent's keys fill their range without a gap, that proves it; otherwise an anti-join finds the orphans after the first queries"
+		}
+		return s
 	case Freshness:
 		return fmt.Sprintf("passes when the newest %s is at most %s old (a date counts as midnight UTC)", r.Column, formatAge(r.MaxAge))
 	case Schema:

@@ -17,7 +17,9 @@ func (c *check) completeness(targets Targets) {
 	r := c.rule
 	var aggs []aggExpr
 	for _, col := range r.NotNull {
-		aggs = append(aggs, aggExpr{c.d.CountIf(c.d.Quote(col) + " IS NULL"), "sum"})
+		// NULLs are the rows less the values: count(col) reads only the validity mask, cheaper
+		// than testing every row
+		aggs = append(aggs, aggExpr{"count(" + c.d.Quote(col) + ")", "sum"})
 	}
 	main := c.agg(c.engine, r.Table, c.partitionKey(), aggs...)
 	var ref *need
@@ -61,7 +63,7 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 		rows[k] = tsql.AsInt64(row[0])
 		total += rows[k]
 		for i := range r.NotNull {
-			nulls[k] = append(nulls[k], tsql.AsInt64(row[1+i]))
+			nulls[k] = append(nulls[k], rows[k]-tsql.AsInt64(row[1+i]))
 		}
 	}
 	problems := map[string][]string{}

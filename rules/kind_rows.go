@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -88,10 +89,15 @@ func dupSQL(d tsql.Dialect, relation string, keys, notNull []string) string {
 // relationships: every non-NULL value of column exists in the parent's column. When the
 // relation's aggregate scan already groups by the column (a distribution by it), the orphans
 // are the groups whose value is not among the parent's values, which a small query reads.
-// Otherwise they come from their own anti-join, grouped by partition and value: a NOT IN
-// filter lets the engine drop matching rows early, where folding it into the aggregate scan
-// would mark every row (four times slower on DuckDB). Either way one query gives the count,
-// the failing partitions and the sample unless there are more than dupCap orphan groups.
+// When the keys are integers and the relation has an aggregate scan anyway, that scan carries
+// the column's min and max per partition and a small query reads the parent's min, max and
+// distinct count: parent keys that fill their range without a gap, with every child value
+// inside it, prove there is no orphan without a join (surrogate keys often are such a range);
+// otherwise the anti-join runs after all. Without either, the orphans come from their own
+// anti-join, grouped by partition and value: a NOT IN filter lets the engine drop matching
+// rows early, where folding it into the aggregate scan would mark every row (four times
+// slower on DuckDB). One query gives the count, the failing partitions and the sample unless
+// there are more than dupCap orphan groups.
 func (c *check) relationships() {
 	r := c.rule
 	col := c.d.Quote(r.Column)
@@ -117,8 +123,25 @@ func (c *check) relationships() {
 	ride := c.add(&need{mode: aggNeed, relation: r.Table, keys: keys, rideOnly: true, with: []*need{parent}, alt: []*need{orphans}})
 	c.add(parent)
 	c.add(orphans)
+	var span, parentSpan *need
+	if r.columnType == tsql.TypeInt && r.parentType == tsql.TypeInt {
+		parentSpan = c.add(&need{mode: rawNeed, limit: 1, conditional: true,
+			sql: "SELECT min(" + pc + "), max(" + pc + "), " + c.d.DistinctCount(pc) + " FROM " + c.d.QuoteRelation(r.Parent) + " WHERE " + pc + " IS NOT NULL"})
+		span = c.add(&need{mode: aggNeed, relation: r.Table, keys: c.partitionKey(), rideOnly: true, conditional: true,
+			aggs: []aggExpr{{"min(" + col + ")", "min"}, {"max(" + col + ")", "max"}},
+			with: []*need{parentSpan}, alt: []*need{orphans}})
+		ride.alt = []*need{span}
+	}
 	c.judge = func(_ context.Context, j *judgeEnv) verdict {
 		rows, truncated := orphans.rows, orphans.truncated
+		if span != nil && span.served != nil {
+			if insideGaplessRange(span.rows, len(span.keys), parentSpan.rows) {
+				return verdict{}
+			}
+			later := c.follow(antiJoin, dupCap)
+			c.finish = func(v *verdict) { *v = c.judgeOrphans(j, later.rows, false, grouped) }
+			return verdict{}
+		}
 		if ride.served != nil {
 			if parent.truncated {
 				// too many parent keys to hold: ask the engine after all
@@ -130,6 +153,43 @@ func (c *check) relationships() {
 		}
 		return c.judgeOrphans(j, rows, truncated, grouped)
 	}
+}
+
+// insideGaplessRange reports whether the parent's integer keys (one row: min, max, distinct
+// count) fill their range without a gap and every group's (keys…, count, min, max) values lie
+// inside it, which proves every child value is a parent key.
+func insideGaplessRange(groups [][]any, nkeys int, parent [][]any) bool {
+	if len(parent) != 1 || len(parent[0]) != 3 {
+		return false
+	}
+	lo, ok1 := exactInt(parent[0][0])
+	hi, ok2 := exactInt(parent[0][1])
+	n, ok3 := exactInt(parent[0][2])
+	if !ok1 || !ok2 || !ok3 || hi < lo || hi-lo < 0 || hi-lo != n-1 {
+		return false
+	}
+	for _, g := range groups {
+		if g[nkeys+1] == nil { // no non-NULL value in the group
+			continue
+		}
+		min, ok1 := exactInt(g[nkeys+1])
+		max, ok2 := exactInt(g[nkeys+2])
+		if !ok1 || !ok2 || min < lo || max > hi {
+			return false
+		}
+	}
+	return true
+}
+
+// exactInt reads an integer value that fits in an int64; anything else is not one.
+func exactInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case uint64:
+		return int64(x), x <= math.MaxInt64
+	}
+	return 0, false
 }
 
 // orphanGroups keeps the groups (keys…, count) whose last key is not NULL and not a parent value.

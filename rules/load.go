@@ -273,7 +273,9 @@ func (v *validator) rule(r *Rule) {
 	}
 	if r.Kind == Relationships {
 		if _, pcols, ok := v.relation(r, "parent", r.Target, r.Parent); ok {
-			v.column(r, "parent_column", r.Parent, pcols, r.ParentCol)
+			if pc, ok := v.column(r, "parent_column", r.Parent, pcols, r.ParentCol); ok {
+				r.parentType = pc.Kind
+			}
 		}
 	}
 	if r.Reference.IsSet() && (measureOK || r.Reference.Measure != "" || r.Reference.Select != "") {

@@ -123,6 +123,13 @@ func (p *planner) plan(needs []*need, rule map[*need]string) {
 	var order []relKey
 	var alone []*query
 	single := func(n *need) {
+		for _, q := range alone {
+			// the same SELECT asked by two rules (a parent's keys, a reference) runs once
+			if n.mode == rawNeed && q.mode == rawNeed && q.sql == n.sql && q.limit == n.limit && engineKey(q.engine) == engineKey(n.engine) {
+				p.attach(q, n, rule[n])
+				return
+			}
+		}
 		q := &query{engine: n.engine, mode: n.mode, relation: n.relation, sql: n.sql, limit: n.limit}
 		p.attach(q, n, rule[n])
 		alone = append(alone, q)
@@ -148,15 +155,23 @@ func (p *planner) plan(needs []*need, rule map[*need]string) {
 	for _, k := range order {
 		p.planRelation(groups[k], rule)
 	}
-	for _, n := range rides {
+	var ride func(n *need)
+	ride = func(n *need) {
 		extra := n.alt
 		if host := p.host(n); host != nil {
 			p.attach(host, n, rule[n])
 			extra = n.with
 		}
 		for _, x := range extra {
-			single(x)
+			if x.rideOnly {
+				ride(x) // a narrower ride tried in its place
+			} else {
+				single(x)
+			}
 		}
+	}
+	for _, n := range rides {
+		ride(n)
 	}
 	p.queries = append(p.queries, alone...)
 }

@@ -88,6 +88,7 @@ type Rule struct {
 	// Filled in by validation against the engine.
 	partitionType tsql.Type
 	columnType    tsql.Type
+	parentType    tsql.Type // relationships: the parent column's type
 	refPartType   tsql.Type
 }
 
