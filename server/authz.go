@@ -21,6 +21,8 @@ var writeRoles = map[string]Role{
 	"POST /notices/:id/ack/:token":  rolePublic,
 	"POST /rules/:rule/run":         roleOperator,
 	"POST /api/v1/rules/:rule/run":  roleOperator,
+	"POST /api/v1/check":            roleOperator,
+	"POST /api/v1/diffs":            roleOperator,
 	"POST /backfills/:name/dry-run": roleOperator,
 	"POST /backfills/:name/run":     roleOperator,
 	"POST /backfills/:name/resume":  roleOperator,
@@ -33,10 +35,14 @@ var writeRoles = map[string]Role{
 	"POST /api/v1/notices/:id/announce":    roleApprover,
 	"POST /notices/:id/withdraw":           roleApprover,
 	"POST /api/v1/notices/:id/withdraw":    roleApprover,
+	"POST /api/v1/notices/:id/complete":    roleApprover,
+	"POST /api/v1/notices/deliver":         roleOperator,
 	"POST /tables/:table/swap":             roleApprover,
 	"POST /api/v1/tables/:table/swap":      roleApprover,
 	"POST /tables/:table/rollback":         roleApprover,
 	"POST /api/v1/tables/:table/rollback":  roleApprover,
+	// Retiring drops a version's table: as weighty as a swap.
+	"POST /api/v1/tables/:table/retire": roleApprover,
 }
 
 // publicReads are the pages anyone may read without logging in: the notices people outside

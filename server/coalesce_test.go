@@ -32,6 +32,9 @@ func (r *slowRules) Rule(string) (*rules.Rule, error) { return nil, monitor.ErrN
 func (r *slowRules) RunNow(context.Context, string, string) (*rules.Run, error) {
 	return nil, monitor.ErrNotFound
 }
+func (r *slowRules) RunSelected(context.Context, []string, []string, string) (*rules.Run, error) {
+	return nil, monitor.ErrNotFound
+}
 func (r *slowRules) History(context.Context, string, int) ([]rules.Result, error) { return nil, nil }
 func (r *slowRules) Alerts(context.Context, string, int) ([]rules.Alert, error)   { return nil, nil }
 

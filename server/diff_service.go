@@ -22,6 +22,7 @@ import (
 type DiffService interface {
 	Get(ctx context.Context, id int64) (*reconcile.Result, error)
 	List(ctx context.Context, limit int) ([]reconcile.Saved, error)
+	Save(ctx context.Context, r *reconcile.Result, label, actor string) (int64, error)
 }
 
 func diffHref(id int64) string { return "/diffs/" + strconv.FormatInt(id, 10) }

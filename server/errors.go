@@ -41,10 +41,21 @@ func (s *Server) recoverErrors(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// apiError is the JSON body of a failed /api/ request.
+// apiError is the JSON body of a failed /api/ request. Failed is true when a check or a
+// validation refused the request (the swap gate): the CLI then exits 1, as it does locally,
+// where other refusals exit 2.
 type apiError struct {
 	Error     string `json:"error"`
+	Failed    bool   `json:"failed,omitempty"`
 	RequestID string `json:"request_id,omitempty"`
+}
+
+// errCheckFailed marks a refusal caused by a failed check or validation (see apiError.Failed).
+var errCheckFailed = errors.New("a check or validation failed")
+
+// checkFailed is a refusal with status code caused by a failed check or validation.
+func checkFailed(code int, msg string, cause error) *echo.HTTPError {
+	return echo.NewHTTPError(code, msg).SetInternal(fmt.Errorf("%w: %w", errCheckFailed, cause))
 }
 
 // handleError is the one place a failed request is logged and answered: server errors are
@@ -79,8 +90,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 
 	if strings.HasPrefix(req.URL.Path, "/api/") {
-		if err := c.JSON(status, apiError{Error: msg, RequestID: id}); err != nil {
-			s.log.Debug("write error response", "request_id", id, "err", err)
+		body := apiError{Error: msg, Failed: errors.Is(err, errCheckFailed), RequestID: id}
+		if werr := c.JSON(status, body); werr != nil {
+			s.log.Debug("write error response", "request_id", id, "err", werr)
 		}
 		return
 	}

@@ -24,6 +24,8 @@ type NoticeService interface {
 	Edit(ctx context.Context, id int64, actor, title, body string) (notices.Notice, error)
 	Announce(ctx context.Context, id int64, actor string) (notices.Notice, error)
 	Withdraw(ctx context.Context, id int64, actor, reason string) (notices.Notice, error)
+	MarkCompleted(ctx context.Context, id int64, actor, reason string) (notices.Notice, error)
+	Outbox() *notices.Outbox
 	Acknowledge(ctx context.Context, id int64, token string) (notices.Recipient, error)
 	Deliveries(ctx context.Context, id int64) ([]notices.Delivery, error)
 	PublicURL() string

@@ -16,6 +16,7 @@ type RuleService interface {
 	Statuses() []monitor.Status
 	Rule(name string) (*rules.Rule, error)
 	RunNow(ctx context.Context, name, actor string) (*rules.Run, error)
+	RunSelected(ctx context.Context, names, tags []string, actor string) (*rules.Run, error)
 	History(ctx context.Context, rule string, limit int) ([]rules.Result, error)
 	Alerts(ctx context.Context, rule string, limit int) ([]rules.Alert, error)
 }

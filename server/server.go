@@ -37,6 +37,8 @@ type Options struct {
 	Addr    string // host:port; default 127.0.0.1:8080; port 0 picks a free port (see Addr)
 	Logger  *slog.Logger
 	Targets []Target
+	// DefaultTarget is the target a request that names none uses (the config's default).
+	DefaultTarget string
 	Version string        // trueup build version shown in the footer
 	Notice  string        // optional banner shown on every page
 	Rules   RuleService   // the rules, their monitor and history; nil shows no rules

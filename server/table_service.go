@@ -25,6 +25,7 @@ type TableService interface {
 	PlanRollback(ctx context.Context, table string) (views.Plan, error)
 	Rollback(ctx context.Context, req views.RollbackRequest) (views.Publish, error)
 	GetPublish(ctx context.Context, id int64) (views.Publish, error)
+	Retire(ctx context.Context, req views.RetireRequest) error
 }
 
 // actorHeader names who a swap or rollback acts as. With tokens configured, authenticate sets
@@ -85,7 +86,9 @@ func tableError(err error) error {
 		return echo.NewHTTPError(http.StatusNotFound, msg)
 	case errors.Is(err, views.ErrConflict):
 		return echo.NewHTTPError(http.StatusConflict, msg)
-	case errors.Is(err, views.ErrValidationFailed), errors.Is(err, views.ErrRefused):
+	case errors.Is(err, views.ErrValidationFailed):
+		return checkFailed(http.StatusUnprocessableEntity, msg, err)
+	case errors.Is(err, views.ErrRefused):
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, msg)
 	}
 	return err

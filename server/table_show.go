@@ -76,10 +76,14 @@ func (s *Server) apiTableShow(c echo.Context) error {
 	if err != nil {
 		return tableError(err)
 	}
+	return c.JSON(http.StatusOK, listingJSON(l))
+}
+
+func listingJSON(l views.Listing) tableListingJSON {
 	out := tableListingJSON{Target: l.Target, Table: l.Table, Live: versionName(l.Live), RollbackTarget: versionName(l.RollbackTarget),
 		Versions: append([]views.VersionInfo{}, l.Versions...), History: append([]views.Publish{}, l.History...)}
 	if l.Busy != nil {
 		out.Busy = l.Busy.Error()
 	}
-	return c.JSON(http.StatusOK, out)
+	return out
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"net"
+	"path/filepath"
+	"strings"
 
 	"trueup/config"
 	"trueup/ledger"
@@ -36,7 +38,7 @@ func openApp(ctx context.Context, g globals) (*app, error) {
 		a.names = append(a.names, name)
 	}
 	if g.target != "" {
-		if _, err := a.engine(g.target); err != nil {
+		if _, err := a.open(ctx, g.target); err != nil {
 			a.close()
 			return nil, err
 		}
@@ -50,7 +52,8 @@ func openApp(ctx context.Context, g globals) (*app, error) {
 	return a, nil
 }
 
-// engine returns a named target (or the default one for "").
+// engine returns a target by name (or the default one for ""), or by a URL that open has
+// opened.
 func (a *app) engine(name string) (tsql.Engine, error) {
 	if name == "" {
 		name = a.cfg.DefaultTarget
@@ -61,9 +64,61 @@ func (a *app) engine(name string) (tsql.Engine, error) {
 	return nil, usagef("unknown target %q (the config has %v)", name, a.names)
 }
 
+// open returns a target by name, or by URL (duckdb:PATH, clickhouse://host:port/db): the
+// configured target with that URL, else the engine at the URL, opened once and closed with
+// the app. Either way it is found under that URL afterwards too (engine, the targets rules
+// run on), so --target URL works wherever a target name does.
+func (a *app) open(ctx context.Context, name string) (tsql.Engine, error) {
+	if e, err := a.engine(name); err == nil || !isTargetURL(name) {
+		return e, err
+	}
+	for _, n := range a.names {
+		if u, _ := a.cfg.TargetURL(n); sameTarget(u, name) {
+			a.targets[name] = a.targets[n]
+			return a.targets[n], nil
+		}
+	}
+	e, err := tsql.Open(ctx, name)
+	if err != nil {
+		return nil, usagef("target %s: %v", redactURL(name), err)
+	}
+	a.targets[name] = e
+	return e, nil
+}
+
+// name is the name a target is shown by: the default one's for "".
+func (a *app) name(target string) string {
+	if target == "" {
+		return a.cfg.DefaultTarget
+	}
+	return target
+}
+
+// sameTarget reports whether two target URLs name the same engine: a DuckDB file by its
+// absolute path (one process owns a DuckDB file, so it must not be opened twice).
+func sameTarget(a, b string) bool {
+	abs := func(u string) string {
+		if p, ok := strings.CutPrefix(u, "duckdb:"); ok && p != ":memory:" {
+			if ap, err := filepath.Abs(p); err == nil {
+				return "duckdb:" + ap
+			}
+		}
+		return u
+	}
+	return a == b || abs(a) == abs(b)
+}
+
+func isTargetURL(s string) bool {
+	return strings.HasPrefix(s, "duckdb:") || strings.HasPrefix(s, "clickhouse://")
+}
+
 func (a *app) close() {
+	closed := map[tsql.Engine]bool{}
 	for _, e := range a.targets {
-		e.Close()
+		if !closed[e] {
+			closed[e] = true
+			e.Close()
+		}
 	}
 	if a.ledger != nil {
 		a.ledger.Close()

@@ -57,6 +57,16 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 	if *sample < 0 {
 		return usagef("backfill: --sample %d: want a positive number", *sample)
 	}
+	out := &backfillOutput{w: e.stdout, json: *format == "json"}
+	if rc, err := e.remote(); rc != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		if scope != nil {
+			return usagef("backfill %s: --from and --to work only locally; through a server a backfill has its file's scope", verb)
+		}
+		return backfillRemote(ctx, e, rc, verb, name, *sample, out)
+	}
 	a, err := openApp(ctx, e.globals)
 	if err != nil {
 		return err
@@ -71,7 +81,6 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := &backfillOutput{w: e.stdout, json: *format == "json"}
 	switch verb {
 	case "plan":
 		return backfillPlan(ctx, r, name, scope, out)
@@ -99,14 +108,7 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if out.json {
-			return out.encode(h)
-		}
-		fmt.Fprintf(e.stdout, "%-14s %6s %7s\n", "reason", "runs", "tables")
-		for _, c := range h {
-			fmt.Fprintf(e.stdout, "%-14s %6d %7d\n", c.Reason, c.Runs, c.Tables)
-		}
-		return nil
+		return out.history(h)
 	}
 	return usagef("backfill: unknown action %q (want %s)", verb, backfillUsage)
 }
@@ -200,6 +202,18 @@ type backfillOutput struct {
 	json bool
 }
 
+// history prints the count of past runs by reason.
+func (o *backfillOutput) history(h []backfill.ReasonCount) error {
+	if o.json {
+		return o.encode(h)
+	}
+	fmt.Fprintf(o.w, "%-14s %6s %7s\n", "reason", "runs", "tables")
+	for _, c := range h {
+		fmt.Fprintf(o.w, "%-14s %6d %7d\n", c.Reason, c.Runs, c.Tables)
+	}
+	return nil
+}
+
 func (o *backfillOutput) encode(v any) error {
 	enc := json.NewEncoder(o.w)
 	enc.SetIndent("", "  ")
@@ -218,6 +232,11 @@ func backfillPlan(ctx context.Context, r *backfill.Runner, name string, scope *b
 	if _, err := r.Store.SavePlan(ctx, cliActor(), p); err != nil {
 		return err
 	}
+	return reportPlan(out, name, p)
+}
+
+// reportPlan prints a plan and fails when findings block it.
+func reportPlan(out *backfillOutput, name string, p *backfill.Plan) error {
 	if out.json {
 		if err := out.encode(p); err != nil {
 			return err

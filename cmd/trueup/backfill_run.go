@@ -16,6 +16,11 @@ func backfillDryRun(ctx context.Context, r *backfill.Runner, name string, scope 
 	if err != nil {
 		return usagef("backfill dry-run: %v", err)
 	}
+	return reportDryRun(out, name, pv)
+}
+
+// reportDryRun prints a dry run and fails when the change does not meet its expectations.
+func reportDryRun(out *backfillOutput, name string, pv *backfill.Preview) error {
 	if out.json {
 		if err := out.encode(pv); err != nil {
 			return err
@@ -140,6 +145,12 @@ func execute(ctx context.Context, e *env, r *backfill.Runner, run *backfill.Run,
 	if err != nil {
 		return err
 	}
+	return reportBuilt(out, st)
+}
+
+// reportBuilt prints the status of a run that has stopped building and fails when it did not
+// end validated (or sampled, for review).
+func reportBuilt(out *backfillOutput, st *backfill.Status) error {
 	if out.json {
 		if err := out.encode(st); err != nil {
 			return err
@@ -147,12 +158,18 @@ func execute(ctx context.Context, e *env, r *backfill.Runner, run *backfill.Run,
 	} else {
 		writeStatus(out.w, st)
 	}
-	switch done.State {
+	switch st.State {
 	case backfill.RunValidationFailed:
-		return failedError{fmt.Sprintf("backfill %s: run %d built %s but validation failed", done.Backfill, done.ID, versionsOf(done))}
+		var vs []string
+		for _, t := range st.Tables {
+			vs = append(vs, t.Table+"__"+t.Version)
+		}
+		return failedError{fmt.Sprintf("backfill %s: run %d built %s but validation failed", st.Backfill, st.RunID, strings.Join(vs, ", "))}
 	case backfill.RunCancelled:
 		return failedError{fmt.Sprintf("backfill %s: run %d cancelled after %d of %d partitions; resume with: trueup backfill resume %s",
-			done.Backfill, done.ID, st.PartitionsDone, st.PartitionsTotal, done.Backfill)}
+			st.Backfill, st.RunID, st.PartitionsDone, st.PartitionsTotal, st.Backfill)}
+	case backfill.RunFailed:
+		return failedError{fmt.Sprintf("backfill %s: run %d failed: %s", st.Backfill, st.RunID, st.Error)}
 	}
 	return nil
 }

@@ -49,6 +49,20 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	default:
 		return usagef("check: --format %q: want text, json or junit", *format)
 	}
+	if err := e.localOnly("check", map[string]bool{"explain": *explain, "accept-schema": *accept}); err != nil {
+		return err
+	}
+	if rc, err := e.remote(); rc != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		var run rules.Run
+		body := map[string][]string{"rules": names, "tags": tags}
+		if err := rc.call(ctx, "check", "POST", "check", nil, body, &run); err != nil {
+			return err
+		}
+		return reportRun(e, *format, &run)
+	}
 	a, err := openApp(ctx, e.globals)
 	if err != nil {
 		return err
@@ -76,7 +90,13 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	if _, err := store.SaveRun(ctx, run, cliActor()); err != nil {
 		return err
 	}
-	if err := writeRun(e.stdout, *format, run); err != nil {
+	return reportRun(e, *format, run)
+}
+
+// reportRun prints a run and fails when an error-severity rule failed: the end of `trueup
+// check`, locally and through a server.
+func reportRun(e *env, format string, run *rules.Run) error {
+	if err := writeRun(e.stdout, format, run); err != nil {
 		return err
 	}
 	if run.Failed() {

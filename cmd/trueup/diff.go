@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"trueup/reconcile"
+	"trueup/server"
 	tsql "trueup/sql"
 )
 
@@ -41,28 +40,34 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	if *oldRel == "" || *newRel == "" || len(key) == 0 {
 		return usagef("diff: --old, --new and --key are required")
 	}
-	spec := reconcile.Spec{
-		Old:        reconcile.Side{Relation: *oldRel},
-		New:        reconcile.Side{Relation: *newRel},
-		Key:        key,
-		Partition:  *partition,
-		Measures:   measures,
-		Ignore:     ignore,
-		Partitions: partitions,
-		Samples:    *samples,
+	if *oldTarget == "" {
+		*oldTarget = e.globals.target
 	}
-	var err error
-	if spec.Tolerance, err = parseTolerances(tolerances); err != nil {
-		return err
+	if *newTarget == "" {
+		*newTarget = e.globals.target
 	}
+	req := server.DiffRequest{Old: *oldRel, New: *newRel, Key: key, Partition: *partition, Measures: measures, Ignore: ignore,
+		Tolerance: tolerances, OldTarget: *oldTarget, NewTarget: *newTarget, Only: partitions, Samples: *samples}
 	if *expect != "" {
 		text, err := os.ReadFile(*expect)
 		if err != nil {
 			return usagef("diff: --expect: %v", err)
 		}
-		if spec.Expect, err = reconcile.ParseExpectations(string(text)); err != nil {
-			return usagef("diff: %s: %v", *expect, err)
+		req.Expect = string(text)
+	}
+	spec, err := req.Spec()
+	if err != nil {
+		return usagef("diff: %v", err)
+	}
+	if rc, err := e.remote(); rc != nil || err != nil {
+		if err != nil {
+			return err
 		}
+		var res reconcile.Result
+		if err := rc.call(ctx, "diff", "POST", "diffs", nil, req, &res); err != nil {
+			return err
+		}
+		return reportDiff(e, *format, *all, &res)
 	}
 
 	a, err := openApp(ctx, e.globals)
@@ -70,38 +75,12 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.close()
-	var opened []tsql.Engine
-	defer func() {
-		for _, en := range opened {
-			en.Close()
-		}
-	}()
 	side := func(name string) (tsql.Engine, string, error) {
-		if name == "" {
-			name = e.globals.target
-		}
-		if en, err := a.engine(name); err == nil {
-			if name == "" {
-				name = a.cfg.DefaultTarget
-			}
-			return en, name, nil
-		}
-		// A URL: reuse a configured target with that URL, else open it for this diff.
-		for _, n := range a.names {
-			if u, _ := a.cfg.TargetURL(n); u == name {
-				return a.targets[n], n, nil
-			}
-		}
-		if !strings.HasPrefix(name, "duckdb:") && !strings.HasPrefix(name, "clickhouse://") {
-			_, err := a.engine(name)
+		en, err := a.open(ctx, name)
+		if err != nil {
 			return nil, "", err
 		}
-		en, err := tsql.Open(ctx, name)
-		if err != nil {
-			return nil, "", usagef("diff: target %s: %v", name, err)
-		}
-		opened = append(opened, en)
-		return en, name, nil
+		return en, a.name(name), nil
 	}
 	if spec.Old.Engine, spec.Old.Target, err = side(*oldTarget); err != nil {
 		return err
@@ -120,13 +99,17 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	if _, err := reconcile.NewStore(a.ledger).Save(ctx, res, "cli", cliActor()); err != nil {
 		return err
 	}
-	if *format == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+	return reportDiff(e, *format, *all, res)
+}
+
+// reportDiff prints a diff and fails on an unexpected difference: the end of `trueup diff`,
+// locally and through a server.
+func reportDiff(e *env, format string, all bool, res *reconcile.Result) error {
+	if format == "json" {
+		if err := writeJSON(e.stdout, res); err != nil {
 			return err
 		}
-	} else if err := res.WriteText(e.stdout, reconcile.TextOptions{All: *all}); err != nil {
+	} else if err := res.WriteText(e.stdout, reconcile.TextOptions{All: all}); err != nil {
 		return err
 	}
 	if !res.ExpectationsMet {
@@ -137,24 +120,4 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		return failedError{fmt.Sprintf("diff: %d unexpected %s (diff %d)", n, pluralWord(n, "partition", "partitions"), res.ID)}
 	}
 	return nil
-}
-
-// parseTolerances reads COL=X flags; a bare X applies to every float or decimal column.
-func parseTolerances(flags []string) (map[string]reconcile.Tolerance, error) {
-	if len(flags) == 0 {
-		return nil, nil
-	}
-	out := map[string]reconcile.Tolerance{}
-	for _, f := range flags {
-		col, x, ok := strings.Cut(f, "=")
-		if !ok {
-			col, x = reconcile.AnyColumn, f
-		}
-		t, err := reconcile.ParseTolerance(x)
-		if err != nil {
-			return nil, usagef("diff: --tolerance %s: %v", f, err)
-		}
-		out[strings.TrimSpace(col)] = t
-	}
-	return out, nil
 }

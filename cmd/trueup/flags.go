@@ -12,11 +12,15 @@ import (
 type globals struct {
 	config string
 	target string
+	server string // a running trueup's URL: the command goes through its JSON API
+	token  string // the API token for --server; TRUEUP_TOKEN when not given
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.config, "config", g.configOrDefault(), "project config file")
 	fs.StringVar(&g.target, "target", g.target, "target name from the config, or a URL (duckdb:PATH, clickhouse://host:port/db)")
+	fs.StringVar(&g.server, "server", g.server, "run the command through a running trueup at this URL (http://host:port)")
+	fs.StringVar(&g.token, "token", g.token, "API token for --server (default: $TRUEUP_TOKEN)")
 }
 
 func (g *globals) configOrDefault() string {

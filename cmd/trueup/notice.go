@@ -71,6 +71,13 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 	if f.State != "" && !f.State.Valid() {
 		return usagef("notice list: --state %q: want one of draft, announced, completed, rolled-back, withdrawn", *state)
 	}
+	out := noticeOutput{w: e.stdout, json: *format == "json"}
+	if rc, err := e.remote(); rc != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		return noticeRemote(ctx, e, rc, verb, id, f, *reason, out)
+	}
 	a, err := openApp(ctx, e.globals)
 	if err != nil {
 		return err
@@ -80,22 +87,25 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := noticeOutput{w: e.stdout, json: *format == "json", svc: svc}
 	switch verb {
 	case "list":
 		ns, err := svc.List(ctx, f)
 		if err != nil {
 			return err
 		}
-		return out.list(ns)
+		js := make([]notices.JSON, 0, len(ns))
+		for _, n := range ns {
+			js = append(js, notices.ToJSON(n, svc.URL(n.ID), false))
+		}
+		return out.list(js)
 	case "show":
 		n, err := svc.Get(ctx, id)
 		if err != nil {
 			return noticeCLIError(err)
 		}
-		return out.show(n)
+		return out.show(notices.ToJSON(n, svc.URL(n.ID), true))
 	case "deliver":
-		return out.deliver(ctx, e, svc)
+		return deliverNotices(ctx, e, svc)
 	}
 	var n notices.Notice
 	switch verb {
@@ -109,10 +119,10 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return noticeCLIError(err)
 	}
-	if err := out.show(n); err != nil {
+	if err := out.show(notices.ToJSON(n, svc.URL(n.ID), true)); err != nil {
 		return err
 	}
-	return out.deliver(ctx, e, svc)
+	return deliverNotices(ctx, e, svc)
 }
 
 // openNotices returns the notice service of the project: its notify channels, its exposures
@@ -155,10 +165,11 @@ func noticeCLIError(err error) error {
 	return err
 }
 
+// noticeOutput prints notices as the API shapes them (notices.ToJSON), so a local command and
+// one through a server print the same.
 type noticeOutput struct {
 	w    io.Writer
 	json bool
-	svc  *notices.Service
 }
 
 func (o noticeOutput) encode(v any) error {
@@ -167,13 +178,9 @@ func (o noticeOutput) encode(v any) error {
 	return enc.Encode(v)
 }
 
-func (o noticeOutput) list(ns []notices.Notice) error {
+func (o noticeOutput) list(ns []notices.JSON) error {
 	if o.json {
-		out := make([]notices.JSON, 0, len(ns))
-		for _, n := range ns {
-			out = append(out, notices.ToJSON(n, o.svc.URL(n.ID), false))
-		}
-		return o.encode(out)
+		return o.encode(ns)
 	}
 	if len(ns) == 0 {
 		fmt.Fprintln(o.w, "No notices. A notice is drafted when a backfill run is created.")
@@ -187,11 +194,12 @@ func (o noticeOutput) list(ns []notices.Notice) error {
 	return tw.Flush()
 }
 
-func (o noticeOutput) show(n notices.Notice) error {
+// show prints one notice; n carries its history (ToJSON with full).
+func (o noticeOutput) show(n notices.JSON) error {
 	if o.json {
-		return o.encode(notices.ToJSON(n, o.svc.URL(n.ID), true))
+		return o.encode(n)
 	}
-	fmt.Fprint(o.w, notices.Text(n))
+	fmt.Fprint(o.w, n.Text)
 	fmt.Fprintf(o.w, "\n# History\n\n")
 	for _, t := range n.Transitions {
 		line := fmt.Sprintf("%s  %-11s by %s", t.At.Format("2006-01-02 15:04 UTC"), t.To, t.Actor)
@@ -205,25 +213,30 @@ func (o noticeOutput) show(n notices.Notice) error {
 	}
 	for _, r := range n.Recipients {
 		ack := "not acknowledged"
-		if r.Acked() {
+		if !r.AckedAt.IsZero() {
 			ack = "acknowledged " + r.AckedAt.Format("2006-01-02 15:04 UTC")
 		}
-		fmt.Fprintf(o.w, "sent to %s: %s\n", r.ID, ack)
+		fmt.Fprintf(o.w, "sent to %s: %s\n", r.Recipient, ack)
 	}
-	fmt.Fprintf(o.w, "\nPage: %s\n", o.svc.URL(n.ID))
+	fmt.Fprintf(o.w, "\nPage: %s\n", n.URL)
 	return nil
 }
 
-// deliver makes one bounded delivery pass and reports it on stderr (stdout stays one document).
-func (o noticeOutput) deliver(ctx context.Context, e *env, svc *notices.Service) error {
+// deliverNotices makes one bounded delivery pass and reports it on stderr (stdout stays one
+// document).
+func deliverNotices(ctx context.Context, e *env, svc *notices.Service) error {
 	dctx, cancel := context.WithTimeout(ctx, noticeDeliverTimeout)
 	defer cancel()
 	rep, err := svc.Outbox().Deliver(dctx)
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "deliveries: %d delivered, %d to retry, %d failed for good\n", rep.Delivered, rep.Retrying, rep.Failed)
+	reportDeliveries(e, rep)
 	return nil
+}
+
+func reportDeliveries(e *env, rep notices.Report) {
+	fmt.Fprintf(e.stderr, "deliveries: %d delivered, %d to retry, %d failed for good\n", rep.Delivered, rep.Retrying, rep.Failed)
 }
 
 // runWithOutbox runs serve with the notice delivery worker beside it, stopping the worker when

@@ -26,6 +26,12 @@ func runSwap(ctx context.Context, e *env, args []string) error {
 	if *format != "text" && *format != "json" {
 		return usagef("swap: --format %q: want text or json", *format)
 	}
+	if rc, err := e.remote(); rc != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		return publishRemote(ctx, e, rc, views.KindSwap, table, *to, *reason, *override, *dryRun, *format)
+	}
 	a, s, ntc, err := openViews(ctx, e, !*dryRun)
 	if err != nil {
 		return err
@@ -56,6 +62,12 @@ func runRollback(ctx context.Context, e *env, args []string) error {
 	}
 	if *format != "text" && *format != "json" {
 		return usagef("rollback: --format %q: want text or json", *format)
+	}
+	if rc, err := e.remote(); rc != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		return publishRemote(ctx, e, rc, views.KindRollback, table, "", *reason, "", *dryRun, *format)
 	}
 	a, s, ntc, err := openViews(ctx, e, !*dryRun)
 	if err != nil {
@@ -96,7 +108,7 @@ func finishPublish(ctx context.Context, e *env, format string, p views.Publish, 
 		}
 	}
 	if ntc != nil {
-		return noticeOutput{}.deliver(ctx, e, ntc)
+		return deliverNotices(ctx, e, ntc)
 	}
 	return nil
 }

@@ -33,6 +33,12 @@ func runVersions(ctx context.Context, e *env, args []string) error {
 	if *reason != "" && *retire == "" {
 		return usagef("versions: --reason goes with --retire")
 	}
+	if rc, err := e.remote(); rc != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		return versionsRemote(ctx, e, rc, table, *retire, *reason, *format)
+	}
 	a, s, _, err := openViews(ctx, e, false)
 	if err != nil {
 		return err
@@ -49,10 +55,19 @@ func runVersions(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return viewsCLIError(err)
 	}
-	if *format == "json" {
+	busy := ""
+	if l.Busy != nil {
+		busy = l.Busy.Error()
+	}
+	return reportVersions(e, *format, l, busy)
+}
+
+// reportVersions prints a table's versions; busy says who holds the table, if anyone.
+func reportVersions(e *env, format string, l views.Listing, busy string) error {
+	if format == "json" {
 		return writeJSON(e.stdout, append([]views.VersionInfo{}, l.Versions...))
 	}
-	return writeVersions(e.stdout, l)
+	return writeVersions(e.stdout, l, busy)
 }
 
 // oneTable parses a command's flags, which may come before or after its one TABLE argument.
@@ -161,7 +176,7 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func writeVersions(w io.Writer, l views.Listing) error {
+func writeVersions(w io.Writer, l views.Listing, busy string) error {
 	fmt.Fprintf(w, "%s (target %s)", l.Table, l.Target)
 	if l.Live != 0 {
 		fmt.Fprintf(w, ": live v%d", l.Live)
@@ -170,8 +185,8 @@ func writeVersions(w io.Writer, l views.Listing) error {
 		fmt.Fprintf(w, ", rollback to v%d", l.RollbackTarget)
 	}
 	fmt.Fprintln(w)
-	if l.Busy != nil {
-		fmt.Fprintln(w, "busy:", l.Busy.Error())
+	if busy != "" {
+		fmt.Fprintln(w, "busy:", busy)
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERSION\tSTATE\tLIVE\tBUILT BY\tCREATED\tBACKFILL\tROWS\tCHECKSUM\tVS LIVE")

@@ -1,0 +1,36 @@
+package monitor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"trueup/rules"
+)
+
+// RunSelected runs, as one run recorded like a run-now, the rules named (every rule when none
+// is named) that carry any of tags (any tag when none is given): `trueup check --rule --tag`
+// through a server. rules.ErrNotFound for an unknown name, ErrNotFound when nothing matches,
+// ErrBusy when one of them is running.
+func (m *Monitor) RunSelected(ctx context.Context, names, tags []string, actor string) (*rules.Run, error) {
+	set := &rules.Set{Rules: m.rules}
+	rs, err := set.Select(names, tags)
+	if err != nil {
+		return nil, fmt.Errorf("monitor: %w", err) // rules.ErrNotFound
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("monitor: no rule matches --rule %q --tag %q (%w)", strings.Join(names, ","), strings.Join(tags, ","), ErrNotFound)
+	}
+	m.mu.Lock()
+	for _, r := range rs {
+		if m.running[r.Name] {
+			m.mu.Unlock()
+			return nil, fmt.Errorf("monitor: %s: %w", r.Name, ErrBusy)
+		}
+	}
+	for _, r := range rs {
+		m.running[r.Name] = true
+	}
+	m.mu.Unlock()
+	return m.execute(ctx, rs, rules.TriggerManual, actor)
+}

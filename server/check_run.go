@@ -1,0 +1,42 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"trueup/monitor"
+	"trueup/rules"
+)
+
+// checkRequest is the body of POST /api/v1/check: `trueup check --rule … --tag …` as JSON.
+type checkRequest struct {
+	Rules []string `json:"rules" form:"rules"`
+	Tags  []string `json:"tags" form:"tags"`
+}
+
+// apiCheckRun answers POST /api/v1/check: one run of the rules named (every rule when none is)
+// that carry any of the tags, recorded and answered as `trueup check --format json` prints it.
+// 404 for an unknown rule or when none matches, 409 when one of them is running. A run whose
+// rules fail is still a 200: the results say so.
+func (s *Server) apiCheckRun(c echo.Context) error {
+	if s.opt.Rules == nil {
+		return echo.NewHTTPError(http.StatusNotFound, "No rules are loaded on this server.")
+	}
+	var req checkRequest
+	if err := c.Bind(&req); err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, `The request body is not a check request: {"rules": […], "tags": […]}.`)
+	}
+	run, err := s.opt.Rules.RunSelected(c.Request().Context(), req.Rules, req.Tags, s.actor(c))
+	switch {
+	case errors.Is(err, monitor.ErrBusy):
+		return echo.NewHTTPError(http.StatusConflict, strings.TrimPrefix(err.Error(), "monitor: ")+"; try again when it has finished.")
+	case errors.Is(err, monitor.ErrNotFound), errors.Is(err, rules.ErrNotFound):
+		return echo.NewHTTPError(http.StatusNotFound, strings.TrimPrefix(err.Error(), "monitor: "))
+	case err != nil:
+		return err
+	}
+	return c.JSON(http.StatusOK, run)
+}
