@@ -38,6 +38,8 @@ var wantRole = map[string]string{
 	"POST /notices/:id/ack/:token":         "public",
 	"POST /rules/:rule/run":                config.RoleOperator,
 	"POST /api/v1/rules/:rule/run":         config.RoleOperator,
+	"POST /api/v1/check":                   config.RoleOperator,
+	"POST /api/v1/diffs":                   config.RoleOperator,
 	"POST /backfills/:name/dry-run":        config.RoleOperator,
 	"POST /backfills/:name/run":            config.RoleOperator,
 	"POST /backfills/:name/resume":         config.RoleOperator,
@@ -49,10 +51,13 @@ var wantRole = map[string]string{
 	"POST /api/v1/notices/:id/announce":    config.RoleApprover,
 	"POST /notices/:id/withdraw":           config.RoleApprover,
 	"POST /api/v1/notices/:id/withdraw":    config.RoleApprover,
+	"POST /api/v1/notices/:id/complete":    config.RoleApprover,
+	"POST /api/v1/notices/deliver":         config.RoleOperator,
 	"POST /tables/:table/swap":             config.RoleApprover,
 	"POST /api/v1/tables/:table/swap":      config.RoleApprover,
 	"POST /tables/:table/rollback":         config.RoleApprover,
 	"POST /api/v1/tables/:table/rollback":  config.RoleApprover,
+	"POST /api/v1/tables/:table/retire":    config.RoleApprover,
 }
 
 var roleRank = map[string]int{"public": 0, config.RoleViewer: 1, config.RoleOperator: 2, config.RoleApprover: 3}
@@ -187,8 +192,16 @@ func (m *matrixProject) body(path, role string) url.Values {
 	case strings.HasSuffix(path, "/edit"):
 		v.Set("title", "Edited")
 		v.Set("body", "Edited text.")
-	case strings.HasSuffix(path, "/withdraw"):
+	case strings.HasSuffix(path, "/withdraw"), strings.HasSuffix(path, "/complete"):
 		v.Set("reason", "matrix")
+	case strings.HasSuffix(path, "/retire"):
+		v.Set("version", "v1") // the rollback target: refused by the service, not by authorization
+	case path == "/api/v1/check":
+		v.Set("rules", "matches_raw")
+	case path == "/api/v1/diffs":
+		v.Set("old", "orders__v1")
+		v.Set("new", "orders__v2")
+		v.Set("key", "order_id")
 	case path == "/login":
 		if role == "" || role == "public" {
 			role = config.RoleViewer
@@ -280,6 +293,9 @@ func (m *matrixProject) send(method, path, cred, role string, b *matrixBrowser) 
 		js := map[string]any{}
 		for k := range form {
 			js[k] = form.Get(k)
+			if k == "rules" || k == "key" {
+				js[k] = form[k] // lists in the JSON API
+			}
 		}
 		raw, _ := json.Marshal(js)
 		body, ctype = strings.NewReader(string(raw)), "application/json"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -96,6 +97,9 @@ func writePartitionTable(w io.Writer, res *reconcile.Result) {
 
 func backfillRun(ctx context.Context, e *env, r *backfill.Runner, name string, scope *backfill.Scope, sample int, out *backfillOutput) error {
 	run, err := r.Start(ctx, name, backfill.RunOptions{Actor: cliActor(), Sample: sample, Scope: scope})
+	if errors.Is(err, backfill.ErrConflict) {
+		return failedError{fmt.Sprintf("backfill run: %v", err)} // another run holds the table: exit 1, as a 409 does
+	}
 	if err != nil {
 		return usagef("backfill run: %v", err)
 	}

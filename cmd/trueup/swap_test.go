@@ -31,7 +31,7 @@ func buildVersions(t *testing.T, dir string, n int, state string) {
 	store := views.Store{L: l}
 	for _, table := range []string{"orders", "daily_revenue"} {
 		name := views.Physical(table, n)
-		if err := e.Exec(ctx, "CREATE TABLE "+name+" AS SELECT * FROM "+table+"__v1 LIMIT 10"); err != nil {
+		if err := e.Exec(ctx, "CREATE TABLE "+name+" AS SELECT * FROM "+table+"__v1 ORDER BY ALL LIMIT 10"); err != nil {
 			t.Fatal(err)
 		}
 		rows, sum, err := views.Fingerprint(ctx, e, name)
