@@ -120,7 +120,7 @@ func oneLine(err error) string {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: trueup [--config FILE] [--target NAME|URL] COMMAND [flags]")
+	fmt.Fprintln(w, "usage: trueup [--config FILE] [--target NAME|URL] [--server URL [--token TOKEN]] COMMAND [flags]")
 	fmt.Fprintln(w, "\ncommands:")
 	cs := commands()
 	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
