@@ -39,10 +39,10 @@ type Options struct {
 	Targets []Target
 	// DefaultTarget is the target a request that names none uses (the config's default).
 	DefaultTarget string
-	Version string        // trueup build version shown in the footer
-	Notice  string        // optional banner shown on every page
-	Rules   RuleService   // the rules, their monitor and history; nil shows no rules
-	Notices NoticeService // change notices, their feed and acknowledgements; nil answers 404
+	Version       string        // trueup build version shown in the footer
+	Notice        string        // optional banner shown on every page
+	Rules         RuleService   // the rules, their monitor and history; nil shows no rules
+	Notices       NoticeService // change notices, their feed and acknowledgements; nil answers 404
 	// Tables swaps, rolls back and lists versions of logical tables, per target name; nil
 	// answers 404 on the versions pages.
 	Tables map[string]TableService
