@@ -4,7 +4,6 @@ import (
 	"context"
 	dbsql "database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -53,7 +52,8 @@ func (s *Service) execute(ctx context.Context, h *holder, p Publish, gate []Gate
 		p = s.settleFailure(ctx, p, repointErr)
 	}
 	p.FinishedAt = s.ledger.Now()
-	if err := s.recordOutcome(ctx, p, gate); err != nil {
+	err = s.recordOutcome(ctx, p, gate)
+	if err != nil {
 		return p, err
 	}
 	if p.State != PublishDone {
@@ -204,18 +204,23 @@ func (s *Service) warn(ctx context.Context, p *Publish, what string, err error) 
 		Outcome: ledger.OutcomeFailed, Params: map[string]any{"target": s.target, "swap": p.ID}, Detail: msg})
 }
 
-// actual reads which version each changed table's view reads now.
+// actual reads which version each changed table's view reads now (-1: something that is not
+// one of its versions).
 func (s *Service) actual(ctx context.Context, changes []Change) (map[string]int, error) {
+	tables := make([]string, len(changes))
+	for i, c := range changes {
+		tables[i] = c.Table
+	}
+	sts, err := s.inspect(ctx, tables...)
+	if err != nil {
+		return nil, err
+	}
 	at := map[string]int{}
-	for _, c := range changes {
-		n, err := s.liveVersion(ctx, c.Table)
-		if err != nil && !errors.Is(err, ErrRefused) {
-			return nil, err
+	for _, t := range tables {
+		at[t] = sts[t].live
+		if sts[t].foreign != "" {
+			at[t] = -1
 		}
-		if err != nil {
-			n = -1 // the view reads something else
-		}
-		at[c.Table] = n
 	}
 	return at, nil
 }

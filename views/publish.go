@@ -229,16 +229,20 @@ func (s *Service) ledgerHolder(ctx context.Context, table string) (*ConflictErro
 	return c, nil
 }
 
-// finishPublish records p's final state in tx and releases its ledger locks.
+// finishPublish records p's final state in tx (a done rollback also marks the swap it took back)
+// and releases its ledger locks.
 func (s *Service) finishPublish(ctx context.Context, tx *dbsql.Tx, p Publish) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE swaps SET state = ?, finished_at = ?, detail = ? WHERE id = ?`,
-		p.State, p.FinishedAt, p.Detail, p.ID); err != nil {
-		return fmt.Errorf("views: record outcome of #%d: %w", p.ID, err)
+	undoes := int64(0) // no swap has id 0
+	if p.Kind == KindRollback && p.State == PublishDone {
+		undoes = p.Undoes
 	}
-	if p.Kind == KindRollback && p.State == PublishDone && p.Undoes != 0 {
-		if _, err := tx.ExecContext(ctx, `UPDATE swaps SET undone_by = ? WHERE id = ?`, p.ID, p.Undoes); err != nil {
-			return fmt.Errorf("views: mark #%d undone: %w", p.Undoes, err)
-		}
+	if _, err := tx.ExecContext(ctx, `UPDATE swaps SET
+			state = CASE WHEN id = $1 THEN CAST($2 AS VARCHAR) ELSE state END,
+			finished_at = CASE WHEN id = $1 THEN CAST($3 AS TIMESTAMP) ELSE finished_at END,
+			detail = CASE WHEN id = $1 THEN CAST($4 AS VARCHAR) ELSE detail END,
+			undone_by = CASE WHEN id = $5 THEN $1 ELSE undone_by END
+		WHERE id IN ($1, $5)`, p.ID, p.State, p.FinishedAt, p.Detail, undoes); err != nil {
+		return fmt.Errorf("views: record outcome of #%d: %w", p.ID, err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM view_locks WHERE swap_id = ?`, p.ID); err != nil {
 		return fmt.Errorf("views: release locks of #%d: %w", p.ID, err)

@@ -2,7 +2,6 @@ package views
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -81,28 +80,22 @@ func (s *Service) PlanSwap(ctx context.Context, table, to string) (Plan, error) 
 // group lists the tables published together with version n of table: those of the backfill run
 // that built it, the named table first, then the others in the order the run built them.
 func (s *Service) group(ctx context.Context, table string, n int) ([]Version, error) {
-	v, err := s.store.Get(ctx, s.target, table, n)
-	if errors.Is(err, ErrNotFound) {
+	run, err := s.store.withRun(ctx, s.target, table, n)
+	if err == nil && !slices.ContainsFunc(run, func(v Version) bool { return v.Table == table && v.N == n }) {
 		// Adopt first: it may be a version table built outside trueup.
 		if _, _, err := s.sync(ctx, table, false); err != nil {
 			return nil, err
 		}
-		v, err = s.store.Get(ctx, s.target, table, n)
+		run, err = s.store.withRun(ctx, s.target, table, n)
 	}
-	if errors.Is(err, ErrNotFound) {
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(run, func(v Version) bool { return v.Table == table && v.N == n })
+	if i < 0 {
 		return nil, notFoundf("%s has no version v%d in target %s", table, n, s.target)
 	}
-	if err != nil {
-		return nil, err
-	}
-	if v.RunID == 0 {
-		return []Version{v}, nil
-	}
-	run, err := s.store.ByRun(ctx, s.target, v.RunID, v.Backfill)
-	if err != nil {
-		return nil, err
-	}
-	out := []Version{v}
+	out := []Version{run[i]}
 	for _, m := range run {
 		if m.Table != table {
 			out = append(out, m)

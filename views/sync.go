@@ -2,7 +2,6 @@ package views
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -21,23 +20,42 @@ const actor = "trueup"
 type engineState struct {
 	live     int          // version the view reads; 0 when there is no view
 	physical map[int]bool // version tables that exist
+	foreign  string       // what the view reads when that is not a version of the table
 }
 
-// inspect reads the views and version tables of logical tables from the engine: one catalog
-// read for all of them, then one view definition each.
+// foreignErr refuses to work on a table whose view reads something that is not one of its
+// versions.
+func (st engineState) foreignErr(table string) error {
+	if st.foreign == "" {
+		return nil
+	}
+	return refusef("view %s reads %s, which is not a version of %s (%s__v<N>)", table, st.foreign, table, table)
+}
+
+// inspect reads the views and version tables of logical tables from the engine, in one catalog
+// query for all of them: every statement of a swap counts while readers load the engine.
 func (s *Service) inspect(ctx context.Context, tables ...string) (map[string]engineState, error) {
 	out := map[string]engineState{}
-	for _, t := range tables {
+	prefixes := make([]string, len(tables))
+	for i, t := range tables {
 		out[t] = engineState{physical: map[int]bool{}}
+		prefixes[i] = t + "__v"
 	}
-	rels, err := s.engine.Relations(ctx)
+	rels, err := tsql.ViewCatalog(ctx, s.engine, tables, prefixes)
 	if err != nil {
-		return nil, fmt.Errorf("views: list relations: %w", err)
+		return nil, fmt.Errorf("views: %w", err)
 	}
-	views := map[string]bool{}
 	for _, r := range rels {
-		if _, ok := out[r.Name]; ok && r.View {
-			views[r.Name] = true
+		if st, ok := out[r.Name]; ok && r.View {
+			if r.SourceErr != nil {
+				return nil, fmt.Errorf("views: view %s: %w", r.Name, r.SourceErr)
+			}
+			if name, n, ok := ParseVersion(r.Source); ok && name == r.Name {
+				st.live = n
+			} else {
+				st.foreign = r.Source
+			}
+			out[r.Name] = st
 		}
 		if name, n, ok := ParseVersion(r.Name); ok && !r.View {
 			if st, ok := out[name]; ok {
@@ -45,32 +63,7 @@ func (s *Service) inspect(ctx context.Context, tables ...string) (map[string]eng
 			}
 		}
 	}
-	for _, t := range tables {
-		if views[t] {
-			st := out[t]
-			if st.live, err = s.liveVersion(ctx, t); err != nil {
-				return nil, err
-			}
-			out[t] = st
-		}
-	}
 	return out, nil
-}
-
-// liveVersion is the version table's view reads now (0 when there is no view).
-func (s *Service) liveVersion(ctx context.Context, table string) (int, error) {
-	src, err := s.engine.ViewSource(ctx, table)
-	if errors.Is(err, tsql.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("views: %s: %w", table, err)
-	}
-	name, n, ok := ParseVersion(src)
-	if !ok || name != table {
-		return 0, refusef("view %s reads %s, which is not a version of %s (%s__v<N>)", table, src, table, table)
-	}
-	return n, nil
 }
 
 // sync makes the ledger know every version table of table that the engine has (adoption: tables
@@ -90,6 +83,11 @@ func (s *Service) syncAll(ctx context.Context, tables []string, repair bool) (ma
 	sts, err := s.inspect(ctx, tables...)
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, t := range tables {
+		if err := sts[t].foreignErr(t); err != nil {
+			return nil, nil, err
+		}
 	}
 	vss, err := s.store.listMany(ctx, s.target, tables)
 	if err != nil {

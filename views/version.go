@@ -76,21 +76,8 @@ func scanVersion(row interface{ Scan(...any) error }) (Version, error) {
 
 // List returns the recorded versions of a table, oldest first.
 func (s Store) List(ctx context.Context, target, table string) ([]Version, error) {
-	rows, err := s.L.DB().QueryContext(ctx, "SELECT "+versionCols+` FROM versions
+	return s.queryVersions(ctx, "SELECT "+versionCols+` FROM versions
 		WHERE target = ? AND table_name = ? ORDER BY version`, target, table)
-	if err != nil {
-		return nil, fmt.Errorf("views: versions of %s: %w", table, err)
-	}
-	defer rows.Close()
-	var out []Version
-	for rows.Next() {
-		v, err := scanVersion(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }
 
 // Get returns one version.
@@ -156,30 +143,40 @@ func (s Store) listMany(ctx context.Context, target string, tables []string) (ma
 	for _, t := range tables {
 		args = append(args, t)
 	}
-	rows, err := s.L.DB().QueryContext(ctx, "SELECT "+versionCols+` FROM versions
+	vs, err := s.queryVersions(ctx, "SELECT "+versionCols+` FROM versions
 		WHERE target = ? AND table_name IN (`+marks+`) ORDER BY table_name, version`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("views: versions of %s: %w", strings.Join(tables, ", "), err)
+		return nil, err
 	}
-	defer rows.Close()
 	out := map[string][]Version{}
-	for rows.Next() {
-		v, err := scanVersion(rows)
-		if err != nil {
-			return nil, err
-		}
+	for _, v := range vs {
 		out[v.Table] = append(out[v.Table], v)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ByRun returns the versions one backfill run built, across tables, in the order they were built
 // (the upstream table first): the versions that are published together.
 func (s Store) ByRun(ctx context.Context, target string, runID int64, backfill string) ([]Version, error) {
-	rows, err := s.L.DB().QueryContext(ctx, "SELECT "+versionCols+` FROM versions
+	return s.queryVersions(ctx, "SELECT "+versionCols+` FROM versions
 		WHERE target = ? AND run_id = ? AND backfill = ? ORDER BY created_at, table_name`, target, runID, backfill)
+}
+
+// withRun returns version n of table and the other versions built by the same backfill run, in
+// the order ByRun gives, in one statement: the versions a swap of it publishes together. It is
+// empty when the ledger does not know the version.
+func (s Store) withRun(ctx context.Context, target, table string, n int) ([]Version, error) {
+	return s.queryVersions(ctx, "SELECT "+versionCols+` FROM versions AS v
+		WHERE target = ? AND ((table_name = ? AND version = ?) OR (run_id <> 0 AND EXISTS (
+			SELECT 1 FROM versions AS named WHERE named.target = v.target AND named.table_name = ?
+				AND named.version = ? AND named.run_id = v.run_id AND named.backfill = v.backfill)))
+		ORDER BY created_at, table_name`, target, table, n, table, n)
+}
+
+func (s Store) queryVersions(ctx context.Context, query string, args ...any) ([]Version, error) {
+	rows, err := s.L.DB().QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("views: versions of run %d: %w", runID, err)
+		return nil, fmt.Errorf("views: versions: %w", err)
 	}
 	defer rows.Close()
 	var out []Version
