@@ -23,6 +23,7 @@ type FakeClock struct {
 	mu      sync.Mutex
 	now     time.Time
 	waiters []waiter
+	waits   int // After calls so far
 	changed chan struct{}
 }
 
@@ -47,6 +48,7 @@ func (c *FakeClock) Now() time.Time {
 func (c *FakeClock) After(d time.Duration) <-chan time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.waits++
 	ch := make(chan time.Time, 1)
 	if d <= 0 {
 		ch <- c.now
@@ -60,8 +62,9 @@ func (c *FakeClock) After(d time.Duration) <-chan time.Time {
 	return ch
 }
 
-// Set moves the clock to t and wakes every waiter whose time has come, earliest first.
-func (c *FakeClock) Set(t time.Time) {
+// Set moves the clock to t and wakes every waiter whose time has come, earliest first; it
+// returns how many it woke.
+func (c *FakeClock) Set(t time.Time) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = t.UTC()
@@ -74,7 +77,9 @@ func (c *FakeClock) Set(t time.Time) {
 		}
 		w.ch <- c.now
 	}
+	woke := len(c.waiters) - len(keep)
 	c.waiters = keep
+	return woke
 }
 
 // Advance moves the clock forward by d.
@@ -99,4 +104,12 @@ func (c *FakeClock) BlockUntil(n int, timeout time.Duration) bool {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// Waits returns how many times After has been called: a scheduler that called it again has
+// dealt with the time it was woken for.
+func (c *FakeClock) Waits() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.waits
 }

@@ -48,7 +48,10 @@ type Monitor struct {
 	onRun    func(run *rules.Run, alerts []rules.Alert)
 	onAlerts func(ctx context.Context, alerts []rules.Alert)
 
-	mu      sync.Mutex
+	wake   chan struct{} // a replaced rule set: recompute the next slot
+	slotMu sync.Mutex    // one reader-writer of the slot store at a time: start and Replace
+
+	mu      sync.Mutex // guards rules and byName too, which Replace swaps
 	running map[string]bool
 	next    map[string]time.Time // next slot per scheduled rule
 	last    map[string]rules.Result
@@ -81,6 +84,7 @@ func New(rs []*rules.Rule, runner Runner, store Recorder, slots SlotStore, opts 
 		rules: rs, byName: map[string]*rules.Rule{}, runner: runner, store: store, slots: slots,
 		clock: wallClock{}, log: slog.New(slog.DiscardHandler),
 		running: map[string]bool{}, next: map[string]time.Time{}, last: map[string]rules.Result{},
+		wake: make(chan struct{}, 1),
 	}
 	for _, r := range rs {
 		m.byName[r.Name] = r
@@ -93,6 +97,12 @@ func New(rs []*rules.Rule, runner Runner, store Recorder, slots SlotStore, opts 
 
 // Rules returns every rule the monitor knows, scheduled or not, in name order.
 func (m *Monitor) Rules() []*rules.Rule {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sortedRules()
+}
+
+func (m *Monitor) sortedRules() []*rules.Rule {
 	out := append([]*rules.Rule{}, m.rules...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -100,6 +110,8 @@ func (m *Monitor) Rules() []*rules.Rule {
 
 // Rule returns a rule by name.
 func (m *Monitor) Rule(name string) (*rules.Rule, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if r, ok := m.byName[name]; ok {
 		return r, nil
 	}
@@ -120,15 +132,15 @@ func (m *Monitor) Run(ctx context.Context) error {
 	for {
 		now := m.clock.Now()
 		m.dispatch(ctx, now)
-		wait, ok := m.untilNext(now)
-		if !ok {
-			<-ctx.Done()
-			return nil
+		var timer <-chan time.Time // none: wait for a reload or the end
+		if wait, ok := m.untilNext(now); ok {
+			timer = m.clock.After(wait)
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-m.clock.After(wait):
+		case <-timer:
+		case <-m.wake:
 		}
 	}
 }
@@ -147,22 +159,64 @@ func (m *Monitor) start(ctx context.Context) error {
 			m.last[name] = res
 		}
 	}
-	for _, r := range m.rules {
+	next, err := m.nextSlots(ctx, m.rules, now)
+	if err != nil {
+		return err
+	}
+	m.next = next
+	return nil
+}
+
+// nextSlots is each scheduled rule's next slot: after its last recorded one, so a missed slot
+// runs once straight away, or after now for a rule never scheduled before.
+func (m *Monitor) nextSlots(ctx context.Context, rs []*rules.Rule, now time.Time) (map[string]time.Time, error) {
+	m.slotMu.Lock()
+	defer m.slotMu.Unlock()
+	next := map[string]time.Time{}
+	for _, r := range rs {
 		if r.Schedule == nil {
 			continue
 		}
 		last, ok, err := m.slots.LastSlot(ctx, r.Name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
 			// nothing was missed: remember that the rule is scheduled from now on
 			if err := m.slots.RecordSlot(ctx, r.Name, r.Schedule.String(), now); err != nil {
-				return err
+				return nil, err
 			}
 			last = now
 		}
-		m.next[r.Name] = r.Schedule.Next(last)
+		next[r.Name] = r.Schedule.Next(last)
+	}
+	return next, nil
+}
+
+// Replace puts a reloaded rule set in place of the current one, as `trueup serve` does when
+// told to reload: added and changed schedules count from their last recorded slot (from now
+// for a rule never scheduled), removed rules stop being scheduled and listed, and runs in
+// flight finish with the rules they started with.
+func (m *Monitor) Replace(ctx context.Context, rs []*rules.Rule) error {
+	next, err := m.nextSlots(ctx, rs, m.clock.Now())
+	if err != nil {
+		return fmt.Errorf("monitor: %w", err)
+	}
+	byName := map[string]*rules.Rule{}
+	for _, r := range rs {
+		byName[r.Name] = r
+	}
+	m.mu.Lock()
+	m.rules, m.byName, m.next = rs, byName, next
+	for name := range m.last {
+		if _, ok := byName[name]; !ok {
+			delete(m.last, name)
+		}
+	}
+	m.mu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
 	}
 	return nil
 }
@@ -302,7 +356,7 @@ func (m *Monitor) Statuses() []Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]Status, 0, len(m.rules))
-	for _, r := range m.Rules() {
+	for _, r := range m.sortedRules() {
 		s := Status{Rule: r, Next: m.next[r.Name], Running: m.running[r.Name]}
 		if res, ok := m.last[r.Name]; ok {
 			s.Last = &res

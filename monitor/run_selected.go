@@ -13,7 +13,7 @@ import (
 // through a server. rules.ErrNotFound for an unknown name, ErrNotFound when nothing matches,
 // ErrBusy when one of them is running.
 func (m *Monitor) RunSelected(ctx context.Context, names, tags []string, actor string) (*rules.Run, error) {
-	set := &rules.Set{Rules: m.rules}
+	set := &rules.Set{Rules: m.Rules()}
 	rs, err := set.Select(names, tags)
 	if err != nil {
 		return nil, fmt.Errorf("monitor: %w", err) // rules.ErrNotFound

@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"trueup/backfill"
 	"trueup/monitor"
 	"trueup/notices"
 	"trueup/reconcile"
+	"trueup/rules"
 	"trueup/server"
 )
 
@@ -48,11 +52,13 @@ func serve(ctx context.Context, e *env, a *app, addr string) error {
 			return err
 		}
 	}
-	p, err := openServed(ctx, e, a, addr, slog.New(slog.NewTextHandler(e.stderr, nil)))
+	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	p, err := openServed(ctx, e, a, addr, log)
 	if err != nil {
 		return err
 	}
 	defer p.close()
+	reloadOnHangup(ctx, e, a, p.mon, log)
 	return runWithMonitor(ctx, p.mon, func(ctx context.Context) error { return runWithOutbox(ctx, p.ntc, p.srv.Run) })
 }
 
@@ -122,4 +128,42 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 	}
 	p.srv = server.New(opts)
 	return p, nil
+}
+
+// reloadOnHangup reloads the rule set whenever the process gets SIGHUP (`kill -HUP`, or what a
+// deploy runs after changing rules/), until ctx ends.
+func reloadOnHangup(ctx context.Context, e *env, a *app, mon *monitor.Monitor, log *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				reloadRules(ctx, e, a, mon, log)
+			}
+		}
+	}()
+}
+
+// reloadRules loads and validates the project's rules again and hands them to the monitor. A
+// set with problems is refused as serve refuses it at start-up, each problem on stderr, and the
+// running set stays.
+func reloadRules(ctx context.Context, e *env, a *app, mon *monitor.Monitor, log *slog.Logger) {
+	var set []*rules.Rule
+	if dir := a.cfg.ProjectDir("rules"); dirExists(dir) {
+		loaded, err := loadRulesFor(ctx, e, "reload", dir, projectTargets(e, a))
+		if err != nil {
+			log.Error("rules not reloaded; the running rules stay", "err", err)
+			return
+		}
+		set = loaded.Rules
+	}
+	if err := mon.Replace(ctx, set); err != nil {
+		log.Error("rules not reloaded; the running rules stay", "err", err)
+		return
+	}
+	log.Info("rules reloaded", "rules", len(set))
 }

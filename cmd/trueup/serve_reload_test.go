@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is stderr shared by the server's log and the reload's problem lines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestServeReloadsRulesOnHangup: SIGHUP makes a running server take up edited rules; a broken
+// rule set is refused with its problems on stderr and the running rules stay.
+func TestServeReloadsRulesOnHangup(t *testing.T) {
+	dir := demoDir(t)
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	errb := &lockedBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--config", filepath.Join(dir, "trueup.yaml"), "serve", "--addr", addr}, io.Discard, errb)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited %d: %s", code, errb.String())
+		}
+	}()
+	names := func() map[string]bool {
+		resp, err := http.Get("http://" + addr + "/api/v1/rules")
+		if err != nil {
+			return nil
+		}
+		defer resp.Body.Close()
+		var list []struct {
+			Rule string `json:"rule"`
+		}
+		if json.NewDecoder(resp.Body).Decode(&list) != nil {
+			return nil
+		}
+		out := map[string]bool{}
+		for _, r := range list {
+			out[r.Rule] = true
+		}
+		return out
+	}
+	waitFor := func(what string, ok func(map[string]bool) bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for got := names(); !ok(got); got = names() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: rules served %v\nstderr: %s", what, got, errb.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitFor("server up", func(m map[string]bool) bool { return m["matches_raw"] })
+
+	rule := "-- kind: custom\n-- description: no order without a customer\nSELECT order_id FROM orders WHERE customer_id IS NULL\n"
+	if err := os.WriteFile(filepath.Join(dir, "rules", "orders", "orders_have_customers.sql"), []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "rules", "daily_revenue", "matches_raw.sql")); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	waitFor("after the reload", func(m map[string]bool) bool { return m["orders_have_customers"] && !m["matches_raw"] })
+
+	if err := os.WriteFile(filepath.Join(dir, "rules", "broken.sql"), []byte("-- kind: nonsense\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(errb.String(), "rules not reloaded") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no refusal of the broken set on stderr: %s", errb.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(errb.String(), "broken.sql:1: kind \"nonsense\"") {
+		t.Errorf("the problem is not on stderr as path:line: %s", errb.String())
+	}
+	if got := names(); !got["orders_have_customers"] || got["broken"] {
+		t.Errorf("after a refused reload the server lists %v, want the running rules", got)
+	}
+}
