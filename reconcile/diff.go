@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -22,21 +21,9 @@ func Diff(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var sums [2]map[string]*summary
-	var errs [2]error
-	var wg sync.WaitGroup
-	for s, new := range []bool{false, true} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sums[s], errs[s] = p.summarize(ctx, new)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	sums, err := p.summarize(ctx)
+	if err != nil {
+		return nil, err
 	}
 	r := p.newResult(started)
 	parts := p.comparePartitions(sums[0], sums[1])

@@ -332,6 +332,32 @@ func (p *plan) keyIsNull(d tsql.Dialect, new bool) string {
 	return strings.Join(conds, " OR ")
 }
 
+// nullableKey reports whether either side may hold a row whose key has a NULL.
+func (p *plan) nullableKey() bool {
+	for _, c := range p.key {
+		if c.Old.Nullable || c.New.Nullable {
+			return true
+		}
+	}
+	return false
+}
+
+// summaryHash is the row hash the partition summary sums. The partition column is left out: every
+// row of a partition holds the same value in it on both sides, so hashing it tells nothing.
+func (p *plan) summaryHash(d tsql.Dialect, new bool) string {
+	cols := p.hashColumns(new)
+	if p.part != nil && len(cols) > 1 {
+		kept := make([]tsql.Column, 0, len(cols)-1)
+		for i, c := range p.compared {
+			if c.Name != p.part.Name {
+				kept = append(kept, cols[i])
+			}
+		}
+		cols = kept
+	}
+	return d.RowHash(cols, p.hashOptions(new))
+}
+
 func (p *plan) side(new bool) Side {
 	if new {
 		return p.spec.New

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"trueup/ledger"
@@ -63,16 +64,8 @@ func (s *Store) Save(ctx context.Context, r *Result, label, actor string) (int64
 		if err := row.Scan(&id); err != nil {
 			return err
 		}
-		for i, p := range r.Partitions {
-			detail, err := json.Marshal(p)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO reconcile_partitions (diff_id, seq, partition, presence,
-				old_count, new_count, pct_change, checksum_match, verdict, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				id, i, p.Partition, p.Presence, p.OldCount, p.NewCount, p.PctChangeExact, p.ChecksumMatch, p.Verdict, string(detail)); err != nil {
-				return err
-			}
+		if err := savePartitions(ctx, tx, id, r.Partitions); err != nil {
+			return err
 		}
 		_, err := s.l.AuditTx(ctx, tx, ledger.Entry{
 			Actor:   actorOr(actor),
@@ -89,6 +82,37 @@ func (s *Store) Save(ctx context.Context, r *Result, label, actor string) (int64
 	}
 	r.ID = id
 	return id, nil
+}
+
+// partitionsPerInsert is how many partitions one INSERT statement writes: a statement per
+// partition made saving a 365-partition diff cost more than comparing two identical tables.
+const partitionsPerInsert = 100
+
+// savePartitions writes one row per partition, several rows per statement.
+func savePartitions(ctx context.Context, tx *dbsql.Tx, id int64, parts []*Partition) error {
+	for start := 0; start < len(parts); start += partitionsPerInsert {
+		chunk := parts[start:min(start+partitionsPerInsert, len(parts))]
+		var text strings.Builder
+		text.WriteString(`INSERT INTO reconcile_partitions (diff_id, seq, partition, presence, old_count, new_count,
+			pct_change, checksum_match, verdict, detail) VALUES `)
+		args := make([]any, 0, 10*len(chunk))
+		for i, p := range chunk {
+			detail, err := json.Marshal(p)
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				text.WriteString(", ")
+			}
+			text.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, id, start+i, p.Partition, p.Presence, p.OldCount, p.NewCount, p.PctChangeExact,
+				p.ChecksumMatch, p.Verdict, string(detail))
+		}
+		if _, err := tx.ExecContext(ctx, text.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func actorOr(a string) string {

@@ -2,11 +2,13 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	tsql "trueup/sql"
@@ -79,61 +81,115 @@ type summary struct {
 	hash     uint64
 }
 
-// summarize scans one side once: per partition its row count, rows with a NULL key, measure
-// totals and the sum of row hashes.
-func (p *plan) summarize(ctx context.Context, new bool) (map[string]*summary, error) {
-	s := p.side(new)
-	d := s.Engine.Dialect()
-	b := newBinder()
+// summarize scans each side once: per partition its row count, rows with a NULL key, measure
+// totals and the sum of row hashes. Inside one engine both scans are one statement, so the engine
+// schedules them on its threads rather than two statements competing for the same cores.
+func (p *plan) summarize(ctx context.Context) ([2]map[string]*summary, error) {
+	var out [2]map[string]*summary
+	if !p.cross {
+		e := p.spec.Old.Engine
+		d := e.Dialect()
+		b := newBinder()
+		text := p.summarySelect(d, b, false, true) + " UNION ALL " + p.summarySelect(d, b, true, true)
+		q, args, err := b.expand(d, text)
+		if err != nil {
+			return out, err
+		}
+		out = [2]map[string]*summary{{}, {}}
+		err = e.Each(ctx, q, args, func(row []any) error {
+			s := tsql.AsInt64(row[0])
+			p.addSummary(out[s], row[1:])
+			return nil
+		})
+		if err != nil {
+			return out, fmt.Errorf("reconcile: summarise %s and %s: %w", p.spec.Old.Relation, p.spec.New.Relation, err)
+		}
+		return out, nil
+	}
+	var errs [2]error
+	var wg sync.WaitGroup
+	for s, new := range []bool{false, true} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			side := p.side(new)
+			d := side.Engine.Dialect()
+			b := newBinder()
+			q, args, err := b.expand(d, p.summarySelect(d, b, new, false))
+			if err != nil {
+				errs[s] = err
+				return
+			}
+			m := map[string]*summary{}
+			err = side.Engine.Each(ctx, q, args, func(row []any) error {
+				p.addSummary(m, row)
+				return nil
+			})
+			if err != nil {
+				errs[s] = fmt.Errorf("reconcile: summarise %s: %w", side.Relation, err)
+			}
+			out[s] = m
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs[:]...)
+}
+
+// summarySelect is the partition scan of one side: [side,] partition, count, NULL keys, measure
+// totals, hash sum. With side, the statement leads with 0 (old) or 1 (new).
+func (p *plan) summarySelect(d tsql.Dialect, b *binder, new, side bool) string {
 	var sel []string
+	if side {
+		sel = append(sel, "0")
+		if new {
+			sel[0] = "1"
+		}
+	}
 	if p.part != nil {
 		sel = append(sel, d.Quote(p.part.side(new).Name))
 	}
 	sel = append(sel, "count(*)")
-	nullCond := p.keyIsNull(d, new)
-	if nullCond != "" {
-		sel = append(sel, d.CountIf(nullCond))
+	if p.nullableKey() {
+		// Both sides count, so a combined statement has the same columns on each.
+		cond := p.keyIsNull(d, new)
+		if cond == "" {
+			cond = "1 = 0"
+		}
+		sel = append(sel, d.CountIf(cond))
 	}
 	for _, m := range p.measures {
 		sel = append(sel, d.ToFloat("sum("+d.Quote(m.side(new).Name)+")"))
 	}
-	sel = append(sel, d.HashSum(p.rowHash(d, new)))
-	text := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(s.Relation) + where(p.scopeFilter(d, b, new))
+	sel = append(sel, d.HashSum(p.summaryHash(d, new)))
+	text := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) + where(p.scopeFilter(d, b, new))
 	if p.part != nil {
 		text += " GROUP BY " + d.Quote(p.part.side(new).Name)
 	}
-	q, args, err := b.expand(d, text)
-	if err != nil {
-		return nil, err
+	return text
+}
+
+// addSummary reads one row of summarySelect (without the side).
+func (p *plan) addSummary(out map[string]*summary, row []any) {
+	sm := &summary{}
+	i := 0
+	if p.part != nil {
+		sm.value = partValue(p.part.Old.Kind, row[0])
+		i = 1
 	}
-	out := map[string]*summary{}
-	err = s.Engine.Each(ctx, q, args, func(row []any) error {
-		sm := &summary{}
-		i := 0
-		if p.part != nil {
-			sm.value = partValue(p.part.Old.Kind, row[0])
-			i = 1
-		}
-		sm.count = tsql.AsInt64(row[i])
+	sm.count = tsql.AsInt64(row[i])
+	i++
+	if p.nullableKey() {
+		sm.nullKeys = tsql.AsInt64(row[i])
 		i++
-		if nullCond != "" {
-			sm.nullKeys = tsql.AsInt64(row[i])
-			i++
-		}
-		for range p.measures {
-			sm.sums = append(sm.sums, tsql.AsFloat(row[i]))
-			i++
-		}
-		sm.hash = tsql.AsUint64(row[i])
-		if sm.count > 0 {
-			out[valueKey(sm.value)] = sm
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reconcile: summarise %s: %w", s.Relation, err)
 	}
-	return out, nil
+	for range p.measures {
+		sm.sums = append(sm.sums, tsql.AsFloat(row[i]))
+		i++
+	}
+	sm.hash = tsql.AsUint64(row[i])
+	if sm.count > 0 {
+		out[valueKey(sm.value)] = sm
+	}
 }
 
 // partValue brings a partition value read from either engine to one form: dates at midnight UTC.

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"trueup/ledger"
 	"trueup/reconcile"
 )
 
@@ -13,32 +15,18 @@ import (
 // counts, so a neighbour's burst on a shared machine does not decide the ratio.
 const reconcileRuns = 3
 
-// best runs fn n times and returns the shortest time.
-func best(n int, fn func() error) (time.Duration, error) {
-	var min time.Duration
+// interleaved runs a and b alternately n times each and returns the best wall time and the best
+// CPU time of this process (DuckDB's threads count) of each: CPU time is steadier than wall time
+// when neighbours share the machine.
+func interleaved(n int, a, b func() error) (ta, tb, ca, cb time.Duration, err error) {
 	for i := 0; i < n; i++ {
-		d, err := timed(fn)
+		da, xa, err := bestOfCPU(1, a)
 		if err != nil {
-			return 0, err
+			return 0, 0, 0, 0, err
 		}
-		if i == 0 || d < min {
-			min = d
-		}
-	}
-	return min, nil
-}
-
-// interleaved runs a and b alternately n times each and returns the best time of each.
-func interleaved(n int, a, b func() error) (time.Duration, time.Duration, error) {
-	var ta, tb time.Duration
-	for i := 0; i < n; i++ {
-		da, err := best(1, a)
+		db, xb, err := bestOfCPU(1, b)
 		if err != nil {
-			return 0, 0, err
-		}
-		db, err := best(1, b)
-		if err != nil {
-			return 0, 0, fmt.Errorf("bare: %w", err)
+			return 0, 0, 0, 0, fmt.Errorf("bare: %w", err)
 		}
 		if i == 0 || da < ta {
 			ta = da
@@ -46,8 +34,14 @@ func interleaved(n int, a, b func() error) (time.Duration, time.Duration, error)
 		if i == 0 || db < tb {
 			tb = db
 		}
+		if i == 0 || xa < ca {
+			ca = xa
+		}
+		if i == 0 || xb < cb {
+			cb = xb
+		}
 	}
-	return ta, tb, nil
+	return ta, tb, ca, cb, nil
 }
 
 // bareFullJoin is the hand-written comparison: every row of both tables joined by key, the
@@ -60,7 +54,7 @@ const bareFullJoin = `SELECT o.*, n.* FROM orders_old o FULL JOIN %s n USING (or
 const bareHashScan = `SELECT order_date, count(*), sum(hash(order_id, order_date, customer_id, region, amount)) FROM orders_old GROUP BY order_date
 	UNION ALL SELECT order_date, count(*), sum(hash(order_id, order_date, customer_id, region, amount)) FROM %s GROUP BY order_date`
 
-// benchReconcile compares reconcile.Diff on two 20M-row tables of 365 daily partitions with the
+// benchReconcile compares what `trueup diff` does (reconcile.Diff, then Store.Save) on two 20M-row tables of 365 daily partitions with the
 // hand-written SQL on the bare engine, for three kinds of new version: identical, 3 partitions
 // changed (0.1% of rows), and 1% of rows changed in every partition.
 func benchReconcile(ctx context.Context, b *env) error {
@@ -91,6 +85,13 @@ func benchReconcile(ctx context.Context, b *env) error {
 	if _, err := e.Query(ctx, "SELECT count(*) FROM (SELECT * FROM orders_old UNION ALL SELECT * FROM orders_same UNION ALL SELECT * FROM orders_sparse UNION ALL SELECT * FROM orders_dense)"); err != nil {
 		return err
 	}
+	// What `trueup diff` does: the diff, then the result saved in the ledger.
+	l, err := ledger.Open(ctx, filepath.Join(b.dir, "reconcile-state.duckdb"))
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	store := reconcile.NewStore(l)
 	spec := func(table string) reconcile.Spec {
 		return reconcile.Spec{
 			Old: reconcile.Side{Engine: e, Relation: "orders_old"},
@@ -109,9 +110,12 @@ func benchReconcile(ctx context.Context, b *env) error {
 		var res *reconcile.Result
 		var bareRows int
 		// Alternate the two so a neighbour's burst on a shared machine hits both alike.
-		to, tb, err := interleaved(reconcileRuns, func() error {
+		to, tb, co, cb, err := interleaved(reconcileRuns, func() error {
 			var err error
-			res, err = reconcile.Diff(ctx, spec(c.table))
+			if res, err = reconcile.Diff(ctx, spec(c.table)); err != nil {
+				return err
+			}
+			_, err = store.Save(ctx, res, "bench", "trueup-bench")
 			return err
 		}, func() error {
 			bareRows = 0
@@ -124,6 +128,7 @@ func benchReconcile(ctx context.Context, b *env) error {
 			return fmt.Errorf("%s: trueup found %d changed rows, want about %d", c.name, got, c.wantChanged)
 		}
 		report(fmt.Sprintf("reconcile %s, %d rows", c.name, b.rows), to, tb, c.target)
+		fmt.Printf("    CPU time: trueup %.3fs   bare %.3fs   ratio %.2fx\n", co.Seconds(), cb.Seconds(), co.Seconds()/cb.Seconds())
 		differing := len(res.Differing())
 		fmt.Printf("    %d of %d partitions differ, %d changed rows, %d rows read out (bare returned %d rows)\n",
 			differing, len(res.Partitions), res.Rows.Changed, res.RowsTransferred, bareRows)
@@ -171,7 +176,7 @@ func benchReconcileCross(ctx context.Context, b *env) error {
 		Key: []string{"order_id"}, Partition: "order_date", Measures: []string{"amount"},
 	}
 	var res *reconcile.Result
-	took, err := best(reconcileRuns, func() error {
+	took, err := bestOf(reconcileRuns, func() error {
 		var err error
 		res, err = reconcile.Diff(ctx, spec)
 		return err
