@@ -217,6 +217,35 @@ func TestDiff(t *testing.T) {
 			}
 		})
 
+		t.Run("same_key_in_two_partitions_is_two_keys", func(t *testing.T) {
+			// Rows are matched on (partition, key): id 5 on 2026-07-10 is not id 5 on 2026-07-11,
+			// and neither is a duplicate. Every partition differs, so nothing is filtered.
+			extra := func(name string) []any { return []any{int64(5), day("2026-07-10"), name, 1.0, nil} }
+			touch := func(r []any) []any {
+				if id := r[0].(int64); id == 6 || id == 9 {
+					r[2] = "x"
+				}
+				return r
+			}
+			fresh(t, append(baseRows(), extra("a")), append(edit(baseRows(), touch), extra("b")))
+			checkOverview(t, diff(t, spec(e)),
+				"2026-07-10 both 5→5 match=false unexpected +0 -0 ~1 dup0",
+				"2026-07-11 both 4→4 match=false unexpected +0 -0 ~1 dup0",
+				"2026-07-12 both 4→4 match=false unexpected +0 -0 ~1 dup0")
+
+			// The extra id 5 gone from 2026-07-10; id 5 on 2026-07-11 is unchanged.
+			fresh(t, append(baseRows(), extra("a")), edit(baseRows(), func(r []any) []any {
+				if id := r[0].(int64); id == 1 || id == 6 || id == 9 {
+					r[2] = "x"
+				}
+				return r
+			}))
+			checkOverview(t, diff(t, spec(e)),
+				"2026-07-10 both 5→4 match=false unexpected +0 -1 ~1 dup0",
+				"2026-07-11 both 4→4 match=false unexpected +0 -0 ~1 dup0",
+				"2026-07-12 both 4→4 match=false unexpected +0 -0 ~1 dup0")
+		})
+
 		t.Run("nulls_compare_equal_and_to_values", func(t *testing.T) {
 			// Row 4 has a NULL name on both sides; row 8 gets a NULL score; row 12 a name for a NULL.
 			oldRows := edit(baseRows(), func(r []any) []any {

@@ -150,12 +150,16 @@ func (p *plan) summarySelect(d tsql.Dialect, b *binder, new, side bool) string {
 	}
 	sel = append(sel, "count(*)")
 	if p.nullableKey() {
-		// Both sides count, so a combined statement has the same columns on each.
-		cond := p.keyIsNull(d, new)
-		if cond == "" {
-			cond = "1 = 0"
+		// Both sides count, so a combined statement has the same columns on each. A key of one
+		// column: count(key) skips NULLs and costs less than testing every row.
+		switch cond := p.keyIsNull(d, new); {
+		case len(p.key) == 1:
+			sel = append(sel, "count(*) - count("+d.Quote(p.key[0].side(new).Name)+")")
+		case cond == "":
+			sel = append(sel, d.CountIf("1 = 0"))
+		default:
+			sel = append(sel, d.CountIf(cond))
 		}
-		sel = append(sel, d.CountIf(cond))
 	}
 	for _, m := range p.measures {
 		sel = append(sel, d.ToFloat("sum("+d.Quote(m.side(new).Name)+")"))

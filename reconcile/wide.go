@@ -8,19 +8,25 @@ import (
 )
 
 // rowDiffWide is the first, single-pass row comparison inside one engine: the given partitions
-// (values nil: every partition in scope) of both sides are joined on (partition, key) carrying
-// every compared column, and only the pairs that differ are read out, sorted by key.
+// (values nil: every partition in scope) of both sides are joined on the key carrying every
+// compared column, and only the pairs that differ are read out, sorted by key. The partition
+// column is compared like any other column rather than joined on: a join on one column less
+// costs about a fifth less. A pair whose partitions differ is a row removed from the old one and
+// added to the new one, as a join on (partition, key) would have found it.
 //
 // A pair is exact when each key has at most one row a side. Where a key has more, the pairs do
-// not say how many rows each side holds, so the partition is returned for the exact comparison
-// (rowDiffExact): when a key came out more than once, or when the rows read and the partition's
-// counts do not add up. It returns the number of table rows read (a pair is two).
+// not say how many rows each side holds, so the partitions involved are returned for the exact
+// comparison (rowDiffExact): when a key came out more than once, or when the rows read and a
+// partition's counts do not add up. It returns the number of table rows read (a pair is two).
 func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, values []any) (int64, []*Partition, error) {
 	e := p.spec.Old.Engine
 	d := e.Dialect()
 	b := newBinder()
-	names := p.joinNames()
-	cols := p.joinColumns()
+	cols := p.key
+	names := make([]string, len(cols))
+	for i := range cols {
+		names[i] = "__j" + strconv.Itoa(i)
+	}
 	// joined[i] is the position among the join columns of compared column i, or -1: join columns
 	// are read once, merged, rather than from each side.
 	joined := make([]int, len(p.compared))
@@ -103,18 +109,35 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 		}
 		return true
 	}
+	// Keys that came out more than once have several rows on a side: the partitions of all
+	// their rows go to the exact comparison.
+	again := map[string]bool{}
+	var lastKey []any
+	var lastParts []string
 	err = e.Each(ctx, q, args, func(row []any) error {
 		if !keyed(row) {
 			return nil
 		}
+		var parts []string
 		if row[k] != nil {
 			n++
-			df.add(false, fill(row, k+2))
+			vals := fill(row, k+2)
+			parts = append(parts, df.partKey(vals))
+			df.add(false, vals)
 		}
 		if row[k+1] != nil {
 			n++
-			df.add(true, fill(row, k+2+r))
+			vals := fill(row, k+2+r)
+			parts = append(parts, df.partKey(vals))
+			df.add(true, vals)
 		}
+		if lastKey != nil && sameValues(lastKey, row[:k]) {
+			for _, pk := range append(parts, lastParts...) {
+				again[pk] = true
+			}
+		}
+		lastKey = append(lastKey[:0], row[:k]...)
+		lastParts = parts
 		return nil
 	})
 	if err != nil {
@@ -124,11 +147,21 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 	var redo []*Partition
 	for _, pt := range parts {
 		pd := df.part(valueKey(pt.value))
-		if pd.rows.DuplicateKeys > 0 || !pd.accountsFor(pt) {
+		if again[valueKey(pt.value)] || pd.rows.DuplicateKeys > 0 || !pd.accountsFor(pt) {
 			redo = append(redo, pt)
 		}
 	}
 	return n, redo, nil
+}
+
+// sameValues reports whether two rows of key values are the same key.
+func sameValues(a, b []any) bool {
+	for i := range a {
+		if !sameValue(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // accountsFor reports whether the rows read for a partition, with the rows of keys that did not
