@@ -28,14 +28,9 @@ type Entry struct {
 	Detail  string // error text or a short result
 }
 
-// rower is what Audit writes through: the pool, or a transaction that must commit with it.
-type rower interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *dbsql.Row
-}
-
 // Audit appends an entry. The log is append-only: this package has no way to change a row.
 func (l *Ledger) Audit(ctx context.Context, e Entry) (int64, error) {
-	return l.audit(ctx, l.db, e)
+	return l.audit(ctx, nil, e)
 }
 
 // AuditTx appends an entry inside tx, so it commits or rolls back with the action it records.
@@ -43,7 +38,8 @@ func (l *Ledger) AuditTx(ctx context.Context, tx *dbsql.Tx, e Entry) (int64, err
 	return l.audit(ctx, tx, e)
 }
 
-func (l *Ledger) audit(ctx context.Context, x rower, e Entry) (int64, error) {
+// audit writes e inside tx, or on its own when tx is nil.
+func (l *Ledger) audit(ctx context.Context, tx *dbsql.Tx, e Entry) (int64, error) {
 	if e.Actor == "" || e.Action == "" || e.Outcome == "" {
 		return 0, fmt.Errorf("ledger: audit entry needs actor, action and outcome")
 	}
@@ -55,8 +51,12 @@ func (l *Ledger) audit(ctx context.Context, x rower, e Entry) (int64, error) {
 		return 0, fmt.Errorf("ledger: audit params: %w", err)
 	}
 	var id int64
-	q := `INSERT INTO audit_log (at_time, actor, action, target, params, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`
-	row := x.QueryRowContext(ctx, q, e.At.UTC(), e.Actor, e.Action, e.Target, string(params), e.Outcome, e.Detail)
+	st, err := l.In(ctx, tx, `INSERT INTO audit_log (at_time, actor, action, target, params, outcome, detail)
+		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: audit: %w", err)
+	}
+	row := st.QueryRowContext(ctx, e.At.UTC(), e.Actor, e.Action, e.Target, string(params), e.Outcome, e.Detail)
 	if err := row.Scan(&id); err != nil {
 		return 0, fmt.Errorf("ledger: audit: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	tsql "trueup/sql"
@@ -30,6 +31,9 @@ type Ledger struct {
 	db    *dbsql.DB
 	path  string
 	clock func() time.Time
+
+	mu       sync.Mutex
+	prepared map[string]*dbsql.Stmt
 }
 
 // Option configures Open.
@@ -56,7 +60,45 @@ func Open(ctx context.Context, path string, opts ...Option) (*Ledger, error) {
 }
 
 // Close closes the state file.
-func (l *Ledger) Close() error { return l.db.Close() }
+func (l *Ledger) Close() error {
+	l.mu.Lock()
+	for _, st := range l.prepared {
+		st.Close()
+	}
+	l.prepared = nil
+	l.mu.Unlock()
+	return l.db.Close()
+}
+
+// Prepared returns query prepared once for the life of the ledger. Statements that run on every
+// swap use it: DuckDB then parses and plans them once, not each time, which counts while
+// readers load the machine. Query texts come from a small fixed set (values are always bound,
+// never part of the text), so the statements kept stay few. In a transaction, use In.
+func (l *Ledger) Prepared(ctx context.Context, query string) (*dbsql.Stmt, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st, ok := l.prepared[query]; ok {
+		return st, nil
+	}
+	st, err := l.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if l.prepared == nil {
+		l.prepared = map[string]*dbsql.Stmt{}
+	}
+	l.prepared[query] = st
+	return st, nil
+}
+
+// In returns query prepared once (Prepared), to run inside tx, or on the pool when tx is nil.
+func (l *Ledger) In(ctx context.Context, tx *dbsql.Tx, query string) (*dbsql.Stmt, error) {
+	st, err := l.Prepared(ctx, query)
+	if err != nil || tx == nil {
+		return st, err
+	}
+	return tx.StmtContext(ctx, st), nil
+}
 
 // Path is the state file's path.
 func (l *Ledger) Path() string { return l.path }

@@ -52,8 +52,7 @@ func (s *Service) execute(ctx context.Context, h *holder, p Publish, gate []Gate
 		p = s.settleFailure(ctx, p, repointErr)
 	}
 	p.FinishedAt = s.ledger.Now()
-	err = s.recordOutcome(ctx, p, gate)
-	if err != nil {
+	if err := s.recordOutcome(ctx, p, gate); err != nil {
 		return p, err
 	}
 	if p.State != PublishDone {

@@ -122,7 +122,11 @@ func scanPublish(row interface{ Scan(...any) error }) (Publish, error) {
 }
 
 func (s *Service) queryPublishes(ctx context.Context, where string, args ...any) ([]Publish, error) {
-	rows, err := s.ledger.DB().QueryContext(ctx, "SELECT "+publishCols+" FROM swaps WHERE "+where, args...)
+	st, err := s.ledger.Prepared(ctx, "SELECT "+publishCols+" FROM swaps WHERE "+where)
+	if err != nil {
+		return nil, fmt.Errorf("views: swaps: %w", err)
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("views: swaps: %w", err)
 	}
@@ -195,10 +199,12 @@ func (s *Service) insertIntent(ctx context.Context, tx *dbsql.Tx, p *Publish) er
 	if err != nil {
 		return err
 	}
-	err = tx.QueryRowContext(ctx, `INSERT INTO swaps (target, table_name, kind, state, actor, reason, override_by,
-		override_reason, backfill, run_id, changes, undoes, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		p.Target, p.Table, p.Kind, PublishIntent, p.Actor, p.Reason, p.OverrideBy, p.OverrideReason, p.Backfill, p.RunID,
-		string(changes), p.Undoes, p.StartedAt).Scan(&p.ID)
+	st, err := s.ledger.In(ctx, tx, `INSERT INTO swaps (target, table_name, kind, state, actor, reason, override_by,
+		override_reason, backfill, run_id, changes, undoes, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
+	if err == nil {
+		err = st.QueryRowContext(ctx, p.Target, p.Table, p.Kind, PublishIntent, p.Actor, p.Reason, p.OverrideBy, p.OverrideReason,
+			p.Backfill, p.RunID, string(changes), p.Undoes, p.StartedAt).Scan(&p.ID)
+	}
 	if err != nil {
 		return fmt.Errorf("views: record intent: %w", err)
 	}
@@ -208,8 +214,12 @@ func (s *Service) insertIntent(ctx context.Context, tx *dbsql.Tx, p *Publish) er
 		values[i] = "(?, ?, ?, ?, ?, ?)"
 		args = append(args, p.Target, c.Table, p.ID, p.Actor, p.Kind, p.StartedAt)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO view_locks (target, table_name, swap_id, holder, kind, since)
-		VALUES `+strings.Join(values, ", "), args...); err != nil {
+	st, err = s.ledger.In(ctx, tx, `INSERT INTO view_locks (target, table_name, swap_id, holder, kind, since)
+		VALUES `+strings.Join(values, ", "))
+	if err == nil {
+		_, err = st.ExecContext(ctx, args...)
+	}
+	if err != nil {
 		return fmt.Errorf("views: lock %s: %w", strings.Join(p.Tables(), ", "), err)
 	}
 	return nil
@@ -236,15 +246,23 @@ func (s *Service) finishPublish(ctx context.Context, tx *dbsql.Tx, p Publish) er
 	if p.Kind == KindRollback && p.State == PublishDone {
 		undoes = p.Undoes
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE swaps SET
+	st, err := s.ledger.In(ctx, tx, `UPDATE swaps SET
 			state = CASE WHEN id = $1 THEN CAST($2 AS VARCHAR) ELSE state END,
 			finished_at = CASE WHEN id = $1 THEN CAST($3 AS TIMESTAMP) ELSE finished_at END,
 			detail = CASE WHEN id = $1 THEN CAST($4 AS VARCHAR) ELSE detail END,
 			undone_by = CASE WHEN id = $5 THEN $1 ELSE undone_by END
-		WHERE id IN ($1, $5)`, p.ID, p.State, p.FinishedAt, p.Detail, undoes); err != nil {
+		WHERE id IN ($1, $5)`)
+	if err == nil {
+		_, err = st.ExecContext(ctx, p.ID, p.State, p.FinishedAt, p.Detail, undoes)
+	}
+	if err != nil {
 		return fmt.Errorf("views: record outcome of #%d: %w", p.ID, err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM view_locks WHERE swap_id = ?`, p.ID); err != nil {
+	st, err = s.ledger.In(ctx, tx, `DELETE FROM view_locks WHERE swap_id = ?`)
+	if err == nil {
+		_, err = st.ExecContext(ctx, p.ID)
+	}
+	if err != nil {
 		return fmt.Errorf("views: release locks of #%d: %w", p.ID, err)
 	}
 	return nil

@@ -86,15 +86,23 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (Publish, e
 		return Publish{}, err
 	}
 	defer unlock()
-	// Read again under the lock: another rollback may have finished meanwhile.
-	again, err := s.toUndo(ctx, req.Table)
-	if err != nil {
-		return Publish{}, err
+	// Read again under the lock (another rollback may have finished meanwhile), at the same time
+	// as the plan reads the engine and the ledger: one round trip of waiting, not two.
+	var again Publish
+	var againErr error
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		again, againErr = s.toUndo(ctx, req.Table)
+	}()
+	plan, err := s.planRollback(ctx, req.Table, undo, true)
+	<-read
+	if againErr != nil {
+		return Publish{}, againErr
 	}
 	if again.ID != undo.ID {
 		return Publish{}, refusef("swap #%d of %s was taken back while this rollback waited: try again", undo.ID, req.Table)
 	}
-	plan, err := s.planRollback(ctx, req.Table, undo, true)
 	if err != nil {
 		return Publish{}, err
 	}

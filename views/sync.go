@@ -80,18 +80,27 @@ func (s *Service) sync(ctx context.Context, table string, repair bool) (engineSt
 
 // syncAll is sync for several tables with one catalog read.
 func (s *Service) syncAll(ctx context.Context, tables []string, repair bool) (map[string]engineState, map[string][]Version, error) {
+	// The engine and the ledger are different databases: read both at once, so that a swap
+	// waits for one round trip here, not two.
+	var vss map[string][]Version
+	var ledgerErr error
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		vss, ledgerErr = s.store.listMany(ctx, s.target, tables)
+	}()
 	sts, err := s.inspect(ctx, tables...)
+	<-read
 	if err != nil {
 		return nil, nil, err
+	}
+	if ledgerErr != nil {
+		return nil, nil, ledgerErr
 	}
 	for _, t := range tables {
 		if err := sts[t].foreignErr(t); err != nil {
 			return nil, nil, err
 		}
-	}
-	vss, err := s.store.listMany(ctx, s.target, tables)
-	if err != nil {
-		return nil, nil, err
 	}
 	for _, table := range tables {
 		st, vs := sts[table], vss[table]

@@ -166,15 +166,19 @@ func (s Store) ByRun(ctx context.Context, target string, runID int64, backfill s
 // the order ByRun gives, in one statement: the versions a swap of it publishes together. It is
 // empty when the ledger does not know the version.
 func (s Store) withRun(ctx context.Context, target, table string, n int) ([]Version, error) {
-	return s.queryVersions(ctx, "SELECT "+versionCols+` FROM versions AS v
-		WHERE target = ? AND ((table_name = ? AND version = ?) OR (run_id <> 0 AND EXISTS (
-			SELECT 1 FROM versions AS named WHERE named.target = v.target AND named.table_name = ?
-				AND named.version = ? AND named.run_id = v.run_id AND named.backfill = v.backfill)))
-		ORDER BY created_at, table_name`, target, table, n, table, n)
+	return s.queryVersions(ctx, `WITH named (named_run, named_backfill) AS (
+			SELECT run_id, backfill FROM versions WHERE target = ? AND table_name = ? AND version = ?)
+		SELECT `+versionCols+` FROM versions, named WHERE target = ? AND ((table_name = ? AND version = ?)
+			OR (named_run <> 0 AND run_id = named_run AND backfill = named_backfill))
+		ORDER BY created_at, table_name`, target, table, n, target, table, n)
 }
 
 func (s Store) queryVersions(ctx context.Context, query string, args ...any) ([]Version, error) {
-	rows, err := s.L.DB().QueryContext(ctx, query, args...)
+	st, err := s.L.Prepared(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("views: versions: %w", err)
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("views: versions: %w", err)
 	}
@@ -230,9 +234,9 @@ type stateChange struct {
 	overrideReason string
 }
 
-// setStates moves several versions of target in one statement inside q: a publish's outcome
+// setStates moves several versions of target in one statement inside tx: a publish's outcome
 // moves two versions per table, and every statement counts while readers load the machine.
-func (s Store) setStates(ctx context.Context, q querier, target string, cs []stateChange) error {
+func (s Store) setStates(ctx context.Context, tx *dbsql.Tx, target string, cs []stateChange) error {
 	if len(cs) == 0 {
 		return nil
 	}
@@ -258,7 +262,10 @@ func (s Store) setStates(ctx context.Context, q querier, target string, cs []sta
 		args = append(append(args, byArgs...), whyArgs...)
 	}
 	args = append(append(args, target), matchArgs...)
-	_, err := q.ExecContext(ctx, "UPDATE versions SET "+set+" WHERE target = ? AND ("+strings.Join(match, " OR ")+")", args...)
+	st, err := s.L.In(ctx, tx, "UPDATE versions SET "+set+" WHERE target = ? AND ("+strings.Join(match, " OR ")+")")
+	if err == nil {
+		_, err = st.ExecContext(ctx, args...)
+	}
 	if err != nil {
 		return fmt.Errorf("views: record version states: %w", err)
 	}
