@@ -112,32 +112,40 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 	// Keys that came out more than once have several rows on a side: the partitions of all
 	// their rows go to the exact comparison.
 	again := map[string]bool{}
-	var lastKey []any
-	var lastParts []string
+	var lastKey, lastParts, rowParts []any
+	part := func(vals []any) any {
+		if df.partIdx < 0 {
+			return nil
+		}
+		return vals[df.partIdx]
+	}
 	err = e.Each(ctx, q, args, func(row []any) error {
 		if !keyed(row) {
 			return nil
 		}
-		var parts []string
+		rowParts = rowParts[:0]
 		if row[k] != nil {
 			n++
 			vals := fill(row, k+2)
-			parts = append(parts, df.partKey(vals))
+			rowParts = append(rowParts, part(vals))
 			df.add(false, vals)
 		}
 		if row[k+1] != nil {
 			n++
 			vals := fill(row, k+2+r)
-			parts = append(parts, df.partKey(vals))
+			rowParts = append(rowParts, part(vals))
 			df.add(true, vals)
 		}
 		if lastKey != nil && sameValues(lastKey, row[:k]) {
-			for _, pk := range append(parts, lastParts...) {
-				again[pk] = true
+			for _, v := range append(rowParts, lastParts...) {
+				if p.part != nil {
+					v = partValue(p.part.Old.Kind, v)
+				}
+				again[valueKey(v)] = true
 			}
 		}
 		lastKey = append(lastKey[:0], row[:k]...)
-		lastParts = parts
+		lastParts = append(lastParts[:0], rowParts...)
 		return nil
 	})
 	if err != nil {
