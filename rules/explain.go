@@ -57,6 +57,9 @@ func (r *Rule) Explain() string {
 	case Schema:
 		return fmt.Sprintf("passes when the columns and types of %s match the recorded snapshot", r.Table)
 	case Custom:
+		if _, _, ok := tsql.SimpleFilter(r.Body); ok {
+			return "passes when the SELECT returns no rows; a filter of one relation, it is counted by that relation's aggregate scan when there is one, and its rows are read only when there are some"
+		}
 		return "passes when the SELECT returns no rows"
 	}
 	return ""

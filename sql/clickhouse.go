@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -50,15 +51,24 @@ func openClickHouse(ctx context.Context, url string) (Engine, error) {
 	}
 	ver := parseVersion(v)
 	return &chEngine{
-		db:      db{pool: pool, info: Info{Kind: "clickhouse", Target: url, Version: ver}},
+		db:      db{pool: pool, info: Info{Kind: "clickhouse", Target: url, Version: ver}, poisons: serverException},
 		dialect: chDialect{version: ver},
 	}, nil
+}
+
+// serverException: after the server raised one (a syntax error, say), 18.16 can read the
+// client's next packet as garbage ("Unexpected packet Data received from client") and every
+// later query on that connection fails, so the connection is not reused.
+func serverException(err error) bool {
+	var ex *clickhouse.Exception
+	return errors.As(err, &ex)
 }
 
 func (e *chEngine) Dialect() Dialect { return e.dialect }
 
 func (e *chEngine) Check(ctx context.Context, query string, args ...any) error {
-	return e.Exec(ctx, "SELECT * FROM ("+query+") LIMIT 0", args...)
+	// on lines of their own: a comment ending the query must not swallow the wrapper
+	return e.Exec(ctx, "SELECT * FROM (\n"+query+"\n) LIMIT 0", args...)
 }
 
 func (e *chEngine) Relations(ctx context.Context) ([]Relation, error) {

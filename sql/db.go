@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	dbsql "database/sql"
+	"database/sql/driver"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -13,6 +14,32 @@ import (
 type db struct {
 	pool *dbsql.DB
 	info Info
+	// poisons reports an error after which a connection must not be used again (nil: none).
+	poisons func(error) bool
+}
+
+// querier is a pool or one connection of it.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*dbsql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (dbsql.Result, error)
+}
+
+// on runs fn on the pool or, when some errors poison a connection, on one connection that is
+// thrown away if fn's error is one of them.
+func (e *db) on(ctx context.Context, fn func(q querier) error) error {
+	if e.poisons == nil {
+		return fn(e.pool)
+	}
+	c, err := e.pool.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	err = fn(c)
+	if err != nil && e.poisons(err) {
+		c.Raw(func(any) error { return driver.ErrBadConn }) // closes it instead of pooling it
+	}
+	return err
 }
 
 func (e *db) Info() Info { return e.info }
@@ -36,7 +63,11 @@ func (e *db) Each(ctx context.Context, query string, args []any, fn func(row []a
 }
 
 func (e *db) each(ctx context.Context, query string, args []any, head func([]string), fn func(row []any) error) error {
-	rows, err := e.pool.QueryContext(ctx, query, args...)
+	return e.on(ctx, func(q querier) error { return e.eachOn(ctx, q, query, args, head, fn) })
+}
+
+func (e *db) eachOn(ctx context.Context, q querier, query string, args []any, head func([]string), fn func(row []any) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
@@ -80,8 +111,10 @@ func (e *db) each(ctx context.Context, query string, args []any, head func([]str
 }
 
 func (e *db) Exec(ctx context.Context, query string, args ...any) error {
-	_, err := e.pool.ExecContext(ctx, query, args...)
-	return err
+	return e.on(ctx, func(q querier) error {
+		_, err := q.ExecContext(ctx, query, args...)
+		return err
+	})
 }
 
 // classify maps an engine's type text to a portable Type.

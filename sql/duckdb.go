@@ -71,7 +71,8 @@ func firstLine(s string) string {
 func (e *duckEngine) Dialect() Dialect { return e.dialect }
 
 func (e *duckEngine) Check(ctx context.Context, query string, args ...any) error {
-	return e.Exec(ctx, "SELECT * FROM ("+query+") AS q LIMIT 0", args...)
+	// on lines of their own: a comment ending the query must not swallow the wrapper
+	return e.Exec(ctx, "SELECT * FROM (\n"+query+"\n) AS q LIMIT 0", args...)
 }
 
 func (e *duckEngine) Relations(ctx context.Context) ([]Relation, error) {

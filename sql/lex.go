@@ -95,9 +95,16 @@ func ReadOnlySelect(text string) (string, error) {
 			if i != len(toks)-1 {
 				return "", fmt.Errorf("more than one statement: want a single SELECT")
 			}
-			text = text[:t.Pos]
+			toks = toks[:i]
 		}
 	}
+	if len(toks) == 0 {
+		return "", fmt.Errorf("empty SQL: want a SELECT")
+	}
+	// up to the last token: a trailing comment would swallow what trueup writes after the
+	// statement when it wraps it (… FROM (statement) AS q LIMIT 0)
+	last := toks[len(toks)-1]
+	text = text[:last.Pos+len(last.Text)]
 	first := ""
 	for _, t := range toks {
 		if t.Text != "(" {

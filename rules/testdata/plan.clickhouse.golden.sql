@@ -1,5 +1,5 @@
 -- query 1
--- rules: complete_calendar, complete_continuous, complete_min_rows, complete_not_null, complete_range, complete_recent, dist_loose, dist_tight, fresh_date, fresh_ok, fresh_stale, rel_customer, rel_id, rel_region, rel_region_bad, totals_loose, totals_tight, unique_region_daily
+-- rules: complete_calendar, complete_continuous, complete_min_rows, complete_not_null, complete_range, complete_recent, custom_big, custom_neg, dist_loose, dist_tight, fresh_date, fresh_ok, fresh_stale, rel_customer, rel_id, rel_region, rel_region_bad, totals_loose, totals_tight, unique_region_daily
 SELECT `d` AS _tu_k1,
        `region` AS _tu_k2,
        count(*) AS _tu_n,
@@ -8,10 +8,12 @@ SELECT `d` AS _tu_k1,
        sum(amount) AS _tu_a3,
        max(`d`) AS _tu_a4,
        max(`ts`) AS _tu_a5,
-       min(`customer_id`) AS _tu_a6,
-       max(`customer_id`) AS _tu_a7,
-       min(`id`) AS _tu_a8,
-       max(`id`) AS _tu_a9
+       countIf((amount > 15)) AS _tu_a6,
+       countIf((amount < 0)) AS _tu_a7,
+       min(`customer_id`) AS _tu_a8,
+       max(`customer_id`) AS _tu_a9,
+       min(`id`) AS _tu_a10,
+       max(`id`) AS _tu_a11
 FROM `orders`
 GROUP BY _tu_k1, _tu_k2;
 
@@ -81,18 +83,6 @@ GROUP BY _tu_k1;
 -- the columns of `dims` as the engine reports them;
 
 -- query 10
--- rules: custom_big
-SELECT * FROM (
-SELECT id, d, amount FROM orders WHERE amount > 15
-) AS _tu_q LIMIT 10001;
-
--- query 11
--- rules: custom_neg
-SELECT * FROM (
-SELECT id, d, amount FROM orders WHERE amount < 0
-) AS _tu_q LIMIT 10001;
-
--- query 12
 -- rules: totals_loose
 SELECT * FROM (
 SELECT d, sum(amount) AS amount
@@ -100,19 +90,19 @@ FROM raw
 GROUP BY d
 ) AS _tu_q LIMIT 100001;
 
--- query 13
+-- query 11
 -- rules: rel_customer, rel_id
 SELECT * FROM (
 SELECT min(`customer_id`), max(`customer_id`), uniqExact(`customer_id`) FROM `customers` WHERE `customer_id` IS NOT NULL
 ) AS _tu_q LIMIT 2;
 
--- query 14
+-- query 12
 -- rules: rel_region
 SELECT * FROM (
 SELECT DISTINCT `region` FROM `regions` WHERE `region` IS NOT NULL
 ) AS _tu_q LIMIT 100001;
 
--- query 15
+-- query 13
 -- rules: rel_region_bad
 SELECT * FROM (
 SELECT DISTINCT `b` FROM `dims` WHERE `b` IS NOT NULL
