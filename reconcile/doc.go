@@ -4,15 +4,17 @@
 //
 // # How a diff runs
 //
-//  1. One scan per side, grouped by the partition column: row count, rows whose key has a NULL,
-//     measure totals, and the sum (mod 2^64) of a row hash over every compared column. Inside one
-//     engine the hash is the engine's fast one; across engines it is the portable MD5 hash,
+//  1. One scan per side, grouped by the partition column (inside one engine, both in one
+//     statement): row count, rows whose key has a NULL, measure totals, and the sum (mod 2^64) of
+//     a row hash over every compared column but the partition column, which every row of a
+//     partition holds alike. Inside one engine the hash is the engine's fast one; across engines it is the portable MD5 hash,
 //     computed inside each engine, that gives the same value for the same row in both.
 //  2. Partitions whose counts and checksums agree are done: they are not joined at all.
 //  3. Inside one engine, the differing partitions (bound as a `partition IN (…)` filter, or no
-//     filter when most partitions differ) are joined once on (partition, key) carrying every
-//     compared column; only the pairs that differ are read out, sorted by key, and classified in
-//     Go. Where a key has several rows on a side (a key came out twice, or the rows read do not
+//     filter when most partitions differ) are joined once on the key carrying every compared
+//     column, the partition column among them (a pair whose partitions differ is a row removed
+//     from one partition and added to the other); only the pairs that differ are read out, sorted
+//     by key, and classified in Go. Where a key has several rows on a side (a key came out twice, or the rows read do not
 //     add up to the partition's counts) the partition is compared again exactly: a narrow join of
 //     (partition, key, row hash) names the differing keys and every row of those keys is read.
 //  4. Across engines nothing can be joined, so each differing partition is split into buckets by
