@@ -75,6 +75,29 @@ type Scope struct {
 	FromRule string
 }
 
+// ParseScope reads a date range given as --from and --to (YYYY-MM-DD, inclusive); nil when
+// neither is given.
+func ParseScope(from, to string) (*Scope, error) {
+	if from == "" && to == "" {
+		return nil, nil
+	}
+	if from == "" || to == "" {
+		return nil, fmt.Errorf("%w: give both --from and --to", ErrInvalid)
+	}
+	f, err := time.Parse("2006-01-02", from)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --from %q: want YYYY-MM-DD", ErrInvalid, from)
+	}
+	t, err := time.Parse("2006-01-02", to)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --to %q: want YYYY-MM-DD", ErrInvalid, to)
+	}
+	if t.Before(f) {
+		return nil, fmt.Errorf("%w: --to %s is before --from %s", ErrInvalid, to, from)
+	}
+	return &Scope{From: f, To: t}, nil
+}
+
 func (s Scope) String() string {
 	if s.FromRule != "" {
 		return "from-rule: " + s.FromRule

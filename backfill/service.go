@@ -56,11 +56,21 @@ func (s *Service) List(ctx context.Context) ([]Summary, error) {
 }
 
 // Plan returns a backfill's plan, computed and stored anew when the last one is older than
-// planTTL or a run has started since.
-func (s *Service) Plan(ctx context.Context, name, actor string) (*Plan, error) {
+// planTTL or a run has started since. A scope replaces the file's (that plan is not cached).
+func (s *Service) Plan(ctx context.Context, name, actor string, scope *Scope) (*Plan, error) {
 	b, err := s.Runner.Planner.Set.Get(name)
 	if err != nil {
 		return nil, err
+	}
+	if scope != nil {
+		p, err := s.Runner.Planner.Plan(ctx, b, scope)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.Runner.Store.SavePlan(ctx, actor, p); err != nil {
+			return nil, err
+		}
+		return p, nil
 	}
 	now := s.Runner.now()
 	s.mu.Lock()
@@ -92,15 +102,15 @@ func (s *Service) forget(name string) {
 	s.mu.Unlock()
 }
 
-// DryRun previews a backfill, writing nothing.
-func (s *Service) DryRun(ctx context.Context, name string) (*Preview, error) {
-	return s.Runner.DryRun(ctx, name, nil)
+// DryRun previews a backfill, writing nothing; a scope replaces the file's.
+func (s *Service) DryRun(ctx context.Context, name string, scope *Scope) (*Preview, error) {
+	return s.Runner.DryRun(ctx, name, scope)
 }
 
 // Start creates a run and builds it in the background; sample > 0 stops for review after
-// that many partitions.
-func (s *Service) Start(ctx context.Context, name, actor string, sample int) (*Run, error) {
-	run, err := s.Runner.Start(ctx, name, RunOptions{Actor: actor, Sample: sample})
+// that many partitions, and a scope replaces the file's.
+func (s *Service) Start(ctx context.Context, name, actor string, sample int, scope *Scope) (*Run, error) {
+	run, err := s.Runner.Start(ctx, name, RunOptions{Actor: actor, Sample: sample, Scope: scope})
 	if err != nil {
 		return nil, err
 	}

@@ -17,9 +17,9 @@ import (
 // BackfillService is what the backfill pages and API need (backfill.Service).
 type BackfillService interface {
 	List(ctx context.Context) ([]backfill.Summary, error)
-	Plan(ctx context.Context, name, actor string) (*backfill.Plan, error)
-	DryRun(ctx context.Context, name string) (*backfill.Preview, error)
-	Start(ctx context.Context, name, actor string, sample int) (*backfill.Run, error)
+	Plan(ctx context.Context, name, actor string, scope *backfill.Scope) (*backfill.Plan, error)
+	DryRun(ctx context.Context, name string, scope *backfill.Scope) (*backfill.Preview, error)
+	Start(ctx context.Context, name, actor string, sample int, scope *backfill.Scope) (*backfill.Run, error)
 	Resume(ctx context.Context, name string) (*backfill.Run, error)
 	Cancel(ctx context.Context, name, actor string) (*backfill.Run, error)
 	Status(ctx context.Context, name string) (*backfill.Status, error)

@@ -23,7 +23,7 @@ func (s *Server) backfillShow(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	name := c.Param("name")
-	p, err := svc.Plan(ctx, name, s.actor(c))
+	p, err := svc.Plan(ctx, name, s.actor(c), nil)
 	if errors.Is(err, backfill.ErrNotFound) {
 		return backfillError(err)
 	}
@@ -90,7 +90,11 @@ func (s *Server) apiBackfillShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := svc.Plan(c.Request().Context(), c.Param("name"), s.actor(c))
+	scope, err := apiScope(c)
+	if err != nil {
+		return err
+	}
+	p, err := svc.Plan(c.Request().Context(), c.Param("name"), s.actor(c), scope)
 	if err != nil {
 		return backfillError(err)
 	}

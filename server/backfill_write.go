@@ -18,7 +18,7 @@ func (s *Server) backfillDryRun(c echo.Context) error {
 		return err
 	}
 	name := c.Param("name")
-	pv, err := svc.DryRun(c.Request().Context(), name)
+	pv, err := svc.DryRun(c.Request().Context(), name, nil)
 	if err != nil {
 		return backfillError(err)
 	}
@@ -60,7 +60,7 @@ func (s *Server) backfillRun(c echo.Context) error {
 		return err
 	}
 	sample, _ := strconv.Atoi(c.FormValue("sample"))
-	if _, err := svc.Start(c.Request().Context(), c.Param("name"), s.actor(c), max(sample, 0)); err != nil {
+	if _, err := svc.Start(c.Request().Context(), c.Param("name"), s.actor(c), max(sample, 0), nil); err != nil {
 		return backfillError(err)
 	}
 	return c.Redirect(http.StatusSeeOther, backfillHref(c.Param("name")))
@@ -97,16 +97,20 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 		return err
 	}
 	ctx, name := c.Request().Context(), c.Param("name")
+	scope, err := apiScope(c)
+	if err != nil {
+		return err
+	}
 	switch c.Param("action") {
 	case "dry-run":
-		pv, err := svc.DryRun(ctx, name)
+		pv, err := svc.DryRun(ctx, name, scope)
 		if err != nil {
 			return backfillError(err)
 		}
 		return c.JSON(http.StatusOK, pv)
 	case "run":
 		sample, _ := strconv.Atoi(c.QueryParam("sample"))
-		run, err := svc.Start(ctx, name, s.actor(c), max(sample, 0))
+		run, err := svc.Start(ctx, name, s.actor(c), max(sample, 0), scope)
 		if err != nil {
 			return backfillError(err)
 		}
@@ -125,4 +129,14 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 		return c.JSON(http.StatusAccepted, run)
 	}
 	return echo.NewHTTPError(http.StatusNotFound, "unknown action")
+}
+
+// apiScope reads the from and to query parameters (YYYY-MM-DD) that replace a backfill's scope,
+// as --from and --to do on the command line.
+func apiScope(c echo.Context) (*backfill.Scope, error) {
+	scope, err := backfill.ParseScope(c.QueryParam("from"), c.QueryParam("to"))
+	if err != nil {
+		return nil, backfillError(err)
+	}
+	return scope, nil
 }

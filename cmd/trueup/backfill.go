@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"trueup/backfill"
 	"trueup/notices"
@@ -62,10 +61,7 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if scope != nil {
-			return usagef("backfill %s: --from and --to work only locally; through a server a backfill has its file's scope", verb)
-		}
-		return backfillRemote(ctx, e, rc, verb, name, *sample, out)
+		return backfillRemote(ctx, e, rc, verb, name, scope, *sample, out)
 	}
 	a, err := openApp(ctx, e.globals)
 	if err != nil {
@@ -114,24 +110,11 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 }
 
 func scopeFlags(from, to string) (*backfill.Scope, error) {
-	if from == "" && to == "" {
-		return nil, nil
-	}
-	if from == "" || to == "" {
-		return nil, usagef("backfill: give both --from and --to")
-	}
-	f, err := time.Parse("2006-01-02", from)
+	scope, err := backfill.ParseScope(from, to)
 	if err != nil {
-		return nil, usagef("backfill: --from %q: want YYYY-MM-DD", from)
+		return nil, usagef("backfill: %s", strings.TrimPrefix(err.Error(), backfill.ErrInvalid.Error()+": "))
 	}
-	t, err := time.Parse("2006-01-02", to)
-	if err != nil {
-		return nil, usagef("backfill: --to %q: want YYYY-MM-DD", to)
-	}
-	if t.Before(f) {
-		return nil, usagef("backfill: --to %s is before --from %s", to, from)
-	}
-	return &backfill.Scope{From: f, To: t}, nil
+	return scope, nil
 }
 
 // newBackfillRunner loads the project's backfills and rules and wires the runner.

@@ -16,25 +16,30 @@ const backfillPoll = 250 * time.Millisecond
 
 // backfillRemote is `trueup backfill VERB NAME` through a server: the same answers, printed
 // and judged as the local command does. A run or resume waits for the server's build to end.
-func backfillRemote(ctx context.Context, e *env, rc *remote, verb, name string, sample int, out *backfillOutput) error {
+func backfillRemote(ctx context.Context, e *env, rc *remote, verb, name string, scope *backfill.Scope, sample int, out *backfillOutput) error {
 	cmd := "backfill " + verb
 	path := "backfills/" + url.PathEscape(name)
+	scoped := url.Values{} // --from and --to, as the server reads them
+	if scope != nil {
+		scoped.Set("from", scope.From.Format("2006-01-02"))
+		scoped.Set("to", scope.To.Format("2006-01-02"))
+	}
 	switch verb {
 	case "plan":
 		var p backfill.Plan
-		if err := rc.call(ctx, cmd, http.MethodGet, path, nil, nil, &p); err != nil {
+		if err := rc.call(ctx, cmd, http.MethodGet, path, scoped, nil, &p); err != nil {
 			return err
 		}
 		return reportPlan(out, name, &p)
 	case "dry-run":
 		var pv backfill.Preview
-		if err := rc.call(ctx, cmd, http.MethodPost, path+"/dry-run", nil, nil, &pv); err != nil {
+		if err := rc.call(ctx, cmd, http.MethodPost, path+"/dry-run", scoped, nil, &pv); err != nil {
 			return err
 		}
 		return reportDryRun(out, name, &pv)
 	case "run":
 		var run backfill.Run
-		q := url.Values{}
+		q := scoped
 		if sample > 0 {
 			q.Set("sample", strconv.Itoa(sample))
 		}

@@ -135,6 +135,9 @@ func TestServerModeMatchesLocal(t *testing.T) {
 		{"swap_dry_run", []string{"swap", "orders", "--to", "v3", "--dry-run", "--format", "json"}, exitOK, "json"},
 		{"backfill_plan", []string{"backfill", "plan", "fix_dedup_bug", "--format", "json"}, exitOK, "json"},
 		{"backfill_dry_run", []string{"backfill", "dry-run", "fix_dedup_bug", "--format", "json"}, exitOK, "json"},
+		{"backfill_plan_scoped", []string{"backfill", "plan", "fix_dedup_bug", "--from", "2026-07-10", "--to", "2026-07-12", "--format", "json"}, exitOK, "json"},
+		{"backfill_dry_run_scoped", []string{"backfill", "dry-run", "fix_dedup_bug", "--from", "2026-07-10", "--to", "2026-07-12"}, exitOK, "text"},
+		{"backfill_bad_scope", []string{"backfill", "plan", "fix_dedup_bug", "--from", "2026-07-12", "--to", "2026-07-10"}, exitUsage, "text"},
 		{"backfill_run", []string{"backfill", "run", "fix_dedup_bug", "--format", "json"}, exitOK, "json"},
 		{"backfill_status", []string{"backfill", "status", "fix_dedup_bug"}, exitOK, "text"},
 		{"notice_list", []string{"notice", "list", "--format", "json"}, exitOK, "json"},
@@ -221,7 +224,7 @@ func TestServerModeRefusals(t *testing.T) {
 		{"bad_url_scheme", "", []string{"--server", "ftp://127.0.0.1:1", "check"}, exitUsage, `--server "ftp://127.0.0.1:1": want the server's address`},
 		{"bad_url_no_scheme", "", []string{"--server", "localhost:8080", "check"}, exitUsage, "want the server's address"},
 		{"local_only_flag", "ann-token", []string{"--server", srv.url, "check", "--explain"}, exitUsage, "--explain works only locally"},
-		{"scope_local_only", "ann-token", []string{"--server", srv.url, "backfill", "dry-run", "fix_dedup_bug", "--from", "2026-07-10", "--to", "2026-07-11"}, exitUsage, "--from and --to work only locally"},
+		{"verify_local_only", "ann-token", []string{"--server", srv.url, "backfill", "verify", "fix_dedup_bug", "--from", "2026-07-10", "--to", "2026-07-11"}, exitUsage, "works only locally"},
 		{"diff_target_url_refused", "ann-token", []string{"--server", srv.url, "diff", "--old", "orders__v1", "--new", "orders__v2", "--key", "order_id", "--old-target", "duckdb:/tmp/x.duckdb"}, exitUsage, `no target "duckdb:/tmp/x.duckdb" on this server`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
