@@ -2,8 +2,10 @@ package sql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // CatalogEntry is one relation found by ViewCatalog.
@@ -15,15 +17,21 @@ type CatalogEntry struct {
 	SourceErr error
 }
 
-// catalogDialect is implemented by every dialect: the one-query catalog read of ViewCatalog.
+// catalogDialect is implemented by every dialect: the catalog read of ViewCatalog, as few
+// statements as the engine reads fastest, each returning name, 1 for a view, its definition.
 type catalogDialect interface {
-	viewCatalog(names, prefixes []string) (string, []any)
+	viewCatalog(names, prefixes []string) []catalogQuery
 }
 
-// ViewCatalog reads, in one catalog query, the relations of the current schema named one of
-// names or starting with one of prefixes, with the relation each view reads. It is what
-// Relations followed by ViewSource per view tells, in one round trip: a swap reads it while
-// readers may be loading the engine.
+type catalogQuery struct {
+	sql  string
+	args []any
+}
+
+// ViewCatalog reads the relations of the current schema named one of names or starting with one
+// of prefixes, with the relation each view reads: what Relations followed by ViewSource per view
+// tells, in one or two statements instead of one per view. A swap reads it while readers may be
+// loading the engine.
 func ViewCatalog(ctx context.Context, e Engine, names, prefixes []string) ([]CatalogEntry, error) {
 	d, ok := e.Dialect().(catalogDialect)
 	if !ok {
@@ -32,18 +40,28 @@ func ViewCatalog(ctx context.Context, e Engine, names, prefixes []string) ([]Cat
 	if len(names)+len(prefixes) == 0 {
 		return nil, nil
 	}
-	q, args := d.viewCatalog(names, prefixes)
-	res, err := e.Query(ctx, q, args...)
-	if err != nil {
+	// The statements run at once: each may wait for a thread of a busy engine, and the read
+	// then waits for the slower one rather than for both in turn.
+	qs := d.viewCatalog(names, prefixes)
+	results := make([]*Result, len(qs))
+	errs := make([]error, len(qs))
+	var wg sync.WaitGroup
+	for i, q := range qs {
+		wg.Go(func() { results[i], errs[i] = e.Query(ctx, q.sql, q.args...) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("view catalog: %w", err)
 	}
-	out := make([]CatalogEntry, 0, len(res.Rows))
-	for _, r := range res.Rows {
-		c := CatalogEntry{Relation: Relation{Name: AsText(r[0]), View: AsInt64(r[1]) != 0}}
-		if c.View {
-			c.Source, c.SourceErr = viewSource(AsText(r[2]))
+	var out []CatalogEntry
+	for _, res := range results {
+		for _, r := range res.Rows {
+			c := CatalogEntry{Relation: Relation{Name: AsText(r[0]), View: AsInt64(r[1]) != 0}}
+			if c.View {
+				c.Source, c.SourceErr = viewSource(AsText(r[2]))
+			}
+			out = append(out, c)
 		}
-		out = append(out, c)
 	}
 	return out, nil
 }
@@ -65,20 +83,22 @@ func catalogFilter(col, startsWith string, names, prefixes []string) (string, []
 	return "(" + strings.Join(conds, " OR ") + ")", args
 }
 
-func (duckDialect) viewCatalog(names, prefixes []string) (string, []any) {
+// DuckDB reads tables and views in two statements run at once, not one UNION ALL, whose
+// pipelines wait for the engine's worker threads when readers keep them busy (measured under 8
+// readers, medians: 27 ms for the UNION, 0.7 and 1.4 ms for the two statements).
+func (duckDialect) viewCatalog(names, prefixes []string) []catalogQuery {
 	tf, targs := catalogFilter("table_name", "starts_with", names, prefixes)
 	vf, vargs := catalogFilter("view_name", "starts_with", names, prefixes)
-	q := `SELECT table_name, 0, '' FROM duckdb_tables()
-		WHERE database_name = current_database() AND schema_name = current_schema() AND ` + tf + `
-	UNION ALL
-	SELECT view_name, 1, sql FROM duckdb_views()
-		WHERE database_name = current_database() AND schema_name = current_schema() AND NOT internal AND ` + vf
-	return q, append(targs, vargs...)
+	return []catalogQuery{
+		{`SELECT table_name, 0, '' FROM duckdb_tables()
+			WHERE database_name = current_database() AND schema_name = current_schema() AND ` + tf, targs},
+		{`SELECT view_name, 1, sql FROM duckdb_views()
+			WHERE database_name = current_database() AND schema_name = current_schema() AND NOT internal AND ` + vf, vargs},
+	}
 }
 
-func (chDialect) viewCatalog(names, prefixes []string) (string, []any) {
+func (chDialect) viewCatalog(names, prefixes []string) []catalogQuery {
 	f, args := catalogFilter("name", "startsWith", names, prefixes)
-	q := `SELECT name, toUInt8(engine = 'View'), if(engine = 'View', create_table_query, '') FROM system.tables
-		WHERE database = currentDatabase() AND NOT startsWith(name, '.inner') AND ` + f
-	return q, args
+	return []catalogQuery{{`SELECT name, toUInt8(engine = 'View'), if(engine = 'View', create_table_query, '') FROM system.tables
+		WHERE database = currentDatabase() AND NOT startsWith(name, '.inner') AND ` + f, args}}
 }

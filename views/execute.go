@@ -17,25 +17,37 @@ import (
 // transaction; the intent and the outcome bracket it, and Recover settles an intent left without
 // an outcome by a crash.
 func (s *Service) execute(ctx context.Context, h *holder, p Publish, gate []GateCheck) (Publish, error) {
+	if err := s.recordIntent(ctx, h, &p); err != nil {
+		return p, err
+	}
+	return s.complete(ctx, p, gate)
+}
+
+// recordIntent writes p's intent and the ledger lock rows of its tables, in one transaction.
+func (s *Service) recordIntent(ctx context.Context, h *holder, p *Publish) error {
 	p.StartedAt = s.ledger.Now()
 	p.State = PublishIntent
 	// The swaps row is the intent; the audit entry is written with the outcome, carrying both
 	// ends and the duration.
-	err := s.ledger.Tx(ctx, func(tx *dbsql.Tx) error { return s.insertIntent(ctx, tx, &p) })
+	err := s.ledger.Tx(ctx, func(tx *dbsql.Tx) error { return s.insertIntent(ctx, tx, p) })
 	if err != nil {
 		// Another Service on this ledger may hold a table through its lock row.
 		for _, c := range p.Changes {
 			if held, herr := s.ledgerHolder(ctx, c.Table); herr == nil && held != nil {
-				return p, held
+				return held
 			}
 		}
-		return p, fmt.Errorf("views: %s %s: %w", p.Kind, p.Table, err)
+		return fmt.Errorf("views: %s %s: %w", p.Kind, p.Table, err)
 	}
 	s.setSwapID(h, p.ID)
+	return nil
+}
+
+// complete repoints the views of p, whose intent is recorded, and records the outcome.
+func (s *Service) complete(ctx context.Context, p Publish, gate []GateCheck) (Publish, error) {
 	if s.hooks.AfterIntent != nil {
 		s.hooks.AfterIntent(p)
 	}
-
 	// The repoint must not be abandoned half-way because the caller went away: it is short,
 	// and the outcome must be recorded whatever happens to the request.
 	ctx = context.WithoutCancel(ctx)

@@ -35,6 +35,15 @@ func (s *Service) toUndo(ctx context.Context, table string) (Publish, error) {
 // planRollback checks that every table of the swap to undo still reads the version that swap
 // made live, and that every version it would go back to is still there.
 func (s *Service) planRollback(ctx context.Context, table string, undo Publish, locked bool) (Plan, error) {
+	sts, vss, err := s.syncAll(ctx, undo.Tables(), locked)
+	if err != nil {
+		return Plan{}, err
+	}
+	return s.planRollbackFrom(table, undo, sts, vss)
+}
+
+// planRollbackFrom is planRollback given what the engine and the ledger say.
+func (s *Service) planRollbackFrom(table string, undo Publish, sts map[string]engineState, vss map[string][]Version) (Plan, error) {
 	p := Plan{Kind: KindRollback, Target: s.target, Table: table, Backfill: undo.Backfill, RunID: undo.RunID, Undoes: undo.ID}
 	// The named table first, as in the swap; the rest in the swap's order.
 	order := []Change{}
@@ -45,10 +54,6 @@ func (s *Service) planRollback(ctx context.Context, table string, undo Publish, 
 		if c.Table != table {
 			order = append(order, c)
 		}
-	}
-	sts, vss, err := s.syncAll(ctx, undo.Tables(), locked)
-	if err != nil {
-		return Plan{}, err
 	}
 	for _, c := range order {
 		st, vs := sts[c.Table], vss[c.Table]
@@ -87,34 +92,64 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (Publish, e
 	}
 	defer unlock()
 	// Read again under the lock (another rollback may have finished meanwhile), at the same time
-	// as the plan reads the engine and the ledger: one round trip of waiting, not two.
-	var again Publish
-	var againErr error
+	// as the versions of its tables: one round trip of waiting, not two.
+	var vss map[string][]Version
+	var vssErr error
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
-		again, againErr = s.toUndo(ctx, req.Table)
+		vss, vssErr = s.store.listMany(ctx, s.target, undo.Tables())
 	}()
-	plan, err := s.planRollback(ctx, req.Table, undo, true)
+	again, err := s.toUndo(ctx, req.Table)
 	<-read
-	if againErr != nil {
-		return Publish{}, againErr
+	if err != nil {
+		return Publish{}, err
 	}
 	if again.ID != undo.ID {
 		return Publish{}, refusef("swap #%d of %s was taken back while this rollback waited: try again", undo.ID, req.Table)
 	}
-	if err != nil {
-		return Publish{}, err
+	p, ok := Publish{}, false
+	if vssErr == nil {
+		p, ok, err = s.rollbackAsRecorded(ctx, h, req, undo, vss)
 	}
-	p := Publish{Kind: KindRollback, Target: s.target, Table: req.Table, Backfill: undo.Backfill, RunID: undo.RunID,
-		Changes: plan.Changes, Actor: req.Actor, Reason: req.Reason, Undoes: undo.ID}
-	p, err = s.execute(ctx, h, p, nil)
+	if !ok {
+		p, err = s.rollbackAsInspected(ctx, h, req, undo)
+	}
 	unlock()
 	if err != nil {
 		return p, err
 	}
 	s.after(ctx, &p)
 	return p, nil
+}
+
+// rollbackAsRecorded plans the rollback from the ledger's versions vss and carries it out while
+// the engine confirms the plan (speculate). It reports false when the plan needs what the engine
+// says.
+func (s *Service) rollbackAsRecorded(ctx context.Context, h *holder, req RollbackRequest, undo Publish, vss map[string][]Version) (Publish, bool, error) {
+	tables := undo.Tables()
+	plan, err := s.planRollbackFrom(req.Table, undo, recordedStates(tables, vss), vss)
+	if err != nil {
+		return Publish{}, false, nil
+	}
+	return s.speculate(ctx, h, rollbackPublish(s.target, req, undo, plan), plan, vss,
+		func(sts map[string]engineState) (Plan, error) { return s.planRollbackFrom(req.Table, undo, sts, vss) })
+}
+
+// rollbackAsInspected plans the rollback from the engine, first making the ledger agree with it,
+// and carries it out.
+func (s *Service) rollbackAsInspected(ctx context.Context, h *holder, req RollbackRequest, undo Publish) (Publish, error) {
+	plan, err := s.planRollback(ctx, req.Table, undo, true)
+	if err != nil {
+		return Publish{}, err
+	}
+	return s.execute(ctx, h, rollbackPublish(s.target, req, undo, plan), nil)
+}
+
+// rollbackPublish is the publish that carries out plan, taking back undo.
+func rollbackPublish(target string, req RollbackRequest, undo Publish, plan Plan) Publish {
+	return Publish{Kind: KindRollback, Target: target, Table: req.Table, Backfill: undo.Backfill, RunID: undo.RunID,
+		Changes: plan.Changes, Actor: req.Actor, Reason: req.Reason, Undoes: undo.ID}
 }
 
 // rollbackTarget is the version table would go back to on rollback (0: none).

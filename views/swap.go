@@ -115,11 +115,16 @@ func groupTables(g []Version) []string {
 // planSwap checks every version of the group against the engine and the gate. With locked, the
 // caller holds the tables and the ledger is first repaired to agree with the engine.
 func (s *Service) planSwap(ctx context.Context, table string, n int, group []Version, locked bool) (Plan, error) {
-	p := Plan{Kind: KindSwap, Target: s.target, Table: table, Backfill: group[0].Backfill, RunID: group[0].RunID}
 	sts, vss, err := s.syncAll(ctx, groupTables(group), locked)
 	if err != nil {
 		return Plan{}, err
 	}
+	return s.planSwapFrom(table, n, group, sts, vss)
+}
+
+// planSwapFrom is planSwap given what the engine and the ledger say.
+func (s *Service) planSwapFrom(table string, n int, group []Version, sts map[string]engineState, vss map[string][]Version) (Plan, error) {
+	p := Plan{Kind: KindSwap, Target: s.target, Table: table, Backfill: group[0].Backfill, RunID: group[0].RunID}
 	for _, g := range group {
 		st, vs := sts[g.Table], vss[g.Table]
 		i := slices.IndexFunc(vs, func(v Version) bool { return v.N == g.N })
@@ -196,11 +201,43 @@ func (s *Service) Swap(ctx context.Context, req SwapRequest) (Publish, error) {
 		return Publish{}, err
 	}
 	defer unlock()
+	override := strings.TrimSpace(req.Override)
+	p, ok, err := s.swapAsRecorded(ctx, h, req, n, group, override)
+	if !ok {
+		p, err = s.swapAsInspected(ctx, h, req, n, group, override)
+	}
+	unlock()
+	if err != nil {
+		return p, err
+	}
+	s.after(ctx, &p)
+	return p, nil
+}
+
+// swapAsRecorded plans the swap from the ledger, the normal case, where the engine agrees with
+// it: the intent is then written while the engine's catalog is read (speculate). It reports
+// false when the plan needs what the engine says (a refusal, a table changed outside trueup).
+func (s *Service) swapAsRecorded(ctx context.Context, h *holder, req SwapRequest, n int, group []Version, override string) (Publish, bool, error) {
+	tables := groupTables(group)
+	vss, err := s.store.listMany(ctx, s.target, tables)
+	if err != nil {
+		return Publish{}, false, nil
+	}
+	plan, err := s.planSwapFrom(req.Table, n, group, recordedStates(tables, vss), vss)
+	if err != nil || (plan.NeedsOverride && override == "") {
+		return Publish{}, false, nil
+	}
+	return s.speculate(ctx, h, swapPublish(s.target, req, plan, override), plan, vss,
+		func(sts map[string]engineState) (Plan, error) { return s.planSwapFrom(req.Table, n, group, sts, vss) })
+}
+
+// swapAsInspected plans the swap from the engine, first making the ledger agree with it, and
+// carries it out.
+func (s *Service) swapAsInspected(ctx context.Context, h *holder, req SwapRequest, n int, group []Version, override string) (Publish, error) {
 	plan, err := s.planSwap(ctx, req.Table, n, group, true)
 	if err != nil {
 		return Publish{}, err
 	}
-	override := strings.TrimSpace(req.Override)
 	if plan.NeedsOverride && override == "" {
 		var failed []string
 		for _, g := range plan.Gate {
@@ -211,18 +248,17 @@ func (s *Service) Swap(ctx context.Context, req SwapRequest) (Publish, error) {
 		return Publish{}, &refusal{fmt.Sprintf("swap %s to v%d refused: %s; an approver may override with a written reason",
 			req.Table, n, strings.Join(failed, "; ")), ErrValidationFailed}
 	}
-	p := Publish{Kind: KindSwap, Target: s.target, Table: req.Table, Backfill: plan.Backfill, RunID: plan.RunID,
+	return s.execute(ctx, h, swapPublish(s.target, req, plan, override), plan.Gate)
+}
+
+// swapPublish is the publish that carries out plan.
+func swapPublish(target string, req SwapRequest, plan Plan, override string) Publish {
+	p := Publish{Kind: KindSwap, Target: target, Table: req.Table, Backfill: plan.Backfill, RunID: plan.RunID,
 		Changes: plan.Changes, Actor: req.Actor, Reason: req.Reason}
 	if plan.NeedsOverride {
 		p.OverrideBy, p.OverrideReason = req.Actor, override
 	}
-	p, err = s.execute(ctx, h, p, plan.Gate)
-	unlock()
-	if err != nil {
-		return p, err
-	}
-	s.after(ctx, &p)
-	return p, nil
+	return p
 }
 
 // orLocal names an anonymous actor.

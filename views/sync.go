@@ -162,21 +162,7 @@ func (s *Service) adoptVersion(ctx context.Context, table string, n int, live bo
 // versions whose table was dropped outside trueup as retired. It reports whether it changed
 // anything.
 func (s *Service) repair(ctx context.Context, table string, st engineState, vs []Version) (bool, error) {
-	type move struct {
-		n        int
-		from, to string
-	}
-	var moves []move
-	for _, v := range vs {
-		switch {
-		case v.N == st.live && v.State != StateLive:
-			moves = append(moves, move{v.N, v.State, StateLive})
-		case v.N != st.live && v.State == StateLive:
-			moves = append(moves, move{v.N, v.State, StatePrevious})
-		case !st.physical[v.N] && v.State != StateRetired && v.State != StateBuilding:
-			moves = append(moves, move{v.N, v.State, StateRetired})
-		}
-	}
+	moves := repairMoves(st, vs)
 	if len(moves) == 0 {
 		return false, nil
 	}
@@ -198,6 +184,28 @@ func (s *Service) repair(ctx context.Context, table string, st engineState, vs [
 		return false, fmt.Errorf("views: repair %s: %w", table, err)
 	}
 	return true, nil
+}
+
+// repairMove is one version state the ledger must change to agree with the engine.
+type repairMove struct {
+	n        int
+	from, to string
+}
+
+// repairMoves lists what repair would change for one table.
+func repairMoves(st engineState, vs []Version) []repairMove {
+	var moves []repairMove
+	for _, v := range vs {
+		switch {
+		case v.N == st.live && v.State != StateLive:
+			moves = append(moves, repairMove{v.N, v.State, StateLive})
+		case v.N != st.live && v.State == StateLive:
+			moves = append(moves, repairMove{v.N, v.State, StatePrevious})
+		case !st.physical[v.N] && v.State != StateRetired && v.State != StateBuilding:
+			moves = append(moves, repairMove{v.N, v.State, StateRetired})
+		}
+	}
+	return moves
 }
 
 // Fingerprint measures a relation: its row count and the portable checksum the ledger records
