@@ -33,7 +33,8 @@ func (st engineState) foreignErr(table string) error {
 }
 
 // inspect reads the views and version tables of logical tables from the engine, in one catalog
-// query for all of them: every statement of a swap counts while readers load the engine.
+// read for all of them (sql.ViewCatalog): every statement of a swap counts while readers load
+// the engine.
 func (s *Service) inspect(ctx context.Context, tables ...string) (map[string]engineState, error) {
 	out := map[string]engineState{}
 	prefixes := make([]string, len(tables))
