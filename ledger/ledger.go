@@ -48,6 +48,14 @@ func Open(ctx context.Context, path string, opts ...Option) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
+	// The ledger's statements are small: with worker threads DuckDB hands their tasks to a
+	// thread that, when readers keep the CPUs busy, waits its turn while the caller waits for it.
+	// On one thread the caller runs them itself. Measured on a swap under 8 readers on 2 cores,
+	// 5 runs alternating with and without: p90 98–134 ms against 124–153 ms with two threads.
+	if _, err := db.ExecContext(ctx, "SET threads = 1"); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("ledger: %s: %w", path, err)
+	}
 	l := &Ledger{db: db, path: path, clock: time.Now}
 	for _, o := range opts {
 		o(l)
