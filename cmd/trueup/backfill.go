@@ -197,6 +197,15 @@ func (o *backfillOutput) history(h []backfill.ReasonCount) error {
 	return nil
 }
 
+// status prints a run's status, as JSON or as text.
+func (o *backfillOutput) status(st *backfill.Status) error {
+	if o.json {
+		return o.encode(st)
+	}
+	writeStatus(o.w, st)
+	return nil
+}
+
 func (o *backfillOutput) encode(v any) error {
 	enc := json.NewEncoder(o.w)
 	enc.SetIndent("", "  ")

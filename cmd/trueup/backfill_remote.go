@@ -63,21 +63,13 @@ func backfillRemote(ctx context.Context, e *env, rc *remote, verb, name string, 
 		if err != nil {
 			return err
 		}
-		if out.json {
-			return out.encode(st)
-		}
-		writeStatus(out.w, st)
-		return nil
+		return out.status(st)
 	case "status":
 		var st backfill.Status
 		if err := rc.call(ctx, cmd, http.MethodGet, path+"/status", nil, nil, &st); err != nil {
 			return err
 		}
-		if out.json {
-			return out.encode(&st)
-		}
-		writeStatus(out.w, &st)
-		return nil
+		return out.status(&st)
 	case "history":
 		var h []backfill.ReasonCount
 		if err := rc.call(ctx, cmd, http.MethodGet, "backfills/history", nil, nil, &h); err != nil {

@@ -195,11 +195,7 @@ func backfillStatus(ctx context.Context, r *backfill.Runner, name string, out *b
 	if err != nil {
 		return err
 	}
-	if out.json {
-		return out.encode(st)
-	}
-	writeStatus(out.w, st)
-	return nil
+	return out.status(st)
 }
 
 func writeStatus(w io.Writer, st *backfill.Status) {
