@@ -85,6 +85,9 @@ type Service struct {
 
 	mu   sync.Mutex
 	held map[string]*holder
+	// released counts the locks given back: reads made before taking a lock still hold after
+	// it when no holder finished meanwhile.
+	released uint64
 }
 
 // Option configures New.
@@ -151,12 +154,24 @@ func (s *Service) lock(tables []string, actor, kind string) (*holder, func(), er
 	return h, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		freed := false
 		for _, t := range tables {
 			if s.held[t] == h {
 				delete(s.held, t)
+				freed = true
 			}
 		}
+		if freed {
+			s.released++
+		}
 	}, nil
+}
+
+// releases is how many locks have been given back so far (see released).
+func (s *Service) releases() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.released
 }
 
 // setSwapID names the ledger intent of a held lock, for conflict messages.

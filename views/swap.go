@@ -70,7 +70,7 @@ func (s *Service) PlanSwap(ctx context.Context, table, to string) (Plan, error) 
 	if err != nil {
 		return Plan{}, err
 	}
-	group, err := s.group(ctx, table, n)
+	group, _, err := s.group(ctx, table, n)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -78,30 +78,37 @@ func (s *Service) PlanSwap(ctx context.Context, table, to string) (Plan, error) 
 }
 
 // group lists the tables published together with version n of table: those of the backfill run
-// that built it, the named table first, then the others in the order the run built them.
-func (s *Service) group(ctx context.Context, table string, n int) ([]Version, error) {
-	run, err := s.store.withRun(ctx, s.target, table, n)
-	if err == nil && !slices.ContainsFunc(run, func(v Version) bool { return v.Table == table && v.N == n }) {
+// that built it, the named table first, then the others in the order the run built them. It
+// also returns every version the ledger knows of those tables, by table, oldest first.
+func (s *Service) group(ctx context.Context, table string, n int) ([]Version, map[string][]Version, error) {
+	named := func(v Version) bool { return v.Table == table && v.N == n }
+	all, err := s.store.withRunTables(ctx, s.target, table, n)
+	if err == nil && !slices.ContainsFunc(all, named) {
 		// Adopt first: it may be a version table built outside trueup.
 		if _, _, err := s.sync(ctx, table, false); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		run, err = s.store.withRun(ctx, s.target, table, n)
+		all, err = s.store.withRunTables(ctx, s.target, table, n)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	i := slices.IndexFunc(run, func(v Version) bool { return v.Table == table && v.N == n })
+	i := slices.IndexFunc(all, named)
 	if i < 0 {
-		return nil, notFoundf("%s has no version v%d in target %s", table, n, s.target)
+		return nil, nil, notFoundf("%s has no version v%d in target %s", table, n, s.target)
 	}
-	out := []Version{run[i]}
-	for _, m := range run {
-		if m.Table != table {
-			out = append(out, m)
+	out := []Version{all[i]}
+	vss := map[string][]Version{}
+	for _, v := range all {
+		vss[v.Table] = append(vss[v.Table], v)
+		if v.Table != table && v.RunID == all[i].RunID && v.RunID != 0 && v.Backfill == all[i].Backfill {
+			out = append(out, v)
 		}
 	}
-	return out, nil
+	for _, vs := range vss {
+		slices.SortFunc(vs, func(a, b Version) int { return a.N - b.N })
+	}
+	return out, vss, nil
 }
 
 func groupTables(g []Version) []string {
@@ -192,7 +199,8 @@ func (s *Service) Swap(ctx context.Context, req SwapRequest) (Publish, error) {
 	if err != nil {
 		return Publish{}, err
 	}
-	group, err := s.group(ctx, req.Table, n)
+	released := s.releases()
+	group, vss, err := s.group(ctx, req.Table, n)
 	if err != nil {
 		return Publish{}, err
 	}
@@ -201,8 +209,11 @@ func (s *Service) Swap(ctx context.Context, req SwapRequest) (Publish, error) {
 		return Publish{}, err
 	}
 	defer unlock()
+	if s.releases() != released {
+		vss = nil // a swap, rollback or retirement finished meanwhile: read again
+	}
 	override := strings.TrimSpace(req.Override)
-	p, ok, err := s.swapAsRecorded(ctx, h, req, n, group, override)
+	p, ok, err := s.swapAsRecorded(ctx, h, req, n, group, vss, override)
 	if !ok {
 		p, err = s.swapAsInspected(ctx, h, req, n, group, override)
 	}
@@ -214,14 +225,18 @@ func (s *Service) Swap(ctx context.Context, req SwapRequest) (Publish, error) {
 	return p, nil
 }
 
-// swapAsRecorded plans the swap from the ledger, the normal case, where the engine agrees with
-// it: the intent is then written while the engine's catalog is read (speculate). It reports
-// false when the plan needs what the engine says (a refusal, a table changed outside trueup).
-func (s *Service) swapAsRecorded(ctx context.Context, h *holder, req SwapRequest, n int, group []Version, override string) (Publish, bool, error) {
+// swapAsRecorded plans the swap from the ledger's versions vss (read again when nil), the normal
+// case, where the engine agrees with it: the intent is then written while the engine's catalog
+// is read (speculate). It reports false when the plan needs what the engine says (a refusal, a
+// table changed outside trueup).
+func (s *Service) swapAsRecorded(ctx context.Context, h *holder, req SwapRequest, n int, group []Version,
+	vss map[string][]Version, override string) (Publish, bool, error) {
 	tables := groupTables(group)
-	vss, err := s.store.listMany(ctx, s.target, tables)
-	if err != nil {
-		return Publish{}, false, nil
+	if vss == nil {
+		var err error
+		if vss, err = s.store.listMany(ctx, s.target, tables); err != nil {
+			return Publish{}, false, nil
+		}
 	}
 	plan, err := s.planSwapFrom(req.Table, n, group, recordedStates(tables, vss), vss)
 	if err != nil || (plan.NeedsOverride && override == "") {

@@ -162,15 +162,17 @@ func (s Store) ByRun(ctx context.Context, target string, runID int64, backfill s
 		WHERE target = ? AND run_id = ? AND backfill = ? ORDER BY created_at, table_name`, target, runID, backfill)
 }
 
-// withRun returns version n of table and the other versions built by the same backfill run, in
-// the order ByRun gives, in one statement: the versions a swap of it publishes together. It is
-// empty when the ledger does not know the version.
-func (s Store) withRun(ctx context.Context, target, table string, n int) ([]Version, error) {
+// withRunTables returns, in one statement, every version of the tables that version n of table
+// is published with (those the same backfill run built, see ByRun; only table itself when no
+// run built it), ordered as ByRun orders them: a swap's group and what the ledger knows of its
+// tables. It is empty when the ledger does not know the version.
+func (s Store) withRunTables(ctx context.Context, target, table string, n int) ([]Version, error) {
 	return s.queryVersions(ctx, `WITH named (named_run, named_backfill) AS (
-			SELECT run_id, backfill FROM versions WHERE target = ? AND table_name = ? AND version = ?)
-		SELECT `+versionCols+` FROM versions, named WHERE target = ? AND ((table_name = ? AND version = ?)
-			OR (named_run <> 0 AND run_id = named_run AND backfill = named_backfill))
-		ORDER BY created_at, table_name`, target, table, n, target, table, n)
+			SELECT run_id, backfill FROM versions WHERE target = ? AND table_name = ? AND version = ?),
+		grp (grp_table) AS (SELECT table_name FROM versions, named WHERE target = ? AND ((table_name = ? AND version = ?)
+			OR (named_run <> 0 AND run_id = named_run AND backfill = named_backfill)))
+		SELECT `+versionCols+` FROM versions WHERE target = ? AND table_name IN (SELECT grp_table FROM grp)
+		ORDER BY created_at, table_name`, target, table, n, target, table, n, target)
 }
 
 func (s Store) queryVersions(ctx context.Context, query string, args ...any) ([]Version, error) {
