@@ -104,6 +104,13 @@ func tick(t *testing.T, m *Monitor, clock *FakeClock, runs chan *rules.Run, hhmm
 			if !clock.BlockUntil(1, 5*time.Second) {
 				t.Fatal("the monitor did not wait again after the run")
 			}
+			// the run hands over its results just before it stops counting as running: wait for
+			// that, or the next slot would find it still going and skip
+			for settle := time.Now().Add(5 * time.Second); m.busy(); time.Sleep(time.Millisecond) {
+				if time.Now().After(settle) {
+					t.Fatal("a run never finished")
+				}
+			}
 			return names
 		case <-deadline:
 			t.Fatalf("at %s the monitor neither ran nor settled", hhmm)
