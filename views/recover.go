@@ -106,7 +106,10 @@ func (s *Service) recoverIntent(ctx context.Context, p Publish) ([]Repair, error
 			}
 		}
 		if err := s.engine.RepointViews(ctx, rest); err != nil {
-			return nil, fmt.Errorf("views: recover %s #%d: finish the repoint: %w", p.Kind, p.ID, err)
+			// e.g. a version table dropped since: settle the intent rather than hold its tables
+			// on every start-up; the ledger follows the views and an operator decides
+			p.State, p.Detail = PublishAbandoned, fmt.Sprintf("recovered after a crash: some views had been repointed and the rest could not be (%v); the ledger follows the views", err)
+			break
 		}
 		p.State, p.Detail = PublishDone, "recovered after a crash: some views had been repointed; the rest were repointed now"
 	default:
