@@ -427,6 +427,16 @@ func TestDemoBackfill(t *testing.T) {
 			if flaky.maxInFlight > 2 {
 				t.Errorf("%d partitions at once, the file allows 2", flaky.maxInFlight)
 			}
+			// quick partitions are written several to a transaction once one has been timed
+			batches := 0
+			for _, c := range flaky.calls {
+				if strings.HasSuffix(c, "(batch)") {
+					batches++
+				}
+			}
+			if batches == 0 {
+				t.Errorf("no partitions were written in batches: %v", flaky.calls)
+			}
 		})
 	})
 }
@@ -442,6 +452,26 @@ type flakyEngine struct {
 	calls       []string
 	inFlight    int
 	maxInFlight int
+}
+
+// ReplacePartitions fails a batch holding the failing partition, as one transaction would,
+// without counting it as one of the failures: the runner then builds the batch one by one.
+func (f *flakyEngine) ReplacePartitions(ctx context.Context, table string, writes []tsql.PartitionWrite) ([]int64, error) {
+	f.mu.Lock()
+	fail := false
+	for _, w := range writes {
+		part := w.Window.Start.Format("2006-01-02")
+		f.calls = append(f.calls, table+" "+part+" (batch)")
+		fail = fail || (part == f.failOn && f.failures > 0)
+	}
+	f.inFlight++ // a batch is one worker's writes
+	f.maxInFlight = max(f.maxInFlight, f.inFlight)
+	f.mu.Unlock()
+	defer func() { f.mu.Lock(); f.inFlight--; f.mu.Unlock() }()
+	if fail {
+		return nil, errors.New("injected failure")
+	}
+	return f.Engine.ReplacePartitions(ctx, table, writes)
 }
 
 func (f *flakyEngine) ReplacePartition(ctx context.Context, table string, w tsql.Window, q string, args ...any) (int64, error) {

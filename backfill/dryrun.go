@@ -55,16 +55,25 @@ func (r *Runner) buildScratch(ctx context.Context, b *Backfill, parts []time.Tim
 		sql = tsql.RewriteTables(e.Dialect(), sql, rewrite)
 	}
 	var windows []tsql.Window
-	for _, p := range parts {
+	var writes []tsql.PartitionWrite
+	fail := func(err error) (string, string, []tsql.Window, error) {
+		e.DropTable(context.WithoutCancel(ctx), scratch)
+		return "", "", nil, err
+	}
+	for i, p := range parts {
 		w := window(b.Partition, typ, p, b.Grain)
 		windows = append(windows, w)
 		q, args, err := tsql.Expand(e.Dialect(), sql, w.Params())
-		if err == nil {
-			_, err = e.ReplacePartition(ctx, scratch, w, q, args...)
-		}
 		if err != nil {
-			e.DropTable(context.WithoutCancel(ctx), scratch)
-			return "", "", nil, fmt.Errorf("%s partition %s: %w", b.Table, formatPartition(p, b.Grain), err)
+			return fail(fmt.Errorf("%s partition %s: %w", b.Table, formatPartition(p, b.Grain), err))
+		}
+		writes = append(writes, tsql.PartitionWrite{Window: w, Query: q, Args: args})
+		// a commit per maxBatch partitions: a preview writes nothing anyone reads yet
+		if len(writes) == maxBatch || i == len(parts)-1 {
+			if _, err := e.ReplacePartitions(ctx, scratch, writes); err != nil {
+				return fail(fmt.Errorf("%s partitions %s..%s: %w", b.Table, formatPartition(writes[0].Window.Start, b.Grain), formatPartition(p, b.Grain), err))
+			}
+			writes = writes[:0]
 		}
 	}
 	return scratch, live, windows, nil

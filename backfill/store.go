@@ -259,18 +259,44 @@ func (s Store) markPrepared(ctx context.Context, runID int64, table string) erro
 	return err
 }
 
+// setPartitions checkpoints several partitions in one ledger transaction; rows, when given,
+// holds each one's row count.
+func (s Store) setPartitions(ctx context.Context, runID int64, table string, parts []string, state string, rows []int64) error {
+	return s.L.Tx(ctx, func(tx *dbsql.Tx) error {
+		for i, part := range parts {
+			var n int64
+			if rows != nil {
+				n = rows[i]
+			}
+			if err := s.setPartitionOn(ctx, tx, runID, table, part, state, n, ""); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 func (s Store) setPartition(ctx context.Context, runID int64, table, part, state string, rows int64, errText string) error {
+	return s.setPartitionOn(ctx, s.L.DB(), runID, table, part, state, rows, errText)
+}
+
+// execer is the ledger's pool or one of its transactions.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (dbsql.Result, error)
+}
+
+func (s Store) setPartitionOn(ctx context.Context, x execer, runID int64, table, part, state string, rows int64, errText string) error {
 	now := s.L.Now()
 	var err error
 	switch state {
 	case PartRunning:
-		_, err = s.L.DB().ExecContext(ctx, `UPDATE backfill_partitions SET state = ?, attempts = attempts + 1,
+		_, err = x.ExecContext(ctx, `UPDATE backfill_partitions SET state = ?, attempts = attempts + 1,
 			started_at = ?, finished_at = NULL, error = '' WHERE run_id = ? AND table_name = ? AND part = ?`, state, now, runID, table, part)
 	case PartPending:
-		_, err = s.L.DB().ExecContext(ctx, `UPDATE backfill_partitions SET state = ?, error = ''
+		_, err = x.ExecContext(ctx, `UPDATE backfill_partitions SET state = ?, error = ''
 			WHERE run_id = ? AND table_name = ? AND part = ?`, state, runID, table, part)
 	default:
-		_, err = s.L.DB().ExecContext(ctx, `UPDATE backfill_partitions SET state = ?, row_count = ?, finished_at = ?, error = ?
+		_, err = x.ExecContext(ctx, `UPDATE backfill_partitions SET state = ?, row_count = ?, finished_at = ?, error = ?
 			WHERE run_id = ? AND table_name = ? AND part = ?`, state, rows, now, errText, runID, table, part)
 	}
 	if err != nil {

@@ -250,6 +250,20 @@ func (e *chEngine) ReplacePartition(ctx context.Context, table string, w Window,
 	return AsInt64(res.Rows[0][0]), nil
 }
 
+// ReplacePartitions replaces each partition on its own: ClickHouse has no transaction to hold
+// several, and each REPLACE PARTITION is atomic.
+func (e *chEngine) ReplacePartitions(ctx context.Context, table string, writes []PartitionWrite) ([]int64, error) {
+	rows := make([]int64, len(writes))
+	for i, w := range writes {
+		n, err := e.ReplacePartition(ctx, table, w.Window, w.Query, w.Args...)
+		if err != nil {
+			return rows[:i], err
+		}
+		rows[i] = n
+	}
+	return rows, nil
+}
+
 func partitionText(w Window) string {
 	if w.Type == TypeTimestamp {
 		return w.Start.UTC().Format("2006-01-02 15:04:05")

@@ -212,21 +212,34 @@ func (e *duckEngine) inTx(ctx context.Context, fn func(tx *dbsql.Tx) error) erro
 }
 
 func (e *duckEngine) ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) (int64, error) {
+	rows, err := e.ReplacePartitions(ctx, table, []PartitionWrite{{Window: w, Query: query, Args: args}})
+	if err != nil {
+		return 0, err
+	}
+	return rows[0], nil
+}
+
+// ReplacePartitions deletes and inserts each partition in one transaction: one commit for all.
+func (e *duckEngine) ReplacePartitions(ctx context.Context, table string, writes []PartitionWrite) ([]int64, error) {
 	d := e.dialect
 	t := d.QuoteRelation(table)
-	in, inArgs := inWindows(d, w.Column, []Window{w})
-	var rows int64
+	rows := make([]int64, len(writes))
 	err := e.inTx(ctx, func(tx *dbsql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE "+in, inArgs...); err != nil {
-			return fmt.Errorf("replace partition of %s: %w", table, err)
+		for i, w := range writes {
+			in, inArgs := inWindows(d, w.Window.Column, []Window{w.Window})
+			if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE "+in, inArgs...); err != nil {
+				return fmt.Errorf("replace partition of %s: %w", table, err)
+			}
+			ins := "INSERT INTO " + t + " BY NAME SELECT * FROM (\n" + w.Query + "\n) AS q WHERE " + in
+			res, err := tx.ExecContext(ctx, ins, append(append([]any{}, w.Args...), inArgs...)...)
+			if err != nil {
+				return fmt.Errorf("replace partition of %s: %w", table, err)
+			}
+			if rows[i], err = res.RowsAffected(); err != nil {
+				return err
+			}
 		}
-		ins := "INSERT INTO " + t + " BY NAME SELECT * FROM (" + query + ") AS q WHERE " + in
-		res, err := tx.ExecContext(ctx, ins, append(append([]any{}, args...), inArgs...)...)
-		if err != nil {
-			return fmt.Errorf("replace partition of %s: %w", table, err)
-		}
-		rows, err = res.RowsAffected()
-		return err
+		return nil
 	})
 	return rows, err
 }

@@ -196,6 +196,34 @@ func TestEngine(t *testing.T) {
 			}
 		})
 
+		t.Run("replace_partitions_writes_each_from_its_own_window", func(t *testing.T) {
+			if err := e.CreateTableAs(ctx, "sales4", "d", []string{"id"}, "SELECT * FROM sales"); err != nil {
+				t.Fatal(err)
+			}
+			var writes []tsql.PartitionWrite
+			for _, from := range []string{"2026-07-10", "2026-07-11"} {
+				w := tsql.Window{Column: "d", Type: tsql.TypeDate, Start: day(from), End: day(from).AddDate(0, 0, 1)}
+				// the transform reads a window of two days: only its own partition's rows land
+				q, args, err := tsql.Expand(d, "SELECT id + 100 AS id, d, name, amount, score, ts FROM sales WHERE d >= $start AND d < $end + INTERVAL 1 DAY", w.Params())
+				if err != nil {
+					t.Fatal(err)
+				}
+				writes = append(writes, tsql.PartitionWrite{Window: w, Query: q, Args: args})
+			}
+			for i := 0; i < 2; i++ {
+				n, err := e.ReplacePartitions(ctx, "sales4", writes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !cmp.Equal(n, []int64{2, 1}) { // sales has 2 rows on 07-10, 1 on 07-11
+					t.Errorf("replace reported %v rows, want [2 1]", n)
+				}
+			}
+			if got := ids(t, e, "SELECT id FROM sales4 ORDER BY id"); !cmp.Equal(got, []int64{4, 101, 102, 103}) {
+				t.Errorf("after replacing twice: %v", got)
+			}
+		})
+
 		t.Run("copy_partitions_skips_excluded", func(t *testing.T) {
 			if err := e.CreateTableLike(ctx, "sales3", "sales"); err != nil {
 				t.Fatal(err)

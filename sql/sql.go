@@ -136,6 +136,13 @@ func (w Window) Params() map[string]Param {
 	return map[string]Param{"start": Date(w.Start), "end": Date(w.End)}
 }
 
+// PartitionWrite is the rows of one partition: query, with args, read inside Window.
+type PartitionWrite struct {
+	Window Window
+	Query  string
+	Args   []any
+}
+
 // ViewPoint says which relation a view should read from.
 type ViewPoint struct {
 	View  string
@@ -204,6 +211,10 @@ type Engine interface {
 	// readers see all of the old partition or all of the new one, and rerunning gives the same
 	// result. It returns how many rows the partition now holds.
 	ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) (int64, error)
+	// ReplacePartitions replaces several partitions as ReplacePartition does each, at the cost of
+	// one commit where the engine has transactions (then all of them or none), else one by one.
+	// It returns how many rows each partition now holds.
+	ReplacePartitions(ctx context.Context, table string, writes []PartitionWrite) ([]int64, error)
 	// CopyPartitions copies every partition of src outside the excluded windows into dst,
 	// by the engine's cheapest means.
 	CopyPartitions(ctx context.Context, dst, src string, column string, exclude []Window) error
