@@ -19,39 +19,44 @@ type VersionInfo struct {
 	HasLiveCompare bool
 }
 
+// versionJSON is the flat shape of `trueup versions --format json`, written by MarshalJSON and
+// read back by UnmarshalJSON (the CLI with --server).
+type versionJSON struct {
+	Version        string          `json:"version"`
+	State          string          `json:"state"`
+	Live           bool            `json:"live"`
+	RollbackTarget bool            `json:"rollback_target"`
+	Exists         bool            `json:"exists"`
+	Relation       string          `json:"relation"`
+	BuiltBy        string          `json:"built_by"`
+	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+	Backfill       string          `json:"backfill,omitempty"`
+	RunID          int64           `json:"run_id,omitempty"`
+	Rows           int64           `json:"rows"`
+	Checksum       string          `json:"checksum"`
+	DiffVsLive     *diffVsLiveJSON `json:"diff_vs_live,omitempty"`
+	Validation     json.RawMessage `json:"validation,omitempty"`
+	OverrideBy     string          `json:"override_by,omitempty"`
+	OverrideReason string          `json:"override_reason,omitempty"`
+}
+
+type diffVsLiveJSON struct {
+	Rows          int64 `json:"rows"`
+	ChecksumEqual bool  `json:"checksum_equal"`
+	DiffID        int64 `json:"diff_id,omitempty"`
+}
+
 // MarshalJSON gives the flat shape of `trueup versions --format json`.
 func (v VersionInfo) MarshalJSON() ([]byte, error) {
-	type diff struct {
-		Rows          int64 `json:"rows"`
-		ChecksumEqual bool  `json:"checksum_equal"`
-		DiffID        int64 `json:"diff_id,omitempty"`
-	}
-	out := struct {
-		Version        string          `json:"version"`
-		State          string          `json:"state"`
-		Live           bool            `json:"live"`
-		RollbackTarget bool            `json:"rollback_target"`
-		Exists         bool            `json:"exists"`
-		Relation       string          `json:"relation"`
-		BuiltBy        string          `json:"built_by"`
-		CreatedAt      time.Time       `json:"created_at"`
-		UpdatedAt      time.Time       `json:"updated_at"`
-		Backfill       string          `json:"backfill,omitempty"`
-		RunID          int64           `json:"run_id,omitempty"`
-		Rows           int64           `json:"rows"`
-		Checksum       string          `json:"checksum"`
-		DiffVsLive     *diff           `json:"diff_vs_live,omitempty"`
-		Validation     json.RawMessage `json:"validation,omitempty"`
-		OverrideBy     string          `json:"override_by,omitempty"`
-		OverrideReason string          `json:"override_reason,omitempty"`
-	}{
+	out := versionJSON{
 		Version: v.Name(), State: v.State, Live: v.Live, RollbackTarget: v.RollbackTarget, Exists: v.Exists,
 		Relation: v.Physical(), BuiltBy: v.BuiltBy, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
 		Backfill: v.Backfill, RunID: v.RunID, Rows: v.Rows, Checksum: v.Checksum, Validation: v.Validation,
 		OverrideBy: v.OverrideBy, OverrideReason: v.OverrideReason,
 	}
 	if v.HasLiveCompare {
-		out.DiffVsLive = &diff{Rows: v.RowsVsLive, ChecksumEqual: v.SameAsLive, DiffID: v.DiffID}
+		out.DiffVsLive = &diffVsLiveJSON{Rows: v.RowsVsLive, ChecksumEqual: v.SameAsLive, DiffID: v.DiffID}
 	}
 	return json.Marshal(out)
 }

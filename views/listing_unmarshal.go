@@ -3,36 +3,13 @@ package views
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 )
 
 // UnmarshalJSON reads the flat shape MarshalJSON writes, so that a client of the JSON API (the
 // CLI with --server) gets back the VersionInfo a local command prints. Target is not part of
 // that shape and stays empty.
 func (v *VersionInfo) UnmarshalJSON(data []byte) error {
-	var in struct {
-		Version        string          `json:"version"`
-		State          string          `json:"state"`
-		Live           bool            `json:"live"`
-		RollbackTarget bool            `json:"rollback_target"`
-		Exists         bool            `json:"exists"`
-		Relation       string          `json:"relation"`
-		BuiltBy        string          `json:"built_by"`
-		CreatedAt      time.Time       `json:"created_at"`
-		UpdatedAt      time.Time       `json:"updated_at"`
-		Backfill       string          `json:"backfill"`
-		RunID          int64           `json:"run_id"`
-		Rows           int64           `json:"rows"`
-		Checksum       string          `json:"checksum"`
-		Validation     json.RawMessage `json:"validation"`
-		OverrideBy     string          `json:"override_by"`
-		OverrideReason string          `json:"override_reason"`
-		DiffVsLive     *struct {
-			Rows          int64 `json:"rows"`
-			ChecksumEqual bool  `json:"checksum_equal"`
-			DiffID        int64 `json:"diff_id"`
-		} `json:"diff_vs_live"`
-	}
+	var in versionJSON
 	if err := json.Unmarshal(data, &in); err != nil {
 		return err
 	}
