@@ -147,8 +147,14 @@ func (p *plan) sampleOneSided(ctx context.Context, parts []*Partition) (int64, e
 		for j, c := range p.compared {
 			sel[j] = d.Quote(c.side(new).Name)
 		}
+		// the first rows by key, so the same diff shows the same samples every time
+		order := make([]string, len(p.key))
+		for j, c := range p.key {
+			order[j] = d.Quote(c.side(new).Name)
+		}
 		text := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(side.Relation) +
-			where(p.partFilter(d, b, new, []any{pt.value}), p.keyNotNull(d, new)) + fmt.Sprintf(" LIMIT %d", p.spec.samples())
+			where(p.partFilter(d, b, new, []any{pt.value}), p.keyNotNull(d, new)) +
+			" ORDER BY " + strings.Join(order, ", ") + fmt.Sprintf(" LIMIT %d", p.spec.samples())
 		q, args, err := b.expand(d, text)
 		if err != nil {
 			return read, err
