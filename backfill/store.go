@@ -212,16 +212,7 @@ func (s Store) Runs(ctx context.Context, limit, offset int) ([]*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return ledger.Collect(rows, scanRun)
 }
 
 // Partitions lists a run's checkpoints in build order.

@@ -224,3 +224,20 @@ func (l *Ledger) SchemaVersion(ctx context.Context) (int, error) {
 	err := l.db.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v)
 	return v, err
 }
+
+// Scanner is a row, or the current row of a result set.
+type Scanner = interface{ Scan(...any) error }
+
+// Collect reads every row of rows with scan, then closes rows.
+func Collect[T any](rows *dbsql.Rows, scan func(Scanner) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

@@ -285,16 +285,11 @@ func (o *Outbox) query(ctx context.Context, where string, args ...any) ([]Delive
 	if err != nil {
 		return nil, fmt.Errorf("notices: outbox: %w", err)
 	}
-	defer rows.Close()
-	var out []Delivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, fmt.Errorf("notices: outbox: %w", err)
-		}
-		out = append(out, d)
+	out, err := ledger.Collect(rows, scanDelivery)
+	if err != nil {
+		return nil, fmt.Errorf("notices: outbox: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Deliveries lists the deliveries of a notice (all deliveries for id 0), oldest first.

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"trueup/ledger"
 )
 
 // queryer is the pool or a transaction.
@@ -165,16 +167,11 @@ func listNotices(ctx context.Context, q queryer) ([]Notice, error) {
 	if err != nil {
 		return nil, fmt.Errorf("notices: list: %w", err)
 	}
-	defer rows.Close()
-	var out []Notice
-	for rows.Next() {
-		n, err := scanNotice(rows)
-		if err != nil {
-			return nil, fmt.Errorf("notices: list: %w", err)
-		}
-		out = append(out, n)
+	out, err := ledger.Collect(rows, scanNotice)
+	if err != nil {
+		return nil, fmt.Errorf("notices: list: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func setState(ctx context.Context, q queryer, id int64, to State, at time.Time) error {

@@ -184,16 +184,11 @@ func (s *Store) History(ctx context.Context, rule string, limit int) ([]Result, 
 	if err != nil {
 		return nil, fmt.Errorf("rules: history of %s: %w", rule, err)
 	}
-	defer rows.Close()
-	var out []Result
-	for rows.Next() {
-		r, err := scanResult(rows)
-		if err != nil {
-			return nil, fmt.Errorf("rules: history of %s: %w", rule, err)
-		}
-		out = append(out, r)
+	out, err := ledger.Collect(rows, scanResult)
+	if err != nil {
+		return nil, fmt.Errorf("rules: history of %s: %w", rule, err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Latest returns the newest result of every rule that has one, by rule name.

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"trueup/ledger"
 )
 
 // Kinds of publish.
@@ -130,16 +132,7 @@ func (s *Service) queryPublishes(ctx context.Context, where string, args ...any)
 	if err != nil {
 		return nil, fmt.Errorf("views: swaps: %w", err)
 	}
-	defer rows.Close()
-	var out []Publish
-	for rows.Next() {
-		p, err := scanPublish(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return ledger.Collect(rows, scanPublish)
 }
 
 // History lists the swaps and rollbacks that moved table, newest first (limit ≤ 0: all).

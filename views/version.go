@@ -184,16 +184,7 @@ func (s Store) queryVersions(ctx context.Context, query string, args ...any) ([]
 	if err != nil {
 		return nil, fmt.Errorf("views: versions: %w", err)
 	}
-	defer rows.Close()
-	var out []Version
-	for rows.Next() {
-		v, err := scanVersion(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return ledger.Collect(rows, scanVersion)
 }
 
 // adopt records a version found in the engine that the ledger does not know, unless a record
