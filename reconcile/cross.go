@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	tsql "trueup/sql"
 )
@@ -77,33 +76,22 @@ func (p *plan) rowDiffAcross(ctx context.Context, df *differ, parts []*Partition
 		return 0, nil
 	}
 
-	type sideRows struct {
-		rows [][]any
-		err  error
-	}
-	var got [2]sideRows
-	var wg sync.WaitGroup
-	for s, new := range []bool{false, true} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			got[s].rows, got[s].err = p.readBuckets(ctx, new, leaves)
-		}()
-	}
-	wg.Wait()
-	for _, g := range got {
-		if g.err != nil {
-			return 0, g.err
-		}
+	var got [2][][]any
+	err := onBothSides(func(s int, new bool) (err error) {
+		got[s], err = p.readBuckets(ctx, new, leaves)
+		return err
+	})
+	if err != nil {
+		return 0, err
 	}
 	type keyed struct {
 		key string
 		new bool
 		row []any
 	}
-	all := make([]keyed, 0, len(got[0].rows)+len(got[1].rows))
+	all := make([]keyed, 0, len(got[0])+len(got[1]))
 	for s, g := range got {
-		for _, r := range g.rows {
+		for _, r := range g {
 			all = append(all, keyed{df.groupKey(r), s == 1, r})
 		}
 	}
@@ -160,55 +148,46 @@ func (p *plan) splitBuckets(ctx context.Context, units []bucket, factor uint64) 
 		hash  uint64
 	}
 	var res [2]map[string]stat
-	var errs [2]error
-	var wg sync.WaitGroup
-	for s, new := range []bool{false, true} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			side := p.side(new)
-			d := side.Engine.Dialect()
-			b := newBinder()
-			pcol := "0"
-			if p.part != nil {
-				pcol = d.Quote(p.part.side(new).Name)
-			}
-			values := make([]any, 0, len(units))
-			for _, u := range units {
-				values = append(values, u.part)
-			}
-			inner := "SELECT " + pcol + " AS " + d.Quote("__p") + ", " + p.keyHash(d, new) + " AS " + d.Quote("__kh") + ", " +
-				p.rowHash(d, new) + " AS " + d.Quote("__h") + " FROM " + d.QuoteRelation(side.Relation) +
-				where(p.partFilter(d, b, new, values), p.keyNotNull(d, new))
-			kh := d.Quote("__kh")
-			text := fmt.Sprintf("SELECT %s, %s %% %d, count(*), %s FROM (%s) AS t%s GROUP BY %s, %s %% %d",
-				d.Quote("__p"), kh, mod, d.HashSum(d.Quote("__h")), inner,
-				where(p.bucketCondition(d, b, d.Quote("__p"), kh, units)), d.Quote("__p"), kh, mod)
-			q, args, err := b.expand(d, text)
-			if err != nil {
-				errs[s] = err
-				return
-			}
-			m := map[string]stat{}
-			err = side.Engine.Each(ctx, q, args, func(row []any) error {
-				st := stat{b: tsql.AsUint64(row[1]), count: tsql.AsInt64(row[2]), hash: tsql.AsUint64(row[3])}
-				if p.part != nil {
-					st.part = partValue(p.part.Old.Kind, row[0])
-				}
-				m[valueKey(st.part)+"/"+strconv.FormatUint(st.b, 10)] = st
-				return nil
-			})
-			if err != nil {
-				errs[s] = fmt.Errorf("reconcile: bucket checksums of %s: %w", side.Relation, err)
-			}
-			res[s] = m
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	err := onBothSides(func(s int, new bool) error {
+		side := p.side(new)
+		d := side.Engine.Dialect()
+		b := newBinder()
+		pcol := "0"
+		if p.part != nil {
+			pcol = d.Quote(p.part.side(new).Name)
 		}
+		values := make([]any, 0, len(units))
+		for _, u := range units {
+			values = append(values, u.part)
+		}
+		inner := "SELECT " + pcol + " AS " + d.Quote("__p") + ", " + p.keyHash(d, new) + " AS " + d.Quote("__kh") + ", " +
+			p.rowHash(d, new) + " AS " + d.Quote("__h") + " FROM " + d.QuoteRelation(side.Relation) +
+			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new))
+		kh := d.Quote("__kh")
+		text := fmt.Sprintf("SELECT %s, %s %% %d, count(*), %s FROM (%s) AS t%s GROUP BY %s, %s %% %d",
+			d.Quote("__p"), kh, mod, d.HashSum(d.Quote("__h")), inner,
+			where(p.bucketCondition(d, b, d.Quote("__p"), kh, units)), d.Quote("__p"), kh, mod)
+		q, args, err := b.expand(d, text)
+		if err != nil {
+			return err
+		}
+		m := map[string]stat{}
+		res[s] = m
+		err = side.Engine.Each(ctx, q, args, func(row []any) error {
+			st := stat{b: tsql.AsUint64(row[1]), count: tsql.AsInt64(row[2]), hash: tsql.AsUint64(row[3])}
+			if p.part != nil {
+				st.part = partValue(p.part.Old.Kind, row[0])
+			}
+			m[valueKey(st.part)+"/"+strconv.FormatUint(st.b, 10)] = st
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("reconcile: bucket checksums of %s: %w", side.Relation, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	var out []bucket
 	for k, o := range res[0] {

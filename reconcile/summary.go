@@ -106,33 +106,42 @@ func (p *plan) summarize(ctx context.Context) ([2]map[string]*summary, error) {
 		}
 		return out, nil
 	}
+	err := onBothSides(func(s int, new bool) error {
+		side := p.side(new)
+		d := side.Engine.Dialect()
+		b := newBinder()
+		q, args, err := b.expand(d, p.summarySelect(d, b, new, false))
+		if err != nil {
+			return err
+		}
+		m := map[string]*summary{}
+		out[s] = m
+		err = side.Engine.Each(ctx, q, args, func(row []any) error {
+			p.addSummary(m, row)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("reconcile: summarise %s: %w", side.Relation, err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// onBothSides runs fn for the old side (0) and the new side (1) at once, each in its own engine,
+// and returns their errors joined.
+func onBothSides(fn func(s int, new bool) error) error {
 	var errs [2]error
 	var wg sync.WaitGroup
 	for s, new := range []bool{false, true} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			side := p.side(new)
-			d := side.Engine.Dialect()
-			b := newBinder()
-			q, args, err := b.expand(d, p.summarySelect(d, b, new, false))
-			if err != nil {
-				errs[s] = err
-				return
-			}
-			m := map[string]*summary{}
-			err = side.Engine.Each(ctx, q, args, func(row []any) error {
-				p.addSummary(m, row)
-				return nil
-			})
-			if err != nil {
-				errs[s] = fmt.Errorf("reconcile: summarise %s: %w", side.Relation, err)
-			}
-			out[s] = m
+			errs[s] = fn(s, new)
 		}()
 	}
 	wg.Wait()
-	return out, errors.Join(errs[:]...)
+	return errors.Join(errs[:]...)
 }
 
 // summarySelect is the partition scan of one side: [side,] partition, count, NULL keys, measure
