@@ -219,17 +219,26 @@ func (e *duckEngine) ReplacePartition(ctx context.Context, table string, w Windo
 	return rows[0], nil
 }
 
-// ReplacePartitions deletes and inserts each partition in one transaction: one commit for all.
+// ReplacePartitions deletes the partitions (one statement; their windows do not overlap) and
+// inserts each one's rows, in one transaction: one commit for all.
 func (e *duckEngine) ReplacePartitions(ctx context.Context, table string, writes []PartitionWrite) ([]int64, error) {
+	if len(writes) == 0 {
+		return nil, nil
+	}
 	d := e.dialect
 	t := d.QuoteRelation(table)
 	rows := make([]int64, len(writes))
+	windows := make([]Window, len(writes))
+	for i, w := range writes {
+		windows[i] = w.Window
+	}
 	err := e.inTx(ctx, func(tx *dbsql.Tx) error {
+		all, allArgs := inWindows(d, windows[0].Column, windows)
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE "+all, allArgs...); err != nil {
+			return fmt.Errorf("replace partition of %s: %w", table, err)
+		}
 		for i, w := range writes {
 			in, inArgs := inWindows(d, w.Window.Column, []Window{w.Window})
-			if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE "+in, inArgs...); err != nil {
-				return fmt.Errorf("replace partition of %s: %w", table, err)
-			}
 			ins := "INSERT INTO " + t + " BY NAME SELECT * FROM (\n" + w.Query + "\n) AS q WHERE " + in
 			res, err := tx.ExecContext(ctx, ins, append(append([]any{}, w.Args...), inArgs...)...)
 			if err != nil {
