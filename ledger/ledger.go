@@ -34,6 +34,7 @@ type Ledger struct {
 
 	mu       sync.Mutex
 	prepared map[string]*dbsql.Stmt
+	id       string
 }
 
 // Option configures Open.
@@ -63,6 +64,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Ledger, error) {
 	if err := l.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("ledger: %s: %w", path, err)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT id FROM ledger_identity").Scan(&l.id); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("ledger: %s: identity: %w", path, err)
 	}
 	return l, nil
 }
@@ -107,6 +112,9 @@ func (l *Ledger) In(ctx context.Context, tx *dbsql.Tx, query string) (*dbsql.Stm
 	}
 	return tx.StmtContext(ctx, st), nil
 }
+
+// ID is the ledger's identity, made once when the file was created (or brought to schema 8).
+func (l *Ledger) ID() string { return l.id }
 
 // Path is the state file's path.
 func (l *Ledger) Path() string { return l.path }

@@ -414,7 +414,7 @@ func (chDialect) Bind(p Param) (string, any) {
 }
 
 func (chDialect) Literal(p Param) (string, error) {
-	return literal(p, "toDate('%s')", "toDateTime('%s', 'UTC')")
+	return literal(p, "toDate('%s')", "toDateTime('%s', 'UTC')", true)
 }
 
 func (d chDialect) Normalize(c Column, scale int) string {

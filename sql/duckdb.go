@@ -274,6 +274,58 @@ func (e *duckEngine) RepointViews(ctx context.Context, points []ViewPoint) error
 	})
 }
 
+// RepointNoted checks, repoints and notes the views in one transaction: the check reads the
+// catalog inside it, and the repoint is one multi-statement call (a view and its comment each).
+func (e *duckEngine) RepointNoted(ctx context.Context, points []NotedPoint) error {
+	names := make([]string, len(points))
+	for i, p := range points {
+		names[i] = p.View
+	}
+	return e.inTx(ctx, func(tx *dbsql.Tx) error {
+		entries, err := viewCatalog(ctx, e.dialect, func(q catalogQuery) ([][]any, error) {
+			var rows [][]any
+			err := e.eachOn(ctx, tx, q.sql, q.args, nil, func(r []any) error {
+				rows = append(rows, append([]any(nil), r...))
+				return nil
+			})
+			return rows, err
+		}, names, nil)
+		if err != nil {
+			return fmt.Errorf("repoint views: %w", err)
+		}
+		reads := map[string]string{}
+		for _, c := range entries {
+			switch {
+			case !c.View:
+				reads[c.Name] = "(a table)"
+			case c.SourceErr != nil:
+				reads[c.Name] = "(" + c.SourceErr.Error() + ")"
+			default:
+				reads[c.Name] = c.Source
+			}
+		}
+		stmts := make([]string, 0, 2*len(points))
+		for _, p := range points {
+			if got, ok := reads[p.View]; got != p.From || ok != (p.From != "") {
+				if !ok {
+					got = "(nothing: it does not exist)"
+				}
+				return fmt.Errorf("repoint views: %s reads %s, not %s: %w", p.View, got, p.From, ErrViewMoved)
+			}
+			note, err := e.dialect.Literal(Param{Type: TypeString, Value: encodeViewNote(p.View, p.Table, p.Note)})
+			if err != nil {
+				return err
+			}
+			stmts = append(stmts, e.dialect.RepointStatements([]ViewPoint{p.ViewPoint}, nil, "")[0],
+				"COMMENT ON VIEW "+e.dialect.QuoteRelation(p.View)+" IS "+note)
+		}
+		if _, err := tx.ExecContext(ctx, strings.Join(stmts, ";\n")); err != nil {
+			return fmt.Errorf("repoint views: %w", err)
+		}
+		return nil
+	})
+}
+
 func (e *duckEngine) DropTable(ctx context.Context, table string) error {
 	return e.Exec(ctx, e.dialect.Drop(table, false))
 }
@@ -338,9 +390,13 @@ func (duckDialect) Bind(p Param) (string, any) {
 	return "?", p.Value
 }
 
-func (duckDialect) Literal(p Param) (string, error) { return literal(p, "DATE '%s'", "TIMESTAMP '%s'") }
+// DuckDB's string literals have no escapes but the doubled quote: a backslash is itself.
+func (duckDialect) Literal(p Param) (string, error) {
+	return literal(p, "DATE '%s'", "TIMESTAMP '%s'", false)
+}
 
-func literal(p Param, dateFmt, tsFmt string) (string, error) {
+// literal renders p as a literal; escapes says backslashes escape in the engine's strings.
+func literal(p Param, dateFmt, tsFmt string, escapes bool) (string, error) {
 	switch v := p.Value.(type) {
 	case time.Time:
 		if p.Type == TypeTimestamp {
@@ -348,7 +404,10 @@ func literal(p Param, dateFmt, tsFmt string) (string, error) {
 		}
 		return fmt.Sprintf(dateFmt, v.Format("2006-01-02")), nil
 	case string:
-		return "'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), "'", "''") + "'", nil
+		if escapes {
+			v = strings.ReplaceAll(v, `\`, `\\`)
+		}
+		return "'" + strings.ReplaceAll(v, "'", "''") + "'", nil
 	case int64:
 		return strconv.FormatInt(v, 10), nil
 	case float64:

@@ -2,6 +2,7 @@ package sql_test
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"testing"
 
@@ -39,4 +40,86 @@ func TestViewCatalog(t *testing.T) {
 			t.Errorf("catalog (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// TestRepointNoted: DuckDB checks, repoints and notes views in one transaction. The note comes
+// back with the catalog (quotes and backslashes intact); a view that reads something else than
+// expected stops the whole repoint with ErrViewMoved and nothing changes; a view replaced or
+// renamed outside trueup is read from its definition, not from a note it lost or carried along.
+func TestRepointNoted(t *testing.T) {
+	ctx := context.Background()
+	e := sqltest.Open(t, sqltest.DuckDBURL(t))
+	nr, ok := e.(tsql.NotedRepointer)
+	if !ok {
+		t.Fatal("the DuckDB engine does not repoint with notes")
+	}
+	cols := []tsql.Column{{Name: "id", Kind: tsql.TypeInt}}
+	for _, table := range []string{"a__v1", "a__v2", "b__v1", "b__v2"} {
+		if err := e.CreateTable(ctx, table, cols, "", []string{"id"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "a", Table: "a__v1"}}); err != nil {
+		t.Fatal(err)
+	}
+	catalog := func() map[string]tsql.CatalogEntry {
+		t.Helper()
+		got, err := tsql.ViewCatalog(ctx, e, []string{"a", "b", "c"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]tsql.CatalogEntry{}
+		for _, c := range got {
+			out[c.Name] = c
+		}
+		return out
+	}
+	note := `{"actor":"O'Brien","reason":"C:\new\table"}`
+	point := func(view, from, to string) tsql.NotedPoint {
+		return tsql.NotedPoint{ViewPoint: tsql.ViewPoint{View: view, Table: to}, From: from, Note: note + view}
+	}
+
+	// b does not exist yet: From "" says so.
+	if err := nr.RepointNoted(ctx, []tsql.NotedPoint{point("a", "a__v1", "a__v2"), point("b", "", "b__v1")}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]tsql.CatalogEntry{
+		"a": {Relation: tsql.Relation{Name: "a", View: true}, Source: "a__v2", Note: note + "a"},
+		"b": {Relation: tsql.Relation{Name: "b", View: true}, Source: "b__v1", Note: note + "b"},
+	}
+	if diff := cmp.Diff(want, catalog()); diff != "" {
+		t.Fatalf("after the noted repoint (-want +got):\n%s", diff)
+	}
+
+	// Expecting a to read a__v1 (it reads a__v2): refused, and b is not moved either.
+	err := nr.RepointNoted(ctx, []tsql.NotedPoint{point("b", "b__v1", "b__v2"), point("a", "a__v1", "a__v2")})
+	if !errors.Is(err, tsql.ErrViewMoved) {
+		t.Fatalf("stale expectation: %v, want ErrViewMoved", err)
+	}
+	// Expecting c to exist, and a version table that does not exist: refused too.
+	if err := nr.RepointNoted(ctx, []tsql.NotedPoint{point("c", "c__v1", "c__v2")}); !errors.Is(err, tsql.ErrViewMoved) {
+		t.Fatalf("missing view: %v, want ErrViewMoved", err)
+	}
+	if err := nr.RepointNoted(ctx, []tsql.NotedPoint{point("b", "b__v1", "b__v2"), point("a", "a__v2", "a__v9")}); err == nil {
+		t.Fatal("repoint to a missing table went through")
+	}
+	if diff := cmp.Diff(want, catalog()); diff != "" {
+		t.Fatalf("a refused repoint changed something (-want +got):\n%s", diff)
+	}
+
+	// Replaced outside trueup: the note is gone with the old view; renamed: the note names
+	// another view. Both are read from their definitions.
+	if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "a", Table: "a__v1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Exec(ctx, `ALTER VIEW b RENAME TO c`); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]tsql.CatalogEntry{
+		"a": {Relation: tsql.Relation{Name: "a", View: true}, Source: "a__v1"},
+		"c": {Relation: tsql.Relation{Name: "c", View: true}, Source: "b__v1"},
+	}
+	if diff := cmp.Diff(want, catalog()); diff != "" {
+		t.Fatalf("views changed outside trueup (-want +got):\n%s", diff)
+	}
 }

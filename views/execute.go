@@ -11,12 +11,16 @@ import (
 	tsql "trueup/sql"
 )
 
-// execute carries out a planned publish whose tables the caller holds: intent in the ledger,
-// one Engine.RepointViews call, outcome in the ledger. The ledger and the warehouse are separate
-// databases (even when both are DuckDB files), so the view change cannot commit in the ledger's
-// transaction; the intent and the outcome bracket it, and Recover settles an intent left without
-// an outcome by a crash.
+// execute carries out a planned publish whose tables the caller holds. On an engine that notes
+// its views it is executeNoted. Elsewhere: intent in the ledger, one Engine.RepointViews call,
+// outcome in the ledger. The ledger and the warehouse are separate databases, so the view change
+// cannot commit in the ledger's transaction; the intent and the outcome bracket it, and Recover
+// settles an intent left without an outcome by a crash.
 func (s *Service) execute(ctx context.Context, h *holder, p Publish, gate []GateCheck) (Publish, error) {
+	if nr, ok := s.noted(); ok {
+		p, _, err := s.executeNoted(ctx, nr, p, gate, false)
+		return p, err
+	}
 	if err := s.recordIntent(ctx, h, &p); err != nil {
 		return p, err
 	}
@@ -31,11 +35,9 @@ func (s *Service) recordIntent(ctx context.Context, h *holder, p *Publish) error
 	// ends and the duration.
 	err := s.ledger.Tx(ctx, func(tx *dbsql.Tx) error { return s.insertIntent(ctx, tx, p) })
 	if err != nil {
-		// Another Service on this ledger may hold a table through its lock row.
-		for _, c := range p.Changes {
-			if held, herr := s.ledgerHolder(ctx, c.Table); herr == nil && held != nil {
-				return held
-			}
+		// A lock row may hold a table: an intent a crash left.
+		if held, herr := s.ledgerHolder(ctx, p.Tables()...); herr == nil && held != nil {
+			return held
 		}
 		return fmt.Errorf("views: %s %s: %w", p.Kind, p.Table, err)
 	}
@@ -64,7 +66,7 @@ func (s *Service) complete(ctx context.Context, p Publish, gate []GateCheck) (Pu
 		p = s.settleFailure(ctx, p, repointErr)
 	}
 	p.FinishedAt = s.ledger.Now()
-	if err := s.recordOutcome(ctx, p, gate); err != nil {
+	if err := s.recordOutcome(ctx, &p, gate, false); err != nil {
 		return p, err
 	}
 	if p.State != PublishDone {
@@ -106,24 +108,25 @@ func (s *Service) settleFailure(ctx context.Context, p Publish, cause error) Pub
 }
 
 // recordOutcome writes p's outcome: its state, the versions' states, the released locks and the
-// audit entries, in one ledger transaction.
-func (s *Service) recordOutcome(ctx context.Context, p Publish, gate []GateCheck) error {
+// audit entries, in one ledger transaction. With fresh, p has no intent in the ledger (it was
+// carried out with notes): its row is written now, and p gets its id.
+func (s *Service) recordOutcome(ctx context.Context, p *Publish, gate []GateCheck, fresh bool) error {
 	err := s.ledger.Tx(ctx, func(tx *dbsql.Tx) error {
-		if err := s.finishPublish(ctx, tx, p); err != nil {
+		if err := s.writeOutcome(ctx, tx, p, fresh); err != nil {
 			return err
 		}
 		outcome := ledger.OutcomeFailed
 		if p.State == PublishDone {
 			outcome = ledger.OutcomeOK
-			if err := s.applyStates(ctx, tx, p, gate); err != nil {
+			if err := s.applyStates(ctx, tx, *p, gate); err != nil {
 				return err
 			}
 		}
-		if _, err := s.ledger.AuditTx(ctx, tx, s.auditEntry(p, outcome, gate)); err != nil {
+		if _, err := s.ledger.AuditTx(ctx, tx, s.auditEntry(*p, outcome, gate)); err != nil {
 			return err
 		}
 		if p.State == PublishDone && p.OverrideBy != "" {
-			e := s.auditEntry(p, ledger.OutcomeOK, gate)
+			e := s.auditEntry(*p, ledger.OutcomeOK, gate)
 			e.Action, e.Detail = "view.override", p.OverrideReason
 			if _, err := s.ledger.AuditTx(ctx, tx, e); err != nil {
 				return err

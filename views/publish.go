@@ -63,6 +63,8 @@ type Publish struct {
 	Detail         string    `json:"detail,omitempty"`
 	// Warnings are problems after the outcome was recorded (a listener or retention failed).
 	Warnings []string `json:"warnings,omitempty"`
+	// Token ties a publish carried out with notes (executeNoted) to the notes on its views.
+	Token string `json:"-"`
 }
 
 // Duration is how long the publish took from intent to outcome.
@@ -102,14 +104,14 @@ func (p Publish) change(table string) (Change, bool) {
 }
 
 const publishCols = `id, kind, state, target, table_name, backfill, run_id, CAST(changes AS VARCHAR), actor, reason,
-	override_by, override_reason, undoes, undone_by, started_at, finished_at, detail`
+	override_by, override_reason, undoes, undone_by, started_at, finished_at, detail, coalesce(token, '')`
 
 func scanPublish(row interface{ Scan(...any) error }) (Publish, error) {
 	var p Publish
 	var changes string
 	var finished dbsql.NullTime
 	err := row.Scan(&p.ID, &p.Kind, &p.State, &p.Target, &p.Table, &p.Backfill, &p.RunID, &changes, &p.Actor, &p.Reason,
-		&p.OverrideBy, &p.OverrideReason, &p.Undoes, &p.UndoneBy, &p.StartedAt, &finished, &p.Detail)
+		&p.OverrideBy, &p.OverrideReason, &p.Undoes, &p.UndoneBy, &p.StartedAt, &finished, &p.Detail, &p.Token)
 	if err != nil {
 		return p, err
 	}
@@ -186,20 +188,34 @@ func (s *Service) pending(ctx context.Context) ([]Publish, error) {
 	return s.queryPublishes(ctx, "target = ? AND state = ? ORDER BY id", s.target, PublishIntent)
 }
 
-// insertIntent records p as an intent and takes the ledger lock rows of its tables, in tx.
-func (s *Service) insertIntent(ctx context.Context, tx *dbsql.Tx, p *Publish) error {
+// insertPublish records p, in the state it is in, in tx, and sets its id.
+func (s *Service) insertPublish(ctx context.Context, tx *dbsql.Tx, p *Publish) error {
 	changes, err := json.Marshal(p.Changes)
 	if err != nil {
 		return err
 	}
+	var finished *time.Time
+	if !p.FinishedAt.IsZero() {
+		finished = &p.FinishedAt
+	}
 	st, err := s.ledger.In(ctx, tx, `INSERT INTO swaps (target, table_name, kind, state, actor, reason, override_by,
-		override_reason, backfill, run_id, changes, undoes, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
+		override_reason, backfill, run_id, changes, undoes, started_at, finished_at, detail, token)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
 	if err == nil {
-		err = st.QueryRowContext(ctx, p.Target, p.Table, p.Kind, PublishIntent, p.Actor, p.Reason, p.OverrideBy, p.OverrideReason,
-			p.Backfill, p.RunID, string(changes), p.Undoes, p.StartedAt).Scan(&p.ID)
+		err = st.QueryRowContext(ctx, p.Target, p.Table, p.Kind, p.State, p.Actor, p.Reason, p.OverrideBy, p.OverrideReason,
+			p.Backfill, p.RunID, string(changes), p.Undoes, p.StartedAt, finished, p.Detail, p.Token).Scan(&p.ID)
 	}
 	if err != nil {
-		return fmt.Errorf("views: record intent: %w", err)
+		return fmt.Errorf("views: record %s of %s: %w", p.Kind, p.Table, err)
+	}
+	return nil
+}
+
+// insertIntent records p as an intent and takes the ledger lock rows of its tables, in tx.
+func (s *Service) insertIntent(ctx context.Context, tx *dbsql.Tx, p *Publish) error {
+	p.State = PublishIntent
+	if err := s.insertPublish(ctx, tx, p); err != nil {
+		return err
 	}
 	values := make([]string, len(p.Changes))
 	args := make([]any, 0, 6*len(p.Changes))
@@ -207,7 +223,7 @@ func (s *Service) insertIntent(ctx context.Context, tx *dbsql.Tx, p *Publish) er
 		values[i] = "(?, ?, ?, ?, ?, ?)"
 		args = append(args, p.Target, c.Table, p.ID, p.Actor, p.Kind, p.StartedAt)
 	}
-	st, err = s.ledger.In(ctx, tx, `INSERT INTO view_locks (target, table_name, swap_id, holder, kind, since)
+	st, err := s.ledger.In(ctx, tx, `INSERT INTO view_locks (target, table_name, swap_id, holder, kind, since)
 		VALUES `+strings.Join(values, ", "))
 	if err == nil {
 		_, err = st.ExecContext(ctx, args...)
@@ -218,11 +234,48 @@ func (s *Service) insertIntent(ctx context.Context, tx *dbsql.Tx, p *Publish) er
 	return nil
 }
 
-// ledgerHolder reads the ledger lock row of table, if any.
-func (s *Service) ledgerHolder(ctx context.Context, table string) (*ConflictError, error) {
-	c := &ConflictError{Table: table, Recorded: true}
-	err := s.ledger.DB().QueryRowContext(ctx, `SELECT holder, kind, swap_id, since FROM view_locks
-		WHERE target = ? AND table_name = ?`, s.target, table).Scan(&c.Holder, &c.Kind, &c.SwapID, &c.Since)
+// writeOutcome records p's final state in tx: over its intent (finishPublish), or, when fresh,
+// as a new row (a publish carried out with notes), with the swap a done rollback took back marked.
+func (s *Service) writeOutcome(ctx context.Context, tx *dbsql.Tx, p *Publish, fresh bool) error {
+	if !fresh {
+		return s.finishPublish(ctx, tx, *p)
+	}
+	if err := s.insertPublish(ctx, tx, p); err != nil {
+		return err
+	}
+	return s.markUndone(ctx, tx, *p)
+}
+
+// markUndone records, in tx, that p, a done rollback, took back the swap p.Undoes.
+func (s *Service) markUndone(ctx context.Context, tx *dbsql.Tx, p Publish) error {
+	if p.Kind != KindRollback || p.State != PublishDone || p.Undoes == 0 {
+		return nil
+	}
+	st, err := s.ledger.In(ctx, tx, `UPDATE swaps SET undone_by = ? WHERE id = ?`)
+	if err == nil {
+		_, err = st.ExecContext(ctx, p.ID, p.Undoes)
+	}
+	if err != nil {
+		return fmt.Errorf("views: record that #%d took back #%d: %w", p.ID, p.Undoes, err)
+	}
+	return nil
+}
+
+// ledgerHolder reads the ledger lock row of one of tables, if any: an intent of another Service
+// on this ledger, or one a crash left that recovery could not settle yet.
+func (s *Service) ledgerHolder(ctx context.Context, tables ...string) (*ConflictError, error) {
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(tables)), ", ")
+	st, err := s.ledger.Prepared(ctx, `SELECT table_name, holder, kind, swap_id, since FROM view_locks
+		WHERE target = ? AND table_name IN (`+marks+`) ORDER BY table_name LIMIT 1`)
+	if err != nil {
+		return nil, err
+	}
+	args := []any{s.target}
+	for _, t := range tables {
+		args = append(args, t)
+	}
+	c := &ConflictError{Recorded: true}
+	err = st.QueryRowContext(ctx, args...).Scan(&c.Table, &c.Holder, &c.Kind, &c.SwapID, &c.Since)
 	if errors.Is(err, dbsql.ErrNoRows) {
 		return nil, nil
 	}

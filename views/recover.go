@@ -57,6 +57,15 @@ func (s *Service) Recover(ctx context.Context) ([]Repair, error) {
 	if err != nil {
 		return out, errors.Join(append(errs, err)...)
 	}
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		names[i] = t.Name
+	}
+	r, err := s.recoverNotes(ctx, names)
+	out = append(out, r...)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	for _, t := range tables {
 		_, unlock, err := s.lock([]string{t.Name}, actor, "recover")
 		if err != nil {
@@ -92,7 +101,6 @@ func (s *Service) recoverIntent(ctx context.Context, p Publish) ([]Repair, error
 	if err != nil {
 		return nil, err
 	}
-	p.FinishedAt = s.ledger.Now()
 	switch classify(p.Changes, at) {
 	case allTo:
 		p.State, p.Detail = PublishDone, "recovered after a crash: every view had been repointed"
@@ -115,6 +123,21 @@ func (s *Service) recoverIntent(ctx context.Context, p Publish) ([]Repair, error
 	default:
 		p.State, p.Detail = PublishAbandoned, fmt.Sprintf("recovered after a crash: the views read versions neither before nor after (%v); the ledger follows the views", at)
 	}
+	out, err := s.settle(ctx, &p, false)
+	if err != nil {
+		return nil, err
+	}
+	if p.State == PublishDone {
+		unlock()
+		s.after(ctx, &p)
+	}
+	return out, nil
+}
+
+// settle records p, found after a crash and settled as p.State, with the versions' states and an
+// audit entry: over its intent, or (fresh) as a new row.
+func (s *Service) settle(ctx context.Context, p *Publish, fresh bool) ([]Repair, error) {
+	p.FinishedAt = s.ledger.Now()
 	var gate []GateCheck
 	if p.OverrideBy != "" {
 		// Only versions that needed the override carry it; an intent does not keep the gate, so
@@ -125,16 +148,16 @@ func (s *Service) recoverIntent(ctx context.Context, p Publish) ([]Repair, error
 			}
 		}
 	}
-	err = s.ledger.Tx(ctx, func(tx *dbsql.Tx) error {
-		if err := s.finishPublish(ctx, tx, p); err != nil {
+	err := s.ledger.Tx(ctx, func(tx *dbsql.Tx) error {
+		if err := s.writeOutcome(ctx, tx, p, fresh); err != nil {
 			return err
 		}
 		if p.State == PublishDone {
-			if err := s.applyStates(ctx, tx, p, gate); err != nil {
+			if err := s.applyStates(ctx, tx, *p, gate); err != nil {
 				return err
 			}
 		}
-		e := s.auditEntry(p, ledger.OutcomeOK, gate)
+		e := s.auditEntry(*p, ledger.OutcomeOK, gate)
 		e.Actor, e.Action = actor, "view.recover"
 		e.Params["state"] = p.State
 		_, err := s.ledger.AuditTx(ctx, tx, e)
@@ -146,10 +169,6 @@ func (s *Service) recoverIntent(ctx context.Context, p Publish) ([]Repair, error
 	var out []Repair
 	for _, c := range p.Changes {
 		out = append(out, Repair{Target: s.target, Table: c.Table, What: fmt.Sprintf("%s #%d (%s) %s: %s", p.Kind, p.ID, c, p.State, p.Detail)})
-	}
-	if p.State == PublishDone {
-		unlock()
-		s.after(ctx, &p)
 	}
 	return out, nil
 }

@@ -66,12 +66,12 @@ type Listener interface {
 // Hooks run at the two moments a crash is most interesting. They exist for tests that kill the
 // process there; production code leaves them nil.
 type Hooks struct {
-	AfterIntent  func(p Publish) // the intent is in the ledger, the views are untouched
+	AfterIntent  func(p Publish) // the tables are held, the intent is in the ledger (ClickHouse), the views are untouched
 	AfterRepoint func(p Publish) // the views are repointed, the outcome is not recorded yet
 }
 
 // Service swaps, rolls back and retires the versions of the logical tables of one target.
-// Make one per target and process: it holds the in-process locks of that target's tables.
+// Make one per target; the Services of one ledger and target share their table locks.
 type Service struct {
 	target     string
 	engine     tsql.Engine
@@ -83,11 +83,37 @@ type Service struct {
 	hooks      Hooks
 	log        *slog.Logger
 
+	locks *tableLocks
+}
+
+// tableLocks are the in-process locks of one target's tables, shared by every Service on the
+// same ledger and target (locksOf).
+type tableLocks struct {
 	mu   sync.Mutex
 	held map[string]*holder
 	// released counts the locks given back: reads made before taking a lock still hold after
 	// it when no holder finished meanwhile.
 	released uint64
+}
+
+var lockRegistry struct {
+	mu sync.Mutex
+	m  map[string]*tableLocks
+}
+
+// locksOf returns the locks of target's tables for the ledger l: the same for every Service of
+// the process, since a DuckDB ledger is open in one process only, these are all the locks there are.
+func locksOf(l *ledger.Ledger, target string) *tableLocks {
+	lockRegistry.mu.Lock()
+	defer lockRegistry.mu.Unlock()
+	key := l.ID() + "\x00" + target
+	if lockRegistry.m == nil {
+		lockRegistry.m = map[string]*tableLocks{}
+	}
+	if lockRegistry.m[key] == nil {
+		lockRegistry.m[key] = &tableLocks{held: map[string]*holder{}}
+	}
+	return lockRegistry.m[key]
 }
 
 // Option configures New.
@@ -110,7 +136,7 @@ func WithLogger(log *slog.Logger) Option { return func(s *Service) { s.log = log
 
 // New returns the service for the target named target, served by engine e, recording in l.
 func New(target string, e tsql.Engine, l *ledger.Ledger, opts ...Option) *Service {
-	s := &Service{target: target, engine: e, ledger: l, store: Store{L: l}, log: slog.Default(), held: map[string]*holder{}}
+	s := &Service{target: target, engine: e, ledger: l, store: Store{L: l}, log: slog.Default(), locks: locksOf(l, target)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -135,57 +161,56 @@ type holder struct {
 }
 
 // lock takes every table or none, without waiting: one swap, rollback or retirement per logical
-// table at a time within this process. The ledger's view_locks rows do the same across Service
-// values sharing a ledger (and would across processes, but a DuckDB ledger file is only ever open
-// in one process).
+// table at a time, across every Service of the process on the same ledger and target (locksOf).
+// An intent's view_locks rows record the same in the ledger, for recovery and for the pages.
 func (s *Service) lock(tables []string, actor, kind string) (*holder, func(), error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.locks.mu.Lock()
+	defer s.locks.mu.Unlock()
 	for _, t := range tables {
-		if h, ok := s.held[t]; ok {
+		if h, ok := s.locks.held[t]; ok {
 			return nil, nil, &ConflictError{Table: t, Holder: h.actor, Kind: h.kind, SwapID: h.swapID, Since: h.since}
 		}
 	}
 	h := &holder{actor: actor, kind: kind, since: s.ledger.Now()}
 	for _, t := range tables {
-		s.held[t] = h
+		s.locks.held[t] = h
 	}
 	tables = slices.Clone(tables)
 	return h, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
+		s.locks.mu.Lock()
+		defer s.locks.mu.Unlock()
 		freed := false
 		for _, t := range tables {
-			if s.held[t] == h {
-				delete(s.held, t)
+			if s.locks.held[t] == h {
+				delete(s.locks.held, t)
 				freed = true
 			}
 		}
 		if freed {
-			s.released++
+			s.locks.released++
 		}
 	}, nil
 }
 
 // releases is how many locks have been given back so far (see released).
 func (s *Service) releases() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.released
+	s.locks.mu.Lock()
+	defer s.locks.mu.Unlock()
+	return s.locks.released
 }
 
 // setSwapID names the ledger intent of a held lock, for conflict messages.
 func (s *Service) setSwapID(h *holder, id int64) {
-	s.mu.Lock()
+	s.locks.mu.Lock()
 	h.swapID = id
-	s.mu.Unlock()
+	s.locks.mu.Unlock()
 }
 
 // Held reports who holds table in this process, if anyone.
 func (s *Service) Held(table string) (*ConflictError, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	h, ok := s.held[table]
+	s.locks.mu.Lock()
+	defer s.locks.mu.Unlock()
+	h, ok := s.locks.held[table]
 	if !ok {
 		return nil, false
 	}

@@ -5,13 +5,13 @@ import (
 	"slices"
 )
 
-// A swap or rollback reads the engine's catalog to check its plan before it records its intent
-// in the ledger and repoints. In the normal case the ledger already agrees with the engine
-// (trueup made the views what they are, and start-up recovery repairs the ledger otherwise), so
-// the plan is made from the ledger and the catalog read only confirms it; when it does not, the
-// publish is planned again from what the engine says. The intent is written only after the
-// confirmation: an intent is a promise recovery keeps after a crash, so it must never stand for
-// a publish the engine would have refused.
+// A swap or rollback is planned from the ledger, and the engine confirms the plan before anything
+// is written. In the normal case the ledger already agrees with the engine (trueup made the views
+// what they are, and start-up recovery repairs the ledger otherwise); when it does not, the
+// publish is planned again from what the engine says. On an engine that notes its views (DuckDB)
+// the check is made inside the repoint's own transaction (executeNoted). Elsewhere the catalog is
+// read first and the intent written only after the confirmation: an intent is a promise recovery
+// keeps after a crash, so it must never stand for a publish the engine would have refused.
 
 // recordedStates is what the engine says about tables when it agrees with the ledger: the view
 // reads the version recorded live, and every version not retired exists.
@@ -50,12 +50,16 @@ func agrees(st engineState, vs []Version) bool {
 	return true
 }
 
-// speculate carries out p, planned as plan from the ledger's versions vss, once the engine's
-// catalog confirms it: the engine agrees with the ledger and replan, given what it says, makes
+// speculate carries out p, planned as plan from the ledger's versions vss, once the engine
+// confirms it: the engine agrees with the ledger and replan, given what it says, makes
 // the same plan. It reports false, having written nothing, when the publish must be planned
 // from the engine.
 func (s *Service) speculate(ctx context.Context, h *holder, p Publish, plan Plan, vss map[string][]Version,
 	replan func(map[string]engineState) (Plan, error)) (Publish, bool, error) {
+	if nr, ok := s.noted(); ok {
+		// The engine checks the plan inside the repoint's own transaction (executeNoted).
+		return s.executeNoted(ctx, nr, p, plan.Gate, true)
+	}
 	tables := p.Tables()
 	sts, err := s.inspect(ctx, tables...)
 	if err != nil || !confirms(tables, sts, vss, plan, replan) {

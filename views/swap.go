@@ -226,9 +226,9 @@ func (s *Service) Swap(ctx context.Context, req SwapRequest) (Publish, error) {
 }
 
 // swapAsRecorded plans the swap from the ledger's versions vss (read again when nil), the normal
-// case, where the engine agrees with it: the intent is then written while the engine's catalog
-// is read (speculate). It reports false when the plan needs what the engine says (a refusal, a
-// table changed outside trueup).
+// case, where the engine agrees with it, and carries it out once the engine confirms the plan
+// (speculate). It reports false when the plan needs what the engine says (a refusal, a table
+// changed outside trueup).
 func (s *Service) swapAsRecorded(ctx context.Context, h *holder, req SwapRequest, n int, group []Version,
 	vss map[string][]Version, override string) (Publish, bool, error) {
 	tables := groupTables(group)
