@@ -275,7 +275,8 @@ func (e *duckEngine) RepointViews(ctx context.Context, points []ViewPoint) error
 }
 
 // RepointNoted checks, repoints and notes the views in one transaction: the check reads the
-// catalog inside it, and the repoint is one multi-statement call (a view and its comment each).
+// views' notes inside it (their definitions only where a note is missing), and the repoint is one
+// multi-statement call (a view and its comment each).
 func (e *duckEngine) RepointNoted(ctx context.Context, points []NotedPoint) error {
 	names := make([]string, len(points))
 	for i, p := range points {
@@ -289,15 +290,14 @@ func (e *duckEngine) RepointNoted(ctx context.Context, points []NotedPoint) erro
 				return nil
 			})
 			return rows, err
-		}, names, nil)
+		}, names, nil, true)
 		if err != nil {
 			return fmt.Errorf("repoint views: %w", err)
 		}
+		// Only views are read: a table of a view's name makes its CREATE OR REPLACE VIEW fail.
 		reads := map[string]string{}
 		for _, c := range entries {
 			switch {
-			case !c.View:
-				reads[c.Name] = "(a table)"
 			case c.SourceErr != nil:
 				reads[c.Name] = "(" + c.SourceErr.Error() + ")"
 			default:

@@ -103,6 +103,16 @@ func TestRepointNoted(t *testing.T) {
 	if err := nr.RepointNoted(ctx, []tsql.NotedPoint{point("b", "b__v1", "b__v2"), point("a", "a__v2", "a__v9")}); err == nil {
 		t.Fatal("repoint to a missing table went through")
 	}
+	// A table where a view would go: the repoint fails and changes nothing either.
+	if err := e.CreateTable(ctx, "c", cols, "", []string{"id"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nr.RepointNoted(ctx, []tsql.NotedPoint{point("b", "b__v1", "b__v2"), point("c", "", "a__v1")}); err == nil {
+		t.Fatal("repoint over a table went through")
+	}
+	if err := e.DropTable(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
 	if diff := cmp.Diff(want, catalog()); diff != "" {
 		t.Fatalf("a refused repoint changed something (-want +got):\n%s", diff)
 	}

@@ -40,13 +40,6 @@ func (s *Service) noted() (tsql.NotedRepointer, bool) {
 // repoint — nothing was changed — reports false, having written nothing, so that the caller
 // plans again from the engine; otherwise the failure is recorded.
 func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, p Publish, gate []GateCheck, speculative bool) (Publish, bool, error) {
-	// No intent takes the ledger's lock rows here, but one may be there: respect it.
-	if held, err := s.ledgerHolder(ctx, p.Tables()...); err != nil || held != nil {
-		if err == nil {
-			err = held
-		}
-		return p, true, err
-	}
 	p.StartedAt = s.ledger.Now()
 	p.State, p.Detail = PublishIntent, ""
 	p.Token = newToken()

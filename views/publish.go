@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"slices"
 	dbsql "database/sql"
 	"encoding/json"
 	"errors"
@@ -283,6 +284,44 @@ func (s *Service) ledgerHolder(ctx context.Context, tables ...string) (*Conflict
 		return nil, err
 	}
 	return c, nil
+}
+
+// recordedHolders starts reading the ledger's lock rows of the target, while the caller reads
+// something else. The function it returns waits for them and returns the first that holds one of
+// tables as a *ConflictError. A publish that records no intent (executeNoted) takes no lock row,
+// but one may be there — an intent a crash left that recovery could not settle — and holds.
+func (s *Service) recordedHolders(ctx context.Context) func(tables []string) error {
+	var rows []*ConflictError
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var st *dbsql.Stmt
+		if st, err = s.ledger.Prepared(ctx, `SELECT table_name, holder, kind, swap_id, since FROM view_locks
+			WHERE target = ?`); err != nil {
+			return
+		}
+		var rs *dbsql.Rows
+		if rs, err = st.QueryContext(ctx, s.target); err != nil {
+			return
+		}
+		rows, err = ledger.Collect(rs, func(r ledger.Scanner) (*ConflictError, error) {
+			c := &ConflictError{Recorded: true}
+			return c, r.Scan(&c.Table, &c.Holder, &c.Kind, &c.SwapID, &c.Since)
+		})
+	}()
+	return func(tables []string) error {
+		<-done
+		if err != nil {
+			return fmt.Errorf("views: read the ledger's locks: %w", err)
+		}
+		for _, c := range rows {
+			if slices.Contains(tables, c.Table) {
+				return c
+			}
+		}
+		return nil
+	}
 }
 
 // finishPublish records p's final state in tx (a done rollback also marks the swap it took back)

@@ -82,6 +82,7 @@ func (s *Service) planRollbackFrom(table string, undo Publish, sts map[string]en
 // swap before that one.
 func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (Publish, error) {
 	req.Actor = orLocal(req.Actor)
+	held := s.recordedHolders(ctx)
 	undo, err := s.toUndo(ctx, req.Table)
 	if err != nil {
 		return Publish{}, err
@@ -91,6 +92,9 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (Publish, e
 		return Publish{}, err
 	}
 	defer unlock()
+	if err := held(undo.Tables()); err != nil {
+		return Publish{}, err
+	}
 	// Read again under the lock (another rollback may have finished meanwhile), at the same time
 	// as the versions of its tables: one round trip of waiting, not two.
 	var vss map[string][]Version

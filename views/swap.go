@@ -200,6 +200,7 @@ func (s *Service) Swap(ctx context.Context, req SwapRequest) (Publish, error) {
 		return Publish{}, err
 	}
 	released := s.releases()
+	held := s.recordedHolders(ctx)
 	group, vss, err := s.group(ctx, req.Table, n)
 	if err != nil {
 		return Publish{}, err
@@ -209,6 +210,9 @@ func (s *Service) Swap(ctx context.Context, req SwapRequest) (Publish, error) {
 		return Publish{}, err
 	}
 	defer unlock()
+	if err := held(groupTables(group)); err != nil {
+		return Publish{}, err
+	}
 	if s.releases() != released {
 		vss = nil // a swap, rollback or retirement finished meanwhile: read again
 	}
