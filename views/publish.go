@@ -2,11 +2,11 @@ package views
 
 import (
 	"context"
-	"slices"
 	dbsql "database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
