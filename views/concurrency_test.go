@@ -110,8 +110,8 @@ func fingerprintSQL(t *testing.T, e tsql.Engine, relation string) string {
 }
 
 // TestConcurrentSwaps: while one swap of a table is under way a second one is refused with a
-// conflict naming the holder; exactly one wins. The same holds for a second Service sharing
-// the ledger (the lock row), which is how it would hold across processes.
+// conflict naming the holder; exactly one wins. The same holds for a second Service on the same
+// ledger: the Services of an open ledger share their table locks.
 func TestConcurrentSwaps(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()

@@ -13,7 +13,10 @@ import (
 	"trueup/views"
 )
 
-// stallingEngine holds every query once armed, as if the process stopped there.
+// stallingEngine holds every query once armed, as if the process stopped there. It wraps the
+// engine and so hides a DuckDB engine's NotedRepointer: the swap takes the intent path, as on
+// ClickHouse, on both engines (on DuckDB the check is inside the repoint's transaction and there
+// is no intent to write too early: TestRepointNoted, TestRecoverFromNotes).
 type stallingEngine struct {
 	tsql.Engine
 	mu      sync.Mutex

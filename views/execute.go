@@ -18,7 +18,7 @@ import (
 // settles an intent left without an outcome by a crash.
 func (s *Service) execute(ctx context.Context, h *holder, p Publish, gate []GateCheck) (Publish, error) {
 	if nr, ok := s.noted(); ok {
-		p, _, err := s.executeNoted(ctx, nr, p, gate, false)
+		p, _, err := s.executeNoted(ctx, nr, h, p, gate, false)
 		return p, err
 	}
 	if err := s.recordIntent(ctx, h, &p); err != nil {

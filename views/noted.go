@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	tsql "trueup/sql"
@@ -23,9 +25,10 @@ import (
 
 // viewNote is the note a publish leaves on each view it moves.
 type viewNote struct {
-	Ledger  string  `json:"ledger"` // the ledger's identity: notes of another ledger are not ours to recover
-	Token   string  `json:"token"`
-	Publish Publish `json:"publish"`
+	Ledger  string      `json:"ledger"` // the ledger's identity: notes of another ledger are not ours to recover
+	Token   string      `json:"token"`
+	Publish Publish     `json:"publish"`
+	Gate    []GateCheck `json:"gate,omitempty"` // what the gate said, for an override recorded by recovery
 }
 
 // noted returns the engine as a NotedRepointer when it is one.
@@ -34,20 +37,23 @@ func (s *Service) noted() (tsql.NotedRepointer, bool) {
 	return nr, ok
 }
 
-// executeNoted carries out p, whose tables the caller holds, with notes: one RepointNoted, which
-// checks inside its transaction that every view still reads the version p moves it from, then
-// the outcome in the ledger. With speculative (p was planned from the ledger alone), a refused
-// repoint — nothing was changed — reports false, having written nothing, so that the caller
-// plans again from the engine; otherwise the failure is recorded.
-func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, p Publish, gate []GateCheck, speculative bool) (Publish, bool, error) {
+// executeNoted carries out p, whose tables the caller holds through h, with notes: one
+// RepointNoted, which checks inside its transaction that every view still reads the version p
+// moves it from, then the outcome in the ledger. With speculative (p was planned from the ledger
+// alone), a refused repoint — nothing was changed — reports false, having written nothing, so
+// that the caller plans again from the engine; otherwise the failure is recorded. When the views
+// moved and the ledger cannot record it, the tables stay held (keepHeld) until recovery records it
+// at the next start-up: nothing may move them or repair the ledger from them before.
+func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *holder, p Publish, gate []GateCheck, speculative bool) (Publish, bool, error) {
 	p.StartedAt = s.ledger.Now()
 	p.State, p.Detail = PublishIntent, ""
 	p.Token = newToken()
-	note, err := json.Marshal(viewNote{Ledger: s.ledger.ID(), Token: p.Token, Publish: p})
+	note, err := json.Marshal(viewNote{Ledger: s.ledger.ID(), Token: p.Token, Publish: p, Gate: gate})
 	if err != nil {
 		return p, true, err
 	}
-	if s.hooks.AfterIntent != nil {
+	if s.hooks.AfterIntent != nil && !h.hooked {
+		h.hooked = true
 		s.hooks.AfterIntent(p)
 	}
 	// As in complete: once started, the outcome is recorded whatever happens to the request.
@@ -60,8 +66,18 @@ func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, p Pu
 		}
 	}
 	repointErr := nr.RepointNoted(ctx, points)
-	if repointErr != nil && speculative {
-		return p, false, nil
+	if repointErr != nil {
+		// One transaction: it landed whole or not at all. An error may still come after the
+		// commit landed (the engine lost the connection answering it): the notes tell.
+		switch landed, err := s.landed(ctx, p); {
+		case err != nil:
+			s.keepHeld(h)
+			return p, true, fmt.Errorf("views: %s %s: %w; reading the views back failed too (%v): the tables stay held until a restart lets recovery settle it", p.Kind, p.Table, repointErr, err)
+		case landed:
+			repointErr = nil
+		case speculative:
+			return p, false, nil
+		}
 	}
 	p.State = PublishDone
 	if repointErr != nil {
@@ -71,12 +87,32 @@ func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, p Pu
 	}
 	p.FinishedAt = s.ledger.Now()
 	if err := s.recordOutcome(ctx, &p, gate, true); err != nil {
+		if p.State == PublishDone {
+			s.keepHeld(h)
+			return p, true, fmt.Errorf("%w; the views did move, and the tables stay held until a restart lets recovery record it", err)
+		}
 		return p, true, err
 	}
 	if repointErr != nil {
 		return p, true, fmt.Errorf("views: %s %s: %w", p.Kind, p.Table, repointErr)
 	}
 	return p, true, nil
+}
+
+// landed reports whether every view p moves carries p's note.
+func (s *Service) landed(ctx context.Context, p Publish) (bool, error) {
+	entries, err := tsql.ViewCatalog(ctx, s.engine, p.Tables(), nil)
+	if err != nil {
+		return false, err
+	}
+	on := 0
+	for _, c := range entries {
+		var n viewNote
+		if c.View && c.Note != "" && json.Unmarshal([]byte(c.Note), &n) == nil && n.Token == p.Token {
+			on++
+		}
+	}
+	return on == len(p.Changes), nil
 }
 
 func newToken() string {
@@ -87,7 +123,9 @@ func newToken() string {
 
 // recoverNotes records the publishes whose notes are on the views of tables but which the ledger
 // has not recorded: a crash came between the engine's commit and the ledger's. Each is recorded
-// done, oldest first, as the swap or rollback it was, with the versions' states following.
+// done, oldest first, as the swap or rollback it was, with the versions' states following. A
+// publish it cannot record keeps its tables held (keepHeld), so that nothing moves them or
+// repairs the ledger from them before a later start-up records it.
 func (s *Service) recoverNotes(ctx context.Context, tables []string) ([]Repair, error) {
 	if _, ok := s.noted(); !ok || len(tables) == 0 {
 		return nil, nil
@@ -96,7 +134,7 @@ func (s *Service) recoverNotes(ctx context.Context, tables []string) ([]Repair, 
 	if err != nil {
 		return nil, fmt.Errorf("views: read the views' notes: %w", err)
 	}
-	byToken := map[string]Publish{}
+	byToken := map[string]viewNote{}
 	for _, c := range entries {
 		var n viewNote
 		if !c.View || c.Note == "" || json.Unmarshal([]byte(c.Note), &n) != nil {
@@ -106,39 +144,47 @@ func (s *Service) recoverNotes(ctx context.Context, tables []string) ([]Repair, 
 			continue
 		}
 		n.Publish.Token = n.Token
-		byToken[n.Token] = n.Publish
+		byToken[n.Token] = n
 	}
-	var todo []Publish
-	for token, p := range byToken {
-		recorded, err := s.queryPublishes(ctx, "target = ? AND token = ?", s.target, token)
+	notes := slices.SortedFunc(maps.Values(byToken), func(a, b viewNote) int { return a.Publish.StartedAt.Compare(b.Publish.StartedAt) })
+	var out []Repair
+	var errs []error
+	for _, n := range notes {
+		p := n.Publish
+		h, unlock, err := s.lock(p.Tables(), actor, "recover")
 		if err != nil {
+			continue // its owner in this process is at work on it
+		}
+		r, err := s.recoverNote(ctx, p, n.Gate)
+		if err != nil {
+			s.keepHeld(h)
+			errs = append(errs, err)
+		}
+		unlock()
+		out = append(out, r...)
+		if err == nil && len(r) > 0 {
+			s.after(ctx, &p)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// recoverNote records p, found in the notes, unless the ledger has it; the caller holds its tables.
+func (s *Service) recoverNote(ctx context.Context, p Publish, gate []GateCheck) ([]Repair, error) {
+	recorded, err := s.queryPublishes(ctx, "target = ? AND token = ?", s.target, p.Token)
+	if err != nil || len(recorded) > 0 {
+		return nil, err
+	}
+	p.ID = 0
+	p.State, p.Detail = PublishDone, "recovered after a crash: the views had been repointed, the ledger had not recorded it"
+	if p.Kind == KindRollback {
+		undo, err := s.GetPublish(ctx, p.Undoes)
+		switch {
+		case errors.Is(err, ErrNotFound) || (err == nil && undo.UndoneBy != 0):
+			p.Undoes = 0 // gone, or taken back already: nothing to mark
+		case err != nil:
 			return nil, err
 		}
-		if len(recorded) == 0 {
-			todo = append(todo, p)
-		}
 	}
-	slices.SortFunc(todo, func(a, b Publish) int { return a.StartedAt.Compare(b.StartedAt) })
-	var out []Repair
-	for _, p := range todo {
-		_, unlock, err := s.lock(p.Tables(), actor, "recover")
-		if err != nil {
-			continue // its owner in this process is recording it now
-		}
-		p.ID = 0
-		p.State, p.Detail = PublishDone, "recovered after a crash: the views had been repointed, the ledger had not recorded it"
-		if p.Kind == KindRollback {
-			if undo, err := s.GetPublish(ctx, p.Undoes); err != nil || undo.UndoneBy != 0 {
-				p.Undoes = 0 // gone, or taken back already: nothing to mark
-			}
-		}
-		r, err := s.settle(ctx, &p, true)
-		unlock()
-		if err != nil {
-			return out, err
-		}
-		out = append(out, r...)
-		s.after(ctx, &p)
-	}
-	return out, nil
+	return s.settle(ctx, &p, true, gate)
 }

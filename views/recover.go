@@ -123,7 +123,7 @@ func (s *Service) recoverIntent(ctx context.Context, p Publish) ([]Repair, error
 	default:
 		p.State, p.Detail = PublishAbandoned, fmt.Sprintf("recovered after a crash: the views read versions neither before nor after (%v); the ledger follows the views", at)
 	}
-	out, err := s.settle(ctx, &p, false)
+	out, err := s.settle(ctx, &p, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -135,11 +135,11 @@ func (s *Service) recoverIntent(ctx context.Context, p Publish) ([]Repair, error
 }
 
 // settle records p, found after a crash and settled as p.State, with the versions' states and an
-// audit entry: over its intent, or (fresh) as a new row.
-func (s *Service) settle(ctx context.Context, p *Publish, fresh bool) ([]Repair, error) {
+// audit entry: over its intent, or (fresh) as a new row. gate is what the gate said when it is
+// known (a note keeps it); otherwise an override's gate is read back from the versions' states.
+func (s *Service) settle(ctx context.Context, p *Publish, fresh bool, gate []GateCheck) ([]Repair, error) {
 	p.FinishedAt = s.ledger.Now()
-	var gate []GateCheck
-	if p.OverrideBy != "" {
+	if p.OverrideBy != "" && gate == nil {
 		// Only versions that needed the override carry it; an intent does not keep the gate, so
 		// read it back from the states the versions were in.
 		for _, c := range p.Changes {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"trueup/ledger"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 	"trueup/views"
@@ -34,7 +35,7 @@ func TestCrashBetweenIntentAndOutcome(t *testing.T) {
 	}
 	for kind, newURL := range urls {
 		for _, tc := range []struct {
-			stage     string // where the child dies
+			stage     string // where the child dies: after-intent is before the repoint (DuckDB has no intent)
 			halfDone  bool   // only orders was repointed (ClickHouse 19.5+ repoints one view per statement)
 			gone      bool   // and daily_revenue__v2 was dropped since: the rest cannot be repointed
 			wantState string
@@ -323,6 +324,73 @@ func TestRecoverFromNotes(t *testing.T) {
 	}
 	// And the tables are free: the swap can be made again.
 	if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann", Reason: "again"}); err != nil {
+		t.Errorf("swap after recovery: %v", err)
+	}
+}
+
+// TestOutcomeLostKeepsTablesHeld: on DuckDB, when the views moved and the ledger cannot record it,
+// the tables stay held — a second swap or rollback is refused, naming the first and asking for a
+// restart — until recovery, at the next start-up, records the publish from the views' notes.
+func TestOutcomeLostKeepsTablesHeld(t *testing.T) {
+	ctx := context.Background()
+	e := sqltest.Open(t, sqltest.DuckDBURL(t))
+	warehouse(t, e, 100)
+	makeVersion(t, e, "orders", 3, 100, 3)
+	path := filepath.Join(t.TempDir(), "state.duckdb")
+	l, err := ledger.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	breakLedger := func(views.Publish) {
+		if _, err := l.DB().ExecContext(ctx, `ALTER TABLE audit_log RENAME TO audit_log_gone`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := views.New("w", e, l, views.WithHooks(views.Hooks{AfterRepoint: breakLedger}))
+	if _, err := s.Versions(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	record(t, s, "orders", 2, views.StateValidated, 7)
+	record(t, s, "daily_revenue", 2, views.StateValidated, 7)
+	record(t, s, "orders", 3, views.StateValidated, 0)
+	_, err = s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann", Reason: "the fix"})
+	if err == nil || !strings.Contains(err.Error(), "stay held") {
+		t.Fatalf("swap whose outcome was lost: %v", err)
+	}
+	if src := source(t, e, "orders"); src != "orders__v2" {
+		t.Fatalf("orders reads %s, want v2 (the views did move)", src)
+	}
+	if _, err := l.DB().ExecContext(ctx, `ALTER TABLE audit_log_gone RENAME TO audit_log`); err != nil {
+		t.Fatal(err)
+	}
+	other := views.New("w", e, l) // any Service on this ledger
+	_, err = other.Swap(ctx, views.SwapRequest{Table: "orders", To: "v3", Actor: "bob"})
+	var ce *views.ConflictError
+	if !errors.As(err, &ce) || ce.Holder != "ann" || !strings.Contains(err.Error(), "restart") {
+		t.Fatalf("second swap while the first is unrecorded: %v, want a conflict naming ann and a restart", err)
+	}
+	if _, err := other.Rollback(ctx, views.RollbackRequest{Table: "daily_revenue", Actor: "bob"}); err == nil {
+		t.Fatal("rollback while the swap is unrecorded went through")
+	}
+	if src := source(t, e, "orders"); src != "orders__v2" {
+		t.Fatalf("orders reads %s, want v2", src)
+	}
+
+	// Restart: a new process opens the ledger and recovers.
+	l.Close()
+	l = openLedger(t, path)
+	s = views.New("w", e, l)
+	if _, err := views.Recover(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := s.History(ctx, "orders", 0)
+	if len(h) != 1 || h[0].Actor != "ann" || h[0].State != views.PublishDone {
+		t.Fatalf("history after recovery: %+v", h)
+	}
+	if got := states(t, s, "orders"); got["v2"] != views.StateLive || got["v1"] != views.StatePrevious {
+		t.Errorf("orders states after recovery: %v", got)
+	}
+	if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v3", Actor: "bob"}); err != nil {
 		t.Errorf("swap after recovery: %v", err)
 	}
 }

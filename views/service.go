@@ -33,8 +33,9 @@ type ConflictError struct {
 	Kind   string // swap, rollback, retire, recover
 	SwapID int64  // 0 before the intent is recorded, and for retirements
 	Since  time.Time
-	// Recorded is true when the holder was found in the ledger's lock rows rather than in
-	// this process: another Service, or an intent a crash left that recovery has not settled.
+	// Recorded is true when the holder is not at work in this process: a lock row in the ledger
+	// (an intent a crash left that recovery has not settled), or a publish whose views moved and
+	// whose outcome could not be recorded. A restart lets recovery settle it.
 	Recorded bool
 }
 
@@ -98,22 +99,24 @@ type tableLocks struct {
 
 var lockRegistry struct {
 	mu sync.Mutex
-	m  map[string]*tableLocks
+	m  map[*ledger.Ledger]map[string]*tableLocks
 }
 
-// locksOf returns the locks of target's tables for the ledger l: the same for every Service of
-// the process, since a DuckDB ledger is open in one process only, these are all the locks there are.
+// locksOf returns the locks of target's tables for the open ledger l, the same for every Service
+// on it: a DuckDB ledger file is open in one process only, so these are all the locks there are.
 func locksOf(l *ledger.Ledger, target string) *tableLocks {
 	lockRegistry.mu.Lock()
 	defer lockRegistry.mu.Unlock()
-	key := l.ID() + "\x00" + target
 	if lockRegistry.m == nil {
-		lockRegistry.m = map[string]*tableLocks{}
+		lockRegistry.m = map[*ledger.Ledger]map[string]*tableLocks{}
 	}
-	if lockRegistry.m[key] == nil {
-		lockRegistry.m[key] = &tableLocks{held: map[string]*holder{}}
+	if lockRegistry.m[l] == nil {
+		lockRegistry.m[l] = map[string]*tableLocks{}
 	}
-	return lockRegistry.m[key]
+	if lockRegistry.m[l][target] == nil {
+		lockRegistry.m[l][target] = &tableLocks{held: map[string]*holder{}}
+	}
+	return lockRegistry.m[l][target]
 }
 
 // Option configures New.
@@ -158,6 +161,11 @@ type holder struct {
 	kind   string
 	since  time.Time
 	swapID int64
+	// kept: the views moved but the ledger could not record it (keepHeld); the tables stay
+	// held until a restart lets recovery record it.
+	kept bool
+	// hooked: the AfterIntent hook ran for this publish (once, though it may be tried twice).
+	hooked bool
 }
 
 // lock takes every table or none, without waiting: one swap, rollback or retirement per logical
@@ -168,7 +176,7 @@ func (s *Service) lock(tables []string, actor, kind string) (*holder, func(), er
 	defer s.locks.mu.Unlock()
 	for _, t := range tables {
 		if h, ok := s.locks.held[t]; ok {
-			return nil, nil, &ConflictError{Table: t, Holder: h.actor, Kind: h.kind, SwapID: h.swapID, Since: h.since}
+			return nil, nil, h.conflict(t)
 		}
 	}
 	h := &holder{actor: actor, kind: kind, since: s.ledger.Now()}
@@ -179,6 +187,9 @@ func (s *Service) lock(tables []string, actor, kind string) (*holder, func(), er
 	return h, func() {
 		s.locks.mu.Lock()
 		defer s.locks.mu.Unlock()
+		if h.kept {
+			return
+		}
 		freed := false
 		for _, t := range tables {
 			if s.locks.held[t] == h {
@@ -214,7 +225,21 @@ func (s *Service) Held(table string) (*ConflictError, bool) {
 	if !ok {
 		return nil, false
 	}
-	return &ConflictError{Table: table, Holder: h.actor, Kind: h.kind, SwapID: h.swapID, Since: h.since}, true
+	return h.conflict(table), true
+}
+
+// conflict is the error a request for table gets while h holds it.
+func (h *holder) conflict(table string) *ConflictError {
+	return &ConflictError{Table: table, Holder: h.actor, Kind: h.kind, SwapID: h.swapID, Since: h.since, Recorded: h.kept}
+}
+
+// keepHeld keeps h's tables held when its unlock runs: the views moved and the ledger could not
+// record it, so nothing may move them again, nor repair the ledger from them, before recovery
+// (at the next start-up) records the publish from the views' notes.
+func (s *Service) keepHeld(h *holder) {
+	s.locks.mu.Lock()
+	h.kept = true
+	s.locks.mu.Unlock()
 }
 
 // refusal is a refused request: its message is meant for the operator as it is, and it matches

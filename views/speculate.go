@@ -58,7 +58,7 @@ func (s *Service) speculate(ctx context.Context, h *holder, p Publish, plan Plan
 	replan func(map[string]engineState) (Plan, error)) (Publish, bool, error) {
 	if nr, ok := s.noted(); ok {
 		// The engine checks the plan inside the repoint's own transaction (executeNoted).
-		return s.executeNoted(ctx, nr, p, plan.Gate, true)
+		return s.executeNoted(ctx, nr, h, p, plan.Gate, true)
 	}
 	tables := p.Tables()
 	sts, err := s.inspect(ctx, tables...)
