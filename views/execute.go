@@ -111,31 +111,34 @@ func (s *Service) settleFailure(ctx context.Context, p Publish, cause error) Pub
 // audit entries, in one ledger transaction. With fresh, p has no intent in the ledger (it was
 // carried out with notes): its row is written now, and p gets its id.
 func (s *Service) recordOutcome(ctx context.Context, p *Publish, gate []GateCheck, fresh bool) error {
-	err := s.ledger.Tx(ctx, func(tx *dbsql.Tx) error {
-		if err := s.writeOutcome(ctx, tx, p, fresh); err != nil {
-			return err
-		}
-		outcome := ledger.OutcomeFailed
-		if p.State == PublishDone {
-			outcome = ledger.OutcomeOK
-			if err := s.applyStates(ctx, tx, *p, gate); err != nil {
-				return err
-			}
-		}
-		if _, err := s.ledger.AuditTx(ctx, tx, s.auditEntry(*p, outcome, gate)); err != nil {
-			return err
-		}
-		if p.State == PublishDone && p.OverrideBy != "" {
-			e := s.auditEntry(*p, ledger.OutcomeOK, gate)
-			e.Action, e.Detail = "view.override", p.OverrideReason
-			if _, err := s.ledger.AuditTx(ctx, tx, e); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := s.ledger.Tx(ctx, func(tx *dbsql.Tx) error { return s.outcomeIn(ctx, tx, p, gate, fresh) })
 	if err != nil {
 		return fmt.Errorf("views: record outcome of %s #%d (start-up recovery will settle it): %w", p.Kind, p.ID, err)
+	}
+	return nil
+}
+
+// outcomeIn writes what recordOutcome does, in tx.
+func (s *Service) outcomeIn(ctx context.Context, tx *dbsql.Tx, p *Publish, gate []GateCheck, fresh bool) error {
+	if err := s.writeOutcome(ctx, tx, p, fresh); err != nil {
+		return err
+	}
+	outcome := ledger.OutcomeFailed
+	if p.State == PublishDone {
+		outcome = ledger.OutcomeOK
+		if err := s.applyStates(ctx, tx, *p, gate); err != nil {
+			return err
+		}
+	}
+	if _, err := s.ledger.AuditTx(ctx, tx, s.auditEntry(*p, outcome, gate)); err != nil {
+		return err
+	}
+	if p.State == PublishDone && p.OverrideBy != "" {
+		e := s.auditEntry(*p, ledger.OutcomeOK, gate)
+		e.Action, e.Detail = "view.override", p.OverrideReason
+		if _, err := s.ledger.AuditTx(ctx, tx, e); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	dbsql "database/sql"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -65,8 +66,16 @@ func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *h
 			points[i].From = Physical(c.Table, c.From)
 		}
 	}
+	// The ledger writes the outcome while the engine repoints, and commits it only once the
+	// engine has committed: two databases at work at once, one wait instead of two. Its
+	// finished_at is when the outcome was written, as the engine committed.
+	done := p
+	done.State, done.FinishedAt = PublishDone, s.ledger.Now()
+	pending := s.prepareOutcome(ctx, &done, gate)
+	defer pending.abandon() // unless committed
 	repointErr := nr.RepointNoted(ctx, points)
 	if repointErr != nil {
+		pending.abandon()
 		// One transaction: it landed whole or not at all. An error may still come after the
 		// commit landed (the engine lost the connection answering it): the notes tell.
 		switch landed, err := s.landed(ctx, p); {
@@ -82,9 +91,15 @@ func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *h
 	p.State = PublishDone
 	if repointErr != nil {
 		p.State, p.Detail = PublishFailed, "repoint failed: "+repointErr.Error()
-	} else if s.hooks.AfterRepoint != nil {
-		s.hooks.AfterRepoint(p)
+	} else {
+		if s.hooks.AfterRepoint != nil {
+			s.hooks.AfterRepoint(p)
+		}
+		if pending.commit() == nil {
+			return done, true, nil
+		}
 	}
+	// Written now, on its own: the repoint failed, or the outcome written meanwhile did not commit.
 	p.FinishedAt = s.ledger.Now()
 	if err := s.recordOutcome(ctx, &p, gate, true); err != nil {
 		if p.State == PublishDone {
@@ -97,6 +112,48 @@ func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *h
 		return p, true, fmt.Errorf("views: %s %s: %w", p.Kind, p.Table, repointErr)
 	}
 	return p, true, nil
+}
+
+// pendingOutcome is an outcome written in a ledger transaction not committed yet.
+type pendingOutcome struct {
+	done   chan struct{}
+	tx     *dbsql.Tx
+	err    error
+	closed bool // committed or thrown away
+}
+
+// prepareOutcome starts writing p's outcome (fresh) in a ledger transaction of its own, at once.
+func (s *Service) prepareOutcome(ctx context.Context, p *Publish, gate []GateCheck) *pendingOutcome {
+	o := &pendingOutcome{done: make(chan struct{})}
+	go func() {
+		defer close(o.done)
+		if o.tx, o.err = s.ledger.DB().BeginTx(ctx, nil); o.err != nil {
+			return
+		}
+		if o.err = s.outcomeIn(ctx, o.tx, p, gate, true); o.err != nil {
+			o.tx.Rollback()
+		}
+	}()
+	return o
+}
+
+// commit waits for the outcome to be written and commits it.
+func (o *pendingOutcome) commit() error {
+	<-o.done
+	if o.err != nil || o.closed {
+		return o.err
+	}
+	o.closed = true
+	return o.tx.Commit()
+}
+
+// abandon waits for the outcome to be written and throws it away, unless it was committed.
+func (o *pendingOutcome) abandon() {
+	<-o.done
+	if o.err == nil && !o.closed {
+		o.closed = true
+		o.tx.Rollback()
+	}
 }
 
 // landed reports whether every view p moves carries p's note.

@@ -82,6 +82,7 @@ func (s *Service) planRollbackFrom(table string, undo Publish, sts map[string]en
 // swap before that one.
 func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (Publish, error) {
 	req.Actor = orLocal(req.Actor)
+	released := s.releases()
 	held := s.recordedHolders(ctx)
 	undo, err := s.toUndo(ctx, req.Table)
 	if err != nil {
@@ -95,8 +96,8 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (Publish, e
 	if err := held(undo.Tables()); err != nil {
 		return Publish{}, err
 	}
-	// Read again under the lock (another rollback may have finished meanwhile), at the same time
-	// as the versions of its tables: one round trip of waiting, not two.
+	// When a swap, rollback or retirement finished meanwhile, read the swap to undo again under
+	// the lock, at the same time as the versions of its tables: one round trip of waiting, not two.
 	var vss map[string][]Version
 	var vssErr error
 	read := make(chan struct{})
@@ -104,14 +105,17 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (Publish, e
 		defer close(read)
 		vss, vssErr = s.store.listMany(ctx, s.target, undo.Tables())
 	}()
-	again, err := s.toUndo(ctx, req.Table)
+	if s.releases() != released {
+		again, err := s.toUndo(ctx, req.Table)
+		<-read
+		if err != nil {
+			return Publish{}, err
+		}
+		if again.ID != undo.ID {
+			return Publish{}, refusef("swap #%d of %s was taken back while this rollback waited: try again", undo.ID, req.Table)
+		}
+	}
 	<-read
-	if err != nil {
-		return Publish{}, err
-	}
-	if again.ID != undo.ID {
-		return Publish{}, refusef("swap #%d of %s was taken back while this rollback waited: try again", undo.ID, req.Table)
-	}
 	p, ok := Publish{}, false
 	if vssErr == nil {
 		p, ok, err = s.rollbackAsRecorded(ctx, h, req, undo, vss)
