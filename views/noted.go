@@ -2,8 +2,8 @@ package views
 
 import (
 	"context"
-	dbsql "database/sql"
 	"crypto/rand"
+	dbsql "database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
