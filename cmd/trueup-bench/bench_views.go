@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -17,8 +18,9 @@ import (
 // viewsReaders is how many readers query the live view while swaps run.
 const viewsReaders = 8
 
-// viewsCycles is how many swap + rollback pairs each measurement runs.
-const viewsCycles = 50
+// viewsCycles is how many swap + rollback pairs each measurement runs: 200 latencies, so that
+// the p99 is not simply the slowest one.
+const viewsCycles = 100
 
 // viewsBurst is how many swap + rollback pairs run back to back while readers read.
 const viewsBurst = 10
@@ -271,7 +273,8 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	return s[min(len(s)-1, int(q*float64(len(s))))]
+	// nearest rank: the smallest value with at least q of the values at or below it
+	return s[max(0, int(math.Ceil(q*float64(len(s))))-1)]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
