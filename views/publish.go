@@ -1,6 +1,7 @@
 package views
 
 import (
+	"cmp"
 	"context"
 	dbsql "database/sql"
 	"encoding/json"
@@ -126,6 +127,9 @@ func scanPublish(row interface{ Scan(...any) error }) (Publish, error) {
 	return p, nil
 }
 
+// queryPublishes returns the swaps and rollbacks matching where, newest first. They are sorted
+// here rather than by the ledger: a sort is a good part of what a small DuckDB query costs
+// (0.9 against 0.6 ms), and every swap and rollback reads them while readers load the machine.
 func (s *Service) queryPublishes(ctx context.Context, where string, args ...any) ([]Publish, error) {
 	st, err := s.ledger.Prepared(ctx, "SELECT "+publishCols+" FROM swaps WHERE "+where)
 	if err != nil {
@@ -135,12 +139,14 @@ func (s *Service) queryPublishes(ctx context.Context, where string, args ...any)
 	if err != nil {
 		return nil, fmt.Errorf("views: swaps: %w", err)
 	}
-	return ledger.Collect(rows, scanPublish)
+	ps, err := ledger.Collect(rows, scanPublish)
+	slices.SortFunc(ps, func(a, b Publish) int { return cmp.Compare(b.ID, a.ID) })
+	return ps, err
 }
 
 // History lists the swaps and rollbacks that moved table, newest first (limit ≤ 0: all).
 func (s *Service) History(ctx context.Context, table string, limit int) ([]Publish, error) {
-	all, err := s.queryPublishes(ctx, "target = ? ORDER BY id DESC", s.target)
+	all, err := s.queryPublishes(ctx, "target = ?", s.target)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +177,7 @@ func (s *Service) GetPublish(ctx context.Context, id int64) (Publish, error) {
 // inEffect is the newest completed swap of table that no rollback has taken back: what a
 // rollback of table would undo. ok is false when there is none.
 func (s *Service) inEffect(ctx context.Context, table string) (Publish, bool, error) {
-	ps, err := s.queryPublishes(ctx, "target = ? AND kind = ? AND state = ? AND undone_by = 0 ORDER BY id DESC",
+	ps, err := s.queryPublishes(ctx, "target = ? AND kind = ? AND state = ? AND undone_by = 0",
 		s.target, KindSwap, PublishDone)
 	if err != nil {
 		return Publish{}, false, err
@@ -186,7 +192,9 @@ func (s *Service) inEffect(ctx context.Context, table string) (Publish, bool, er
 
 // pending lists intents without an outcome.
 func (s *Service) pending(ctx context.Context) ([]Publish, error) {
-	return s.queryPublishes(ctx, "target = ? AND state = ? ORDER BY id", s.target, PublishIntent)
+	ps, err := s.queryPublishes(ctx, "target = ? AND state = ?", s.target, PublishIntent)
+	slices.Reverse(ps) // oldest first
+	return ps, err
 }
 
 // insertPublish records p, in the state it is in, in tx, and sets its id.
