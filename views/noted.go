@@ -212,7 +212,7 @@ func (s *Service) recoverNotes(ctx context.Context, tables []string) ([]Repair, 
 		if err != nil {
 			continue // its owner in this process is at work on it
 		}
-		r, err := s.recoverNote(ctx, p, n.Gate)
+		r, err := s.recoverNote(ctx, &p, n.Gate)
 		if err != nil {
 			s.keepHeld(h)
 			errs = append(errs, err)
@@ -220,14 +220,15 @@ func (s *Service) recoverNotes(ctx context.Context, tables []string) ([]Repair, 
 		unlock()
 		out = append(out, r...)
 		if err == nil && len(r) > 0 {
-			s.after(ctx, &p)
+			s.after(ctx, &p) // the listener hears of it as of any publish
 		}
 	}
 	return out, errors.Join(errs...)
 }
 
-// recoverNote records p, found in the notes, unless the ledger has it; the caller holds its tables.
-func (s *Service) recoverNote(ctx context.Context, p Publish, gate []GateCheck) ([]Repair, error) {
+// recoverNote records p, found in the notes, unless the ledger has it, and sets its id and state;
+// the caller holds its tables.
+func (s *Service) recoverNote(ctx context.Context, p *Publish, gate []GateCheck) ([]Repair, error) {
 	recorded, err := s.queryPublishes(ctx, "target = ? AND token = ?", s.target, p.Token)
 	if err != nil || len(recorded) > 0 {
 		return nil, err
@@ -243,5 +244,5 @@ func (s *Service) recoverNote(ctx context.Context, p Publish, gate []GateCheck) 
 			return nil, err
 		}
 	}
-	return s.settle(ctx, &p, true, gate)
+	return s.settle(ctx, p, true, gate)
 }

@@ -273,25 +273,11 @@ func (s *Service) markUndone(ctx context.Context, tx *dbsql.Tx, p Publish) error
 // ledgerHolder reads the ledger lock row of one of tables, if any: an intent of another Service
 // on this ledger, or one a crash left that recovery could not settle yet.
 func (s *Service) ledgerHolder(ctx context.Context, tables ...string) (*ConflictError, error) {
-	marks := strings.TrimSuffix(strings.Repeat("?, ", len(tables)), ", ")
-	st, err := s.ledger.Prepared(ctx, `SELECT table_name, holder, kind, swap_id, since FROM view_locks
-		WHERE target = ? AND table_name IN (`+marks+`) ORDER BY table_name LIMIT 1`)
-	if err != nil {
-		return nil, err
+	err := s.recordedHolders(ctx)(tables)
+	if c, ok := errors.AsType[*ConflictError](err); ok {
+		return c, nil
 	}
-	args := []any{s.target}
-	for _, t := range tables {
-		args = append(args, t)
-	}
-	c := &ConflictError{Recorded: true}
-	err = st.QueryRowContext(ctx, args...).Scan(&c.Table, &c.Holder, &c.Kind, &c.SwapID, &c.Since)
-	if errors.Is(err, dbsql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	return nil, err
 }
 
 // recordedHolders starts reading the ledger's lock rows of the target, while the caller reads
