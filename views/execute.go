@@ -120,21 +120,34 @@ func (s *Service) recordOutcome(ctx context.Context, p *Publish, gate []GateChec
 
 // outcomeIn writes what recordOutcome does, in tx.
 func (s *Service) outcomeIn(ctx context.Context, tx *dbsql.Tx, p *Publish, gate []GateCheck, fresh bool) error {
+	if err := s.outcomeStates(ctx, tx, p, gate, fresh); err != nil {
+		return err
+	}
+	return s.outcomeAudit(ctx, tx, *p, gate)
+}
+
+// outcomeStates writes p's row and, when it is done, the versions' states, in tx.
+func (s *Service) outcomeStates(ctx context.Context, tx *dbsql.Tx, p *Publish, gate []GateCheck, fresh bool) error {
 	if err := s.writeOutcome(ctx, tx, p, fresh); err != nil {
 		return err
 	}
+	if p.State == PublishDone {
+		return s.applyStates(ctx, tx, *p, gate)
+	}
+	return nil
+}
+
+// outcomeAudit writes p's audit entries, with its duration, in tx.
+func (s *Service) outcomeAudit(ctx context.Context, tx *dbsql.Tx, p Publish, gate []GateCheck) error {
 	outcome := ledger.OutcomeFailed
 	if p.State == PublishDone {
 		outcome = ledger.OutcomeOK
-		if err := s.applyStates(ctx, tx, *p, gate); err != nil {
-			return err
-		}
 	}
-	if _, err := s.ledger.AuditTx(ctx, tx, s.auditEntry(*p, outcome, gate)); err != nil {
+	if _, err := s.ledger.AuditTx(ctx, tx, s.auditEntry(p, outcome, gate)); err != nil {
 		return err
 	}
 	if p.State == PublishDone && p.OverrideBy != "" {
-		e := s.auditEntry(*p, ledger.OutcomeOK, gate)
+		e := s.auditEntry(p, ledger.OutcomeOK, gate)
 		e.Action, e.Detail = "view.override", p.OverrideReason
 		if _, err := s.ledger.AuditTx(ctx, tx, e); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	tsql "trueup/sql"
 )
@@ -66,16 +67,14 @@ func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *h
 			points[i].From = Physical(c.Table, c.From)
 		}
 	}
-	// The ledger writes the outcome while the engine repoints, and commits it only once the
-	// engine has committed: two databases at work at once, one wait instead of two. Its
-	// finished_at is when the outcome was written, as the engine committed.
+	// The ledger writes the outcome while the engine repoints — the row and the versions' states —
+	// and, once the engine has committed, the finish time and the audit entry, then commits.
 	done := p
-	done.State, done.FinishedAt = PublishDone, s.ledger.Now()
+	done.State = PublishDone
 	pending := s.prepareOutcome(ctx, &done, gate)
 	defer pending.abandon() // unless committed
 	repointErr := nr.RepointNoted(ctx, points)
 	if repointErr != nil {
-		pending.abandon()
 		// One transaction: it landed whole or not at all. An error may still come after the
 		// commit landed (the engine lost the connection answering it): the notes tell.
 		switch landed, err := s.landed(ctx, p); {
@@ -91,13 +90,15 @@ func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *h
 	p.State = PublishDone
 	if repointErr != nil {
 		p.State, p.Detail = PublishFailed, "repoint failed: "+repointErr.Error()
+		pending.abandon()
 	} else {
 		if s.hooks.AfterRepoint != nil {
 			s.hooks.AfterRepoint(p)
 		}
-		if pending.commit() == nil {
+		if pending.commit(ctx, s.ledger.Now()) == nil {
 			return done, true, nil
 		}
+		pending.abandon()
 	}
 	// Written now, on its own: the repoint failed, or the outcome written meanwhile did not commit.
 	p.FinishedAt = s.ledger.Now()
@@ -114,42 +115,59 @@ func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *h
 	return p, true, nil
 }
 
-// pendingOutcome is an outcome written in a ledger transaction not committed yet.
+// pendingOutcome is a done publish's outcome being written in a ledger transaction of its own
+// while the engine repoints: its row and the versions' states first, then, given the finish time,
+// the rest.
 type pendingOutcome struct {
-	done   chan struct{}
+	s      *Service
+	p      *Publish
+	gate   []GateCheck
+	ready  chan struct{} // closed when the first part is written, or failed (err)
 	tx     *dbsql.Tx
 	err    error
 	closed bool // committed or thrown away
 }
 
-// prepareOutcome starts writing p's outcome (fresh) in a ledger transaction of its own, at once.
+// prepareOutcome starts writing p's outcome (fresh, done) at once; p's row has no finish time yet.
 func (s *Service) prepareOutcome(ctx context.Context, p *Publish, gate []GateCheck) *pendingOutcome {
-	o := &pendingOutcome{done: make(chan struct{})}
+	o := &pendingOutcome{s: s, p: p, gate: gate, ready: make(chan struct{})}
 	go func() {
-		defer close(o.done)
+		defer close(o.ready)
 		if o.tx, o.err = s.ledger.DB().BeginTx(ctx, nil); o.err != nil {
 			return
 		}
-		if o.err = s.outcomeIn(ctx, o.tx, p, gate, true); o.err != nil {
+		if o.err = s.outcomeStates(ctx, o.tx, p, gate, true); o.err != nil {
 			o.tx.Rollback()
 		}
 	}()
 	return o
 }
 
-// commit waits for the outcome to be written and commits it.
-func (o *pendingOutcome) commit() error {
-	<-o.done
-	if o.err != nil || o.closed {
+// commit writes the finish time and the audit entry, and commits.
+func (o *pendingOutcome) commit(ctx context.Context, finished time.Time) error {
+	<-o.ready
+	if o.err != nil {
 		return o.err
 	}
+	if o.closed {
+		return errors.New("views: the outcome was thrown away")
+	}
 	o.closed = true
-	return o.tx.Commit()
+	o.p.FinishedAt = finished
+	err := o.s.finishedAt(ctx, o.tx, *o.p)
+	if err == nil {
+		err = o.s.outcomeAudit(ctx, o.tx, *o.p, o.gate)
+	}
+	if err == nil {
+		return o.tx.Commit()
+	}
+	o.tx.Rollback()
+	return err
 }
 
-// abandon waits for the outcome to be written and throws it away, unless it was committed.
+// abandon throws the outcome away, unless it was committed.
 func (o *pendingOutcome) abandon() {
-	<-o.done
+	<-o.ready
 	if o.err == nil && !o.closed {
 		o.closed = true
 		o.tx.Rollback()

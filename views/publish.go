@@ -255,6 +255,18 @@ func (s *Service) writeOutcome(ctx context.Context, tx *dbsql.Tx, p *Publish, fr
 	return s.markUndone(ctx, tx, *p)
 }
 
+// finishedAt records p's finish time in tx.
+func (s *Service) finishedAt(ctx context.Context, tx *dbsql.Tx, p Publish) error {
+	st, err := s.ledger.In(ctx, tx, `UPDATE swaps SET finished_at = ? WHERE id = ?`)
+	if err == nil {
+		_, err = st.ExecContext(ctx, p.FinishedAt, p.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("views: record when #%d finished: %w", p.ID, err)
+	}
+	return nil
+}
+
 // markUndone records, in tx, that p, a done rollback, took back the swap p.Undoes.
 func (s *Service) markUndone(ctx context.Context, tx *dbsql.Tx, p Publish) error {
 	if p.Kind != KindRollback || p.State != PublishDone || p.Undoes == 0 {
@@ -309,9 +321,11 @@ func (s *Service) recordedHolders(ctx context.Context) func(tables []string) err
 		if err != nil {
 			return fmt.Errorf("views: read the ledger's locks: %w", err)
 		}
-		for _, c := range rows {
-			if slices.Contains(tables, c.Table) {
-				return c
+		for _, t := range tables { // the first of tables that is held, whatever order the rows came in
+			for _, c := range rows {
+				if c.Table == t {
+					return c
+				}
 			}
 		}
 		return nil
