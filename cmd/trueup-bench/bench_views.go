@@ -227,7 +227,7 @@ func benchViewsOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
 	fmt.Printf("%-12s %d rows in %s, publish of %d views; %d swaps+rollbacks alone, %d under %d readers in bursts of %d\n",
 		kind, rows, viewsTables[0], len(viewsTables), 2*viewsCycles, 2*viewsCycles, viewsReaders, 2*viewsBurst)
 	line := func(name string, ds []time.Duration, extra string) {
-		fmt.Printf("  %-34s median %7.1f ms   p99 %7.1f ms   %s\n", name, ms(median(ds)), ms(p99(ds)), extra)
+		fmt.Printf("  %-34s median %7.1f ms   p99 %7.1f ms   max %7.1f ms   %s\n", name, ms(median(ds)), ms(p99(ds)), ms(slices.Max(ds)), extra)
 	}
 	line("bare RepointViews, no readers", bare, "")
 	line("trueup swap, no readers", alone, "(target p99 < 100 ms on duckdb)")
