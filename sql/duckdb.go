@@ -297,11 +297,9 @@ func (e *duckEngine) RepointNoted(ctx context.Context, points []NotedPoint) erro
 		// Only views are read: a table of a view's name makes its CREATE OR REPLACE VIEW fail.
 		reads := map[string]string{}
 		for _, c := range entries {
-			switch {
-			case c.SourceErr != nil:
+			reads[c.Name] = c.Source
+			if c.SourceErr != nil {
 				reads[c.Name] = "(" + c.SourceErr.Error() + ")"
-			default:
-				reads[c.Name] = c.Source
 			}
 		}
 		stmts := make([]string, 0, 2*len(points))

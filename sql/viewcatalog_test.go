@@ -74,7 +74,7 @@ func TestRepointNoted(t *testing.T) {
 		}
 		return out
 	}
-	note := `{"actor":"O'Brien","reason":"C:\new\table"}`
+	note := `{"actor":"O'Brien","reason":"C:\new\table'); DROP TABLE a__v1; -- ? $1"}`
 	point := func(view, from, to string) tsql.NotedPoint {
 		return tsql.NotedPoint{ViewPoint: tsql.ViewPoint{View: view, Table: to}, From: from, Note: note + view}
 	}
