@@ -42,5 +42,5 @@ func (s *Server) apiTableRetire(c echo.Context) error {
 	if err != nil {
 		return tableError(err)
 	}
-	return c.JSON(http.StatusOK, listingJSON(l))
+	return c.JSON(http.StatusOK, l.JSON())
 }

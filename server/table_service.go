@@ -94,13 +94,6 @@ func tableError(err error) error {
 	return err
 }
 
-func versionName(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf("v%d", n)
-}
-
 func shortTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -112,7 +105,7 @@ func shortTime(t time.Time) string {
 func (s *Server) versionsView(l views.Listing) page.TableVersions {
 	d := page.TableVersions{
 		Chrome: s.chrome(l.Table, "Tables"), Table: l.Table, Target: l.Target,
-		Live: versionName(l.Live), RollbackTarget: versionName(l.RollbackTarget),
+		Live: views.VersionName(l.Live), RollbackTarget: views.VersionName(l.RollbackTarget),
 		SwapURL:     "/tables/" + url.PathEscape(l.Table) + "/swap",
 		RollbackURL: "/tables/" + url.PathEscape(l.Table) + "/rollback",
 	}
@@ -171,14 +164,14 @@ func (s *Server) confirmView(ctx context.Context, target string, p views.Plan, t
 		NeedsOverride: p.NeedsOverride, Backfill: p.Backfill, Undoes: p.Undoes, CancelURL: tableHref(p.Table, target),
 	}
 	for _, c := range p.Changes {
-		from := versionName(c.From)
+		from := views.VersionName(c.From)
 		if from == "" {
 			from = "(no view)"
 		}
-		d.Changes = append(d.Changes, page.ChangeRow{Table: c.Table, From: from, To: versionName(c.To)})
+		d.Changes = append(d.Changes, page.ChangeRow{Table: c.Table, From: from, To: views.VersionName(c.To)})
 	}
 	for _, g := range p.Gate {
-		d.Gate = append(d.Gate, page.GateRow{Version: g.Table + " " + versionName(g.Version), Passed: g.Passed, Why: g.Why})
+		d.Gate = append(d.Gate, page.GateRow{Version: g.Table + " " + views.VersionName(g.Version), Passed: g.Passed, Why: g.Why})
 	}
 	s.whoIsTold(ctx, &d, p)
 	return d

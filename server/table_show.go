@@ -54,17 +54,6 @@ func (s *Server) tableListRedirect(c echo.Context) error {
 	return c.Redirect(http.StatusFound, "/#tables-heading")
 }
 
-// tableListingJSON is GET /api/v1/tables/{table}.
-type tableListingJSON struct {
-	Target         string              `json:"target"`
-	Table          string              `json:"table"`
-	Live           string              `json:"live"`
-	RollbackTarget string              `json:"rollback_target,omitempty"`
-	Versions       []views.VersionInfo `json:"versions"`
-	History        []views.Publish     `json:"history"`
-	Busy           string              `json:"busy,omitempty"`
-}
-
 // apiTableShow answers GET /api/v1/tables/{table}.
 func (s *Server) apiTableShow(c echo.Context) error {
 	table := c.Param("table")
@@ -76,14 +65,5 @@ func (s *Server) apiTableShow(c echo.Context) error {
 	if err != nil {
 		return tableError(err)
 	}
-	return c.JSON(http.StatusOK, listingJSON(l))
-}
-
-func listingJSON(l views.Listing) tableListingJSON {
-	out := tableListingJSON{Target: l.Target, Table: l.Table, Live: versionName(l.Live), RollbackTarget: versionName(l.RollbackTarget),
-		Versions: append([]views.VersionInfo{}, l.Versions...), History: append([]views.Publish{}, l.History...)}
-	if l.Busy != nil {
-		out.Busy = l.Busy.Error()
-	}
-	return out
+	return c.JSON(http.StatusOK, l.JSON())
 }

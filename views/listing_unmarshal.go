@@ -28,3 +28,44 @@ func (v *VersionInfo) UnmarshalJSON(data []byte) error {
 	}
 	return nil
 }
+
+// ListingJSON is a table's listing as the JSON API answers it (GET /api/v1/tables/{table}), and
+// as a client of it (the CLI with --server) reads it back.
+type ListingJSON struct {
+	Target         string        `json:"target"`
+	Table          string        `json:"table"`
+	Live           string        `json:"live"`
+	RollbackTarget string        `json:"rollback_target,omitempty"`
+	Versions       []VersionInfo `json:"versions"`
+	History        []Publish     `json:"history"`
+	Busy           string        `json:"busy,omitempty"` // who holds the table, as a sentence
+}
+
+// JSON is l in the JSON API's shape.
+func (l Listing) JSON() ListingJSON {
+	out := ListingJSON{Target: l.Target, Table: l.Table, Live: VersionName(l.Live), RollbackTarget: VersionName(l.RollbackTarget),
+		Versions: append([]VersionInfo{}, l.Versions...), History: append([]Publish{}, l.History...)}
+	if l.Busy != nil {
+		out.Busy = l.Busy.Error()
+	}
+	return out
+}
+
+// Listing reads j back (Busy stays in j.Busy: the sentence, not who).
+func (j ListingJSON) Listing() Listing {
+	l := Listing{Target: j.Target, Table: j.Table, Versions: j.Versions, History: j.History}
+	l.Live, _ = ParseVersionArg(j.Table, j.Live)
+	l.RollbackTarget, _ = ParseVersionArg(j.Table, j.RollbackTarget)
+	for i := range l.Versions {
+		l.Versions[i].Target = j.Target
+	}
+	return l
+}
+
+// VersionName names version n as an operator writes it, "v2" ("" for 0: none).
+func VersionName(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("v%d", n)
+}

@@ -9,27 +9,6 @@ import (
 	"trueup/views"
 )
 
-// listingJSON is a table's versions as GET /api/v1/tables/{table} answers them.
-type listingJSON struct {
-	Target         string              `json:"target"`
-	Table          string              `json:"table"`
-	Live           string              `json:"live"`
-	RollbackTarget string              `json:"rollback_target"`
-	Versions       []views.VersionInfo `json:"versions"`
-	History        []views.Publish     `json:"history"`
-	Busy           string              `json:"busy"`
-}
-
-func (j listingJSON) listing() views.Listing {
-	l := views.Listing{Target: j.Target, Table: j.Table, Versions: j.Versions, History: j.History}
-	l.Live, _ = views.ParseVersionArg(j.Table, j.Live)
-	l.RollbackTarget, _ = views.ParseVersionArg(j.Table, j.RollbackTarget)
-	for i := range l.Versions {
-		l.Versions[i].Target = j.Target
-	}
-	return l
-}
-
 // targetQuery names the --target a table request is for; without it the server picks the
 // target that has the table.
 func targetQuery(e *env) url.Values {
@@ -43,7 +22,7 @@ func targetQuery(e *env) url.Values {
 // versionsRemote is `trueup versions TABLE [--retire vN]` through a server.
 func versionsRemote(ctx context.Context, e *env, rc *remote, table, retire, reason, format string) error {
 	path := "tables/" + url.PathEscape(table)
-	var j listingJSON
+	var j views.ListingJSON
 	if retire != "" {
 		body := map[string]string{"version": retire, "reason": reason, "target": e.globals.target}
 		if err := rc.call(ctx, "versions", http.MethodPost, path+"/retire", targetQuery(e), body, &j); err != nil {
@@ -53,7 +32,7 @@ func versionsRemote(ctx context.Context, e *env, rc *remote, table, retire, reas
 	} else if err := rc.call(ctx, "versions", http.MethodGet, path, targetQuery(e), nil, &j); err != nil {
 		return err
 	}
-	return reportVersions(e, format, j.listing(), j.Busy)
+	return reportVersions(e, format, j.Listing(), j.Busy)
 }
 
 // publishRemote is `trueup swap` or `trueup rollback` through a server: the publish, or with
