@@ -24,10 +24,7 @@ func (s *Server) apiTableRetire(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, `The request body is not a retire request: {"version": "v1", "reason": "…"}.`)
 	}
 	table := c.Param("table")
-	if req.Target != "" && c.QueryParam("target") == "" {
-		c.QueryParams().Set("target", req.Target)
-	}
-	_, svc, err := s.tableService(c, table)
+	_, svc, err := s.tableServiceNamed(c, table, req.Target)
 	if err != nil {
 		return err
 	}

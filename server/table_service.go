@@ -44,6 +44,15 @@ func tableHref(table, target string) string {
 	return "/tables/" + url.PathEscape(table) + "?target=" + url.QueryEscape(target)
 }
 
+// tableServiceNamed is tableService for a JSON request whose body may name the target (target);
+// ?target= wins.
+func (s *Server) tableServiceNamed(c echo.Context, table, target string) (string, TableService, error) {
+	if target != "" && c.QueryParam("target") == "" {
+		c.QueryParams().Set("target", target)
+	}
+	return s.tableService(c, table)
+}
+
 // tableService finds the target of a table request: the one named by ?target= (or the form's
 // target field), else the only target, else the first target, in name order, that has the table.
 func (s *Server) tableService(c echo.Context, table string) (string, TableService, error) {

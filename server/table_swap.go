@@ -88,10 +88,7 @@ func (s *Server) apiTablePublish(c echo.Context, kind string) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "The request body is not a swap request: "+err.Error())
 	}
 	table := c.Param("table")
-	if req.Target != "" && c.QueryParam("target") == "" {
-		c.QueryParams().Set("target", req.Target)
-	}
-	_, svc, err := s.tableService(c, table)
+	_, svc, err := s.tableServiceNamed(c, table, req.Target)
 	if err != nil {
 		return err
 	}
