@@ -61,6 +61,19 @@ func newLedger(t testing.TB) *ledger.Ledger {
 	return openLedger(t, filepath.Join(t.TempDir(), "state.duckdb"))
 }
 
+// validatedRun makes the ledger know orders and daily_revenue (their v1 adopted live) and records
+// their v2 validated, built by run 7: a publish of the two that has nothing to write first.
+func validatedRun(t testing.TB, s *views.Service) {
+	t.Helper()
+	for _, table := range []string{"orders", "daily_revenue"} {
+		if _, err := s.Versions(context.Background(), table); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record(t, s, "orders", 2, views.StateValidated, 7)
+	record(t, s, "daily_revenue", 2, views.StateValidated, 7)
+}
+
 // record records version n of table as a builder (the backfill runner) would.
 func record(t testing.TB, s *views.Service, table string, n int, state string, run int64) {
 	t.Helper()

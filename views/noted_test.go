@@ -39,13 +39,7 @@ func TestNotedOutcome(t *testing.T) {
 	e := &lateEngine{Engine: real, delay: 60 * time.Millisecond, lose: true}
 	l := newLedger(t)
 	s := views.New("w", e, l)
-	for _, table := range []string{"orders", "daily_revenue"} {
-		if _, err := s.Versions(ctx, table); err != nil {
-			t.Fatal(err)
-		}
-	}
-	record(t, s, "orders", 2, views.StateValidated, 7)
-	record(t, s, "daily_revenue", 2, views.StateValidated, 7)
+	validatedRun(t, s)
 
 	p, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann", Reason: "the fix"})
 	if err != nil || p.State != views.PublishDone {

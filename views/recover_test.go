@@ -252,13 +252,7 @@ func TestRecoverFromNotes(t *testing.T) {
 	dir := t.TempDir()
 	l := openLedger(t, filepath.Join(dir, "state.duckdb"))
 	s := views.New("w", e, l)
-	for _, table := range []string{"orders", "daily_revenue"} {
-		if _, err := s.Versions(ctx, table); err != nil { // adopted: the swap has nothing to write first
-			t.Fatal(err)
-		}
-	}
-	record(t, s, "orders", 2, views.StateValidated, 7)
-	record(t, s, "daily_revenue", 2, views.StateValidated, 7)
+	validatedRun(t, s)
 	swap, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann", Reason: "the fix"})
 	if err != nil {
 		t.Fatal(err)
@@ -344,13 +338,7 @@ func TestOutcomeLostKeepsTablesHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := views.New("w", e, l)
-	for _, table := range []string{"orders", "daily_revenue"} {
-		if _, err := s.Versions(ctx, table); err != nil { // adopted: the swap has nothing to write first
-			t.Fatal(err)
-		}
-	}
-	record(t, s, "orders", 2, views.StateValidated, 7)
-	record(t, s, "daily_revenue", 2, views.StateValidated, 7)
+	validatedRun(t, s)
 	record(t, s, "orders", 3, views.StateValidated, 0)
 	// The ledger can still be read, but no outcome can be written: it has nowhere to audit.
 	if _, err := l.DB().ExecContext(ctx, `ALTER TABLE audit_log RENAME TO audit_log_gone`); err != nil {
