@@ -176,18 +176,33 @@ func (o *pendingOutcome) abandon() {
 
 // landed reports whether every view p moves carries p's note.
 func (s *Service) landed(ctx context.Context, p Publish) (bool, error) {
-	entries, err := tsql.ViewCatalog(ctx, s.engine, p.Tables(), nil)
+	notes, err := s.viewNotes(ctx, p.Tables())
 	if err != nil {
 		return false, err
 	}
 	on := 0
-	for _, c := range entries {
-		var n viewNote
-		if c.View && c.Note != "" && json.Unmarshal([]byte(c.Note), &n) == nil && n.Token == p.Token {
+	for _, n := range notes {
+		if n.Token == p.Token {
 			on++
 		}
 	}
 	return on == len(p.Changes), nil
+}
+
+// viewNotes reads the notes on the views of tables, by view; a view without one is left out.
+func (s *Service) viewNotes(ctx context.Context, tables []string) (map[string]viewNote, error) {
+	entries, err := tsql.ViewCatalog(ctx, s.engine, tables, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]viewNote{}
+	for _, c := range entries {
+		var n viewNote
+		if c.View && c.Note != "" && json.Unmarshal([]byte(c.Note), &n) == nil {
+			out[c.Name] = n
+		}
+	}
+	return out, nil
 }
 
 func newToken() string {
@@ -205,16 +220,12 @@ func (s *Service) recoverNotes(ctx context.Context, tables []string) ([]Repair, 
 	if _, ok := s.noted(); !ok || len(tables) == 0 {
 		return nil, nil
 	}
-	entries, err := tsql.ViewCatalog(ctx, s.engine, tables, nil)
+	onViews, err := s.viewNotes(ctx, tables)
 	if err != nil {
 		return nil, fmt.Errorf("views: read the views' notes: %w", err)
 	}
 	byToken := map[string]viewNote{}
-	for _, c := range entries {
-		var n viewNote
-		if !c.View || c.Note == "" || json.Unmarshal([]byte(c.Note), &n) != nil {
-			continue
-		}
+	for _, n := range onViews {
 		if n.Ledger != s.ledger.ID() || n.Publish.Target != s.target || n.Token == "" {
 			continue
 		}
