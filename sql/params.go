@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
 )
 
 // Expand replaces each $name in text (outside string literals, quoted identifiers and comments)
@@ -162,6 +164,8 @@ func normalize(v any) any {
 		}
 		f, _ := new(big.Float).SetInt(x).Float64()
 		return f
+	case duckdb.Decimal:
+		return duckDecimalFloat(x)
 	case interface{ Float64() float64 }:
 		return x.Float64()
 	case fmt.Stringer:
