@@ -235,8 +235,8 @@ func (df *differ) valuesOf(vals []any) map[string]any {
 	return out
 }
 
-// equal compares one column's values: NULL equals NULL; numbers within the column's tolerance,
-// or at the diff's scale; dates and timestamps as instants; anything else as text.
+// equal compares one column's values: NULL equals NULL, NaN equals NaN; numbers within the
+// column's tolerance, or at the diff's scale; dates and timestamps as instants; anything else as text.
 func (df *differ) equal(i int, a, b any) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
@@ -252,6 +252,9 @@ func (df *differ) equal(i int, a, b any) bool {
 	}
 	if fa, ok := number(a); ok {
 		if fb, ok := number(b); ok {
+			if math.IsNaN(fa) || math.IsNaN(fb) { // NaN is a value, as in the engines' comparisons
+				return math.IsNaN(fa) && math.IsNaN(fb)
+			}
 			if t, has := df.p.tol[df.p.compared[i].Name]; has {
 				return within(fa, fb, t)
 			}

@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"testing"
 
@@ -121,6 +122,45 @@ func TestCrossEngine(t *testing.T) {
 		t.Errorf("%d rows crossed between engines, want at most %d (3%% of %d)", r.RowsTransferred, limit, len(old))
 	}
 	t.Logf("rows transferred: %d of %d", r.RowsTransferred, len(old)+len(planted))
+
+	// Huge numbers, NaN and infinities in either engine, each way round: one change among them.
+	t.Run("huge_and_special_numbers_both_ways", func(t *testing.T) {
+		special := []any{2e13, math.NaN(), math.Inf(1), math.Inf(-1), 1e19, -1e25, 1.7e308}
+		withScores := func(changed bool) [][]any {
+			return edit(old, func(r []any) []any {
+				if id := r[0].(int64); id >= 100 && id < 100+int64(len(special)) {
+					r[4] = special[id-100]
+					if changed && id == 100 {
+						r[4] = 3e13
+					}
+				}
+				return r
+			})
+		}
+		load(t, duck, "special_duck", orderCols, orderNames, withScores(false))
+		load(t, ch, "special_ch", chCols, orderNames, withScores(true))
+		for _, way := range []struct {
+			name     string
+			old, new reconcile.Side
+			from, to float64
+		}{
+			{"duckdb_to_clickhouse", reconcile.Side{Engine: duck, Relation: "special_duck"}, reconcile.Side{Engine: ch, Relation: "special_ch"}, 2e13, 3e13},
+			{"clickhouse_to_duckdb", reconcile.Side{Engine: ch, Relation: "special_ch"}, reconcile.Side{Engine: duck, Relation: "special_duck"}, 3e13, 2e13},
+		} {
+			t.Run(way.name, func(t *testing.T) {
+				s := s
+				s.Old, s.New = way.old, way.new
+				r := diff(t, s)
+				if r.Rows != (reconcile.RowCounts{Changed: 1}) || len(r.Samples.Changed) != 1 {
+					t.Fatalf("want one changed row: %+v %v", r.Rows, overview(r))
+				}
+				c := r.Samples.Changed[0]
+				if c.Key["id"] != int64(100) || len(c.Columns) != 1 || c.Columns[0].Old != way.from || c.Columns[0].New != way.to {
+					t.Errorf("changed %v %+v, want id 100 score %v→%v", c.Key, c.Columns, way.from, way.to)
+				}
+			})
+		}
+	})
 
 	t.Run("identical_across_engines", func(t *testing.T) {
 		load(t, ch, "same_t", chCols, orderNames, old)

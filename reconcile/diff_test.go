@@ -398,6 +398,34 @@ func TestDiff(t *testing.T) {
 			}
 		})
 
+		t.Run("huge_numbers_of_decimal_and_double", func(t *testing.T) {
+			for _, tb := range []string{"old_t", "new_t"} {
+				e.DropTable(ctx, tb)
+			}
+			huge := func(r []any) []any {
+				switch r[0].(int64) {
+				case 1:
+					r[3] = 2e13
+				case 2:
+					r[3] = 5e13
+				}
+				return r
+			}
+			load(t, e, "old_t", orderCols, orderNames, edit(baseRows(), huge))
+			dbl := append([]tsql.Column(nil), orderCols...)
+			dbl[3] = tsql.Column{Name: "amount", Kind: tsql.TypeFloat}
+			load(t, e, "new_t", dbl, orderNames, edit(baseRows(), func(r []any) []any {
+				if r = huge(r); r[0].(int64) == 1 {
+					r[3] = 3e13
+				}
+				return r
+			}))
+			r := diff(t, spec(e))
+			if r.Rows != (reconcile.RowCounts{Changed: 1}) || r.ChangedColumns["amount"] != 1 || len(r.Differing()) != 1 {
+				t.Errorf("want order 1's amount 2e13→3e13 alone: %v %+v", overview(r), r.Rows)
+			}
+		})
+
 		t.Run("null_keys_counted_not_matched", func(t *testing.T) {
 			nk := append([]tsql.Column(nil), orderCols...)
 			nk[0].Nullable = true

@@ -421,7 +421,14 @@ func (d chDialect) Normalize(c Column, scale int) string {
 	x := d.Quote(c.Name)
 	switch c.Kind {
 	case TypeFloat, TypeDecimal:
-		return fmt.Sprintf("toString(toInt64(round(toFloat64(%s) * 1e%d)))", x, scale)
+		// multiIf computes every branch; toInt64 of a value out of range wraps without an error
+		// and only the chosen branch is kept.
+		d := "toFloat64(" + x + ")"
+		exp := "floor(log10(abs(" + d + ")))"
+		return fmt.Sprintf("multiIf(abs(%[1]s) < %[2]s, toString(toInt64(round(%[1]s * 1e%[3]d))), "+
+			"isNaN(%[1]s), 'nan', isInfinite(%[1]s), if(%[1]s > 0, 'inf', '-inf'), "+
+			"concat(toString(toInt64(round(%[1]s / pow(10, %[4]s - 14)))), 'e', toString(toInt64(%[4]s))))",
+			d, bigNumber(scale), scale, exp)
 	case TypeTimestamp:
 		return "toString(toInt64(toUInt32(" + x + ")))"
 	case TypeBool:

@@ -218,6 +218,11 @@ const nullMark = "'\x1e'"
 // unitSep separates column values in the hashed text; it does not occur in ordinary data.
 const unitSep = "'\x1f'"
 
+// bigNumber is the magnitude from which a number no longer fits a BIGINT once scaled by 10^scale.
+// Normalize writes smaller numbers as that integer, NaN and infinities by name, and larger ones
+// as 15 significant digits and a power of ten, the same text in every engine.
+func bigNumber(scale int) string { return fmt.Sprintf("9e%d", 18-scale) }
+
 func scaleOf(opt HashOptions) int {
 	if opt.Scale <= 0 {
 		return 6

@@ -430,7 +430,12 @@ func (duckDialect) Normalize(c Column, scale int) string {
 	x := duckDialect{}.Quote(c.Name)
 	switch c.Kind {
 	case TypeFloat, TypeDecimal:
-		return fmt.Sprintf("CAST(CAST(round(CAST(%s AS DOUBLE) * 1e%d) AS BIGINT) AS VARCHAR)", x, scale)
+		d := "CAST(" + x + " AS DOUBLE)"
+		exp := "floor(log10(abs(" + d + ")))"
+		return fmt.Sprintf("CASE WHEN abs(%[1]s) < %[2]s THEN CAST(CAST(round(%[1]s * 1e%[3]d) AS BIGINT) AS VARCHAR) "+
+			"WHEN isnan(%[1]s) THEN 'nan' WHEN isinf(%[1]s) THEN CASE WHEN %[1]s > 0 THEN 'inf' ELSE '-inf' END "+
+			"ELSE CAST(CAST(round(%[1]s / power(10, %[4]s - 14)) AS BIGINT) AS VARCHAR) || 'e' || CAST(CAST(%[4]s AS BIGINT) AS VARCHAR) END",
+			d, bigNumber(scale), scale, exp)
 	case TypeTimestamp:
 		return "CAST(CAST(epoch(" + x + ") AS BIGINT) AS VARCHAR)"
 	case TypeBool:
@@ -451,7 +456,10 @@ func (d duckDialect) RowHash(cols []Column, opt HashOptions) string {
 		case opt.stored(c.Name):
 			parts[i] = x
 		case c.Kind == TypeFloat || c.Kind == TypeDecimal:
-			parts[i] = fmt.Sprintf("CAST(round(CAST(%s AS DOUBLE) * 1e%d) AS BIGINT)", x, scale)
+			// Two doubles, one of them NULL: the scaled, rounded value where it fits a BIGINT,
+			// else the value itself (huge ones, NaN, infinities), without an overflow error.
+			parts[i] = fmt.Sprintf("CASE WHEN abs(%[1]s) < %[2]s THEN round(%[1]s * 1e%[3]d) END, "+
+				"CASE WHEN abs(%[1]s) < %[2]s THEN NULL ELSE %[1]s END", "CAST("+x+" AS DOUBLE)", bigNumber(scale), scale)
 		case c.Kind == TypeInt || c.Kind == TypeBool:
 			parts[i] = "CAST(" + x + " AS BIGINT)"
 		case c.Kind == TypeString:

@@ -3,6 +3,7 @@ package sql_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -366,5 +367,65 @@ func TestOpenErrors(t *testing.T) {
 				t.Errorf("error %q: want one line containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestNormalizeNumbers: a number's canonical text is the same in both engines for every double,
+// huge ones, NaN and infinities included, and different numbers keep different texts.
+func TestNormalizeNumbers(t *testing.T) {
+	ctx := context.Background()
+	values := []float64{0, -1.5, 0.1234567, 12345.678, 8.9e12, 9e12, 2e13, -3e13, 1.2345678901234567e17,
+		1e19, -1e25, 1.7e308, math.NaN(), math.Inf(1), math.Inf(-1)}
+	cols := []tsql.Column{{Name: "id", Kind: tsql.TypeInt}, {Name: "x", Kind: tsql.TypeFloat, Nullable: true}}
+	var texts []map[int64]string
+	for _, e := range sqltest.Engines(t) {
+		if err := e.CreateTable(ctx, "nums", cols, "", []string{"id"}); err != nil {
+			t.Fatal(err)
+		}
+		rows := [][]any{{int64(len(values)), nil}}
+		for i, v := range values {
+			rows = append(rows, []any{int64(i), v})
+		}
+		if err := e.Insert(ctx, "nums", []string{"id", "x"}, rows); err != nil {
+			t.Fatal(err)
+		}
+		d := e.Dialect()
+		res, err := e.Query(ctx, "SELECT id, "+d.Normalize(cols[1], 6)+", "+d.RowHash(cols[1:], tsql.HashOptions{})+" FROM nums")
+		if err != nil {
+			t.Fatalf("%s: %v", e.Info().Kind, err)
+		}
+		got := map[int64]string{}
+		seen, hashes := map[string]int64{}, map[uint64]int64{}
+		for _, r := range res.Rows {
+			id := tsql.AsInt64(r[0])
+			if r[1] == nil {
+				if id != int64(len(values)) {
+					t.Errorf("%s: %v normalised to NULL", e.Info().Kind, values[id])
+				}
+				continue
+			}
+			s := tsql.AsText(r[1])
+			got[id] = s
+			if other, dup := seen[s]; dup {
+				t.Errorf("%s: %v and %v both normalise to %q", e.Info().Kind, values[other], values[id], s)
+			}
+			seen[s] = id
+			h := tsql.AsUint64(r[2])
+			if other, dup := hashes[h]; dup {
+				t.Errorf("%s: %v and %v hash alike", e.Info().Kind, values[other], values[id])
+			}
+			hashes[h] = id
+		}
+		for id, want := range map[int64]string{0: "0", 1: "-1500000", 3: "12345678000", 6: "200000000000000e13", 7: "-300000000000000e13", 12: "nan", 13: "inf", 14: "-inf"} {
+			if got[id] != want {
+				t.Errorf("%s: %v normalised to %q, want %q", e.Info().Kind, values[id], got[id], want)
+			}
+		}
+		texts = append(texts, got)
+	}
+	if len(texts) == 2 {
+		if diff := cmp.Diff(texts[0], texts[1]); diff != "" {
+			t.Errorf("canonical texts differ (-duckdb +clickhouse):\n%s", diff)
+		}
 	}
 }
