@@ -244,6 +244,25 @@ func TestDiff(t *testing.T) {
 				"2026-07-10 both 5→4 match=false unexpected +0 -1 ~1 dup0",
 				"2026-07-11 both 4→4 match=false unexpected +0 -0 ~1 dup0",
 				"2026-07-12 both 4→4 match=false unexpected +0 -0 ~1 dup0")
+
+			// A daily snapshot: the same 50 ids every day, one changed row a day. Only the changed
+			// pairs are read, not every pairing of an id's days.
+			var snap [][]any
+			for d := 0; d < 3; d++ {
+				for id := int64(1); id <= 50; id++ {
+					snap = append(snap, []any{id, day("2026-07-10").AddDate(0, 0, d), "s", float64(id), nil})
+				}
+			}
+			fresh(t, snap, edit(snap, func(r []any) []any {
+				if r[0].(int64) == 7 {
+					r[2] = "changed"
+				}
+				return r
+			}))
+			r := diff(t, spec(e))
+			if r.Rows != (reconcile.RowCounts{Changed: 3}) || r.RowsTransferred != 6 {
+				t.Errorf("snapshot: %+v with %d rows read out, want 3 changed rows and 6 rows read", r.Rows, r.RowsTransferred)
+			}
 		})
 
 		t.Run("nulls_compare_equal_and_to_values", func(t *testing.T) {

@@ -8,11 +8,10 @@ import (
 )
 
 // rowDiffWide is the first, single-pass row comparison inside one engine: the given partitions
-// (values nil: every partition in scope) of both sides are joined on the key carrying every
-// compared column, and only the pairs that differ are read out, sorted by key. The partition
-// column is compared like any other column rather than joined on: a join on one column less
-// costs about a fifth less. A pair whose partitions differ is a row removed from the old one and
-// added to the new one, as a join on (partition, key) would have found it.
+// (values nil: every partition in scope) of both sides are joined on (partition, key) carrying
+// every compared column, and only the pairs that differ are read out, sorted. A row whose
+// partition changed comes out as one removed and one added. (Joining on the key alone costs no
+// less, and pairs every day of a key that repeats from day to day, as in a daily snapshot.)
 //
 // A pair is exact when each key has at most one row a side. Where a key has more, the pairs do
 // not say how many rows each side holds, so the partitions involved are returned for the exact
@@ -22,7 +21,7 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 	e := p.spec.Old.Engine
 	d := e.Dialect()
 	b := newBinder()
-	cols := p.key
+	cols := p.joinColumns()
 	names := make([]string, len(cols))
 	for i := range cols {
 		names[i] = "__j" + strconv.Itoa(i)
