@@ -5,6 +5,7 @@ import (
 	"html"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -27,6 +28,17 @@ func ChartTables(ds []PartitionDiff) []string {
 	return out
 }
 
+// lessPartition orders partition labels: numbers by value (2 before 10), anything else (ISO
+// dates, text) as text.
+func lessPartition(a, b string) bool {
+	x, errA := strconv.ParseFloat(a, 64)
+	y, errB := strconv.ParseFloat(b, 64)
+	if errA == nil && errB == nil {
+		return x < y
+	}
+	return a < b
+}
+
 // Chart draws the per-partition change in row count of one table as an SVG bar chart: one bar
 // per partition, above zero for more rows and below for fewer, coloured by verdict (expected,
 // unexpected, identical). Every bar has a tooltip with its numbers. It is self-contained SVG
@@ -38,7 +50,7 @@ func Chart(ds []PartitionDiff, table string) string {
 			rows = append(rows, d)
 		}
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Partition < rows[j].Partition })
+	sort.SliceStable(rows, func(i, j int) bool { return lessPartition(rows[i].Partition, rows[j].Partition) })
 	var b strings.Builder
 	label := "Change in rows per partition"
 	if table != "" {

@@ -23,6 +23,10 @@ func TestChart(t *testing.T) {
 	if !strings.Contains(svg, `data-partition="2026-07-21" data-verdict="unexpected"`) {
 		t.Error("the unexpected partition is not marked")
 	}
+	numbered := notices.Chart([]notices.PartitionDiff{{Table: "t", Partition: "10"}, {Table: "t", Partition: "2"}, {Table: "t", Partition: "-1"}}, "t")
+	if a, b, c := strings.Index(numbered, `data-partition="-1"`), strings.Index(numbered, `data-partition="2"`), strings.Index(numbered, `data-partition="10"`); !(a >= 0 && a < b && b < c) {
+		t.Errorf("integer partitions out of order (-1, 2, 10): at %d, %d, %d", a, b, c)
+	}
 	if empty := notices.Chart(nil, "orders"); !strings.Contains(empty, "No partitions compared yet") {
 		t.Errorf("empty chart: %s", empty)
 	}
