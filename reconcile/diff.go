@@ -30,12 +30,11 @@ func Diff(ctx context.Context, spec Spec) (*Result, error) {
 	r.Partitions = parts
 
 	var both, oneSided []*Partition
-	matched, nullPartition := 0, false
+	nullPartition := false
 	for _, pt := range parts {
 		nullPartition = nullPartition || (p.part != nil && pt.value == nil)
 		switch {
 		case pt.ChecksumMatch:
-			matched++
 		case pt.Presence != PresenceBoth:
 			oneSided = append(oneSided, pt)
 		case p.part != nil && pt.value == nil:
@@ -47,10 +46,9 @@ func Diff(ctx context.Context, spec Spec) (*Result, error) {
 
 	df := newDiffer(p)
 	if len(both) > 0 {
-		// When most partitions differ and the rest match, filtering costs more than joining the
-		// matching ones: all their rows are equal, so they yield nothing. (Rows of a NULL
-		// partition match nothing, so it must be filtered out.)
-		everyPartition := len(both)*2 >= len(parts) && len(both)+matched == len(parts) && !nullPartition
+		// Only differing partitions are joined; when that is every partition, no filter is
+		// needed. (Rows of a NULL partition match nothing, so it must be filtered out.)
+		everyPartition := len(both) == len(parts) && !nullPartition
 		n, err := p.rowDiff(ctx, df, both, everyPartition)
 		if err != nil {
 			return nil, err

@@ -217,6 +217,41 @@ func TestDiff(t *testing.T) {
 			}
 		})
 
+		t.Run("matching_partitions_are_not_joined", func(t *testing.T) {
+			// Two of three partitions differ: the row join reads those two and not the third.
+			fresh(t, baseRows(), edit(baseRows(), func(r []any) []any {
+				if id := r[0].(int64); id == 1 || id == 9 {
+					r[2] = "x"
+				}
+				return r
+			}))
+			rec := &recorder{Engine: e}
+			s := spec(e)
+			s.Old.Engine, s.New.Engine = rec, rec
+			r := diff(t, s)
+			checkOverview(t, r,
+				"2026-07-10 both 4→4 match=false unexpected +0 -0 ~1 dup0",
+				"2026-07-11 both 4→4 match=true unchanged",
+				"2026-07-12 both 4→4 match=false unexpected +0 -0 ~1 dup0")
+			joins := 0
+			for _, st := range rec.statements {
+				if !strings.Contains(st.query, "JOIN") {
+					continue
+				}
+				joins++
+				var bound []string
+				for _, a := range st.args {
+					bound = append(bound, fmt.Sprint(a))
+				}
+				if got := strings.Join(bound, " "); strings.Contains(got, "2026-07-11") || !strings.Contains(got, "2026-07-10") || !strings.Contains(got, "2026-07-12") {
+					t.Errorf("row join bound %q: want the two differing days and not 2026-07-11", got)
+				}
+			}
+			if joins != 1 {
+				t.Errorf("%d row joins, want 1", joins)
+			}
+		})
+
 		t.Run("same_key_in_two_partitions_is_two_keys", func(t *testing.T) {
 			// Rows are matched on (partition, key): id 5 on 2026-07-10 is not id 5 on 2026-07-11,
 			// and neither is a duplicate. Every partition differs, so nothing is filtered.
@@ -558,4 +593,21 @@ func TestDiff(t *testing.T) {
 			}
 		})
 	})
+}
+
+// recorder is an engine that keeps the statements it reads with and their arguments.
+type recorder struct {
+	tsql.Engine
+	statements []struct {
+		query string
+		args  []any
+	}
+}
+
+func (r *recorder) Each(ctx context.Context, q string, args []any, fn func([]any) error) error {
+	r.statements = append(r.statements, struct {
+		query string
+		args  []any
+	}{q, args})
+	return r.Engine.Each(ctx, q, args, fn)
 }
