@@ -162,6 +162,24 @@ func TestCrossEngine(t *testing.T) {
 		}
 	})
 
+	// A key repeated alike on both sides is no difference across engines either.
+	t.Run("key_repeated_alike", func(t *testing.T) {
+		twice := append(edit(old, func(r []any) []any { return r }), old[42])
+		load(t, duck, "twice_duck", orderCols, orderNames, twice)
+		load(t, ch, "twice_ch", chCols, orderNames, edit(twice, func(r []any) []any {
+			if r[0].(int64) == 43 {
+				r[2] = "changed"
+			}
+			return r
+		}))
+		s := s
+		s.Old.Relation, s.New.Relation = "twice_duck", "twice_ch"
+		r := diff(t, s)
+		if r.Rows != (reconcile.RowCounts{Changed: 1}) {
+			t.Errorf("want only id 43 changed: %+v %v", r.Rows, r.Samples.Duplicates)
+		}
+	})
+
 	t.Run("identical_across_engines", func(t *testing.T) {
 		load(t, ch, "same_t", chCols, orderNames, old)
 		s := s

@@ -382,6 +382,19 @@ func TestDiff(t *testing.T) {
 			if diff := cmp.Diff(want, dups); diff != "" {
 				t.Errorf("duplicates (-want +got):\n%s", diff)
 			}
+
+			// id 3 twice on both sides, alike, beside a changed row: no difference, not counted.
+			twice := append(baseRows(), base[2])
+			fresh(t, twice, edit(twice, func(r []any) []any {
+				if r[0].(int64) == 1 {
+					r[2] = "x"
+				}
+				return r
+			}))
+			checkOverview(t, diff(t, spec(e)),
+				"2026-07-10 both 5→5 match=false unexpected +0 -0 ~1 dup0",
+				"2026-07-11 both 4→4 match=true unchanged",
+				"2026-07-12 both 4→4 match=true unchanged")
 		})
 
 		t.Run("missing_and_new_partitions", func(t *testing.T) {

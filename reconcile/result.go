@@ -131,8 +131,9 @@ type Measure struct {
 	PctChangeExact *float64 `json:"pct_change_exact"`
 }
 
-// RowCounts classifies rows by key. A key with more than one row on either side is counted once
-// as a duplicate key and not as added, removed or changed.
+// RowCounts classifies rows by key. A key with more than one row on either side, whose rows
+// differ between the sides, is counted once as a duplicate key and not as added, removed or
+// changed; a key repeated alike on both sides is no difference.
 type RowCounts struct {
 	Added         int64 `json:"added"`
 	Removed       int64 `json:"removed"`
