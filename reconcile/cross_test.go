@@ -164,10 +164,12 @@ func TestCrossEngine(t *testing.T) {
 
 	// A key repeated alike on both sides is no difference across engines either.
 	t.Run("key_repeated_alike", func(t *testing.T) {
-		twice := append(edit(old, func(r []any) []any { return r }), old[42])
+		// a small day, so its rows cross together: id 900001 twice, id 900002 changed
+		small := func(id int64) []any { return []any{id, day("2026-08-01"), "s", 1.0, nil} }
+		twice := append(edit(old, func(r []any) []any { return r }), small(900001), small(900001), small(900002))
 		load(t, duck, "twice_duck", orderCols, orderNames, twice)
 		load(t, ch, "twice_ch", chCols, orderNames, edit(twice, func(r []any) []any {
-			if r[0].(int64) == 43 {
+			if r[0].(int64) == 900002 {
 				r[2] = "changed"
 			}
 			return r
@@ -176,7 +178,7 @@ func TestCrossEngine(t *testing.T) {
 		s.Old.Relation, s.New.Relation = "twice_duck", "twice_ch"
 		r := diff(t, s)
 		if r.Rows != (reconcile.RowCounts{Changed: 1}) {
-			t.Errorf("want only id 43 changed: %+v %v", r.Rows, r.Samples.Duplicates)
+			t.Errorf("want only id 900002 changed: %+v %v", r.Rows, r.Samples.Duplicates)
 		}
 	})
 
