@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -362,6 +363,65 @@ func TestDiff(t *testing.T) {
 			s.Tolerance = map[string]reconcile.Tolerance{"score": {Rel: 0.0001}}
 			if r := diff(t, s); r.Rows.Changed != 1 {
 				t.Errorf("0.01%% tolerance should not cover 0.004 on 2.25: %+v", r.Rows)
+			}
+		})
+
+		t.Run("tolerance_for_every_float_column", func(t *testing.T) {
+			fresh(t, baseRows(), edit(baseRows(), func(r []any) []any {
+				switch r[0].(int64) {
+				case 9:
+					r[4] = r[4].(float64) + 0.004 // score, a DOUBLE
+				case 10:
+					r[3] = r[3].(float64) + 0.01 // amount, a DECIMAL
+				}
+				return r
+			}))
+			s := spec(e)
+			s.Tolerance = map[string]reconcile.Tolerance{reconcile.AnyColumn: {Abs: 0.02}}
+			if r := diff(t, s); r.Rows != (reconcile.RowCounts{}) || r.Differs {
+				t.Errorf("within 0.02 everywhere: %+v differs=%v", r.Rows, r.Differs)
+			}
+			s.Tolerance[reconcile.AnyColumn] = reconcile.Tolerance{Abs: 0.005}
+			if r := diff(t, s); r.Rows.Changed != 1 || r.ChangedColumns["amount"] != 1 {
+				t.Errorf("0.005: want amount of order 10 changed: %+v %v", r.Rows, r.ChangedColumns)
+			}
+		})
+
+		t.Run("ignored_column_present_on_both_sides", func(t *testing.T) {
+			fresh(t, baseRows(), edit(baseRows(), func(r []any) []any {
+				if r[0].(int64) == 2 {
+					r[2] = "renamed"
+				}
+				return r
+			}))
+			s := spec(e)
+			s.Ignore = []string{"name"}
+			r := diff(t, s)
+			if r.Differs || slices.Contains(r.Compared, "name") {
+				t.Errorf("ignoring name: differs=%v compared=%v", r.Differs, r.Compared)
+			}
+			if r := diff(t, spec(e)); r.Rows.Changed != 1 {
+				t.Errorf("not ignored: %+v", r.Rows)
+			}
+		})
+
+		t.Run("samples_bounded_counts_exact", func(t *testing.T) {
+			fresh(t, baseRows(), edit(baseRows(), func(r []any) []any {
+				if r[0].(int64) <= 7 {
+					r[2] = "x"
+				}
+				return r
+			}))
+			s := spec(e)
+			s.Samples = 2
+			r := diff(t, s)
+			if r.Rows.Changed != 7 || len(r.Samples.Changed) != 2 {
+				t.Errorf("changed %d with %d samples, want 7 and 2", r.Rows.Changed, len(r.Samples.Changed))
+			}
+			for _, p := range r.Partitions {
+				if p.Samples != nil && len(p.Samples.Changed) > 2 {
+					t.Errorf("partition %s keeps %d samples", p.Partition, len(p.Samples.Changed))
+				}
 			}
 		})
 
