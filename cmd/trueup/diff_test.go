@@ -57,6 +57,11 @@ func diffProject(t *testing.T) string {
 	loadDiffTable(t, e, "orders__v1", diffRows(nil))
 	loadDiffTable(t, e, "orders__v2", diffRows(map[string]int{"2026-07-10": 1, "2026-07-11": 1}))
 	loadDiffTable(t, e, "orders__copy", diffRows(nil))
+	// a cent more on one order of 2026-07-10; one order of 2026-07-12 twice
+	cents := diffRows(nil)
+	cents[25][2] = cents[25][2].(float64) + 0.01
+	loadDiffTable(t, e, "orders__cents", cents)
+	loadDiffTable(t, e, "orders__dup", append(diffRows(nil), diffRows(nil)[70]))
 	e.Close()
 	cfg := filepath.Join(dir, "trueup.yaml")
 	if err := os.WriteFile(cfg, []byte("targets:\n  warehouse:\n    url: duckdb:warehouse.duckdb\n"), 0o644); err != nil {
@@ -100,6 +105,14 @@ func TestDiffCommand(t *testing.T) {
 				"expectations: met (inside 2026-07-10..2026-07-11 rows +0..6%, sum(amount) +0..7%; outside identical)"}, ""},
 		{"expectations_violated", []string{"--new", "orders__v2", "--expect", filepath.Join(dir, "tight.expect")}, exitFailed,
 			[]string{"  2026-07-11  expected identical: rows 20 → 21, 1 added", "expectations: NOT met"}, "1 unexpected partition"},
+		{"cent_changed", []string{"--new", "orders__cents"}, exitFailed,
+			[]string{"rows: 0 added, 0 removed, 1 changed, 0 duplicate keys", "changed  2026-07-10  order_id=10005: amount 105 → 105.01"}, "1 unexpected partition"},
+		{"tolerance_for_every_column", []string{"--new", "orders__cents", "--tolerance", "0.05"}, exitOK,
+			[]string{"4 partitions: 4 unchanged", "rows: 0 added, 0 removed, 0 changed, 0 duplicate keys"}, ""},
+		{"ignored_column", []string{"--new", "orders__cents", "--ignore", "amount"}, exitOK,
+			[]string{"4 partitions: 4 unchanged"}, ""},
+		{"duplicate_key", []string{"--new", "orders__dup"}, exitFailed,
+			[]string{"rows: 0 added, 0 removed, 0 changed, 1 duplicate key", "duplicate 2026-07-12  order_id=12010: 1 old rows, 2 new rows"}, "1 unexpected partition"},
 		{"only_some_partitions", []string{"--new", "orders__v2", "--only", "2026-07-09,2026-07-12"}, exitOK,
 			[]string{"2 partitions: 2 unchanged"}, ""},
 		{"unknown_relation", []string{"--new", "orders__v9"}, exitUsage, nil, "new relation orders__v9: not found"},
