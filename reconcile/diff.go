@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	tsql "trueup/sql"
 )
 
 // maxSampledSidePartitions bounds how many one-sided partitions are sampled (one query each).
@@ -66,6 +68,9 @@ func Diff(ctx context.Context, spec Spec) (*Result, error) {
 			pt.Samples = &s
 		}
 	}
+	if err := p.settleNullKeys(ctx, both); err != nil {
+		return nil, err
+	}
 	n, err := p.sampleOneSided(ctx, oneSided)
 	if err != nil {
 		return nil, err
@@ -121,6 +126,58 @@ func partValues(parts []*Partition) []any {
 		out[i] = pt.value
 	}
 	return out
+}
+
+// settleNullKeys looks at the rows with a NULL key of partitions where the row comparison found
+// no difference but the checksums differ (a change within tolerance): those rows cannot be
+// matched by key, so the partition is unchanged only if they are the same rows on both sides.
+func (p *plan) settleNullKeys(ctx context.Context, parts []*Partition) error {
+	var open []*Partition
+	var values []any
+	for _, pt := range parts {
+		if pt.Rows != nil && pt.Rows.Zero() && pt.OldCount == pt.NewCount && pt.OldNullKeys > 0 && pt.OldNullKeys == pt.NewNullKeys {
+			open = append(open, pt)
+			values = append(values, pt.value)
+		}
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	var sums [2]map[string]uint64
+	err := onBothSides(func(s int, new bool) error {
+		side := p.side(new)
+		d := side.Engine.Dialect()
+		b := newBinder()
+		sel, group := "", ""
+		if p.part != nil {
+			sel = d.Quote(p.part.side(new).Name) + ", "
+			group = " GROUP BY " + d.Quote(p.part.side(new).Name)
+		}
+		text := "SELECT " + sel + d.HashSum(p.rowHash(d, new)) + " FROM " + d.QuoteRelation(side.Relation) +
+			where(p.partFilter(d, b, new, values), p.keyIsNull(d, new)) + group
+		q, args, err := b.expand(d, text)
+		if err != nil {
+			return err
+		}
+		m := map[string]uint64{}
+		sums[s] = m
+		return side.Engine.Each(ctx, q, args, func(row []any) error {
+			var v any
+			if p.part != nil {
+				v = partValue(p.part.Old.Kind, row[0])
+			}
+			m[valueKey(v)] = tsql.AsUint64(row[len(row)-1])
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("reconcile: rows with a NULL key of %s and %s: %w", p.spec.Old.Relation, p.spec.New.Relation, err)
+	}
+	for _, pt := range open {
+		k := valueKey(pt.value)
+		pt.nullKeysAlike = sums[0][k] == sums[1][k]
+	}
+	return nil
 }
 
 // sampleOneSided fills the row counts of partitions present on one side only and reads a few of

@@ -566,6 +566,30 @@ func TestDiff(t *testing.T) {
 			if p.NewNullKeys != 1 || p.OldNullKeys != 0 || p.Verdict != reconcile.VerdictUnexpected || p.Rows == nil || !p.Rows.Zero() {
 				t.Errorf("NULL key partition: %+v rows=%+v", p, p.Rows)
 			}
+
+			// The same row with a NULL key on both sides, and a change within tolerance beside
+			// it: unchanged. The NULL-key row renamed as well: unexpected.
+			nokey := func(name string) []any { return []any{nil, day("2026-07-10"), name, 1.0, nil} }
+			nudged := edit(baseRows(), func(r []any) []any {
+				if r[0].(int64) == 2 {
+					r[4] = r[4].(float64) + 0.004
+				}
+				return r
+			})
+			for _, tc := range []struct {
+				newName, verdict string
+			}{{"nokey", reconcile.VerdictUnchanged}, {"renamed", reconcile.VerdictUnexpected}} {
+				for _, tb := range []string{"old_t", "new_t"} {
+					e.DropTable(ctx, tb)
+				}
+				load(t, e, "old_t", nk, orderNames, append(baseRows(), nokey("nokey")))
+				load(t, e, "new_t", nk, orderNames, append(nudged, nokey(tc.newName)))
+				s := spec(e)
+				s.Tolerance = map[string]reconcile.Tolerance{"score": {Abs: 0.01}}
+				if p := diff(t, s).Partition("2026-07-10"); p.ChecksumMatch || p.Verdict != tc.verdict {
+					t.Errorf("NULL-key row %q within tolerance: match=%v verdict %s, want %s (%v)", tc.newName, p.ChecksumMatch, p.Verdict, tc.verdict, p.Reasons)
+				}
+			}
 		})
 
 		t.Run("null_partition_reported_not_joined", func(t *testing.T) {

@@ -111,6 +111,8 @@ type Partition struct {
 	// Reasons say which expectation an unexpected partition breaks.
 	Reasons []string `json:"reasons,omitempty"`
 	Samples *Samples `json:"samples,omitempty"`
+
+	nullKeysAlike bool // the rows with a NULL key are the same on both sides
 }
 
 // Unchanged reports whether the partition holds the same rows on both sides (within tolerance).
@@ -119,7 +121,7 @@ func (p *Partition) Unchanged() bool {
 		return true
 	}
 	return p.Presence == PresenceBoth && p.Rows != nil && p.Rows.Zero() &&
-		p.OldCount == p.NewCount && p.OldNullKeys == 0 && p.NewNullKeys == 0
+		p.OldCount == p.NewCount && (p.OldNullKeys == 0 && p.NewNullKeys == 0 || p.nullKeysAlike)
 }
 
 // Measure is one measure's totals in a partition.
