@@ -103,6 +103,8 @@ var shopRules = fstest.MapFS{
 	"orders/complete_calendar.sql":   {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: d\n-- reference: calendar\n")},
 	"orders/complete_continuous.sql": {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: d\n-- expect: continuous\n")},
 	"orders/complete_min_rows.sql":   {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: d\n-- min_rows: 5\n-- severity: warn\n")},
+	"orders/complete_table_ids.sql":  {Data: []byte("-- kind: completeness\n-- table: orders\n-- not_null: id, region\n")},
+	"orders/complete_table_ok.sql":   {Data: []byte("-- kind: completeness\n-- table: orders\n-- not_null: d, region\n-- min_rows: 39\n")},
 	"orders/unique_id.sql":           {Data: []byte("-- kind: uniqueness\n-- table: orders\n-- columns: id\n")},
 	"orders/unique_id_region.sql":    {Data: []byte("-- kind: uniqueness\n-- table: orders\n-- columns: id, region\n")},
 	"orders/unique_region_daily.sql": {Data: []byte("-- kind: uniqueness\n-- table: orders\n-- columns: region\n-- partition: d\n")},
@@ -189,6 +191,8 @@ func TestEveryKind(t *testing.T) {
 			"complete_calendar":   {StatusFail, 1, []string{"2026-07-02"}},
 			"complete_continuous": {StatusFail, 1, []string{"2026-07-02"}},
 			"complete_min_rows":   {StatusFail, 7, []string{"2026-07-01", "2026-07-03", "2026-07-04", "2026-07-05", "2026-07-07", "2026-07-08", "2026-07-09"}},
+			"complete_table_ids":  {StatusFail, 2, none}, // the two orders without an id, whole table
+			"complete_table_ok":   {StatusPass, 0, none},
 			"unique_id":           {StatusFail, 1, none},
 			"unique_id_region":    {StatusPass, 0, none},
 			"unique_region_daily": {StatusFail, 3, []string{"2026-07-06", "2026-07-10"}},
@@ -221,11 +225,12 @@ func TestEveryKind(t *testing.T) {
 		// the per-day uniqueness, the orphans of region and the customer and id spans; two
 		// duplicate scans; the span of customers' keys (shared); the values of regions and of
 		// dims.b; raw, calendar; the reference SELECT; one column listing; then follow-ups:
-		// the NULL rows, two orphan anti-joins as customers is 1..4, and the rows of custom_big
-		// (both custom rules are counted by the orders scan; custom_neg counts none).
+		// the NULL rows of a partitioned and of a whole-table rule, two orphan anti-joins as
+		// customers is 1..4, and the rows of custom_big (both custom rules are counted by the
+		// orders scan; custom_neg counts none).
 		// The day of ts and the month of d are other groupings: orders twice more, raw once.
-		if run.Queries != 17 {
-			t.Errorf("queries = %d, want 17", run.Queries)
+		if run.Queries != 18 {
+			t.Errorf("queries = %d, want 18", run.Queries)
 		}
 		if run.Failed() != true {
 			t.Errorf("run.Failed() = false with failing error-severity rules")
@@ -252,6 +257,10 @@ func TestEveryKind(t *testing.T) {
 				if diff := cmp.Diff(w, got[rule]); diff != "" {
 					t.Errorf("%s sample (-want +got):\n%s", rule, diff)
 				}
+			}
+			ids := got["complete_table_ids"]
+			if len(ids) != 3 || ids[0].Get("problem") != "2 rows NULL in id" || ids[1].Get("id") != nil || ids[2].Get("id") != nil {
+				t.Errorf("complete_table_ids sample: %v", ids)
 			}
 			nn := got["complete_not_null"]
 			if len(nn) != 2 || nn[0].Get("problem") != "1 row NULL in customer_id" || nn[1].Get("customer_id") != nil || nn[1].Get("region") != "APAC" {

@@ -106,10 +106,18 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 	}
 	v.violations += missing
 	if r.Partition == "" {
-		v.failing = nil // a whole-table rule has no partitions to name
+		// a whole-table rule has no partitions to name: its one group has the key ""
+		v.failing = nil
 		if r.MinRows > 0 && total < r.MinRows {
 			problemRows = append(problemRows, Row{{"rows", total}, {"problem", fmt.Sprintf("fewer than min_rows %d", r.MinRows)}})
 			v.violations++
+		}
+		for i, col := range r.NotNull {
+			if i < len(nulls[""]) && nulls[""][i] > 0 {
+				n := nulls[""][i]
+				problemRows = append(problemRows, Row{{"rows", total}, {"problem", fmt.Sprintf("%s NULL in %s", plural(n, "row", "rows"), col)}})
+				v.violations += n
+			}
 		}
 	}
 	v.failed = v.violations > 0
