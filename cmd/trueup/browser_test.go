@@ -220,6 +220,8 @@ func TestBrowserWalk(t *testing.T) {
 		t.Errorf("%d rules passed on the new versions, want 3", len(got))
 	}
 	b.shot("validation")
+	diffHref := get(b, "full diff link", chromedp.Evaluate[string](
+		`document.querySelector('[data-testid=diff][data-table=orders] header a').getAttribute('href')`))
 
 	// 7. Swap: the confirmation says exactly what changes; then v2 is live.
 	b.click("versions page", `[data-testid=review-publish]`, `[data-testid=swap-button]`)
@@ -268,4 +270,39 @@ func TestBrowserWalk(t *testing.T) {
 		t.Errorf("notice state %q after the rollback", got)
 	}
 	b.shot("notice-rolled-back")
+
+	// 10. The validation's full diff of orders: the chart colours the nine days as expected, and a
+	// day opens on the rows it gained.
+	b.do("full diff", 30*time.Second, chromedp.Navigate(b.base+diffHref),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=diff-chart] svg`)))
+	bars := get(b, "chart bars", chromedp.Evaluate[map[string]int](`(() => {
+		const m = {};
+		document.querySelectorAll('[data-testid=diff-chart] rect[data-verdict]').forEach(r => {
+			const k = r.dataset.verdict + ' ' + r.getAttribute('fill'); m[k] = (m[k] || 0) + 1;
+		});
+		return m;
+	})()`))
+	fills := map[string]string{}
+	for k, n := range bars {
+		verdict, fill, _ := strings.Cut(k, " ")
+		if fills[verdict] != "" {
+			t.Errorf("%s bars in two colours: %v", verdict, bars)
+		}
+		fills[verdict] = fill
+		if verdict == "expected" && n != 9 {
+			t.Errorf("%d bars expected, want the nine days: %v", n, bars)
+		}
+	}
+	if fills["expected"] == "" || fills["expected"] == fills["identical"] || fills["identical"] == "" {
+		t.Errorf("chart colours by verdict: %v", bars)
+	}
+	b.shot("diff")
+	b.click("open a day", `[data-testid=diff-row][data-partition="2026-07-10"] a`, `[data-testid=partition-verdict]`)
+	if got := get(b, "day verdict", chromedp.Evaluate[string](`document.querySelector('[data-testid=partition-verdict]').dataset.verdict`)); got != "expected" {
+		t.Errorf("2026-07-10 verdict %q", got)
+	}
+	if rows := b.texts(`[data-testid=added-rows] tbody tr`); len(rows) == 0 {
+		t.Error("2026-07-10 shows no added rows")
+	}
+	b.shot("diff-partition")
 }
