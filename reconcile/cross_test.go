@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -159,6 +160,53 @@ func TestCrossEngine(t *testing.T) {
 					t.Errorf("changed %v %+v, want id 100 score %v→%v", c.Key, c.Columns, way.from, way.to)
 				}
 			})
+		}
+	})
+
+	// A composite key, a tolerance, a missing day and expectations, across engines.
+	t.Run("composite_key_tolerance_missing_day_expectations", func(t *testing.T) {
+		load(t, ch, "later_ch", chCols, orderNames, append(edit(old, func(r []any) []any {
+			switch {
+			case r[1].(time.Time).Equal(day("2026-07-10")): // the last day is missing
+				return nil
+			case r[0].(int64) == 5:
+				r[4] = r[4].(float64) + 0.004 // within the tolerance
+			}
+			return r
+		}), []any{int64(200000), day("2026-06-02"), "late", 1.0, nil}, []any{int64(200001), day("2026-06-02"), "late", 2.0, nil}))
+		for _, tc := range []struct {
+			expect string
+			met    bool
+		}{
+			{"inside 2026-06-02 rows +0..1%; outside identical", false},
+			{"inside 2026-06-02 rows +0..1%; inside 2026-07-10 any; outside identical", true},
+		} {
+			s := s
+			s.New.Relation = "later_ch"
+			s.Key = []string{"d", "id"}
+			s.Tolerance = map[string]reconcile.Tolerance{"score": {Abs: 0.01}}
+			exp, err := reconcile.ParseExpectations(tc.expect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Expect = exp
+			r := diff(t, s)
+			if r.ExpectationsMet != tc.met || r.Rows != (reconcile.RowCounts{Added: 2, Removed: 500}) {
+				t.Errorf("%s: met=%v rows %+v", tc.expect, r.ExpectationsMet, r.Rows)
+			}
+			verdicts := map[string]string{}
+			for _, p := range r.Partitions {
+				if p.Verdict != reconcile.VerdictUnchanged {
+					verdicts[p.Partition] = p.Presence + " " + p.Verdict
+				}
+			}
+			missing := "old_only unexpected"
+			if tc.met {
+				missing = "old_only expected"
+			}
+			if diff := cmp.Diff(map[string]string{"2026-06-02": "both expected", "2026-07-10": missing}, verdicts); diff != "" {
+				t.Errorf("%s: verdicts (-want +got):\n%s", tc.expect, diff)
+			}
 		}
 	})
 
