@@ -90,7 +90,12 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 	for _, k := range parts.sorted() {
 		_, want := expected.vals[k]
 		n := rows[k]
+		noPartition := r.Partition != "" && parts.vals[k] == nil
 		switch {
+		case noPartition:
+			// a row without a partition belongs to no day: every one is a violation
+			note(k, fmt.Sprintf("%s with a NULL %s", plural(n, "row", "rows"), r.Partition), n)
+			v.violations += n
 		case want && n == 0:
 			note(k, "missing", 0)
 		case r.MinRows > 0 && n < r.MinRows && r.Partition != "":
@@ -98,6 +103,9 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 			v.violations++
 		}
 		for i, col := range r.NotNull {
+			if noPartition && col == r.Partition {
+				continue // counted above
+			}
 			if i < len(nulls[k]) && nulls[k][i] > 0 {
 				note(k, fmt.Sprintf("%s NULL in %s", plural(nulls[k][i], "row", "rows"), col), n)
 				v.violations += nulls[k][i]
@@ -164,7 +172,13 @@ func (c *check) expected(now time.Time, present *partitions, ref *need) (*partit
 	}
 	from, to := e.From, e.To
 	if e.Continuous {
-		keys := present.sorted()
+		// a NULL partition (sorted first) is no day of the calendar
+		var keys []string
+		for _, k := range present.sorted() {
+			if present.vals[k] != nil {
+				keys = append(keys, k)
+			}
+		}
 		if len(keys) == 0 {
 			return out, nil
 		}
