@@ -184,6 +184,16 @@ func TestDiff(t *testing.T) {
 			}
 		})
 
+		t.Run("added_row_of_default_values", func(t *testing.T) {
+			// Zero and NULLs: what ClickHouse puts on the unmatched side of a join unless
+			// told to use NULLs. The row must still come out as added.
+			fresh(t, baseRows(), append(baseRows(), []any{int64(0), day("2026-07-10"), nil, 0.0, nil}))
+			r := diff(t, spec(e))
+			if r.Rows != (reconcile.RowCounts{Added: 1}) || len(r.Samples.Added) != 1 || r.Samples.Added[0].Key["id"] != int64(0) {
+				t.Errorf("added row of defaults: %+v %+v", r.Rows, r.Samples.Added)
+			}
+		})
+
 		t.Run("moved_row_is_removed_and_added", func(t *testing.T) {
 			fresh(t, baseRows(), edit(baseRows(), func(r []any) []any {
 				if r[0].(int64) == 2 {
