@@ -1,19 +1,21 @@
 -- query 1
--- rules: complete_calendar, complete_continuous, complete_min_rows, complete_not_null, complete_range, complete_recent, custom_big, custom_neg, dist_loose, dist_tight, fresh_date, fresh_ok, fresh_stale, rel_customer, rel_id, rel_region, rel_region_bad, totals_loose, totals_tight, unique_region_daily
+-- rules: complete_calendar, complete_continuous, complete_min_rows, complete_not_null, complete_range, complete_recent, complete_table_ids, complete_table_ok, custom_big, custom_neg, dist_loose, dist_tight, fresh_date, fresh_ok, fresh_stale, rel_customer, rel_id, rel_region, rel_region_bad, totals_loose, totals_tight, unique_region_daily
 SELECT "d" AS _tu_k1,
        "region" AS _tu_k2,
        count(*) AS _tu_n,
        count("customer_id") AS _tu_a1,
        count("region") AS _tu_a2,
        sum(amount) AS _tu_a3,
-       max("d") AS _tu_a4,
-       max("ts") AS _tu_a5,
-       count_if((amount > 15)) AS _tu_a6,
-       count_if((amount < 0)) AS _tu_a7,
-       min("customer_id") AS _tu_a8,
-       max("customer_id") AS _tu_a9,
-       min("id") AS _tu_a10,
-       max("id") AS _tu_a11
+       count("id") AS _tu_a4,
+       count("d") AS _tu_a5,
+       max("d") AS _tu_a6,
+       max("ts") AS _tu_a7,
+       count_if((amount > 15)) AS _tu_a8,
+       count_if((amount < 0)) AS _tu_a9,
+       min("customer_id") AS _tu_a10,
+       max("customer_id") AS _tu_a11,
+       min("id") AS _tu_a12,
+       max("id") AS _tu_a13
 FROM "orders"
 GROUP BY _tu_k1, _tu_k2;
 
