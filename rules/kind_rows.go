@@ -132,22 +132,40 @@ func (c *check) relationships() {
 			with: []*need{parentSpan}, alt: []*need{orphans}})
 		ride.alt = []*need{span}
 	}
+	// fallback runs the anti-join after the first judgement. The follow-ups are the last batch,
+	// so when the child has more groups than the anti-join may return, the orphans' count per
+	// partition is asked beside it, for when it comes back truncated.
+	fallback := func(j *judgeEnv, groups int64) verdict {
+		later := c.follow(antiJoin, dupCap)
+		var byPart *need
+		if groups > dupCap {
+			byPart = c.follow(grouped(c.partitionKey()), refCap)
+		}
+		c.finish = func(v *verdict) {
+			*v = c.judgeOrphans(j, later.rows, false, grouped)
+			if later.truncated && byPart != nil {
+				c.countOrphans(v, byPart)
+			}
+		}
+		return verdict{}
+	}
 	c.judge = func(_ context.Context, j *judgeEnv) verdict {
 		rows, truncated := orphans.rows, orphans.truncated
 		if span != nil && span.served != nil {
 			if insideGaplessRange(span.rows, len(span.keys), parentSpan.rows) {
 				return verdict{}
 			}
-			later := c.follow(antiJoin, dupCap)
-			c.finish = func(v *verdict) { *v = c.judgeOrphans(j, later.rows, false, grouped) }
-			return verdict{}
+			// the child's rows bound its (partition, value) groups
+			var n int64
+			for _, g := range span.rows {
+				n += tsql.AsInt64(g[len(span.keys)])
+			}
+			return fallback(j, n)
 		}
 		if ride.served != nil {
 			if parent.truncated {
 				// too many parent keys to hold: ask the engine after all
-				later := c.follow(antiJoin, dupCap)
-				c.finish = func(v *verdict) { *v = c.judgeOrphans(j, later.rows, false, grouped) }
-				return verdict{}
+				return fallback(j, int64(len(ride.rows)))
 			}
 			rows, truncated = orphanGroups(ride.rows, len(keys), parent.rows), false
 		}
@@ -238,20 +256,24 @@ func (c *check) judgeOrphans(j *judgeEnv, rows [][]any, truncated bool, grouped 
 	if truncated {
 		// too many orphan groups to fetch: count them per partition instead
 		byPart := c.follow(grouped(c.partitionKey()), refCap)
-		c.finish = func(v *verdict) {
-			p := newPartitions()
-			v.violations = 0
-			for _, row := range byPart.rows {
-				v.violations += tsql.AsInt64(row[len(row)-1])
-				if r.Partition != "" {
-					p.add(row[0])
-				}
-			}
-			v.failing = p.sorted()
-			v.message = fmt.Sprintf("%s whose %s is not in %s.%s", plural(v.violations, "row", "rows"), r.Column, r.Parent, r.ParentCol)
-		}
+		c.finish = func(v *verdict) { c.countOrphans(v, byPart) }
 	}
 	return v
+}
+
+// countOrphans sets the count and failing partitions from rows of (partition…, count) of orphan rows.
+func (c *check) countOrphans(v *verdict, byPart *need) {
+	r := c.rule
+	p := newPartitions()
+	v.violations = 0
+	for _, row := range byPart.rows {
+		v.violations += tsql.AsInt64(row[len(row)-1])
+		if r.Partition != "" {
+			p.add(row[0])
+		}
+	}
+	v.failing = p.sorted()
+	v.message = fmt.Sprintf("%s whose %s is not in %s.%s", plural(v.violations, "row", "rows"), r.Column, r.Parent, r.ParentCol)
 }
 
 func aliases(n int) []string {

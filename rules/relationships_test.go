@@ -79,3 +79,60 @@ func TestRelationshipsRangeProof(t *testing.T) {
 		}
 	})
 }
+
+// TestRelationshipsManyOrphans: when the proof from the aggregate scan fails, or the parent has
+// too many keys to hold, the anti-join runs as a follow-up; more orphan groups than it fetches
+// (dupCap) are still counted exactly, with every failing partition, as when the rule runs alone.
+func TestRelationshipsManyOrphans(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		// 15,000 lines over three days, each naming its own customer, none of them known
+		child := []tsql.Column{{Name: "d", Kind: tsql.TypeDate}, {Name: "customer_id", Kind: tsql.TypeInt}}
+		var lines [][]any
+		for i := 0; i < 15_000; i++ {
+			lines = append(lines, []any{day("2026-07-01").AddDate(0, 0, i%3), int64(1000 + i)})
+		}
+		createRows(t, e, "lines", child, lines)
+		createRows(t, e, "lines_too", child, lines)
+		key := []tsql.Column{{Name: "customer_id", Kind: tsql.TypeInt}}
+		// a gap: the range proof fails
+		createRows(t, e, "shops", key, [][]any{{int64(1)}, {int64(3)}})
+		// more keys than the parent's values are read (refCap), none of them a line's
+		var many [][]any
+		for i := int64(0); i <= refCap; i++ {
+			many = append(many, []any{100_000 + i})
+		}
+		createRows(t, e, "customers_many", key, many)
+		fsys := fstest.MapFS{
+			"gapped.sql": {Data: []byte("-- kind: relationships\n-- table: lines\n-- column: customer_id\n-- parent: shops\n-- partition: d\n")},
+			// the aggregate scan of lines the range proof rides on
+			"lines_rows.sql":   {Data: []byte("-- kind: completeness\n-- table: lines\n-- partition: d\n-- min_rows: 1\n")},
+			"many_parents.sql": {Data: []byte("-- kind: relationships\n-- table: lines_too\n-- column: customer_id\n-- parent: customers_many\n-- partition: d\n")},
+			// a scan of lines_too grouped by customer_id, which the orphan check rides on
+			"lines_mix.sql": {Data: []byte("-- kind: distribution\n-- table: lines_too\n-- partition: d\n-- dimension: customer_id\n")},
+		}
+		targets := TargetMap{Default: "w", Engines: map[string]tsql.Engine{"w": e}}
+		set, err := Load(ctx, fsys, "rules", targets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		days := []string{"2026-07-01", "2026-07-02", "2026-07-03"}
+		want := map[string]outcome{
+			"gapped":       {StatusFail, 15_000, days},
+			"lines_rows":   {StatusPass, 0, []string{}},
+			"many_parents": {StatusFail, 15_000, days},
+			"lines_mix":    {StatusPass, 0, []string{}}, // three days are fewer than the baseline
+		}
+		run := NewRunner(targets, WithClock(runClock)).Run(ctx, set.Rules)
+		if diff := cmp.Diff(want, outcomes(run)); diff != "" {
+			t.Errorf("outcomes (-want +got):\n%s", diff)
+		}
+		for _, name := range []string{"gapped", "many_parents"} {
+			rule, _ := set.Get(name)
+			alone := NewRunner(targets, WithClock(runClock)).Run(ctx, []*Rule{rule})
+			if diff := cmp.Diff(map[string]outcome{name: want[name]}, outcomes(alone)); diff != "" {
+				t.Errorf("%s run alone (-want +got):\n%s", name, diff)
+			}
+		}
+	})
+}
