@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 
@@ -213,14 +214,29 @@ func (v *validator) column(r *Rule, key, rel string, cols []tsql.Column, name st
 
 func (v *validator) check(r *Rule, key string, e tsql.Engine, query string) bool {
 	if err := e.Check(v.ctx, query); err != nil {
-		what := key
-		if key == "body" {
-			what = "the SELECT"
-		}
-		v.bad(r, key, "%s does not prepare in %s: %s", what, displayTarget(e), engineMessage(err))
+		v.unprepared(r, key, e, err)
 		return false
 	}
 	return true
+}
+
+// resultColumns prepares a rule's SELECT and returns the names of its result columns, as the
+// run will see them: it reads none of the data (LIMIT 0), wrapped as the run wraps it.
+func (v *validator) resultColumns(r *Rule, key string, e tsql.Engine, query string) ([]string, bool) {
+	res, err := e.Query(v.ctx, "SELECT * FROM (\n"+query+"\n) AS _tu_q LIMIT 0")
+	if err != nil {
+		v.unprepared(r, key, e, err)
+		return nil, false
+	}
+	return res.Columns, true
+}
+
+func (v *validator) unprepared(r *Rule, key string, e tsql.Engine, err error) {
+	what := key
+	if key == "body" {
+		what = "the SELECT"
+	}
+	v.bad(r, key, "%s does not prepare in %s: %s", what, displayTarget(e), engineMessage(err))
 }
 
 // displayTarget names an engine's target for people, without credentials.
@@ -241,8 +257,11 @@ func (v *validator) rule(r *Rule) {
 	}
 	d := e.Dialect()
 	if r.Kind == Custom {
-		// its partition names a column of the SELECT's result, checked when it runs
-		v.check(r, "body", e, r.Body)
+		// its partition names a column of the SELECT's result, not of a table
+		cols, ok := v.resultColumns(r, "body", e, r.Body)
+		if ok && r.Partition != "" && !slices.Contains(cols, r.Partition) {
+			v.bad(r, "partition", "partition %s is not a column of the SELECT's result (it has %s)", r.Partition, strings.Join(cols, ", "))
+		}
 		return
 	}
 	partitionOK := false
@@ -294,7 +313,10 @@ func (v *validator) reference(r *Rule) {
 		return
 	}
 	if ref.Select != "" {
-		v.check(r, "reference", e, ref.Select)
+		cols, ok := v.resultColumns(r, "reference", e, ref.Select)
+		if ok && r.Kind == Totals && len(cols) < 2 {
+			v.bad(r, "reference", "the reference SELECT returns %s (%s); want the partition and the value", plural(int64(len(cols)), "column", "columns"), strings.Join(cols, ", "))
+		}
 		return
 	}
 	pcol := ref.Partition

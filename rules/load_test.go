@@ -12,7 +12,8 @@ import (
 )
 
 // TestLoadReportsEverything: parse problems and problems found against the engine (missing
-// relations and columns, SQL that does not prepare, unknown targets) come back together.
+// relations and columns, SQL that does not prepare or returns the wrong columns, unknown
+// targets) come back together.
 func TestLoadReportsEverything(t *testing.T) {
 	fsys := fstest.MapFS{
 		"a.sql": {Data: []byte("-- kind: uniqueness\n-- table: nowhere\n-- columns: id\n")},
@@ -25,6 +26,14 @@ func TestLoadReportsEverything(t *testing.T) {
 		"h.sql": {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: customer_id\n-- parent: customers\n-- parent_column: id\n")},
 		"i.sql": {Data: []byte("-- kind: schema\n-- table: orders\n-- severity: loud\n")},
 		"j.sql": {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: region\n-- expect: 2026-07-01..2026-07-10\n")},
+		// a custom rule's partition names a column of its SELECT's result
+		"k.sql": {Data: []byte("-- kind: custom\n-- partition: order_date\nSELECT id, d FROM orders WHERE amount < 0\n")},
+		// a totals reference SELECT returns the partition and the value, in the header or after it
+		"l.sql": {Data: []byte("-- kind: totals\n-- table: orders\n-- partition: d\n-- measure: sum(amount)\n-- reference: SELECT d FROM raw\n")},
+		"m.sql": {Data: []byte("-- kind: totals\n-- table: orders\n-- partition: d\n-- measure: sum(amount)\n\nSELECT d\nFROM raw\n")},
+		// the same SELECTs are right where they belong
+		"n.sql": {Data: []byte("-- kind: custom\n-- partition: d\nSELECT id, d FROM orders WHERE amount < 0\n")},
+		"o.sql": {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: d\n-- reference: SELECT d FROM raw\n")},
 	}
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		loadShop(t, e)
@@ -45,6 +54,9 @@ func TestLoadReportsEverything(t *testing.T) {
 			"rules/h.sql:5: parent_column id is not a column of customers (it has customer_id)",
 			`rules/i.sql:3: severity "loud": want error or warn`,
 			"rules/j.sql:4: expect needs a date or timestamp partition; region is ",
+			"rules/k.sql:2: partition order_date is not a column of the SELECT's result (it has id, d)",
+			"rules/l.sql:5: the reference SELECT returns 1 column (d); want the partition and the value",
+			"rules/m.sql:6: the reference SELECT returns 1 column (d); want the partition and the value",
 		}
 		if len(le.Problems) != len(want) {
 			t.Errorf("got %d problems, want %d:\n%v", len(le.Problems), len(want), err)
