@@ -1,6 +1,10 @@
 // Package monitor runs rules on their cron schedules: one run at a time per rule, a missed
 // slot run once after a restart, results and state changes kept through the rules store, and
 // alerts handed on only when a rule's status changes. It also runs a rule on demand.
+//
+// Alerts are handed on from the ledger, not from the run that raised them: at start-up and
+// after every run the monitor hands on every recorded alert not handed on yet, so one raised by
+// `trueup check` (or left over by a crash) goes out as surely as one raised by a schedule.
 package monitor
 
 import (
@@ -28,9 +32,11 @@ type Runner interface {
 	Run(ctx context.Context, rs []*rules.Rule) *rules.Run
 }
 
-// Recorder keeps runs, judges state changes and answers for the history (rules.Store).
+// Recorder keeps runs, judges state changes, holds alerts until they are handed on and
+// answers for the history (rules.Store).
 type Recorder interface {
 	SaveRun(ctx context.Context, run *rules.Run, actor string) ([]rules.Alert, error)
+	SendAlerts(ctx context.Context, send func(context.Context, rules.Alert) error) (int, error)
 	Latest(ctx context.Context) (map[string]rules.Result, error)
 	History(ctx context.Context, rule string, limit int) ([]rules.Result, error)
 	Alerts(ctx context.Context, rule string, limit int) ([]rules.Alert, error)
@@ -38,15 +44,15 @@ type Recorder interface {
 
 // Monitor schedules and runs rules.
 type Monitor struct {
-	rules    []*rules.Rule
-	byName   map[string]*rules.Rule
-	runner   Runner
-	store    Recorder
-	slots    SlotStore
-	clock    Clock
-	log      *slog.Logger
-	onRun    func(run *rules.Run, alerts []rules.Alert)
-	onAlerts func(ctx context.Context, alerts []rules.Alert)
+	rules  []*rules.Rule
+	byName map[string]*rules.Rule
+	runner Runner
+	store  Recorder
+	slots  SlotStore
+	clock  Clock
+	log    *slog.Logger
+	onRun  func(run *rules.Run, alerts []rules.Alert)
+	send   func(ctx context.Context, a rules.Alert) error
 
 	wake   chan struct{} // a replaced rule set: recompute the next slot
 	slotMu sync.Mutex    // one reader-writer of the slot store at a time: start and Replace
@@ -72,9 +78,12 @@ func WithOnRun(fn func(run *rules.Run, alerts []rules.Alert)) Option {
 	return func(m *Monitor) { m.onRun = fn }
 }
 
-// WithAlerts delivers alerts (state changes) once they are recorded.
-func WithAlerts(fn func(ctx context.Context, alerts []rules.Alert)) Option {
-	return func(m *Monitor) { m.onAlerts = fn }
+// WithAlerts hands alerts (state changes) to the notification channels: every recorded alert
+// not handed on yet, at start-up and after each run, each once it is accepted (see
+// rules.Store.SendAlerts). send may be called again for an alert it accepted if trueup stopped
+// before recording that, so it must drop a repeat (the notices outbox does).
+func WithAlerts(send func(ctx context.Context, a rules.Alert) error) Option {
+	return func(m *Monitor) { m.send = send }
 }
 
 // New returns a monitor over a rule set. Only rules with a schedule are scheduled; any rule
@@ -120,7 +129,7 @@ func (m *Monitor) Rule(name string) (*rules.Rule, error) {
 
 // Run schedules rules until ctx ends, then waits for the runs in flight. A rule whose slot was
 // missed while trueup was down runs once, straight away; a rule never scheduled before starts
-// counting from now.
+// counting from now. Alerts recorded while the monitor was not running are handed on first.
 func (m *Monitor) Run(ctx context.Context) error {
 	if err := m.start(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -129,6 +138,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 		return err
 	}
 	defer m.wg.Wait()
+	m.sendAlerts(ctx) // those raised while the monitor was not running: by check, or before a crash
 	for {
 		now := m.clock.Now()
 		m.dispatch(ctx, now)
@@ -324,13 +334,23 @@ func (m *Monitor) execute(ctx context.Context, rs []*rules.Rule, trigger, actor 
 	for _, a := range alerts {
 		m.log.Warn("rule alert", "rule", a.Rule, "from", a.From, "to", a.To, "message", a.Message)
 	}
-	if len(alerts) > 0 && m.onAlerts != nil {
-		m.onAlerts(ctx, alerts)
-	}
+	m.sendAlerts(context.WithoutCancel(ctx))
 	if m.onRun != nil {
 		m.onRun(run, alerts)
 	}
 	return run, nil
+}
+
+// sendAlerts hands on every recorded alert not handed on yet. One that cannot be stays in the
+// ledger and goes with the next run, or at the next start.
+func (m *Monitor) sendAlerts(ctx context.Context) {
+	if m.send == nil {
+		return
+	}
+	n, err := m.store.SendAlerts(ctx, m.send)
+	if err != nil {
+		m.log.Error("alerts not handed on yet; they go with the next run", "handed_on", n, "err", err)
+	}
 }
 
 // History returns a rule's results, newest first.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -64,14 +65,14 @@ func at(hhmm string) time.Time {
 }
 
 // started runs a monitor until the test ends and returns a channel of its recorded runs.
-func (f *fixture) started(t *testing.T, clock *FakeClock, runner Runner) (*Monitor, chan *rules.Run) {
+func (f *fixture) started(t *testing.T, clock *FakeClock, runner Runner, opts ...Option) (*Monitor, chan *rules.Run) {
 	t.Helper()
 	runs := make(chan *rules.Run, 16)
 	if runner == nil {
 		runner = rules.NewRunner(f.targets, rules.WithClock(clock.Now))
 	}
-	m := New(f.set.Rules, runner, f.store, NewLedgerSlots(f.ledger), WithClock(clock),
-		WithOnRun(func(run *rules.Run, _ []rules.Alert) { runs <- run }))
+	opts = append([]Option{WithClock(clock), WithOnRun(func(run *rules.Run, _ []rules.Alert) { runs <- run })}, opts...)
+	m := New(f.set.Rules, runner, f.store, NewLedgerSlots(f.ledger), opts...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
@@ -167,6 +168,99 @@ func TestScheduledRuleAlertsOncePerChange(t *testing.T) {
 	hist, _ := f.store.History(ctx, "no_negative", 0)
 	if len(hist) != 4 {
 		t.Errorf("no_negative has %d results, want 4", len(hist))
+	}
+}
+
+// alertHook is a WithAlerts hook that records the alerts it accepts and refuses while told to.
+type alertHook struct {
+	mu       sync.Mutex
+	accepted []string
+	refuse   bool
+	refused  int
+}
+
+func (h *alertHook) send(_ context.Context, a rules.Alert) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.refuse {
+		h.refused++
+		return errors.New("outbox unavailable")
+	}
+	h.accepted = append(h.accepted, a.At.Format("15:04")+" "+a.Rule+" "+string(a.From)+"→"+string(a.To))
+	return nil
+}
+
+func (h *alertHook) set(refuse bool) (accepted []string, refused int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	accepted, refused = h.accepted, h.refused
+	h.accepted, h.refused, h.refuse = nil, 0, refuse
+	return accepted, refused
+}
+
+// TestAlertsHandedOnOncePerChange: the WithAlerts hook gets each state change once: one that
+// `trueup check` recorded while the monitor was not running at start-up, the monitor's own
+// after their run, and one the hook refused again after the next run, not again after that.
+func TestAlertsHandedOnOncePerChange(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	clock := NewFakeClock(at("05:30"))
+	runner := rules.NewRunner(f.targets, rules.WithClock(clock.Now))
+	var noNegative []*rules.Rule
+	for _, r := range f.set.Rules {
+		if r.Name == "no_negative" {
+			noNegative = append(noNegative, r)
+		}
+	}
+	// `trueup check` runs no_negative twice before serve starts: pass, then fail
+	for _, before := range []func(){nil, func() { f.engine.Insert(ctx, "amounts", []string{"v"}, [][]any{{int64(-5)}}) }} {
+		if before != nil {
+			before()
+		}
+		run := runner.Run(ctx, noNegative)
+		run.Trigger = rules.TriggerCLI
+		if _, err := f.store.SaveRun(ctx, run, "cli"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hook := &alertHook{}
+	m, runs := f.started(t, clock, runner, WithAlerts(hook.send))
+	if got, _ := hook.set(false); cmp.Diff([]string{"05:30 no_negative pass→fail"}, got) != "" {
+		t.Errorf("handed on at start-up: %v, want the alert check recorded", got)
+	}
+
+	steps := []struct {
+		hhmm    string
+		before  func()
+		refuse  bool // the hook refuses from this run on
+		want    []string
+		refused int
+	}{
+		{"06:00", nil, false, nil, 0}, // still failing: no change, nothing to hand on
+		{"07:00", func() { f.engine.Exec(ctx, "DELETE FROM amounts WHERE v < 0") }, false, []string{"07:00 no_negative fail→pass"}, 0},
+		{"08:00", func() { f.engine.Insert(ctx, "amounts", []string{"v"}, [][]any{{int64(-1)}}) }, true, nil, 1},
+		{"09:00", nil, false, []string{"08:00 no_negative pass→fail"}, 0}, // the refused one, once
+		{"10:00", nil, false, nil, 0},
+	}
+	for _, s := range steps {
+		if s.before != nil {
+			s.before()
+		}
+		hook.set(s.refuse)
+		tick(t, m, clock, runs, s.hhmm)
+		got, refused := hook.set(false)
+		if diff := cmp.Diff(s.want, got); diff != "" || refused != s.refused {
+			t.Errorf("at %s handed on (-want +got):\n%s; refused %d times, want %d", s.hhmm, diff, refused, s.refused)
+		}
+	}
+	alerts, err := f.store.Alerts(ctx, "", 0)
+	if err != nil || len(alerts) != 3 {
+		t.Fatalf("alerts %+v, %v", alerts, err)
+	}
+	for _, a := range alerts {
+		if a.DeliveredAt.IsZero() {
+			t.Errorf("alert %d (%s→%s) is not recorded as delivered", a.ID, a.From, a.To)
+		}
 	}
 }
 

@@ -16,8 +16,9 @@ import (
 
 // Store keeps rule runs, results, rule states, alerts and schema snapshots in the ledger.
 type Store struct {
-	l  *ledger.Ledger
-	mu sync.Mutex // one run recorded at a time: state changes are judged in order
+	l      *ledger.Ledger
+	mu     sync.Mutex // one run recorded at a time: state changes are judged in order
+	sendMu sync.Mutex // one SendAlerts at a time: an alert is handed on by one of them
 }
 
 // NewStore returns the store over an open ledger.
@@ -34,6 +35,9 @@ type Alert struct {
 	To       Status    `json:"to"`
 	Severity Severity  `json:"severity"`
 	Message  string    `json:"message"`
+	// DeliveredAt is when the alert was handed to the notification channels (SendAlerts);
+	// zero while it waits.
+	DeliveredAt time.Time `json:"delivered_at,omitzero"`
 }
 
 // State is a rule's current status and since when.
@@ -235,23 +239,66 @@ func (s *Store) Alerts(ctx context.Context, rule string, limit int) ([]Alert, er
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.l.DB().QueryContext(ctx, `SELECT id, rule, run_id, at_time, from_status, to_status, severity, message
-		FROM rule_alerts WHERE (? = '' OR rule = ?) ORDER BY id DESC LIMIT ?`, rule, rule, limit)
+	rows, err := s.l.DB().QueryContext(ctx, "SELECT "+alertColumns+" FROM rule_alerts WHERE (? = '' OR rule = ?) ORDER BY id DESC LIMIT ?",
+		rule, rule, limit)
 	if err != nil {
 		return nil, fmt.Errorf("rules: alerts: %w", err)
 	}
-	defer rows.Close()
-	var out []Alert
-	for rows.Next() {
-		var a Alert
-		var from, to, sev string
-		if err := rows.Scan(&a.ID, &a.Rule, &a.RunID, &a.At, &from, &to, &sev, &a.Message); err != nil {
-			return nil, err
-		}
-		a.From, a.To, a.Severity, a.At = Status(from), Status(to), Severity(sev), a.At.UTC()
-		out = append(out, a)
+	out, err := ledger.Collect(rows, scanAlert)
+	if err != nil {
+		return nil, fmt.Errorf("rules: alerts: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
+}
+
+const alertColumns = "id, rule, run_id, at_time, from_status, to_status, severity, message, delivered_at"
+
+func scanAlert(sc ledger.Scanner) (Alert, error) {
+	var a Alert
+	var from, to, sev string
+	var delivered dbsql.NullTime
+	if err := sc.Scan(&a.ID, &a.Rule, &a.RunID, &a.At, &from, &to, &sev, &a.Message, &delivered); err != nil {
+		return a, err
+	}
+	a.From, a.To, a.Severity, a.At = Status(from), Status(to), Severity(sev), a.At.UTC()
+	if delivered.Valid {
+		a.DeliveredAt = delivered.Time.UTC()
+	}
+	return a, nil
+}
+
+// SendAlerts hands every alert not handed on yet to send, oldest first, and records each as
+// delivered (delivered_at) once send has accepted it. Whichever process recorded an alert —
+// `trueup check`, a schedule, a run-now — the next SendAlerts of any of them hands it on: an
+// alert whose send failed, or that was handed on by a process stopped before it could record
+// that, stays waiting and goes with the next call. send must therefore be safe to repeat for
+// one alert (the notices outbox keys its deliveries by alert id and drops a repeat). It
+// returns how many alerts were handed on, and the errors of those that were not.
+func (s *Store) SendAlerts(ctx context.Context, send func(context.Context, Alert) error) (int, error) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	rows, err := s.l.DB().QueryContext(ctx, "SELECT "+alertColumns+" FROM rule_alerts WHERE delivered_at IS NULL ORDER BY id")
+	if err != nil {
+		return 0, fmt.Errorf("rules: send alerts: %w", err)
+	}
+	waiting, err := ledger.Collect(rows, scanAlert)
+	if err != nil {
+		return 0, fmt.Errorf("rules: send alerts: %w", err)
+	}
+	sent := 0
+	var errs []error
+	for _, a := range waiting {
+		if err := send(ctx, a); err != nil {
+			errs = append(errs, fmt.Errorf("rules: send alert %d of %s: %w", a.ID, a.Rule, err))
+			continue
+		}
+		if _, err := s.l.DB().ExecContext(ctx, "UPDATE rule_alerts SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL",
+			s.l.Now().UTC(), a.ID); err != nil {
+			return sent, errors.Join(append(errs, fmt.Errorf("rules: send alert %d of %s: record delivery: %w", a.ID, a.Rule, err))...)
+		}
+		sent++
+	}
+	return sent, errors.Join(errs...)
 }
 
 // SchemaSnapshot implements SchemaStore.

@@ -2,6 +2,8 @@ package rules
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -134,5 +136,105 @@ func TestStoreSchemaSnapshot(t *testing.T) {
 	}
 	if diff := cmp.Diff(cols, got); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
+	}
+}
+
+// TestStoreSendAlerts: every recorded alert is handed on once, oldest first, and marked
+// delivered; one whose send failed waits for the next call; nothing is handed on twice.
+func TestStoreSendAlerts(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	t0 := time.Date(2026, 7, 10, 6, 0, 0, 0, time.UTC)
+	for i, st := range []map[string]Status{
+		{"a": StatusPass, "b": StatusFail}, // b: → fail
+		{"a": StatusFail, "b": StatusFail}, // a: pass → fail
+	} {
+		if _, err := s.SaveRun(ctx, runOf(t0.Add(time.Duration(i)*time.Hour), st), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var handed []string
+	send := func(fail string) func(context.Context, Alert) error {
+		return func(_ context.Context, a Alert) error {
+			if a.Rule == fail {
+				return errors.New("outbox unavailable")
+			}
+			handed = append(handed, a.Rule+" → "+string(a.To))
+			return nil
+		}
+	}
+	steps := []struct {
+		name   string
+		fail   string
+		sent   int
+		err    bool
+		handed []string
+	}{
+		{"a_send_fails", "a", 1, true, []string{"b → fail"}},
+		{"the_failed_one_goes_next_time", "", 1, false, []string{"a → fail"}},
+		{"nothing_left", "", 0, false, nil},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			handed = nil
+			n, err := s.SendAlerts(ctx, send(st.fail))
+			if n != st.sent || (err != nil) != st.err {
+				t.Errorf("sent %d, err %v; want %d, error %v", n, err, st.sent, st.err)
+			}
+			if diff := cmp.Diff(st.handed, handed); diff != "" {
+				t.Errorf("handed on (-want +got):\n%s", diff)
+			}
+		})
+	}
+	stored, err := s.Alerts(ctx, "", 0)
+	if err != nil || len(stored) != 2 {
+		t.Fatalf("stored alerts %+v, %v", stored, err)
+	}
+	for _, a := range stored {
+		if a.DeliveredAt.IsZero() {
+			t.Errorf("alert %d of %s has no delivered_at", a.ID, a.Rule)
+		}
+	}
+	// a new change after the sweep is the only one the next sweep hands on
+	if _, err := s.SaveRun(ctx, runOf(t0.Add(2*time.Hour), map[string]Status{"a": StatusPass}), ""); err != nil {
+		t.Fatal(err)
+	}
+	handed = nil
+	if n, err := s.SendAlerts(ctx, send("")); n != 1 || err != nil || cmp.Diff([]string{"a → pass"}, handed) != "" {
+		t.Errorf("after a recovery: sent %d (%v), handed %v", n, err, handed)
+	}
+}
+
+// TestOlderAlertsMigration: alerts recorded before delivered_at was written are not all sent
+// when trueup is upgraded: only each rule's newest, which says what state the rule is in now.
+func TestOlderAlertsMigration(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	t0 := time.Date(2026, 7, 10, 6, 0, 0, 0, time.UTC)
+	for i, st := range []map[string]Status{
+		{"a": StatusPass, "b": StatusFail}, // b: → fail
+		{"a": StatusFail, "b": StatusFail}, // a: pass → fail
+		{"a": StatusPass, "b": StatusFail}, // a: fail → pass
+	} {
+		if _, err := s.SaveRun(ctx, runOf(t0.Add(time.Duration(i)*time.Hour), st), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	migration, err := os.ReadFile(filepath.Join("..", "ledger", "migrations", "0010_rule_alerts_sent.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.l.DB().ExecContext(ctx, string(migration)); err != nil {
+		t.Fatal(err)
+	}
+	var handed []string
+	if _, err := s.SendAlerts(ctx, func(_ context.Context, a Alert) error {
+		handed = append(handed, a.Rule+": "+string(a.From)+" → "+string(a.To))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"b:  → fail", "a: fail → pass"}, handed); diff != "" {
+		t.Errorf("handed on after the migration (-want +got):\n%s", diff)
 	}
 }

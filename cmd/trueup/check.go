@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"trueup/monitor"
+	"trueup/notices"
 	"trueup/rules"
 	tsql "trueup/sql"
 )
@@ -90,7 +91,47 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	if _, err := store.SaveRun(ctx, run, cliActor()); err != nil {
 		return err
 	}
+	sendCheckAlerts(ctx, e, a, store, set)
 	return reportRun(e, *format, run)
+}
+
+// sendCheckAlerts hands the alerts waiting in the ledger (this run's state changes, and any
+// recorded earlier and not handed on yet) to the notices outbox, as serve does after its runs,
+// then makes one delivery pass so that subscribers hear of them before check returns. What
+// cannot be delivered now is not lost: an alert not enqueued waits in rule_alerts, a delivery
+// not made waits in the outbox, for the next check or the server. Failing to deliver does not
+// change check's exit status, which is about the rules.
+func sendCheckAlerts(ctx context.Context, e *env, a *app, store *rules.Store, set *rules.Set) {
+	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	ob := notices.NewOutbox(a.ledger, a.cfg.Notify, notices.OutboxOptions{Logger: log})
+	tables := map[string]string{}
+	for _, r := range set.Rules {
+		tables[r.Name] = r.Table
+	}
+	tableOf := func(rule string) string { return tables[rule] }
+	if _, err := store.SendAlerts(ctx, alertSender(ob, a.cfg.Notify.PublicURL, tableOf)); err != nil {
+		log.Error("alerts not handed on; the next check or the server sends them", "err", err)
+	}
+	// the pass sends whatever is due in the outbox, also what an earlier check could not
+	if _, err := ob.Deliver(ctx); err != nil {
+		log.Error("outbox delivery pass failed; the next check or the server retries it", "err", err)
+	}
+}
+
+// alertSender hands a rule alert to the notices outbox, addressed to the subscribers of its
+// rule's table: what check and serve give rules.Store.SendAlerts. The outbox keys a delivery
+// by alert id and recipient, so handing an alert on again adds nothing. (It is not
+// notices.Service.AlertSender, which builds the same message but only logs a failed enqueue:
+// an alert must stay waiting in the ledger when it did not reach the outbox.)
+func alertSender(ob *notices.Outbox, publicURL string, tableOf func(rule string) string) func(context.Context, rules.Alert) error {
+	return func(ctx context.Context, a rules.Alert) error {
+		page := ""
+		if publicURL != "" {
+			page = publicURL + "/rules/" + a.Rule
+		}
+		_, err := ob.Enqueue(ctx, notices.AlertMessage(a, tableOf(a.Rule), page))
+		return err
+	}
 }
 
 // reportRun prints a run and fails when an error-severity rule failed: the end of `trueup

@@ -81,7 +81,8 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
-	// a rule's alerts go to the subscribers of its table, through the notices outbox
+	// a rule's alerts go to the subscribers of its table, through the notices outbox: every
+	// alert not handed on yet, at start-up and after each run, whichever process raised it
 	var mon *monitor.Monitor
 	tableOf := func(rule string) string {
 		if r, err := mon.Rule(rule); err == nil {
@@ -89,7 +90,7 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 		}
 		return ""
 	}
-	mon, err = openMonitor(ctx, e, a, log, monitor.WithAlerts(ntc.AlertSender(tableOf, log)))
+	mon, err = openMonitor(ctx, e, a, log, monitor.WithAlerts(alertSender(ntc.Outbox(), a.cfg.Notify.PublicURL, tableOf)))
 	if err != nil {
 		return nil, err
 	}
