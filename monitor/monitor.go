@@ -27,9 +27,10 @@ var (
 	ErrNotFound = errors.New("rule not found")
 )
 
-// Runner evaluates rules (rules.Runner).
+// Runner evaluates rules and says what SQL they compile to (rules.Runner).
 type Runner interface {
 	Run(ctx context.Context, rs []*rules.Rule) *rules.Run
+	Plan(rs []*rules.Rule) *rules.Plan
 }
 
 // Recorder keeps runs, judges state changes, holds alerts until they are handed on and
@@ -351,6 +352,16 @@ func (m *Monitor) sendAlerts(ctx context.Context) {
 	if err != nil {
 		m.log.Error("alerts not handed on yet; they go with the next run", "handed_on", n, "err", err)
 	}
+}
+
+// Plan is what a rule compiles to when it runs on its own, without running it: the SQL that
+// `trueup check --explain --rule` prints.
+func (m *Monitor) Plan(name string) (*rules.Plan, error) {
+	r, err := m.Rule(name)
+	if err != nil {
+		return nil, err
+	}
+	return m.runner.Plan([]*rules.Rule{r}), nil
 }
 
 // History returns a rule's results, newest first.

@@ -344,6 +344,8 @@ func (b *blockingRunner) Run(ctx context.Context, rs []*rules.Rule) *rules.Run {
 	return b.inner.Run(ctx, rs)
 }
 
+func (b *blockingRunner) Plan(rs []*rules.Rule) *rules.Plan { return b.inner.Plan(rs) }
+
 // TestNoOverlap: while a rule runs, run-now refuses with ErrBusy and its next slot is skipped.
 func TestNoOverlap(t *testing.T) {
 	ctx := context.Background()

@@ -37,6 +37,7 @@ func (r *slowRules) RunSelected(context.Context, []string, []string, string) (*r
 }
 func (r *slowRules) History(context.Context, string, int) ([]rules.Result, error) { return nil, nil }
 func (r *slowRules) Alerts(context.Context, string, int) ([]rules.Alert, error)   { return nil, nil }
+func (r *slowRules) Plan(string) (*rules.Plan, error)                             { return nil, monitor.ErrNotFound }
 
 func TestIdenticalReadsShareOneAnswer(t *testing.T) {
 	r := &slowRules{entered: make(chan struct{}), release: make(chan struct{})}

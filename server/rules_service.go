@@ -19,6 +19,8 @@ type RuleService interface {
 	RunSelected(ctx context.Context, names, tags []string, actor string) (*rules.Run, error)
 	History(ctx context.Context, rule string, limit int) ([]rules.Result, error)
 	Alerts(ctx context.Context, rule string, limit int) ([]rules.Alert, error)
+	// Plan is what a rule compiles to when it runs on its own (`trueup check --explain`).
+	Plan(name string) (*rules.Plan, error)
 }
 
 // localActor is who a write is attributed to while no API tokens are configured: the server

@@ -26,11 +26,16 @@ const (
 // ruleDetailJSON is one rule with its history in the API.
 type ruleDetailJSON struct {
 	ruleJSON
-	Path    string         `json:"path"`
-	Checks  string         `json:"checks"`
-	Latest  *rules.Result  `json:"latest"`
-	History []rules.Result `json:"history"`
-	Alerts  []rules.Alert  `json:"alerts"`
+	Path   string `json:"path"`
+	Checks string `json:"checks"`
+	// SQL is what the rule compiles to when it runs on its own, as `trueup check --explain`
+	// prints it, whether or not it has run (a run's own SQL, fused with the rules it ran
+	// beside, is its result's); SQLError says why it cannot run.
+	SQL      string         `json:"sql"`
+	SQLError string         `json:"sql_error,omitempty"`
+	Latest   *rules.Result  `json:"latest"`
+	History  []rules.Result `json:"history"`
+	Alerts   []rules.Alert  `json:"alerts"`
 }
 
 // ruleStatusOf finds one rule's status, or a 404.
@@ -63,6 +68,9 @@ func (s *Server) ruleDetail(c echo.Context, n int) (ruleDetailJSON, error) {
 		return ruleDetailJSON{}, err
 	}
 	d := ruleDetailJSON{ruleJSON: ruleInfo(st), Path: st.Rule.Path, Checks: st.Rule.Explain(), History: hist, Alerts: alerts}
+	if d.SQL, d.SQLError, err = s.compiledSQL(st.Rule.Name); err != nil {
+		return ruleDetailJSON{}, err
+	}
 	if d.History == nil {
 		d.History = []rules.Result{}
 	}
@@ -73,6 +81,25 @@ func (s *Server) ruleDetail(c echo.Context, n int) (ruleDetailJSON, error) {
 		d.Latest = &hist[0]
 	}
 	return d, nil
+}
+
+// compiledSQL is the SQL a rule runs when it runs on its own, its statements in the order
+// `trueup check --explain` prints them, and why it cannot run ("" when it can).
+func (s *Server) compiledSQL(name string) (sql, problem string, err error) {
+	plan, err := s.opt.Rules.Plan(name)
+	if err != nil {
+		return "", "", runError(name, err)
+	}
+	texts := make([]string, len(plan.Queries))
+	for i, q := range plan.Queries {
+		texts[i] = q.SQL
+	}
+	for _, r := range plan.Rules {
+		if r.Rule == name {
+			problem = r.Error
+		}
+	}
+	return strings.Join(texts, ";\n\n"), problem, nil
 }
 
 // apiRuleShow answers GET /api/v1/rules/{rule}: the rule, its last result and its history,
@@ -97,7 +124,8 @@ func (s *Server) apiRuleShow(c echo.Context) error {
 }
 
 // ruleShow answers GET /rules/{rule}: what the rule checks, its last result (failing
-// partitions, sample rows, the SQL it ran) and its history as a strip and a table.
+// partitions, sample rows, the SQL it ran) or, before its first run, the SQL it compiles to,
+// and its history as a strip and a table.
 func (s *Server) ruleShow(c echo.Context) error {
 	w, err := pageWindow(c, historyRows, historyRows)
 	if err != nil {
@@ -114,7 +142,7 @@ func (s *Server) ruleShow(c echo.Context) error {
 		Chrome: s.chrome(d.Rule, "Rules"), Name: d.Rule, Description: d.Description, Path: d.Path,
 		Kind: d.Kind, Table: d.Table, Severity: d.Severity, Owner: d.Owner, Tags: strings.Join(d.Tags, ", "),
 		Schedule: d.Schedule, Explain: d.Checks, Status: d.Status, RunURL: ruleHref(d.Rule) + "/run",
-		Alerts: alertRows(d.Alerts),
+		Alerts: alertRows(d.Alerts), SQL: d.SQL, SQLError: d.SQLError,
 	}
 	if d.NextRun != nil {
 		p.NextRun = formatTime(*d.NextRun)

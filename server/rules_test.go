@@ -92,6 +92,30 @@ func TestRulePages(t *testing.T) {
 		}
 	})
 
+	t.Run("sql_before_any_run", func(t *testing.T) {
+		doc := getPage(t, ts.URL+"/rules/daily_totals", http.StatusOK)
+		if doc.Find(`[data-testid="latest"]`).Length() != 0 {
+			t.Error("a rule that never ran shows a last run")
+		}
+		sql := doc.Find(`[data-testid="compiled"] [data-testid="rule-sql"][data-source="plan"] code`)
+		for _, want := range []string{"sum(amount)", `FROM "sales"`, `"sales_ref"`} {
+			if !strings.Contains(text(sql), want) {
+				t.Errorf("the SQL the rule compiles to lacks %s: %q", want, text(sql))
+			}
+		}
+		resp, body := get(t, ts.URL+"/api/v1/rules/daily_totals")
+		var d struct {
+			SQL    string          `json:"sql"`
+			Latest json.RawMessage `json:"latest"`
+		}
+		if err := json.Unmarshal([]byte(body), &d); resp.StatusCode != http.StatusOK || err != nil {
+			t.Fatalf("GET /api/v1/rules/daily_totals: %d %v\n%s", resp.StatusCode, err, body)
+		}
+		if string(d.Latest) != "null" || !strings.Contains(d.SQL, `FROM "sales_ref"`) || d.SQL != sql.Text() {
+			t.Errorf("API: latest %s, sql %q; want null and the page's SQL %q", d.Latest, d.SQL, sql.Text())
+		}
+	})
+
 	t.Run("run_now_redirects_to_the_result", func(t *testing.T) {
 		resp, _ := post(t, ts.URL+"/rules/daily_totals/run")
 		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/rules/daily_totals?run=1" {
@@ -117,8 +141,11 @@ func TestRulePages(t *testing.T) {
 		if diff := cmp.Diff([]string{"partition", "value", "reference", "difference", "difference_pct"}, cols); diff != "" {
 			t.Errorf("sample columns (-want +got):\n%s", diff)
 		}
-		if sql := text(doc.Find(`[data-testid="rule-sql"] code`)); !strings.Contains(sql, `sum(amount)`) || !strings.Contains(sql, `FROM "sales"`) {
+		if sql := text(doc.Find(`[data-testid="latest"] [data-testid="rule-sql"][data-source="run"] code`)); !strings.Contains(sql, `sum(amount)`) || !strings.Contains(sql, `FROM "sales"`) {
 			t.Errorf("rendered SQL: %s", sql)
+		}
+		if doc.Find(`[data-testid="compiled"]`).Length() != 0 {
+			t.Error("after a run the page still shows the compiled SQL beside the run's")
 		}
 		if got := text(doc.Find(`[data-testid="rule-explain"]`)); !strings.HasPrefix(got, "passes when sum(amount) per d is within") {
 			t.Errorf("explain %q", got)
