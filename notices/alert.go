@@ -3,7 +3,6 @@ package notices
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strconv"
 
 	"trueup/rules"
@@ -40,21 +39,17 @@ func AlertMessage(a rules.Alert, table, pageURL string) Message {
 	}
 }
 
-// AlertSender returns a function for monitor.WithAlerts that enqueues each alert for the
-// subscribers of its rule's table. tableOf names a rule's table ("" when it has none).
-func (s *Service) AlertSender(tableOf func(rule string) string, log *slog.Logger) func(ctx context.Context, alerts []rules.Alert) {
-	if log == nil {
-		log = slog.Default()
-	}
-	return func(ctx context.Context, alerts []rules.Alert) {
-		for _, a := range alerts {
-			page := ""
-			if base := s.opt.Notify.PublicURL; base != "" {
-				page = base + "/rules/" + a.Rule
-			}
-			if _, err := s.outbox.Enqueue(ctx, AlertMessage(a, tableOf(a.Rule), page)); err != nil {
-				log.Error("alert not enqueued", "alert", a.ID, "rule", a.Rule, "err", err)
-			}
+// AlertSender hands a rule alert to the outbox, addressed to the subscribers of its rule's table
+// (tableOf names it, "" when it has none): what check and serve give rules.Store.SendAlerts.
+// The outbox keys a delivery by alert id and recipient, so handing an alert on again adds
+// nothing; an error leaves the alert waiting in the ledger for the next sweep.
+func AlertSender(ob *Outbox, publicURL string, tableOf func(rule string) string) func(context.Context, rules.Alert) error {
+	return func(ctx context.Context, a rules.Alert) error {
+		page := ""
+		if publicURL != "" {
+			page = publicURL + "/rules/" + a.Rule
 		}
+		_, err := ob.Enqueue(ctx, AlertMessage(a, tableOf(a.Rule), page))
+		return err
 	}
 }

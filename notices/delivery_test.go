@@ -422,11 +422,14 @@ func TestAlertThroughOutbox(t *testing.T) {
 
 func TestAlertSender(t *testing.T) {
 	r := newRig(t)
-	send := r.svc.AlertSender(func(rule string) string { return "daily_revenue" }, nil)
+	send := notices.AlertSender(r.svc.Outbox(), "", func(rule string) string { return "daily_revenue" })
 	alert := rules.Alert{ID: 12, Rule: "matches_raw", At: r.clock.Now(), From: rules.StatusPass, To: rules.StatusFail,
 		Severity: rules.SeverityError, Message: "9 partitions differ from orders_raw"}
-	send(r.ctx, []rules.Alert{alert})
-	send(r.ctx, []rules.Alert{alert}) // the same alert again: not sent twice
+	for range 2 { // the same alert again: not sent twice
+		if err := send(r.ctx, alert); err != nil {
+			t.Fatal(err)
+		}
+	}
 	r.deliver()
 	calls := r.hook.Calls()
 	if len(calls) != 1 || calls[0].Key != "alert:12/webhook:finance" || calls[0].Raw["subject"] != "Rule matches_raw is now fail on daily_revenue" {

@@ -109,28 +109,12 @@ func sendCheckAlerts(ctx context.Context, e *env, a *app, store *rules.Store, se
 		tables[r.Name] = r.Table
 	}
 	tableOf := func(rule string) string { return tables[rule] }
-	if _, err := store.SendAlerts(ctx, alertSender(ob, a.cfg.Notify.PublicURL, tableOf)); err != nil {
+	if _, err := store.SendAlerts(ctx, notices.AlertSender(ob, a.cfg.Notify.PublicURL, tableOf)); err != nil {
 		log.Error("alerts not handed on; the next check or the server sends them", "err", err)
 	}
 	// the pass sends whatever is due in the outbox, also what an earlier check could not
 	if _, err := ob.Deliver(ctx); err != nil {
 		log.Error("outbox delivery pass failed; the next check or the server retries it", "err", err)
-	}
-}
-
-// alertSender hands a rule alert to the notices outbox, addressed to the subscribers of its
-// rule's table: what check and serve give rules.Store.SendAlerts. The outbox keys a delivery
-// by alert id and recipient, so handing an alert on again adds nothing. (It is not
-// notices.Service.AlertSender, which builds the same message but only logs a failed enqueue:
-// an alert must stay waiting in the ledger when it did not reach the outbox.)
-func alertSender(ob *notices.Outbox, publicURL string, tableOf func(rule string) string) func(context.Context, rules.Alert) error {
-	return func(ctx context.Context, a rules.Alert) error {
-		page := ""
-		if publicURL != "" {
-			page = publicURL + "/rules/" + a.Rule
-		}
-		_, err := ob.Enqueue(ctx, notices.AlertMessage(a, tableOf(a.Rule), page))
-		return err
 	}
 }
 

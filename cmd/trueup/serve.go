@@ -90,7 +90,7 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 		}
 		return ""
 	}
-	mon, err = openMonitor(ctx, e, a, log, monitor.WithAlerts(alertSender(ntc.Outbox(), a.cfg.Notify.PublicURL, tableOf)))
+	mon, err = openMonitor(ctx, e, a, log, monitor.WithAlerts(notices.AlertSender(ntc.Outbox(), a.cfg.Notify.PublicURL, tableOf)))
 	if err != nil {
 		return nil, err
 	}
