@@ -50,7 +50,9 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	default:
 		return usagef("check: --format %q: want text, json or junit", *format)
 	}
-	if err := e.localOnly("check", map[string]bool{"explain": *explain, "accept-schema": *accept}); err != nil {
+	// --target makes the rules without a target: of their own run on another target; a server
+	// runs its rules on the targets it was configured with.
+	if err := e.localOnly("check", map[string]bool{"explain": *explain, "accept-schema": *accept, "target": e.globals.target != ""}); err != nil {
 		return err
 	}
 	if rc, err := e.remote(); rc != nil || err != nil {

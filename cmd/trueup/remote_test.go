@@ -224,6 +224,7 @@ func TestServerModeRefusals(t *testing.T) {
 		{"bad_url_scheme", "", []string{"--server", "ftp://127.0.0.1:1", "check"}, exitUsage, `--server "ftp://127.0.0.1:1": want the server's address`},
 		{"bad_url_no_scheme", "", []string{"--server", "localhost:8080", "check"}, exitUsage, "want the server's address"},
 		{"local_only_flag", "ann-token", []string{"--server", srv.url, "check", "--explain"}, exitUsage, "--explain works only locally"},
+		{"check_target_local_only", "ann-token", []string{"--server", srv.url, "check", "--target", "warehouse"}, exitUsage, "--target works only locally"},
 		{"verify_local_only", "ann-token", []string{"--server", srv.url, "backfill", "verify", "fix_dedup_bug", "--from", "2026-07-10", "--to", "2026-07-11"}, exitUsage, "works only locally"},
 		{"diff_target_url_refused", "ann-token", []string{"--server", srv.url, "diff", "--old", "orders__v1", "--new", "orders__v2", "--key", "order_id", "--old-target", "duckdb:/tmp/x.duckdb"}, exitUsage, `no target "duckdb:/tmp/x.duckdb" on this server`},
 	} {
