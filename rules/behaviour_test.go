@@ -141,17 +141,17 @@ type memSchemas struct {
 	snap map[string][]tsql.Column
 }
 
-func (m *memSchemas) SchemaSnapshot(_ context.Context, rule string) ([]tsql.Column, bool, error) {
+func (m *memSchemas) SchemaSnapshot(_ context.Context, rule, target, relation string) ([]tsql.Column, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c, ok := m.snap[rule]
+	c, ok := m.snap[rule+"\x00"+target+"\x00"+relation]
 	return c, ok, nil
 }
 
-func (m *memSchemas) RecordSchema(_ context.Context, rule, _, _ string, cols []tsql.Column) error {
+func (m *memSchemas) RecordSchema(_ context.Context, rule, target, relation string, cols []tsql.Column) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.snap[rule] = cols
+	m.snap[rule+"\x00"+target+"\x00"+relation] = cols
 	return nil
 }
 

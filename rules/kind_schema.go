@@ -9,9 +9,10 @@ import (
 
 // SchemaStore keeps the column snapshots schema rules compare with.
 type SchemaStore interface {
-	// SchemaSnapshot returns the recorded columns of a rule; ok is false when none is recorded.
-	SchemaSnapshot(ctx context.Context, rule string) (cols []tsql.Column, ok bool, err error)
-	// RecordSchema records (or replaces) a rule's snapshot.
+	// SchemaSnapshot returns the columns a rule recorded for a relation of a target; ok is false
+	// when none is recorded.
+	SchemaSnapshot(ctx context.Context, rule, target, relation string) (cols []tsql.Column, ok bool, err error)
+	// RecordSchema records (or replaces) a rule's snapshot of a relation of a target.
 	RecordSchema(ctx context.Context, rule, target, relation string, cols []tsql.Column) error
 }
 
@@ -24,12 +25,14 @@ func (c *check) schema() {
 		if j.schemas == nil {
 			return verdict{err: fmt.Errorf("no snapshot store: schema rules need the ledger")}
 		}
-		want, ok, err := j.schemas.SchemaSnapshot(ctx, r.Name)
+		// the target the rule ran on, which --target may have chosen
+		target := c.engine.Info().Target
+		want, ok, err := j.schemas.SchemaSnapshot(ctx, r.Name, target, r.Table)
 		if err != nil {
 			return verdict{err: err}
 		}
 		if !ok || j.acceptSchema {
-			if err := j.schemas.RecordSchema(ctx, r.Name, r.Target, r.Table, cols.columns); err != nil {
+			if err := j.schemas.RecordSchema(ctx, r.Name, target, r.Table, cols.columns); err != nil {
 				return verdict{err: err}
 			}
 			return verdict{message: fmt.Sprintf("snapshot of %d columns recorded", len(cols.columns))}

@@ -302,9 +302,12 @@ func (s *Store) SendAlerts(ctx context.Context, send func(context.Context, Alert
 }
 
 // SchemaSnapshot implements SchemaStore.
-func (s *Store) SchemaSnapshot(ctx context.Context, rule string) ([]tsql.Column, bool, error) {
+// A snapshot recorded before snapshots were kept per target has the rule's own target key ('' for
+// the default target); it stands in until the rule records one of its own.
+func (s *Store) SchemaSnapshot(ctx context.Context, rule, target, relation string) ([]tsql.Column, bool, error) {
 	var text string
-	err := s.l.DB().QueryRowContext(ctx, "SELECT CAST(columns AS VARCHAR) FROM rule_schemas WHERE rule = ?", rule).Scan(&text)
+	err := s.l.DB().QueryRowContext(ctx, `SELECT columns FROM rule_schemas
+		WHERE rule = ? AND relation = ? AND (target = ? OR target = '') ORDER BY target DESC LIMIT 1`, rule, relation, target).Scan(&text)
 	if errors.Is(err, dbsql.ErrNoRows) {
 		return nil, false, nil
 	}

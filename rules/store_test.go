@@ -121,7 +121,7 @@ func TestStoreAlertsOnChange(t *testing.T) {
 func TestStoreSchemaSnapshot(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
-	if _, ok, err := s.SchemaSnapshot(ctx, "x"); ok || err != nil {
+	if _, ok, err := s.SchemaSnapshot(ctx, "x", "warehouse", "orders"); ok || err != nil {
 		t.Fatalf("empty store: ok %v err %v", ok, err)
 	}
 	cols := []tsql.Column{{Name: "id", Type: "BIGINT", Kind: tsql.TypeInt}, {Name: "d", Type: "DATE", Kind: tsql.TypeDate, Nullable: true}}
@@ -130,12 +130,31 @@ func TestStoreSchemaSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, ok, err := s.SchemaSnapshot(ctx, "x")
+	got, ok, err := s.SchemaSnapshot(ctx, "x", "warehouse", "orders")
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
 	if diff := cmp.Diff(cols, got); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
+	}
+	// another target or table has a snapshot of its own
+	for _, other := range [][2]string{{"staging", "orders"}, {"warehouse", "orders_v2"}} {
+		if _, ok, _ := s.SchemaSnapshot(ctx, "x", other[0], other[1]); ok {
+			t.Errorf("%s.%s read the snapshot of warehouse.orders", other[0], other[1])
+		}
+	}
+	if err := s.RecordSchema(ctx, "x", "staging", "orders", cols[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := s.SchemaSnapshot(ctx, "x", "warehouse", "orders"); len(got) != 2 {
+		t.Errorf("recording staging's snapshot replaced warehouse's: %v", got)
+	}
+	// a snapshot recorded before they were kept per target (target '') stands in
+	if _, err := s.l.DB().ExecContext(ctx, "INSERT INTO rule_schemas VALUES ('old', '', 'orders', ?, now())", `[{"Name":"id"}]`); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, _ := s.SchemaSnapshot(ctx, "old", "warehouse", "orders"); !ok || len(got) != 1 {
+		t.Errorf("legacy snapshot: ok %v %v", ok, got)
 	}
 }
 

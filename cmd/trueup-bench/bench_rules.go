@@ -287,16 +287,16 @@ type benchSchemas struct {
 	snap map[string][]tsql.Column
 }
 
-func (s *benchSchemas) SchemaSnapshot(_ context.Context, rule string) ([]tsql.Column, bool, error) {
+func (s *benchSchemas) SchemaSnapshot(_ context.Context, rule, target, relation string) ([]tsql.Column, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.snap[rule]
+	c, ok := s.snap[rule+"\x00"+target+"\x00"+relation]
 	return c, ok, nil
 }
 
-func (s *benchSchemas) RecordSchema(_ context.Context, rule, _, _ string, cols []tsql.Column) error {
+func (s *benchSchemas) RecordSchema(_ context.Context, rule, target, relation string, cols []tsql.Column) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.snap[rule] = cols
+	s.snap[rule+"\x00"+target+"\x00"+relation] = cols
 	return nil
 }
