@@ -68,6 +68,9 @@ func TestCheckExitCodes(t *testing.T) {
 		{"all_pass", map[string]string{"orders/complete.sql": rulePasses}, nil, exitOK},
 		{"error_rule_fails", map[string]string{"orders/complete.sql": rulePasses, "orders/unique.sql": ruleFails}, nil, exitFailed},
 		{"warn_rule_fails", map[string]string{"orders/complete.sql": rulePasses, "orders/unique.sql": ruleWarns}, nil, exitOK},
+		// valid at load, fails when it reads the rows: an error-severity rule in status error
+		{"error_rule_errors", map[string]string{"orders/complete.sql": rulePasses, "orders/cast.sql": "-- kind: custom\nSELECT id FROM orders WHERE CAST('x' || id AS INTEGER) > 0\n"}, nil, exitFailed},
+		{"warn_rule_errors", map[string]string{"orders/complete.sql": rulePasses, "orders/cast.sql": "-- kind: custom\n-- severity: warn\nSELECT id FROM orders WHERE CAST('x' || id AS INTEGER) > 0\n"}, nil, exitOK},
 		{"only_the_passing_rule", map[string]string{"orders/complete.sql": rulePasses, "orders/unique.sql": ruleFails}, []string{"--rule", "complete"}, exitOK},
 		{"unknown_rule", map[string]string{"orders/complete.sql": rulePasses}, []string{"--rule", "nope"}, exitUsage},
 		{"no_rule_has_tag", map[string]string{"orders/complete.sql": rulePasses}, []string{"--tag", "weekly"}, exitUsage},
@@ -80,6 +83,9 @@ func TestCheckExitCodes(t *testing.T) {
 			code, out, errs := cli(t, append([]string{"--config", cfg, "check"}, tt.args...)...)
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errs)
+			}
+			if strings.HasSuffix(tt.name, "_errors") && !strings.Contains(out, "ERROR cast") {
+				t.Errorf("the cast rule did not end in error:\n%s", out)
 			}
 		})
 	}
