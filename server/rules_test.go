@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -77,6 +78,7 @@ func post(t *testing.T, url string) (*http.Response, string) {
 
 func TestRulePages(t *testing.T) {
 	ts := serve(t, server.Options{Rules: ruleMonitor(t)})
+	stamp := regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d UTC$`)
 
 	t.Run("list_before_any_run", func(t *testing.T) {
 		doc := getPage(t, ts.URL+"/rules", http.StatusOK)
@@ -89,6 +91,9 @@ func TestRulePages(t *testing.T) {
 		}
 		if got := text(doc.Find(`[data-rule="daily_totals"] [data-testid="rule-schedule"]`)); !strings.HasPrefix(got, "0 6 * * *") {
 			t.Errorf("schedule cell %q", got)
+		}
+		if got := text(doc.Find(`[data-rule="daily_totals"] [data-testid="rule-last-run"]`)); stamp.MatchString(got) {
+			t.Errorf("last run of a rule that never ran: %q", got)
 		}
 	})
 
@@ -152,6 +157,17 @@ func TestRulePages(t *testing.T) {
 		}
 		if got := text(doc.Find(`[data-testid="alert-change"]`)); got != "first run → fail" {
 			t.Errorf("alert %q", got)
+		}
+	})
+
+	t.Run("list_after_a_run", func(t *testing.T) {
+		doc := getPage(t, ts.URL+"/rules", http.StatusOK)
+		row := doc.Find(`[data-rule="daily_totals"]`)
+		if got := row.AttrOr("data-status", ""); got != "fail" {
+			t.Errorf("status %q after the run", got)
+		}
+		if got := text(row.Find(`[data-testid="rule-last-run"]`)); !stamp.MatchString(got) {
+			t.Errorf("last run %q, want the time of the run", got)
 		}
 	})
 
