@@ -2,6 +2,7 @@ package rules
 
 import (
 	"context"
+	"io/fs"
 	"sort"
 	"strings"
 	"sync"
@@ -133,6 +134,17 @@ GROUP BY d
 	// partitions computed from a timestamp, and from a date at the month grain
 	"orders/complete_ts.sql":    {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: ts\n-- grain: day\n-- expect: 2026-07-01..2026-07-10\n")},
 	"orders/totals_monthly.sql": {Data: []byte("-- kind: totals\n-- table: orders\n-- partition: d\n-- grain: month\n-- measure: sum(amount)\n-- reference: raw\n-- tolerance: 0.1%\n")},
+}
+
+// loadSet loads the rules of fsys, validated against e as their one target.
+func loadSet(t *testing.T, e tsql.Engine, fsys fs.FS) (*Set, TargetMap) {
+	t.Helper()
+	targets := TargetMap{Default: "w", Engines: map[string]tsql.Engine{"w": e}}
+	set, err := Load(t.Context(), fsys, "rules", targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set, targets
 }
 
 // memSchemas is an in-memory SchemaStore.

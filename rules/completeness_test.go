@@ -54,11 +54,7 @@ func TestCompletenessNullPartition(t *testing.T) {
 			"not_null_d.sql":    {Data: []byte("-- kind: completeness\n-- table: events\n-- partition: d\n-- not_null: d\n")},
 			"clean.sql":         {Data: []byte("-- kind: completeness\n-- table: events_clean\n-- partition: d\n-- expect: continuous\n")},
 		}
-		targets := TargetMap{Default: "w", Engines: map[string]tsql.Engine{"w": e}}
-		set, err := Load(ctx, fsys, "rules", targets)
-		if err != nil {
-			t.Fatal(err)
-		}
+		set, targets := loadSet(t, e, fsys)
 		run := NewRunner(targets, WithClock(runClock)).Run(ctx, set.Rules)
 		want := map[string]outcome{
 			// 07-02 missing, two rows without a day

@@ -40,11 +40,7 @@ func TestCustomFilterRidesTheScan(t *testing.T) {
 			// not a plain filter: runs on its own
 			"events/no_gap.sql": {Data: []byte("-- kind: custom\nSELECT d, count(*) AS n FROM events WHERE v = 0 GROUP BY d HAVING count(*) < 10\n")},
 		}
-		targets := TargetMap{Default: "w", Engines: map[string]tsql.Engine{"w": e}}
-		set, err := Load(ctx, fsys, "rules", targets)
-		if err != nil {
-			t.Fatal(err)
-		}
+		set, targets := loadSet(t, e, fsys)
 		run := NewRunner(targets, WithClock(func() time.Time { return day("2026-07-04") })).Run(ctx, set.Rules)
 		days := []string{"2026-07-01", "2026-07-02", "2026-07-03"}
 		want := map[string]outcome{

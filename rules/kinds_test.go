@@ -52,11 +52,7 @@ func TestKindOptions(t *testing.T) {
 			"keys_daily.sql":            {Data: []byte("-- kind: uniqueness\n-- table: keys_twice\n-- columns: k\n-- partition: d\n")},
 			"keys_table.sql":            {Data: []byte("-- kind: uniqueness\n-- table: keys_twice\n-- columns: k\n")},
 		}
-		targets := TargetMap{Default: "shop", Engines: map[string]tsql.Engine{"shop": e}}
-		set, err := Load(ctx, fsys, "rules", targets)
-		if err != nil {
-			t.Fatal(err)
-		}
+		set, targets := loadSet(t, e, fsys)
 		run := NewRunner(targets, WithClock(runClock)).Run(ctx, set.Rules)
 		none := []string{}
 		want := map[string]outcome{

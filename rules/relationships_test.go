@@ -48,11 +48,7 @@ func TestRelationshipsRangeProof(t *testing.T) {
 			// the aggregate scan the proof rides on
 			"orders/rows.sql": {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: d\n-- min_rows: 1\n")},
 		}
-		targets := TargetMap{Default: "shop", Engines: map[string]tsql.Engine{"shop": e}}
-		set, err := Load(ctx, fsys, "rules", targets)
-		if err != nil {
-			t.Fatal(err)
-		}
+		set, targets := loadSet(t, e, fsys)
 		run := NewRunner(targets, WithClock(runClock)).Run(ctx, set.Rules)
 		want := map[string]outcome{
 			"proved":  {StatusPass, 0, []string{}},
@@ -111,11 +107,7 @@ func TestRelationshipsManyOrphans(t *testing.T) {
 			// a scan of lines_too grouped by customer_id, which the orphan check rides on
 			"lines_mix.sql": {Data: []byte("-- kind: distribution\n-- table: lines_too\n-- partition: d\n-- dimension: customer_id\n")},
 		}
-		targets := TargetMap{Default: "w", Engines: map[string]tsql.Engine{"w": e}}
-		set, err := Load(ctx, fsys, "rules", targets)
-		if err != nil {
-			t.Fatal(err)
-		}
+		set, targets := loadSet(t, e, fsys)
 		days := []string{"2026-07-01", "2026-07-02", "2026-07-03"}
 		want := map[string]outcome{
 			"gapped":       {StatusFail, 15_000, days},
