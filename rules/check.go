@@ -24,9 +24,11 @@ type check struct {
 	err    error // the rule could not be compiled (e.g. an unknown target)
 
 	// judge decides from the phase-one data and may ask for follow-up needs (samples, exact
-	// counts) through later; finish then completes the verdict with their rows.
+	// counts) through later; finish then completes the verdict with their rows, and may itself
+	// ask for more (and set the next finish) when those rows show it is needed.
 	judge  func(ctx context.Context, j *judgeEnv) verdict
 	later  []*need
+	issued int // how many of later have run
 	finish func(v *verdict)
 }
 

@@ -132,21 +132,11 @@ func (c *check) relationships() {
 			with: []*need{parentSpan}, alt: []*need{orphans}})
 		ride.alt = []*need{span}
 	}
-	// fallback runs the anti-join after the first judgement. The follow-ups are the last batch,
-	// so when the child has more groups than the anti-join may return, the orphans' count per
-	// partition is asked beside it, for when it comes back truncated.
-	fallback := func(j *judgeEnv, groups int64) verdict {
+	// fallback runs the anti-join after the first judgement; when it comes back truncated,
+	// judgeOrphans asks for the orphans' count per partition in the next round.
+	fallback := func(j *judgeEnv) verdict {
 		later := c.follow(antiJoin, dupCap)
-		var byPart *need
-		if groups > dupCap {
-			byPart = c.follow(grouped(c.partitionKey()), refCap)
-		}
-		c.finish = func(v *verdict) {
-			*v = c.judgeOrphans(j, later.rows, false, grouped)
-			if later.truncated && byPart != nil {
-				c.countOrphans(v, byPart)
-			}
-		}
+		c.finish = func(v *verdict) { *v = c.judgeOrphans(j, later.rows, later.truncated, grouped) }
 		return verdict{}
 	}
 	c.judge = func(_ context.Context, j *judgeEnv) verdict {
@@ -155,17 +145,12 @@ func (c *check) relationships() {
 			if insideGaplessRange(span.rows, len(span.keys), parentSpan.rows) {
 				return verdict{}
 			}
-			// the child's rows bound its (partition, value) groups
-			var n int64
-			for _, g := range span.rows {
-				n += tsql.AsInt64(g[len(span.keys)])
-			}
-			return fallback(j, n)
+			return fallback(j)
 		}
 		if ride.served != nil {
 			if parent.truncated {
 				// too many parent keys to hold: ask the engine after all
-				return fallback(j, int64(len(ride.rows)))
+				return fallback(j)
 			}
 			rows, truncated = orphanGroups(ride.rows, len(keys), parent.rows), false
 		}

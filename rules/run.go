@@ -117,6 +117,9 @@ func (rn *Runner) Plan(rules []*Rule) *Plan {
 	return out
 }
 
+// followRounds bounds the rounds of follow-up queries after the fused ones.
+const followRounds = 3
+
 // Run evaluates rules: fused first-phase queries, then per-rule follow-ups (samples, exact
 // counts) for the rules that need them. A fused query that fails is retried rule by rule, so
 // one broken rule does not take its neighbours down. Run records no state; see Store.
@@ -128,28 +131,45 @@ func (rn *Runner) Run(ctx context.Context, rules []*Rule) *Run {
 	rn.retryAlone(ctx, checks, run)
 	env := &judgeEnv{now: rn.now().UTC(), sample: rn.sample, schemas: rn.schemas, acceptSchema: rn.acceptSchema}
 	verdicts := make([]verdict, len(checks))
-	var later []*query
 	for i, c := range checks {
 		verdicts[i] = rn.judge(ctx, c, env)
-		for _, n := range c.later {
-			q := &query{engine: n.engine, mode: rawNeed, sql: n.sql, limit: n.limit, rules: map[string]bool{c.rule.Name: true}}
-			q.needs = []*need{n}
-			n.served = q
-			later = append(later, q)
-		}
 	}
-	execute(ctx, later, rn.parallel)
-	run.log(later)
-	for i, c := range checks {
-		v := &verdicts[i]
-		if len(c.later) > 0 && v.err == nil {
-			if err := needErr(c.later); err != nil {
-				v.err = err
-			} else if c.finish != nil {
-				c.finish(v)
+	// Follow-ups run together, a round at a time: a finish that finds it needs more (a fetch
+	// that came back truncated) asks for it in the next round, so nothing is asked in case.
+	for round := 0; round < followRounds; round++ {
+		var later []*query
+		var waiting []int
+		for i, c := range checks {
+			fresh := c.later[c.issued:]
+			if len(fresh) == 0 || verdicts[i].err != nil {
+				continue
+			}
+			c.issued = len(c.later)
+			waiting = append(waiting, i)
+			for _, n := range fresh {
+				q := &query{engine: n.engine, mode: rawNeed, sql: n.sql, limit: n.limit, rules: map[string]bool{c.rule.Name: true}}
+				q.needs = []*need{n}
+				n.served = q
+				later = append(later, q)
 			}
 		}
-		run.Results = append(run.Results, c.result(*v, rn.now().UTC()))
+		if len(later) == 0 {
+			break
+		}
+		execute(ctx, later, rn.parallel)
+		run.log(later)
+		for _, i := range waiting {
+			c, v := checks[i], &verdicts[i]
+			if err := needErr(c.later); err != nil {
+				v.err = err
+			} else if finish := c.finish; finish != nil {
+				c.finish = nil
+				finish(v)
+			}
+		}
+	}
+	for i, c := range checks {
+		run.Results = append(run.Results, c.result(verdicts[i], rn.now().UTC()))
 	}
 	run.Finished = rn.now().UTC()
 	return run
