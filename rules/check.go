@@ -18,6 +18,7 @@ const refCap = 100_000
 // check is a rule compiled against its engine: the data it needs, then how it judges that data.
 type check struct {
 	rule   *Rule
+	target string // the target as results and snapshots name it (Targets.Name)
 	engine tsql.Engine
 	d      tsql.Dialect
 	needs  []*need
@@ -85,7 +86,7 @@ func (c *check) table() string { return c.d.QuoteRelation(c.rule.Table) }
 
 // compile builds the check of one rule.
 func compile(r *Rule, targets Targets) *check {
-	c := &check{rule: r}
+	c := &check{rule: r, target: targets.Name(r.Target)}
 	e, err := targets.Engine(r.Target)
 	if err != nil {
 		c.err = err

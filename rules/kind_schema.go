@@ -25,8 +25,9 @@ func (c *check) schema() {
 		if j.schemas == nil {
 			return verdict{err: fmt.Errorf("no snapshot store: schema rules need the ledger")}
 		}
-		// the target the rule ran on, which --target may have chosen
-		target := c.engine.Info().Target
+		// the target the rule ran on by name ("" for the configured default), which --target
+		// may have chosen
+		target := c.target
 		want, ok, err := j.schemas.SchemaSnapshot(ctx, r.Name, target, r.Table)
 		if err != nil {
 			return verdict{err: err}

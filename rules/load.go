@@ -15,12 +15,28 @@ import (
 // Targets gives the engine of a named target; "" names the default target.
 type Targets interface {
 	Engine(name string) (tsql.Engine, error)
+	// Name is how results and snapshots name the target a rule with the given target: key runs
+	// on: the key itself, or for a rule without one "" (the configured default) or the target
+	// chosen instead of it.
+	Name(target string) string
 }
 
 // TargetMap is Targets over a fixed set of open engines.
 type TargetMap struct {
 	Default string
 	Engines map[string]tsql.Engine
+	// Chosen names the target picked for this run instead of the configured default (trueup
+	// --target), "" when there is none. Such a run is recorded but is not the rules' monitored
+	// state: it moves no state and raises no alert.
+	Chosen string
+}
+
+// Name implements Targets.
+func (m TargetMap) Name(target string) string {
+	if target != "" {
+		return target
+	}
+	return m.Chosen
 }
 
 // Engine implements Targets.

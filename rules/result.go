@@ -55,7 +55,10 @@ type Run struct {
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
 	Queries  int       `json:"queries"`
-	Results  []Result  `json:"results"`
+	// Target is the target chosen instead of the configured default (trueup --target): the run
+	// is kept in the history but moves no rule's state and raises no alert.
+	Target  string   `json:"target,omitempty"`
+	Results []Result `json:"results"`
 	// Statements is every query the run issued with what it cost, for profiling.
 	Statements []Statement `json:"-"`
 }

@@ -124,7 +124,7 @@ const followRounds = 3
 // counts) for the rules that need them. A fused query that fails is retried rule by rule, so
 // one broken rule does not take its neighbours down. Run records no state; see Store.
 func (rn *Runner) Run(ctx context.Context, rules []*Rule) *Run {
-	run := &Run{Started: rn.now().UTC()}
+	run := &Run{Started: rn.now().UTC(), Target: rn.targets.Name("")}
 	checks, p := rn.compileAll(rules)
 	execute(ctx, p.queries, rn.parallel)
 	run.log(p.queries)
@@ -223,7 +223,7 @@ func (rn *Runner) judge(ctx context.Context, c *check, env *judgeEnv) verdict {
 func (c *check) result(v verdict, at time.Time) Result {
 	r := c.rule
 	res := Result{
-		Rule: r.Name, Kind: r.Kind, Severity: r.Severity, Target: r.Target, Table: r.Table,
+		Rule: r.Name, Kind: r.Kind, Severity: r.Severity, Target: c.target, Table: r.Table,
 		Violations: v.violations, FailingPartitions: v.failing, Sample: v.sample, Message: v.message, At: at,
 	}
 	switch {

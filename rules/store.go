@@ -69,6 +69,9 @@ func (s *Store) SaveRun(ctx context.Context, run *Run, actor string) ([]Alert, e
 			if err := insertResult(ctx, tx, res); err != nil {
 				return fmt.Errorf("result of %s: %w", res.Rule, err)
 			}
+			if run.Target != "" {
+				continue // a run on a chosen target is history, not the monitored state
+			}
 			a, err := moveState(ctx, tx, res)
 			if err != nil {
 				return fmt.Errorf("state of %s: %w", res.Rule, err)
@@ -302,12 +305,10 @@ func (s *Store) SendAlerts(ctx context.Context, send func(context.Context, Alert
 }
 
 // SchemaSnapshot implements SchemaStore.
-// A snapshot recorded before snapshots were kept per target has the rule's own target key ('' for
-// the default target); it stands in until the rule records one of its own.
 func (s *Store) SchemaSnapshot(ctx context.Context, rule, target, relation string) ([]tsql.Column, bool, error) {
 	var text string
-	err := s.l.DB().QueryRowContext(ctx, `SELECT columns FROM rule_schemas
-		WHERE rule = ? AND relation = ? AND (target = ? OR target = '') ORDER BY target DESC LIMIT 1`, rule, relation, target).Scan(&text)
+	err := s.l.DB().QueryRowContext(ctx, "SELECT columns FROM rule_schemas WHERE rule = ? AND target = ? AND relation = ?",
+		rule, target, relation).Scan(&text)
 	if errors.Is(err, dbsql.ErrNoRows) {
 		return nil, false, nil
 	}

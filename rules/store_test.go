@@ -149,13 +149,6 @@ func TestStoreSchemaSnapshot(t *testing.T) {
 	if got, _, _ := s.SchemaSnapshot(ctx, "x", "warehouse", "orders"); len(got) != 2 {
 		t.Errorf("recording staging's snapshot replaced warehouse's: %v", got)
 	}
-	// a snapshot recorded before they were kept per target (target '') stands in
-	if _, err := s.l.DB().ExecContext(ctx, "INSERT INTO rule_schemas VALUES ('old', '', 'orders', ?, now())", `[{"Name":"id"}]`); err != nil {
-		t.Fatal(err)
-	}
-	if got, ok, _ := s.SchemaSnapshot(ctx, "old", "warehouse", "orders"); !ok || len(got) != 1 {
-		t.Errorf("legacy snapshot: ok %v %v", ok, got)
-	}
 }
 
 // TestStoreSendAlerts: every recorded alert is handed on once, oldest first, and marked
@@ -224,8 +217,8 @@ func TestStoreSendAlerts(t *testing.T) {
 	}
 }
 
-// TestOlderAlertsMigration: alerts recorded before delivered_at was written are not all sent
-// when trueup is upgraded: only each rule's newest, which says what state the rule is in now.
+// TestOlderAlertsMigration: alerts recorded before delivered_at was written are history, not
+// sent at the upgrade; those raised after it are.
 func TestOlderAlertsMigration(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
@@ -253,7 +246,20 @@ func TestOlderAlertsMigration(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"b:  → fail", "a: fail → pass"}, handed); diff != "" {
-		t.Errorf("handed on after the migration (-want +got):\n%s", diff)
+	if len(handed) != 0 {
+		t.Errorf("alerts from before the upgrade handed on: %v", handed)
+	}
+	// what is raised after it is handed on
+	if _, err := s.SaveRun(ctx, runOf(t0.Add(3*time.Hour), map[string]Status{"a": StatusFail, "b": StatusFail}), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SendAlerts(ctx, func(_ context.Context, a Alert) error {
+		handed = append(handed, a.Rule+": "+string(a.From)+" → "+string(a.To))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a: pass → fail"}, handed); diff != "" {
+		t.Errorf("handed on after the upgrade (-want +got):\n%s", diff)
 	}
 }

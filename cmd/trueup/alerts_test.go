@@ -167,6 +167,65 @@ func TestCheckDeliversAlerts(t *testing.T) {
 	}
 }
 
+// TestCheckOtherTargetRaisesNoAlert: `check --target` of another warehouse (a copy missing a
+// day) reports its failure and keeps it in the history, but the rule's monitored state is the
+// configured target's: no alert, and the next check of the configured target changes nothing.
+// Its schema snapshot is its own.
+func TestCheckOtherTargetRaisesNoAlert(t *testing.T) {
+	cfg := checkProject(t, map[string]string{"orders/complete.sql": rulePasses, "orders/columns.sql": "-- kind: schema\n-- table: orders\n"})
+	hook := newAlertReceiver(t)
+	hook.subscribe(t, cfg)
+	if code, _, errs := cli(t, "--config", cfg, "check"); code != exitOK {
+		t.Fatalf("first check: exit %d: %s", code, errs)
+	}
+	dir := filepath.Dir(cfg)
+	src, err := os.ReadFile(filepath.Join(dir, "warehouse.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "copy.duckdb"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	copyURL := "duckdb:" + filepath.Join(dir, "copy.duckdb")
+	e, err := tsql.Open(context.Background(), copyURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{dropJuly2, "ALTER TABLE orders ADD COLUMN note VARCHAR"} {
+		if err := e.Exec(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Close()
+	code, out, errs := cli(t, "--config", cfg, "check", "--target", copyURL, "--format", "json")
+	if code != exitFailed {
+		t.Fatalf("check of the copy: exit %d, want %d: %s", code, exitFailed, errs)
+	}
+	var run rules.Run
+	if err := json.Unmarshal([]byte(out), &run); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range run.Results {
+		got[r.Rule] = string(r.Status) + " on " + r.Target
+	}
+	// the copy's first schema result records its own snapshot rather than comparing with the
+	// warehouse's
+	want := map[string]string{"complete": "fail on " + copyURL, "columns": "pass on " + copyURL}
+	if diff := cmp.Diff(want, got); diff != "" || run.Target != copyURL {
+		t.Errorf("check of the copy (target %q) (-want +got):\n%s", run.Target, diff)
+	}
+	if code, _, errs := cli(t, "--config", cfg, "check"); code != exitOK {
+		t.Fatalf("check of the warehouse again: exit %d: %s", code, errs)
+	}
+	if got := hook.received(); len(got) != 0 {
+		t.Errorf("alerts delivered for a check of another target: %v", got)
+	}
+	if alerts := storedAlerts(t, cfg); len(alerts) != 0 {
+		t.Errorf("alerts recorded: %+v", alerts)
+	}
+}
+
 // TestServeDeliversAlerts: serve's wiring hands each state change to the subscribers once: an
 // alert recorded but never handed on (a check stopped before it could) at start-up, then
 // those its own runs raise, none for a run that changes nothing.

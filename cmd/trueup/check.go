@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"trueup/monitor"
 	"trueup/notices"
@@ -72,6 +73,11 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	}
 	defer a.close()
 	targets := projectTargets(e, a)
+	if t := e.globals.target; t != "" && t != a.cfg.DefaultTarget {
+		// a check of another target is kept in the history, named without credentials, and
+		// leaves the rules' monitored state and alerts to the configured targets
+		targets.Chosen = redactURL(t)
+	}
 	set, err := loadRules(ctx, e, a.cfg.ProjectDir("rules"), targets)
 	if err != nil {
 		return err
@@ -97,6 +103,9 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	return reportRun(e, *format, run)
 }
 
+// checkDeliveryWait bounds check's delivery pass; what is not sent by then waits in the outbox.
+const checkDeliveryWait = 15 * time.Second
+
 // sendCheckAlerts hands the alerts waiting in the ledger (this run's state changes, and any
 // recorded earlier and not handed on yet) to the notices outbox, as serve does after its runs,
 // then makes one delivery pass so that subscribers hear of them before check returns. What
@@ -114,8 +123,11 @@ func sendCheckAlerts(ctx context.Context, e *env, a *app, store *rules.Store, se
 	if _, err := store.SendAlerts(ctx, notices.AlertSender(ob, a.cfg.Notify.PublicURL, tableOf)); err != nil {
 		log.Error("alerts not handed on; the next check or the server sends them", "err", err)
 	}
-	// the pass sends whatever is due in the outbox, also what an earlier check could not
-	if _, err := ob.Deliver(ctx); err != nil {
+	// the pass sends whatever is due in the outbox, also what an earlier check could not; a
+	// receiver that hangs does not hold check up for longer than checkDeliveryWait
+	dctx, cancel := context.WithTimeout(ctx, checkDeliveryWait)
+	defer cancel()
+	if _, err := ob.Deliver(dctx); err != nil {
 		log.Error("outbox delivery pass failed; the next check or the server retries it", "err", err)
 	}
 }

@@ -1,7 +1,6 @@
 -- A schema rule keeps one snapshot per target and relation it has run on, so a rule pointed at
--- another table or target (--target) compares with that relation's own columns. Snapshots
--- recorded before this kept the rule's own target key ('' for the default target); lookups
--- fall back to it.
+-- another table or target (--target) compares with that relation's own columns. The target is
+-- named as before: the rule's own target: key, or '' for the configured default.
 CREATE TABLE rule_schemas_by_relation (
     rule        VARCHAR NOT NULL,
     target      VARCHAR NOT NULL,
