@@ -475,7 +475,7 @@ func (d duckDialect) RowHash(cols []Column, opt HashOptions) string {
 
 // HashSum adds the high and the low 32 bits of the hashes as two BIGINT sums and joins them
 // modulo 2^64: the value of the plain sum, but DuckDB adds BIGINTs in 64-bit registers where a
-// UBIGINT sum goes through 128-bit ones, which cost a quarter of a partition summary's scan.
+// UBIGINT sum goes through 128-bit ones: a tenth less time for a partition summary.
 func (duckDialect) HashSum(h string) string {
 	hi := "coalesce(sum(CAST((" + h + ") >> 32 AS BIGINT)), 0)"
 	lo := "coalesce(sum(CAST((" + h + ") & 4294967295 AS BIGINT)), 0)"
