@@ -239,7 +239,7 @@ func (v *validator) check(r *Rule, key string, e tsql.Engine, query string) bool
 // resultColumns prepares a rule's SELECT and returns the names of its result columns, as the
 // run will see them: it reads none of the data (LIMIT 0), wrapped as the run wraps it.
 func (v *validator) resultColumns(r *Rule, key string, e tsql.Engine, query string) ([]string, bool) {
-	res, err := e.Query(v.ctx, "SELECT * FROM (\n"+query+"\n) AS _tu_q LIMIT 0")
+	res, err := e.Query(v.ctx, limited(query, 0))
 	if err != nil {
 		v.unprepared(r, key, e, err)
 		return nil, false

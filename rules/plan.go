@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	tsql "trueup/sql"
@@ -277,6 +278,11 @@ func aggAlias(i int) string { return fmt.Sprintf("_tu_a%d", i+1) }
 const countAlias = "_tu_n"
 
 // render writes the query's SQL and a comment naming the rules it serves.
+// limited wraps a rule's SELECT so that it returns at most n rows.
+func limited(query string, n int) string {
+	return "SELECT * FROM (\n" + query + "\n) AS _tu_q LIMIT " + strconv.Itoa(n)
+}
+
 func (q *query) render() string {
 	d := q.engine.Dialect()
 	names := make([]string, 0, len(q.rules))
@@ -288,7 +294,7 @@ func (q *query) render() string {
 	switch q.mode {
 	case rawNeed:
 		if q.limit > 0 {
-			return head + "SELECT * FROM (\n" + q.sql + "\n) AS _tu_q LIMIT " + fmt.Sprint(q.limit+1)
+			return head + limited(q.sql, q.limit+1)
 		}
 		return head + q.sql
 	case columnsNeed:

@@ -24,6 +24,16 @@ func openStore(t *testing.T) *Store {
 	return NewStore(l)
 }
 
+// saveHourly saves one run of the given statuses an hour apart from t0.
+func saveHourly(t *testing.T, s *Store, t0 time.Time, runs []map[string]Status) {
+	t.Helper()
+	for i, st := range runs {
+		if _, err := s.SaveRun(t.Context(), runOf(t0.Add(time.Duration(i)*time.Hour), st), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func runOf(at time.Time, statuses map[string]Status) *Run {
 	run := &Run{Trigger: "schedule", Started: at, Finished: at, Queries: 2}
 	for _, name := range []string{"a", "b"} {
@@ -157,14 +167,10 @@ func TestStoreSendAlerts(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
 	t0 := time.Date(2026, 7, 10, 6, 0, 0, 0, time.UTC)
-	for i, st := range []map[string]Status{
+	saveHourly(t, s, t0, []map[string]Status{
 		{"a": StatusPass, "b": StatusFail}, // b: → fail
 		{"a": StatusFail, "b": StatusFail}, // a: pass → fail
-	} {
-		if _, err := s.SaveRun(ctx, runOf(t0.Add(time.Duration(i)*time.Hour), st), ""); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	var handed []string
 	send := func(fail string) func(context.Context, Alert) error {
 		return func(_ context.Context, a Alert) error {
@@ -223,15 +229,11 @@ func TestOlderAlertsMigration(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
 	t0 := time.Date(2026, 7, 10, 6, 0, 0, 0, time.UTC)
-	for i, st := range []map[string]Status{
+	saveHourly(t, s, t0, []map[string]Status{
 		{"a": StatusPass, "b": StatusFail}, // b: → fail
 		{"a": StatusFail, "b": StatusFail}, // a: pass → fail
 		{"a": StatusPass, "b": StatusFail}, // a: fail → pass
-	} {
-		if _, err := s.SaveRun(ctx, runOf(t0.Add(time.Duration(i)*time.Hour), st), ""); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	migration, err := os.ReadFile(filepath.Join("..", "ledger", "migrations", "0010_rule_alerts_sent.sql"))
 	if err != nil {
 		t.Fatal(err)
