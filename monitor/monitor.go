@@ -62,6 +62,7 @@ type Monitor struct {
 	running map[string]bool
 	next    map[string]time.Time // next slot per scheduled rule
 	last    map[string]rules.Result
+	loaded  bool // Load has read the last results and slots
 	wg      sync.WaitGroup
 }
 
@@ -132,7 +133,7 @@ func (m *Monitor) Rule(name string) (*rules.Rule, error) {
 // missed while trueup was down runs once, straight away; a rule never scheduled before starts
 // counting from now. Alerts recorded while the monitor was not running are handed on first.
 func (m *Monitor) Run(ctx context.Context) error {
-	if err := m.start(ctx); err != nil {
+	if err := m.Load(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped while starting: nothing went wrong
 		}
@@ -156,8 +157,16 @@ func (m *Monitor) Run(ctx context.Context) error {
 	}
 }
 
-// start loads the last results (for status and metrics) and each scheduled rule's last slot.
-func (m *Monitor) start(ctx context.Context) error {
+// Load reads the last results (for status and metrics) and each scheduled rule's last slot, once:
+// Run does it first, and a server calls it before it answers, so that its first pages show the
+// rules' statuses rather than "never run".
+func (m *Monitor) Load(ctx context.Context) error {
+	m.mu.Lock()
+	loaded := m.loaded
+	m.mu.Unlock()
+	if loaded {
+		return nil
+	}
 	latest, err := m.store.Latest(ctx)
 	if err != nil {
 		return fmt.Errorf("monitor: %w", err)
@@ -174,7 +183,7 @@ func (m *Monitor) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.next = next
+	m.next, m.loaded = next, true
 	return nil
 }
 

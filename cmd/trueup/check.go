@@ -215,6 +215,9 @@ func dirExists(dir string) bool {
 
 // runWithMonitor runs the monitor beside serve until either ends; the other is then stopped.
 func runWithMonitor(ctx context.Context, mon *monitor.Monitor, serve func(context.Context) error) error {
+	if err := mon.Load(ctx); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
