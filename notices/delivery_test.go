@@ -3,6 +3,7 @@ package notices_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -442,3 +443,84 @@ func TestAlertSender(t *testing.T) {
 		t.Errorf("an alert about daily_revenue was emailed to %v", tos(r.mail.Messages()))
 	}
 }
+
+// cancelAfterSend is a transport that ends the pass's context once a request has been answered,
+// as a server shutting down between a send and its record does.
+type cancelAfterSend struct {
+	rt     http.RoundTripper
+	cancel context.CancelFunc
+}
+
+func (c cancelAfterSend) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(req)
+	if err == nil {
+		c.cancel()
+	}
+	return resp, err
+}
+
+// TestStopAfterSendRecordsIt: a pass stopped right after a message went out still records it as
+// delivered, so the next pass does not send it again.
+func TestStopAfterSendRecordsIt(t *testing.T) {
+	r := newRig(t)
+	r.announce(r.draft().ID)
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	client := &http.Client{Timeout: 5 * time.Second, Transport: cancelAfterSend{rt: http.DefaultTransport, cancel: cancel}}
+	ob := notices.NewOutbox(r.l, r.cfg, notices.OutboxOptions{Backoff: time.Minute, MaxAttempts: 5, HTTP: client})
+	if _, err := ob.Deliver(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("the stopped pass: %v", err)
+	}
+	r.clock.Advance(time.Hour)
+	r.deliver()
+	if len(r.hook.Calls()) != 1 || len(r.mail.Messages()) != 2 {
+		t.Errorf("%d webhook calls and %d emails, want 1 and 2", len(r.hook.Calls()), len(r.mail.Messages()))
+	}
+}
+
+// TestStalledMailServer: a mail server that accepts and never answers holds a pass only until
+// the pass is stopped; the message waits for a retry and nothing else is held up.
+func TestStalledMailServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() }) // accepted, never greeted
+		}
+	}()
+	r := newRig(t)
+	r.cfg.Email.SMTP = ln.Addr().String()
+	r.open()
+	r.announce(r.draft().ID)
+	ctx, cancel := context.WithCancel(r.ctx)
+	time.AfterFunc(300*time.Millisecond, cancel)
+	done := make(chan error, 1)
+	go func() { _, err := r.svc.Outbox().Deliver(ctx); done <- err }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pass is still held by the stalled mail server 10 s after it was stopped")
+	}
+	ds, _ := r.svc.Outbox().Deliveries(r.ctx, 1)
+	for _, d := range ds {
+		if strings.HasPrefix(d.Recipient, "email:") && d.State == notices.DeliveryDelivered {
+			t.Errorf("delivery %+v: recorded as delivered", d)
+		}
+	}
+	// the mail server is mended; the next passes send everything once
+	r.cfg.Email.SMTP = r.mail.addr
+	r.open()
+	r.clock.Advance(time.Minute)
+	r.deliver()
+	if len(r.hook.Calls()) != 1 || len(r.mail.Messages()) != 2 {
+		t.Errorf("%d webhook calls and %d emails, want 1 and 2", len(r.hook.Calls()), len(r.mail.Messages()))
+	}
+}
+

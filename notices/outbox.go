@@ -222,6 +222,10 @@ func scanDelivery(row interface{ Scan(...any) error }) (Delivery, error) {
 	return d, err
 }
 
+// recordTimeout bounds the write of a delivery's outcome, which does not stop with the pass's
+// context.
+const recordTimeout = 10 * time.Second
+
 // Deliver makes one pass over the deliveries that are due, sending each and recording the
 // outcome. A failed attempt is retried later with exponential backoff.
 func (o *Outbox) Deliver(ctx context.Context) (Report, error) {
@@ -237,7 +241,12 @@ func (o *Outbox) Deliver(ctx context.Context) (Report, error) {
 			return rep, err
 		}
 		sendErr := o.send(ctx, d)
-		if err := o.record(ctx, d, sendErr, &rep); err != nil {
+		// The outcome is recorded even when ctx ended during the send: a message that went out
+		// and stayed pending would go out again on the next pass.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		err := o.record(rctx, d, sendErr, &rep)
+		cancel()
+		if err != nil {
 			return rep, err
 		}
 	}

@@ -18,7 +18,9 @@ import (
 	"net/http"
 	"net/smtp"
 	"net/textproto"
+	"net/url"
 	"strings"
+	"time"
 
 	"trueup/config"
 )
@@ -74,7 +76,13 @@ func (o *Outbox) sendWebhook(ctx context.Context, w config.Webhook, d Delivery) 
 	req.Header.Set(HeaderEvent, d.Event)
 	resp, err := o.opt.HTTP.Do(req)
 	if err != nil {
-		return fmt.Errorf("webhook: %w", err)
+		// The error names the URL, and a hook's URL is often its credential: the recorded
+		// error, shown on the notice's page, names the webhook instead.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("webhook %s: %w", strings.TrimPrefix(d.Recipient, "webhook:"), err)
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
@@ -88,6 +96,9 @@ func (o *Outbox) sendWebhook(ctx context.Context, w config.Webhook, d Delivery) 
 	return fmt.Errorf("webhook answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))
 }
 
+// smtpTimeout bounds the whole SMTP exchange of one message.
+const smtpTimeout = time.Minute
+
 func (o *Outbox) sendEmail(ctx context.Context, to string, d Delivery) error {
 	e := o.cfg.Email
 	if e.SMTP == "" {
@@ -99,9 +110,15 @@ func (o *Outbox) sendEmail(ctx context.Context, to string, d Delivery) error {
 	if err != nil {
 		return fmt.Errorf("email: %w", err)
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
+	// A relay that accepts and then stalls must not hold the outbox forever: every message has
+	// a deadline of its own, and the connection closes when ctx ends.
+	dl := time.Now().Add(smtpTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
+		dl = d
 	}
+	conn.SetDeadline(dl)
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
 	c, err := smtp.NewClient(conn, host)
 	if err != nil {
 		conn.Close()

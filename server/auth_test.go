@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -580,6 +581,50 @@ func TestButtonsFollowTheRole(t *testing.T) {
 		doc.Find(`[data-testid="notice-actions"] form`).Each(func(_ int, s *goquery.Selection) { got = append(got, s.AttrOr("data-testid", "")) })
 		if strings.Join(got, " ") != tc.want {
 			t.Errorf("%q sees %q, want %q", tc.who, got, tc.want)
+		}
+	}
+}
+
+// TestDeliveriesAreForTheTeam: a notice's page is public, but who it was sent to and why a
+// delivery failed is for the team; and the recorded error never carries the hook's URL, which
+// for many receivers is the credential.
+func TestDeliveriesAreForTheTeam(t *testing.T) {
+	l := testLedger(t)
+	const secret = "XXSECRETTOKENXX"
+	cfg := config.Notify{
+		Webhooks:      map[string]config.Webhook{"finance": {URL: "http://127.0.0.1:1/services/T0/" + secret, Secret: "s"}},
+		Subscriptions: []config.Subscription{{Table: "orders", Webhook: "finance"}},
+	}
+	svc := notices.New(l, notices.Options{Notify: cfg})
+	n, err := svc.Draft(t.Context(), notices.Evidence{Backfill: "b", RunID: 1, Reason: "bug", Tables: []string{"orders"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Announce(t.Context(), n.ID, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := svc.Outbox().Deliver(t.Context()); err != nil || rep.Retrying != 1 {
+		t.Fatalf("deliver to a closed port: %+v %v", rep, err)
+	}
+	ts := serve(t, server.Options{Auth: testAuth(false), Notices: svc})
+	for _, who := range []string{"", "vera"} {
+		b := newBrowser(t, ts.URL)
+		if who != "" {
+			b.login(who)
+		}
+		resp, doc := b.get(fmt.Sprintf("/notices/%d", n.ID))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%q: %d", who, resp.StatusCode)
+		}
+		if strings.Contains(doc.Text(), secret) {
+			t.Errorf("%q: the page shows the webhook's URL", who)
+		}
+		rows := doc.Find(`[data-testid="delivery-row"]`)
+		switch {
+		case who == "" && rows.Length() != 0:
+			t.Errorf("a visitor who is not logged in sees %d deliveries", rows.Length())
+		case who == "vera" && (rows.Length() != 1 || !strings.Contains(rows.Text(), "webhook finance: dial tcp")):
+			t.Errorf("the viewer sees %d deliveries: %q", rows.Length(), rows.Text())
 		}
 	}
 }

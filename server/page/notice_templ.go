@@ -1291,7 +1291,7 @@ func NoticeDetailPage(d NoticeDetail) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if len(d.Deliveries) > 0 {
+			if len(d.Deliveries) > 0 && VisitorFrom(ctx).Can("viewer") {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 114, "<section aria-labelledby=\"deliveries-heading\"><h2 id=\"deliveries-heading\">Deliveries</h2><table class=\"striped\" data-testid=\"notice-deliveries\"><thead><tr><th scope=\"col\">To</th><th scope=\"col\">Event</th><th scope=\"col\">State</th><th scope=\"col\" class=\"num\">Attempts</th><th scope=\"col\">Last error</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
