@@ -29,7 +29,9 @@ func pageWindow(c echo.Context, perPage, maxLimit int) (window, error) {
 	}
 	if v := c.QueryParam("page"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || (n-1)*perPage > maxOffset {
+		// Compare the page number, not (n-1)*perPage: a huge n overflows the product into a
+		// negative offset.
+		if err != nil || n < 1 || n > maxOffset/perPage+1 {
 			return w, bad("page", v)
 		}
 		w.Page, w.Offset = n, (n-1)*perPage

@@ -165,3 +165,21 @@ func TestBackfillListIsPaged(t *testing.T) {
 	getPage(t, ts.URL+"/backfills?page=1", http.StatusOK)
 	getPage(t, ts.URL+"/backfills?page=nope", http.StatusBadRequest)
 }
+
+// TestHugePageIsA400: a page number whose offset does not fit an int is refused like any other
+// page out of range, on every paged list (it overflowed into a negative offset: a panic on
+// /notices and /rules, an engine error on /audit).
+func TestHugePageIsA400(t *testing.T) {
+	l := testLedger(t)
+	ts := serve(t, server.Options{Audit: l, Notices: notices.New(l, notices.Options{}), Rules: ruleMonitor(t)})
+	for _, path := range []string{"/notices", "/rules", "/audit", "/rules/positive"} {
+		for _, n := range []string{"184467440737095518", "9223372036854775807"} {
+			t.Run(strings.TrimPrefix(path, "/")+"_"+n, func(t *testing.T) {
+				doc := getPage(t, ts.URL+path+"?page="+n, http.StatusBadRequest)
+				if got := text(doc.Find("main")); !strings.Contains(got, "?page=") && !strings.Contains(got, "pages reach") {
+					t.Errorf("the page does not say what was wrong: %q", got)
+				}
+			})
+		}
+	}
+}
