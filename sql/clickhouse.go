@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"strings"
 	"time"
 
@@ -211,11 +212,16 @@ func randomSuffix() string {
 	return hex.EncodeToString(b)
 }
 
-// ReplacePartition builds the partition in a staging table and swaps it in with
-// ALTER TABLE … REPLACE PARTITION, which ClickHouse applies atomically. The table must be
-// partitioned by the window's column (or its truncation to the window's grain).
+// ReplacePartition builds the window's rows in a staging table of the same layout and swaps
+// them in with ALTER TABLE … REPLACE PARTITION ID, which ClickHouse applies atomically to each
+// partition. The partitions replaced are those of the staged rows and those where the table
+// holds rows of the window now, whatever the table's partition key (the column, toYYYYMM of
+// it, …): a window of a month over a table partitioned by day replaces each day, one by one. A
+// partition that also holds rows outside the window (a table partitioned more coarsely than
+// the window) is refused before anything is replaced: replacing it would drop those rows.
 func (e *chEngine) ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) (int64, error) {
 	d := e.dialect
+	fail := func(err error) (int64, error) { return 0, fmt.Errorf("replace partition of %s: %w", table, err) }
 	cols, err := e.Columns(ctx, table)
 	if err != nil {
 		return 0, err
@@ -224,30 +230,83 @@ func (e *chEngine) ReplacePartition(ctx context.Context, table string, w Window,
 	for i, c := range cols {
 		names[i] = d.Quote(c.Name)
 	}
-	part, err := d.Literal(Param{Type: TypeString, Value: partitionText(w)})
-	if err != nil {
-		return 0, err
-	}
 	stage := table + "__stage_" + randomSuffix()
 	if err := e.Exec(ctx, "CREATE TABLE "+d.QuoteRelation(stage)+" AS "+d.QuoteRelation(table)); err != nil {
-		return 0, fmt.Errorf("replace partition of %s: %w", table, err)
+		return fail(err)
 	}
 	defer e.Exec(context.WithoutCancel(ctx), d.Drop(stage, false))
 	in, inArgs := inWindows(d, w.Column, []Window{w})
 	ins := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (%s) WHERE %s",
 		d.QuoteRelation(stage), strings.Join(names, ", "), strings.Join(names, ", "), query, in)
 	if err := e.Exec(ctx, ins, append(append([]any{}, args...), inArgs...)...); err != nil {
-		return 0, fmt.Errorf("replace partition of %s: %w", table, err)
+		return fail(err)
 	}
-	// The staging table is small: counting it is cheaper than counting the partition afterwards.
-	res, err := e.Query(ctx, "SELECT count() FROM "+d.QuoteRelation(stage))
+	staged, err := e.partitionRows(ctx, "SELECT _partition_id, count() FROM "+d.QuoteRelation(stage)+" GROUP BY _partition_id")
 	if err != nil {
-		return 0, fmt.Errorf("replace partition of %s: %w", table, err)
+		return fail(err)
 	}
-	if err := e.Exec(ctx, "ALTER TABLE "+d.QuoteRelation(table)+" REPLACE PARTITION "+part+" FROM "+d.QuoteRelation(stage)); err != nil {
-		return 0, fmt.Errorf("replace partition of %s: %w", table, err)
+	current, err := e.partitionRows(ctx, "SELECT _partition_id, count() FROM "+d.QuoteRelation(table)+" WHERE "+in+" GROUP BY _partition_id", inArgs...)
+	if err != nil {
+		return fail(err)
 	}
-	return AsInt64(res.Rows[0][0]), nil
+	ids := make([]string, 0, len(staged)+len(current))
+	for id := range staged {
+		ids = append(ids, id)
+	}
+	for id := range current {
+		if _, ok := staged[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	// Rows of these partitions in the table, from the parts' metadata: more than the window's
+	// means rows outside the window share a partition with it.
+	parts := splitRelation(table)
+	q := "SELECT partition_id, sum(rows) FROM system.parts WHERE database = currentDatabase() AND table = ? AND active GROUP BY partition_id"
+	qargs := []any{parts[0]}
+	if len(parts) == 2 {
+		q = "SELECT partition_id, sum(rows) FROM system.parts WHERE database = ? AND table = ? AND active GROUP BY partition_id"
+		qargs = []any{parts[0], parts[1]}
+	}
+	whole, err := e.partitionRows(ctx, q, qargs...)
+	if err != nil {
+		return fail(err)
+	}
+	for _, id := range ids {
+		if whole[id] > current[id] {
+			return fail(fmt.Errorf("its partition %s holds %d rows outside %s: the table is partitioned more coarsely than the backfill's grain, and replacing the partition would drop them; use a grain as coarse as the table's partitions",
+				id, whole[id]-current[id], windowText(w)))
+		}
+	}
+	var n int64
+	for _, id := range ids {
+		lit, err := d.Literal(Param{Type: TypeString, Value: id})
+		if err != nil {
+			return fail(err)
+		}
+		// A partition the staging table lacks is emptied: the window has no rows there now.
+		if err := e.Exec(ctx, "ALTER TABLE "+d.QuoteRelation(table)+" REPLACE PARTITION ID "+lit+" FROM "+d.QuoteRelation(stage)); err != nil {
+			return fail(err)
+		}
+		n += staged[id]
+	}
+	return n, nil
+}
+
+// partitionRows runs a query of (partition id, rows) and returns the rows by partition id.
+func (e *chEngine) partitionRows(ctx context.Context, q string, args ...any) (map[string]int64, error) {
+	res, err := e.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(res.Rows))
+	for _, r := range res.Rows {
+		out[AsText(r[0])] = AsInt64(r[1])
+	}
+	return out, nil
 }
 
 // ReplacePartitions replaces each partition on its own: ClickHouse has no transaction to hold
@@ -264,11 +323,13 @@ func (e *chEngine) ReplacePartitions(ctx context.Context, table string, writes [
 	return rows, nil
 }
 
-func partitionText(w Window) string {
+// windowText names a window in a message: its column and half-open range.
+func windowText(w Window) string {
+	layout := "2006-01-02"
 	if w.Type == TypeTimestamp {
-		return w.Start.UTC().Format("2006-01-02 15:04:05")
+		layout = "2006-01-02 15:04:05"
 	}
-	return w.Start.Format("2006-01-02")
+	return w.Column + " in [" + w.Start.UTC().Format(layout) + ", " + w.End.UTC().Format(layout) + ")"
 }
 
 // CopyPartitions attaches src's partitions to dst one by one (a metadata copy of parts);

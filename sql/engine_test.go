@@ -248,6 +248,65 @@ func TestEngine(t *testing.T) {
 			}
 		})
 
+		t.Run("replace_partition_of_a_month_over_daily_partitions", func(t *testing.T) {
+			// A window wider than the table's partitions replaces each of them: July's three days
+			// (07-10, 07-11, 07-12) all take the transform's rows, and a day the transform no longer
+			// returns is emptied.
+			if err := e.CreateTableAs(ctx, "sales5", "d", []string{"id"}, "SELECT * FROM sales"); err != nil {
+				t.Fatal(err)
+			}
+			w := tsql.Window{Column: "d", Type: tsql.TypeDate, Start: day("2026-07-01"), End: day("2026-08-01")}
+			q, args, err := tsql.Expand(d, "SELECT id + 100 AS id, d, name, amount, score, ts FROM sales WHERE d >= $start AND d < $end AND amount < 100", w.Params())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 2; i++ {
+				n, err := e.ReplacePartition(ctx, "sales5", w, q, args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n != 3 {
+					t.Errorf("replace reported %d rows, want 3", n)
+				}
+			}
+			if got := ids(t, e, "SELECT id FROM sales5 ORDER BY id"); !cmp.Equal(got, []int64{101, 102, 103}) {
+				t.Errorf("after replacing July: %v, want 101 102 103 (07-12 emptied)", got)
+			}
+		})
+
+		if e.Info().Kind == "clickhouse" {
+			t.Run("replace_partition_by_the_tables_own_key", func(t *testing.T) {
+				// A table partitioned by month: a month's window replaces the month; a day's window
+				// is refused before anything changes, since replacing the month would drop the
+				// other days.
+				if err := e.Exec(ctx, "CREATE TABLE sales6 ENGINE = MergeTree PARTITION BY toYYYYMM(d) ORDER BY id AS SELECT * FROM sales"); err != nil {
+					t.Fatal(err)
+				}
+				dayW := tsql.Window{Column: "d", Type: tsql.TypeDate, Start: day("2026-07-11"), End: day("2026-07-12")}
+				q, args, err := tsql.Expand(d, "SELECT id + 100 AS id, d, name, amount, score, ts FROM sales WHERE d >= $start AND d < $end", dayW.Params())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := e.ReplacePartition(ctx, "sales6", dayW, q, args...); err == nil || !strings.Contains(err.Error(), "partitioned more coarsely") {
+					t.Errorf("a day's window over a monthly partition: %v", err)
+				}
+				if got := ids(t, e, "SELECT id FROM sales6 ORDER BY id"); !cmp.Equal(got, []int64{1, 2, 3, 4}) {
+					t.Errorf("after the refused replace: %v", got)
+				}
+				monthW := tsql.Window{Column: "d", Type: tsql.TypeDate, Start: day("2026-07-01"), End: day("2026-08-01")}
+				q, args, err = tsql.Expand(d, "SELECT id + 100 AS id, d, name, amount, score, ts FROM sales WHERE d >= $start AND d < $end", monthW.Params())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n, err := e.ReplacePartition(ctx, "sales6", monthW, q, args...); err != nil || n != 4 {
+					t.Fatalf("a month's window: %d rows, %v", n, err)
+				}
+				if got := ids(t, e, "SELECT id FROM sales6 ORDER BY id"); !cmp.Equal(got, []int64{101, 102, 103, 104}) {
+					t.Errorf("after replacing the month: %v", got)
+				}
+			})
+		}
+
 		t.Run("copy_partitions_skips_excluded", func(t *testing.T) {
 			if err := e.CreateTableLike(ctx, "sales3", "sales"); err != nil {
 				t.Fatal(err)
