@@ -68,15 +68,21 @@ type AuditFilter struct {
 	Action string
 	Target string
 	Actor  string
-	Limit  int // default 100
+	Limit  int // default 100; at most MaxAuditLimit+1
 	Offset int
 }
 
-// AuditLog lists entries newest first.
+// MaxAuditLimit is the largest window of the log a reader may ask for. AuditLog returns one row
+// more than that when asked, so a reader of a full window can tell whether more follow.
+const MaxAuditLimit = 1000
+
+// AuditLog lists entries newest first. A Limit above MaxAuditLimit+1 gets MaxAuditLimit+1 rows
+// (not the default: a reader asking for many gets as many as allowed).
 func (l *Ledger) AuditLog(ctx context.Context, f AuditFilter) ([]Entry, error) {
-	if f.Limit <= 0 || f.Limit > 1000 {
+	if f.Limit <= 0 {
 		f.Limit = 100
 	}
+	f.Limit = min(f.Limit, MaxAuditLimit+1)
 	rows, err := l.db.QueryContext(ctx, `SELECT id, at_time, actor, action, target, CAST(params AS VARCHAR), outcome, detail
 		FROM audit_log
 		WHERE (? = '' OR action = ?) AND (? = '' OR target = ?) AND (? = '' OR actor = ?)

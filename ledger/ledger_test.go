@@ -115,3 +115,35 @@ func TestLockedFile(t *testing.T) {
 		t.Errorf("message does not name the file and the holder: %s", out)
 	}
 }
+
+// TestAuditLogLimit: a reader gets the window it asks for up to MaxAuditLimit+1 rows (one more
+// than a full window, to tell whether more follow), and no more than that when it asks for more
+// (a limit above 1000 was reset to 100).
+func TestAuditLogLimit(t *testing.T) {
+	ctx := t.Context()
+	l, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "state.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.DB().ExecContext(ctx, `INSERT INTO audit_log (at_time, actor, action, target, params, outcome)
+		SELECT now(), 'ann', 'view.swap', 't' || range, '{}', 'ok' FROM range(1010)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name         string
+		limit, want int
+	}{
+		{"default", 0, 100},
+		{"max", ledger.MaxAuditLimit, ledger.MaxAuditLimit},
+		{"max_and_one", ledger.MaxAuditLimit + 1, ledger.MaxAuditLimit + 1},
+		{"above_is_clamped", 5000, ledger.MaxAuditLimit + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := l.AuditLog(ctx, ledger.AuditFilter{Limit: tc.limit})
+			if err != nil || len(got) != tc.want {
+				t.Errorf("limit %d: %d entries, %v; want %d", tc.limit, len(got), err, tc.want)
+			}
+		})
+	}
+}

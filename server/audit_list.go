@@ -77,7 +77,7 @@ type auditJSON struct {
 
 // apiAuditList answers GET /api/v1/audit?limit=&offset=&actor=&action=&target=.
 func (s *Server) apiAuditList(c echo.Context) error {
-	w, err := pageWindow(c, 100, 1000)
+	w, err := pageWindow(c, 100, ledger.MaxAuditLimit)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -24,15 +25,16 @@ type window struct {
 // Nonsense is a 400, not a silent first page.
 func pageWindow(c echo.Context, perPage, maxLimit int) (window, error) {
 	w := window{Limit: perPage}
-	bad := func(name, v string) error {
-		return echo.NewHTTPError(http.StatusBadRequest, "?"+name+"="+strconv.Quote(v)+": want a whole number in range.")
+	bad := func(name, v string, lo, hi int) error {
+		return echo.NewHTTPError(http.StatusBadRequest,
+			fmt.Sprintf("?%s=%q: want a whole number from %d to %d.", name, v, lo, hi))
 	}
 	if v := c.QueryParam("page"); v != "" {
 		n, err := strconv.Atoi(v)
 		// Compare the page number, not (n-1)*perPage: a huge n overflows the product into a
 		// negative offset.
-		if err != nil || n < 1 || n > maxOffset/perPage+1 {
-			return w, bad("page", v)
+		if lastPage := maxOffset/perPage + 1; err != nil || n < 1 || n > lastPage {
+			return w, bad("page", v, 1, lastPage)
 		}
 		w.Page, w.Offset = n, (n-1)*perPage
 		return w, nil
@@ -40,14 +42,14 @@ func pageWindow(c echo.Context, perPage, maxLimit int) (window, error) {
 	if v := c.QueryParam("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxLimit {
-			return w, bad("limit", v)
+			return w, bad("limit", v, 1, maxLimit)
 		}
 		w.Limit = n
 	}
 	if v := c.QueryParam("offset"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > maxOffset {
-			return w, bad("offset", v)
+			return w, bad("offset", v, 0, maxOffset)
 		}
 		w.Offset = n
 	}

@@ -183,3 +183,33 @@ func TestHugePageIsA400(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditAPIReachesItsMaximum: the documented largest window, limit=1000, gives 1000 entries
+// and a Link to the rest (it gave 100 and no Link); above it is a 400 that names the range.
+func TestAuditAPIReachesItsMaximum(t *testing.T) {
+	l := testLedger(t)
+	if _, err := l.DB().ExecContext(t.Context(), `INSERT INTO audit_log (at_time, actor, action, target, params, outcome)
+		SELECT now(), 'ann', 'view.swap', 't' || range, '{}', 'ok' FROM range(1005)`); err != nil {
+		t.Fatal(err)
+	}
+	ts := serve(t, server.Options{Audit: l})
+	resp, body := get(t, ts.URL+"/api/v1/audit?limit=1000")
+	var got []map[string]any
+	if err := json.Unmarshal([]byte(body), &got); err != nil || len(got) != 1000 {
+		t.Errorf("limit=1000: %d entries, %v", len(got), err)
+	}
+	if link := resp.Header.Get("Link"); link != `</api/v1/audit?limit=1000&offset=1000>; rel="next"` {
+		t.Errorf("Link = %q", link)
+	}
+	resp, body = get(t, ts.URL+"/api/v1/audit?limit=1000&offset=1000")
+	if err := json.Unmarshal([]byte(body), &got); err != nil || len(got) != 5 || resp.Header.Get("Link") != "" {
+		t.Errorf("the rest: %d entries, %v, Link %q", len(got), err, resp.Header.Get("Link"))
+	}
+
+	resp, body = get(t, ts.URL+"/api/v1/audit?limit=1001")
+	var e struct{ Error string }
+	if err := json.Unmarshal([]byte(body), &e); err != nil || resp.StatusCode != http.StatusBadRequest ||
+		e.Error != `?limit="1001": want a whole number from 1 to 1000.` {
+		t.Errorf("limit=1001: %d %s", resp.StatusCode, body)
+	}
+}
