@@ -355,6 +355,27 @@ func TestGivesUpOnRefusal(t *testing.T) {
 	}
 }
 
+// A receiver that keeps idempotency keys answers 409 to one it has seen: the notice reached it
+// before (its answer was lost), so the delivery is done, not retried and not failed.
+func TestConflictAnswerIsDelivered(t *testing.T) {
+	r := newRig(t)
+	r.hook.status = http.StatusConflict
+	r.announce(r.draft().ID)
+	if rep := r.deliver(); rep.Delivered != 3 || rep.Retrying+rep.Failed != 0 {
+		t.Fatalf("a 409 answer: %+v, want all 3 delivered", rep)
+	}
+	ds, _ := r.svc.Outbox().Deliveries(r.ctx, 1)
+	for _, d := range ds {
+		if d.Recipient == "webhook:finance" && (d.State != notices.DeliveryDelivered || d.Attempts != 1) {
+			t.Errorf("delivery %+v, want delivered on the first attempt", d)
+		}
+	}
+	r.clock.Advance(time.Hour)
+	if rep := r.deliver(); rep != (notices.Report{}) {
+		t.Errorf("sent again after a 409: %+v", rep)
+	}
+}
+
 func TestRestartWithPendingOutbox(t *testing.T) {
 	r := newRig(t)
 	r.announce(r.draft().ID)

@@ -89,8 +89,13 @@ func (o *Outbox) sendWebhook(ctx context.Context, w config.Webhook, d Delivery) 
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		return nil
+	case resp.StatusCode == http.StatusConflict:
+		// Receivers that keep idempotency keys answer 409 to a key they have already seen: an
+		// earlier attempt got through (its answer was lost, or the pass stopped before recording
+		// it). Sending again would only be refused again, so the delivery is done.
+		return nil
 	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusRequestTimeout &&
-		resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusConflict:
+		resp.StatusCode != http.StatusTooManyRequests:
 		return fmt.Errorf("%w: webhook answered %s: %s", errPermanent, resp.Status, strings.TrimSpace(string(msg)))
 	}
 	return fmt.Errorf("webhook answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))
