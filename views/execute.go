@@ -24,7 +24,7 @@ func (s *Service) execute(ctx context.Context, h *holder, p Publish, gate []Gate
 	if err := s.recordIntent(ctx, h, &p); err != nil {
 		return p, err
 	}
-	return s.complete(ctx, p, gate)
+	return s.complete(ctx, h, p, gate)
 }
 
 // recordIntent writes p's intent and the ledger lock rows of its tables, in one transaction.
@@ -45,8 +45,11 @@ func (s *Service) recordIntent(ctx context.Context, h *holder, p *Publish) error
 	return nil
 }
 
-// complete repoints the views of p, whose intent is recorded, and records the outcome.
-func (s *Service) complete(ctx context.Context, p Publish, gate []GateCheck) (Publish, error) {
+// complete repoints the views of p, whose intent is recorded and whose tables the caller holds
+// through h, and records the outcome. When the repoint reports an error and the views cannot be
+// read back, nobody can tell whether they moved: the intent stays as it is, with its lock rows,
+// and the tables stay held (keepHeld) until start-up recovery settles it from the views.
+func (s *Service) complete(ctx context.Context, h *holder, p Publish, gate []GateCheck) (Publish, error) {
 	if s.hooks.AfterIntent != nil {
 		s.hooks.AfterIntent(p)
 	}
@@ -63,7 +66,12 @@ func (s *Service) complete(ctx context.Context, p Publish, gate []GateCheck) (Pu
 	}
 	p.State, p.Detail = PublishDone, ""
 	if repointErr != nil {
-		p = s.settleFailure(ctx, p, repointErr)
+		var readErr error
+		if p, readErr = s.settleFailure(ctx, p, repointErr); readErr != nil {
+			s.keepHeld(h)
+			return p, fmt.Errorf("views: %s %s #%d: %w; reading the views back failed too (%v): it stays recorded as an intent and the tables stay held until a restart lets recovery settle it from the views",
+				p.Kind, p.Table, p.ID, repointErr, readErr)
+		}
 	}
 	p.FinishedAt = s.ledger.Now()
 	if err := s.recordOutcome(ctx, &p, gate, false); err != nil {
@@ -77,20 +85,21 @@ func (s *Service) complete(ctx context.Context, p Publish, gate []GateCheck) (Pu
 
 // settleFailure decides what a failed repoint left behind. Where the engine changed some views
 // and not others (ClickHouse from 19.5 repoints one view per statement), the changed ones are
-// put back, so that a failed publish leaves every table as it was.
-func (s *Service) settleFailure(ctx context.Context, p Publish, cause error) Publish {
+// put back, so that a failed publish leaves every table as it was. It returns the error of
+// reading the views back when it cannot tell what the repoint did: then nothing may be recorded
+// (a publish written failed whose views moved would disagree with them for good).
+func (s *Service) settleFailure(ctx context.Context, p Publish, cause error) (Publish, error) {
 	at, err := s.actual(ctx, p.Changes)
 	if err != nil {
-		p.State, p.Detail = PublishFailed, fmt.Sprintf("repoint failed: %v; reading the views back failed too: %v", cause, err)
-		return p
+		return p, err
 	}
 	switch classify(p.Changes, at) {
 	case allTo:
 		p.State, p.Detail = PublishDone, fmt.Sprintf("the engine reported %v, but every view reads its new version", cause)
-		return p
+		return p, nil
 	case allFrom:
 		p.State, p.Detail = PublishFailed, "repoint failed: "+cause.Error()
-		return p
+		return p, nil
 	}
 	var back []tsql.ViewPoint
 	for _, c := range p.Changes {
@@ -104,7 +113,7 @@ func (s *Service) settleFailure(ctx context.Context, p Publish, cause error) Pub
 	} else {
 		p.Detail += "; the views it had changed were put back"
 	}
-	return p
+	return p, nil
 }
 
 // recordOutcome writes p's outcome: its state, the versions' states, the released locks and the

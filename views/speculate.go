@@ -68,7 +68,7 @@ func (s *Service) speculate(ctx context.Context, h *holder, p Publish, plan Plan
 	if err := s.recordIntent(ctx, h, &p); err != nil {
 		return p, true, err
 	}
-	p, err = s.complete(ctx, p, plan.Gate)
+	p, err = s.complete(ctx, h, p, plan.Gate)
 	return p, true, err
 }
 
