@@ -4,12 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"trueup/ledger"
 	"trueup/notices"
 	"trueup/server"
+	"trueup/views"
 )
 
 func TestAuditPages(t *testing.T) {
@@ -211,5 +215,69 @@ func TestAuditAPIReachesItsMaximum(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &e); err != nil || resp.StatusCode != http.StatusBadRequest ||
 		e.Error != `?limit="1001": want a whole number from 1 to 1000.` {
 		t.Errorf("limit=1001: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestTableHistoryIsPaged: a table's swaps and rollbacks page past the newest 20, on the page
+// and in the API (both stopped at the newest 20: page 2 was empty).
+func TestTableHistoryIsPaged(t *testing.T) {
+	_, s := versionedWarehouse(t)
+	ctx := t.Context()
+	for i := range 25 { // 13 swaps and 12 rollbacks, #1 the first swap, #25 the last
+		var err error
+		if i%2 == 0 {
+			_, err = s.Swap(ctx, views.SwapRequest{Table: "daily_revenue", To: "v2", Actor: "ann", Reason: fmt.Sprint("swap ", i+1)})
+		} else {
+			_, err = s.Rollback(ctx, views.RollbackRequest{Table: "daily_revenue", Actor: "ann", Reason: fmt.Sprint("rollback ", i+1)})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := serve(t, server.Options{Tables: map[string]server.TableService{"w": s}})
+	ids := func(rows *goquery.Selection) []string {
+		var out []string
+		rows.Each(func(_ int, r *goquery.Selection) { out = append(out, r.AttrOr("data-id", "")) })
+		return out
+	}
+
+	doc := getPage(t, ts.URL+"/tables/daily_revenue", http.StatusOK)
+	if got := ids(doc.Find(`[data-testid="publish-row"]`)); len(got) != 20 || got[0] != "25" || got[19] != "6" {
+		t.Errorf("page 1: %v", got)
+	}
+	next := doc.Find(`[data-testid="pager-next"]`).AttrOr("href", "")
+	if next != "/tables/daily_revenue?page=2" {
+		t.Errorf("next = %q", next)
+	}
+	doc = getPage(t, ts.URL+next, http.StatusOK)
+	if got := ids(doc.Find(`[data-testid="publish-row"]`)); !slices.Equal(got, []string{"5", "4", "3", "2", "1"}) {
+		t.Errorf("page 2: %v", got)
+	}
+	if doc.Find(`[data-testid="pager-next"]`).Length() != 0 {
+		t.Error("a next link on the last page")
+	}
+
+	type listing struct {
+		History []struct {
+			ID int64 `json:"id"`
+		} `json:"history"`
+	}
+	resp, body := get(t, ts.URL+"/api/v1/tables/daily_revenue")
+	var l listing
+	if err := json.Unmarshal([]byte(body), &l); err != nil || len(l.History) != 20 || l.History[0].ID != 25 {
+		t.Errorf("api default window: %v %d", err, len(l.History))
+	}
+	if link := resp.Header.Get("Link"); link != `</api/v1/tables/daily_revenue?limit=20&offset=20>; rel="next"` {
+		t.Errorf("Link = %q", link)
+	}
+	resp, body = get(t, ts.URL+"/api/v1/tables/daily_revenue?limit=20&offset=20")
+	l = listing{}
+	if err := json.Unmarshal([]byte(body), &l); err != nil || len(l.History) != 5 || l.History[4].ID != 1 || resp.Header.Get("Link") != "" {
+		t.Errorf("api second window: %v %s, Link %q", err, body, resp.Header.Get("Link"))
+	}
+	_, body = get(t, ts.URL+"/api/v1/tables/daily_revenue?limit=1000")
+	l = listing{}
+	if err := json.Unmarshal([]byte(body), &l); err != nil || len(l.History) != 25 {
+		t.Errorf("api limit=1000: %v %d", err, len(l.History))
 	}
 }

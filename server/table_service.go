@@ -20,6 +20,7 @@ import (
 // TableService is what the versions page and its API need of one target (views.Service).
 type TableService interface {
 	Versions(ctx context.Context, table string) (views.Listing, error)
+	VersionsWithHistory(ctx context.Context, table string, history int) (views.Listing, error)
 	PlanSwap(ctx context.Context, table, to string) (views.Plan, error)
 	Swap(ctx context.Context, req views.SwapRequest) (views.Publish, error)
 	PlanRollback(ctx context.Context, table string) (views.Plan, error)

@@ -21,14 +21,14 @@ func (s *Server) tableShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	l, err := svc.Versions(ctx, table)
-	if err != nil {
-		return tableError(err)
-	}
 	w, err := pageWindow(c, publishesPerPage, publishesPerPage)
 	if err != nil {
 		return err
+	}
+	ctx := c.Request().Context()
+	l, err := svc.VersionsWithHistory(ctx, table, w.Offset+w.Limit+1)
+	if err != nil {
+		return tableError(err)
 	}
 	more := len(l.History) > w.Offset+w.Limit
 	l.History = slice(l.History, w)
@@ -54,16 +54,23 @@ func (s *Server) tableListRedirect(c echo.Context) error {
 	return c.Redirect(http.StatusFound, "/#tables-heading")
 }
 
-// apiTableShow answers GET /api/v1/tables/{table}.
+// apiTableShow answers GET /api/v1/tables/{table}: the versions and ?limit= publishes of the
+// history from ?offset= (20 by default, at most 1000; a Link header names the next).
 func (s *Server) apiTableShow(c echo.Context) error {
 	table := c.Param("table")
 	_, svc, err := s.tableService(c, table)
 	if err != nil {
 		return err
 	}
-	l, err := svc.Versions(c.Request().Context(), table)
+	w, err := pageWindow(c, publishesPerPage, 1000)
+	if err != nil {
+		return err
+	}
+	l, err := svc.VersionsWithHistory(c.Request().Context(), table, w.Offset+w.Limit+1)
 	if err != nil {
 		return tableError(err)
 	}
+	nextLink(c, w, len(l.History) > w.Offset+w.Limit)
+	l.History = slice(l.History, w)
 	return c.JSON(http.StatusOK, l.JSON())
 }

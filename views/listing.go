@@ -73,10 +73,16 @@ type Listing struct {
 	Busy *ConflictError
 }
 
-// Versions lists table's versions, adopting version tables the ledger does not know yet. When
-// the ledger disagrees with the view about which version is live and nobody holds the table, it
-// is repaired first.
+// Versions lists table's versions, adopting version tables the ledger does not know yet, and
+// its 20 newest publishes. When the ledger disagrees with the view about which version is live
+// and nobody holds the table, it is repaired first.
 func (s *Service) Versions(ctx context.Context, table string) (Listing, error) {
+	return s.VersionsWithHistory(ctx, table, 20)
+}
+
+// VersionsWithHistory is Versions with the newest history publishes (0: all), so a page of
+// the history beyond the newest 20 can be shown.
+func (s *Service) VersionsWithHistory(ctx context.Context, table string, history int) (Listing, error) {
 	st, vs, err := s.sync(ctx, table, false)
 	if err != nil {
 		return Listing{}, err
@@ -114,7 +120,7 @@ func (s *Service) Versions(ctx context.Context, table string) (Listing, error) {
 		}
 		l.Versions = append(l.Versions, info)
 	}
-	if l.History, err = s.History(ctx, table, 20); err != nil {
+	if l.History, err = s.History(ctx, table, history); err != nil {
 		return Listing{}, err
 	}
 	if c, ok := s.Held(table); ok {
