@@ -80,7 +80,8 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return nil, "", err
 		}
-		return en, a.name(name), nil
+		// the name is saved with the diff and shown on its pages: a URL goes without credentials
+		return en, redactURL(a.name(name)), nil
 	}
 	if spec.Old.Engine, spec.Old.Target, err = side(*oldTarget); err != nil {
 		return err
