@@ -9,6 +9,10 @@ type RollbackRequest struct {
 	Table  string
 	Actor  string
 	Reason string
+	// Undoes is the swap the operator confirmed taking back (0: whichever is in effect). When the
+	// swap in effect is another one, the rollback is refused with ErrStale: a second click or a
+	// retried request does not take back the swap before.
+	Undoes int64
 }
 
 // PlanRollback works out what rolling table back would do, without changing anything.
@@ -84,9 +88,15 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (Publish, e
 	req.Actor = orLocal(req.Actor)
 	released := s.releases()
 	held := s.recordedHolders(ctx)
-	undo, err := s.toUndo(ctx, req.Table)
+	undo, ok, err := s.inEffect(ctx, req.Table)
 	if err != nil {
 		return Publish{}, err
+	}
+	if err := s.staleRollback(ctx, req, undo, ok); err != nil {
+		return Publish{}, err
+	}
+	if !ok {
+		return Publish{}, refusef("nothing to roll back: no swap of %s in target %s is in effect", req.Table, s.target)
 	}
 	h, unlock, err := s.lock(undo.Tables(), req.Actor, KindRollback)
 	if err != nil {
@@ -106,12 +116,15 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (Publish, e
 		vss, vssErr = s.store.listMany(ctx, s.target, undo.Tables())
 	}()
 	if s.releases() != released {
-		again, err := s.toUndo(ctx, req.Table)
+		again, ok, err := s.inEffect(ctx, req.Table)
 		<-read
 		if err != nil {
 			return Publish{}, err
 		}
-		if again.ID != undo.ID {
+		if err := s.staleRollback(ctx, req, again, ok); err != nil {
+			return Publish{}, err
+		}
+		if !ok || again.ID != undo.ID {
 			return Publish{}, refusef("swap #%d of %s was taken back while this rollback waited: try again", undo.ID, req.Table)
 		}
 	}

@@ -18,6 +18,10 @@ type SwapRequest struct {
 	// Override is an approver's written reason to publish versions whose validation failed.
 	// It is ignored (and not recorded) when every version passed.
 	Override string
+	// From is the version each table read when the operator confirmed the swap (0: no view), as
+	// the confirmation showed it (FromOf). When set, a swap that would move other tables, or
+	// from other versions, is refused with ErrStale; nil swaps from whatever is live now.
+	From map[string]int
 }
 
 // GateCheck is the validation gate's verdict on one version a swap would make live.
@@ -243,7 +247,7 @@ func (s *Service) swapAsRecorded(ctx context.Context, h *holder, req SwapRequest
 		}
 	}
 	plan, err := s.planSwapFrom(req.Table, n, group, recordedStates(tables, vss), vss)
-	if err != nil || (plan.NeedsOverride && override == "") {
+	if err != nil || (plan.NeedsOverride && override == "") || staleSwap(req, n, plan) != nil {
 		return Publish{}, false, nil
 	}
 	return s.speculate(ctx, h, swapPublish(s.target, req, plan, override), plan, vss,
@@ -255,6 +259,9 @@ func (s *Service) swapAsRecorded(ctx context.Context, h *holder, req SwapRequest
 func (s *Service) swapAsInspected(ctx context.Context, h *holder, req SwapRequest, n int, group []Version, override string) (Publish, error) {
 	plan, err := s.planSwap(ctx, req.Table, n, group, true)
 	if err != nil {
+		return Publish{}, err
+	}
+	if err := staleSwap(req, n, plan); err != nil {
 		return Publish{}, err
 	}
 	if plan.NeedsOverride && override == "" {

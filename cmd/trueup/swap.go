@@ -30,7 +30,7 @@ func runSwap(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		return publishRemote(ctx, e, rc, views.KindSwap, table, *to, *reason, *override, *dryRun, *format)
+		return publishRemote(ctx, e, rc, views.KindSwap, table, *to, *reason, *override, 0, *dryRun, *format)
 	}
 	a, s, ntc, err := openViews(ctx, e, !*dryRun)
 	if err != nil {
@@ -55,10 +55,14 @@ func runRollback(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("rollback")
 	reason := fs.String("reason", "", "why, for the audit log and the notice")
 	dryRun := fs.Bool("dry-run", false, "print what would change, change nothing")
+	undoes := fs.Int64("undoes", 0, "the swap it must take back (as --dry-run says): when another one is in effect it is refused, so a retry never takes back a second swap")
 	format := fs.String("format", "text", "output: text or json")
-	table, err := oneTable(fs, args, "rollback TABLE [--reason TEXT] [--dry-run]")
+	table, err := oneTable(fs, args, "rollback TABLE [--reason TEXT] [--undoes N] [--dry-run]")
 	if err != nil {
 		return err
+	}
+	if *undoes < 0 {
+		return usagef("rollback: --undoes %d: want the number of a swap, e.g. --undoes 4", *undoes)
 	}
 	if *format != "text" && *format != "json" {
 		return usagef("rollback: --format %q: want text or json", *format)
@@ -67,7 +71,7 @@ func runRollback(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		return publishRemote(ctx, e, rc, views.KindRollback, table, "", *reason, "", *dryRun, *format)
+		return publishRemote(ctx, e, rc, views.KindRollback, table, "", *reason, "", *undoes, *dryRun, *format)
 	}
 	a, s, ntc, err := openViews(ctx, e, !*dryRun)
 	if err != nil {
@@ -81,7 +85,7 @@ func runRollback(ctx context.Context, e *env, args []string) error {
 		}
 		return writeViewPlan(e.stdout, *format, plan)
 	}
-	p, err := s.Rollback(ctx, views.RollbackRequest{Table: table, Actor: cliActor(), Reason: *reason})
+	p, err := s.Rollback(ctx, views.RollbackRequest{Table: table, Actor: cliActor(), Reason: *reason, Undoes: *undoes})
 	if err != nil {
 		return viewsCLIError(err)
 	}

@@ -36,9 +36,13 @@ func versionsRemote(ctx context.Context, e *env, rc *remote, table, retire, reas
 }
 
 // publishRemote is `trueup swap` or `trueup rollback` through a server: the publish, or with
-// dryRun the plan, printed as locally.
-func publishRemote(ctx context.Context, e *env, rc *remote, kind, table, to, reason, override string, dryRun bool, format string) error {
+// dryRun the plan, printed as locally. A rollback's undoes (0: none) is sent for the server to
+// check: a retried rollback does not take back a second swap.
+func publishRemote(ctx context.Context, e *env, rc *remote, kind, table, to, reason, override string, undoes int64, dryRun bool, format string) error {
 	body := map[string]any{"target": e.globals.target, "to": to, "reason": reason, "override": override, "dry_run": dryRun}
+	if undoes != 0 {
+		body["undoes"] = undoes
+	}
 	path := "tables/" + url.PathEscape(table) + "/" + kind
 	if dryRun {
 		var plan views.Plan
