@@ -23,8 +23,12 @@ type DiffRequest struct {
 	// Expect is the text of an expectations file, e.g. "inside 2026-07-10..2026-07-18 rows +0..6%".
 	Expect  string   `json:"expect,omitempty"`
 	Only    []string `json:"only,omitempty"`
-	Samples int      `json:"samples,omitempty"`
+	Samples int      `json:"samples,omitempty"` // 0 to MaxDiffSamples; 0 is the default, 10
 }
+
+// MaxDiffSamples bounds the sample rows a diff keeps per kind per partition: a diff is saved
+// whole and shown on a page, so a request must not make either as large as the relations.
+const MaxDiffSamples = 1000
 
 // Spec reads the request into a reconcile spec, engines not yet set; a bad value is an error
 // wrapping reconcile.ErrBadInput.
@@ -36,8 +40,8 @@ func (r DiffRequest) Spec() (reconcile.Spec, error) {
 	if r.Old == "" || r.New == "" || len(r.Key) == 0 {
 		return spec, fmt.Errorf("%w: old, new and key are required", reconcile.ErrBadInput)
 	}
-	if r.Samples < 0 {
-		return spec, fmt.Errorf("%w: samples %d: want 0 or more", reconcile.ErrBadInput, r.Samples)
+	if r.Samples < 0 || r.Samples > MaxDiffSamples {
+		return spec, fmt.Errorf("%w: samples %d: want 0 to %d", reconcile.ErrBadInput, r.Samples, MaxDiffSamples)
 	}
 	for _, f := range r.Tolerance {
 		col, x, ok := strings.Cut(f, "=")

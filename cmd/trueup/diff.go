@@ -27,7 +27,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	fs.Var(&partitions, "only", "compare only these partitions (repeatable, or comma-separated)")
 	format := fs.String("format", "text", "output: text or json")
 	all := fs.Bool("all", false, "text output: list every partition, not only the ones that differ")
-	samples := fs.Int("samples", 10, "sample rows kept per kind per partition")
+	samples := fs.Int("samples", 10, fmt.Sprintf("sample rows kept per kind per partition (at most %d)", server.MaxDiffSamples))
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -122,6 +122,8 @@ func TestDiffCommand(t *testing.T) {
 		{"bad_expectations", []string{"--new", "orders__v2", "--expect", filepath.Join(dir, "broken.expect")}, exitUsage, nil, `unknown measure "bytes"`},
 		{"unknown_target", []string{"--new", "orders__v2", "--new-target", "lake"}, exitUsage, nil, `unknown target "lake"`},
 		{"bad_format", []string{"--new", "orders__v2", "--format", "yaml"}, exitUsage, nil, "--format"},
+		{"most_samples", []string{"--new", "orders__v2", "--samples", "1000"}, exitFailed, []string{"rows: 2 added"}, "2 unexpected partitions"},
+		{"too_many_samples", []string{"--new", "orders__v2", "--samples", "1001"}, exitUsage, nil, "samples 1001: want 0 to 1000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string(nil), base...), tc.args...)
