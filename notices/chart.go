@@ -65,7 +65,9 @@ func Chart(ds []PartitionDiff, table string) string {
 	}
 	lo, hi := 0.0, 0.0
 	for _, d := range rows {
-		lo, hi = math.Min(lo, d.PctChange), math.Max(hi, d.PctChange)
+		if p, ok := rowPct(d); ok {
+			lo, hi = math.Min(lo, p), math.Max(hi, p)
+		}
 	}
 	if hi-lo < 1 { // a flat chart still shows a 1-point scale
 		hi = lo + 1
@@ -84,9 +86,13 @@ func Chart(ds []PartitionDiff, table string) string {
 	}
 	for i, d := range rows {
 		x := float64(padLeft) + float64(i)*band + (band-barW)/2
-		top, bottom := y(math.Max(d.PctChange, 0)), y(math.Min(d.PctChange, 0))
+		pct, change := hi, "new" // a new partition has no percentage: its bar reaches the top
+		if p, ok := rowPct(d); ok {
+			pct, change = p, Pct(p)
+		}
+		top, bottom := y(math.Max(pct, 0)), y(math.Min(pct, 0))
 		h := math.Max(bottom-top, 1) // an identical partition is a hairline on zero
-		tip := fmt.Sprintf("%s: %s → %s rows (%s), %s", d.Partition, Full(float64(d.OldCount)), Full(float64(d.NewCount)), Pct(d.PctChange), d.Verdict)
+		tip := fmt.Sprintf("%s: %s → %s rows (%s), %s", d.Partition, Full(float64(d.OldCount)), Full(float64(d.NewCount)), change, d.Verdict)
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" data-partition="%s" data-verdict="%s"><title>%s</title></rect>`+"\n",
 			x, top, barW, h, verdictColor(d.Verdict), html.EscapeString(d.Partition), html.EscapeString(d.Verdict), html.EscapeString(tip))
 	}

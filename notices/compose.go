@@ -2,8 +2,6 @@ package notices
 
 import (
 	"fmt"
-	"math"
-	"sort"
 	"strings"
 	"time"
 )
@@ -206,9 +204,7 @@ func checksText(ev Evidence) string {
 			lines = append(lines, fmt.Sprintf("%d of %s passed on the new data; failed: %s.", n-len(failed), plural(n, "data-quality rule", "data-quality rules"), strings.Join(failed, "; ")))
 		}
 	}
-	if len(ev.Diff) > 0 {
-		lines = append(lines, diffText(ev))
-	}
+	lines = append(lines, diffLines(ev)...)
 	for _, x := range ev.Expectations {
 		verdict := "met"
 		if !x.Met {
@@ -220,108 +216,6 @@ func checksText(ev Evidence) string {
 		return "The new data has not been checked yet. This notice will show the results of the checks before it is announced.\n"
 	}
 	return "- " + strings.Join(lines, "\n- ") + "\n"
-}
-
-func diffText(ev Evidence) string {
-	var expected, unexpected []PartitionDiff
-	identical := 0
-	for _, d := range ev.Diff {
-		switch d.Verdict {
-		case VerdictIdentical:
-			identical++
-		case VerdictUnexpected:
-			unexpected = append(unexpected, d)
-		default:
-			expected = append(expected, d)
-		}
-	}
-	unit := "partition"
-	if ev.PartitionColumn != "" {
-		unit = ev.PartitionColumn
-	}
-	s := fmt.Sprintf("The old and the new data were compared for every %s: ", unit)
-	var parts []string
-	if len(expected) > 0 {
-		lo, hi := pctRange(expected)
-		r := Pct(lo)
-		if Pct(lo) != Pct(hi) {
-			r = Pct(lo) + " to " + Pct(hi)
-		}
-		parts = append(parts, fmt.Sprintf("%d changed as expected (rows %s)", len(expected), r))
-	}
-	if identical > 0 {
-		parts = append(parts, fmt.Sprintf("%d are identical", identical))
-	}
-	if len(unexpected) == 0 {
-		parts = append(parts, "none changed unexpectedly")
-	} else {
-		var names []string
-		for _, d := range unexpected[:min(len(unexpected), 5)] {
-			names = append(names, fmt.Sprintf("%s %s", d.Partition, Pct(d.PctChange)))
-		}
-		more := ""
-		if len(unexpected) > 5 {
-			more = fmt.Sprintf(" and %d more", len(unexpected)-5)
-		}
-		parts = append(parts, fmt.Sprintf("%d changed in a way that was NOT expected (%s%s)", len(unexpected), strings.Join(names, ", "), more))
-	}
-	return s + andList(parts) + "."
-}
-
-func pctRange(ds []PartitionDiff) (lo, hi float64) {
-	lo, hi = math.Inf(1), math.Inf(-1)
-	for _, d := range ds {
-		lo, hi = math.Min(lo, d.PctChange), math.Max(hi, d.PctChange)
-	}
-	return lo, hi
-}
-
-// Numbers lays out the evidence's numbers as plain-text tables: the reports' numbers before and
-// after, and the per-partition comparison (partitions that did not change are left out).
-func Numbers(ev Evidence) string {
-	var b strings.Builder
-	var rows [][]string
-	for _, r := range ReportRows(ev) {
-		rows = append(rows, []string{r.Report, r.Row, r.Number, r.Before, r.After, r.Change})
-	}
-	if len(rows) > 0 {
-		b.WriteString("Reports, before and after\n\n")
-		b.WriteString(textTable([]string{"report", "row", "number", "before", "after", "change"}, rows, 3, 4, 5))
-	}
-	rows = nil
-	changed := PartitionRows(ev)
-	for _, p := range changed {
-		rows = append(rows, []string{p.Table, p.Partition, p.Old, p.New, p.Change, p.Verdict})
-	}
-	if len(rows) > 0 {
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
-		unit := "partition"
-		if ev.PartitionColumn != "" {
-			unit = ev.PartitionColumn
-		}
-		fmt.Fprintf(&b, "Rows per %s, old and new (%s identical left out)\n\n", unit, plural(len(ev.Diff)-len(changed), "partition", "partitions"))
-		b.WriteString(textTable([]string{"table", unit, "old rows", "new rows", "change", "verdict"}, rows, 2, 3, 4))
-	}
-	return b.String()
-}
-
-// changedPartitions are the diff rows that are not identical, by table then partition.
-func changedPartitions(ds []PartitionDiff) []PartitionDiff {
-	var out []PartitionDiff
-	for _, d := range ds {
-		if d.Verdict != VerdictIdentical {
-			out = append(out, d)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Table != out[j].Table {
-			return out[i].Table < out[j].Table
-		}
-		return out[i].Partition < out[j].Partition
-	})
-	return out
 }
 
 // Text is the whole notice as plain text: the title, its state, the body, then the numbers.

@@ -544,4 +544,3 @@ func TestStalledMailServer(t *testing.T) {
 		t.Errorf("%d webhook calls and %d emails, want 1 and 2", len(r.hook.Calls()), len(r.mail.Messages()))
 	}
 }
-

@@ -83,7 +83,7 @@ func TestRedraft(t *testing.T) {
 	ctx := context.Background()
 	s := notices.New(openLedger(t, filepath.Join(t.TempDir(), "state.duckdb"), newClock()), notices.Options{})
 	early := demoEvidence()
-	early.Rules, early.Diff, early.Expectations, early.Exposures = nil, nil, nil, nil
+	early.Rules, early.Diff, early.Compared, early.Expectations, early.Exposures = nil, nil, nil, nil, nil
 	first, err := s.Draft(ctx, early)
 	if err != nil {
 		t.Fatal(err)

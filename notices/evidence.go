@@ -33,8 +33,11 @@ type Evidence struct {
 	Actor string `json:"actor,omitempty"`
 	// Rules are the rule results on the new version.
 	Rules []RuleCheck `json:"rules,omitempty"`
-	// Diff compares the old and the new version per partition.
+	// Diff lists the partitions whose old and new versions differ (identical ones may be left
+	// out: Compared counts them).
 	Diff []PartitionDiff `json:"diff,omitempty"`
+	// Compared says, per table, how many partitions were compared and how many are identical.
+	Compared []TableComparison `json:"compared,omitempty"`
 	// Expectations are the operator's declared intents, each judged against the diff.
 	Expectations []Expectation `json:"expectations,omitempty"`
 	// Override is set when someone published past a failed validation gate.
@@ -60,16 +63,26 @@ const (
 
 // PartitionDiff is the old-vs-new summary of one partition.
 type PartitionDiff struct {
-	Table     string  `json:"table,omitempty"`
-	Partition string  `json:"partition"`
-	OldCount  int64   `json:"old_count"`
-	NewCount  int64   `json:"new_count"`
-	PctChange float64 `json:"pct_change"` // of the row count, in percent
+	Table     string `json:"table,omitempty"`
+	Partition string `json:"partition"`
+	OldCount  int64  `json:"old_count"`
+	NewCount  int64  `json:"new_count"`
+	// PctChange is the change of the row count in percent. It means nothing when OldCount is 0:
+	// the partition is new, and readers see "new".
+	PctChange float64 `json:"pct_change"`
 	// Measure names an optional summed column and its totals, e.g. sum(amount).
 	Measure  string  `json:"measure,omitempty"`
 	OldTotal float64 `json:"old_total,omitempty"`
 	NewTotal float64 `json:"new_total,omitempty"`
 	Verdict  string  `json:"verdict"` // expected, unexpected or identical
+}
+
+// TableComparison is how one table's old and new versions compare as a whole: the diff lists
+// only the partitions that differ, so the identical ones are counted here.
+type TableComparison struct {
+	Table      string `json:"table"`
+	Partitions int    `json:"partitions"` // compared
+	Identical  int    `json:"identical"`
 }
 
 // Expectation is a declared intent and whether the diff met it.

@@ -115,8 +115,10 @@ func demoEvidence() notices.Evidence {
 			pd.NewCount = pd.OldCount + 80 + int64(d)
 			pd.PctChange = float64(pd.NewCount-pd.OldCount) / float64(pd.OldCount) * 100
 			pd.Verdict = notices.VerdictExpected
+			pd.Measure, pd.OldTotal, pd.NewTotal = "sum(amount)", float64(pd.OldCount)*87.25, float64(pd.NewCount)*87.5
 		}
 		ev.Diff = append(ev.Diff, pd)
 	}
+	ev.Compared = []notices.TableComparison{{Table: "orders", Partitions: 31, Identical: 22}}
 	return ev
 }

@@ -10,12 +10,6 @@ type NumberRow struct {
 	Report, Row, Number, Before, After, Change string
 }
 
-// PartitionRow is one changed partition, formatted for reading.
-type PartitionRow struct {
-	Table, Partition, Old, New, Change, Verdict string
-	Unexpected                                  bool
-}
-
 // ReportRows lists the changing numbers of every exposure, formatted.
 func ReportRows(ev Evidence) []NumberRow {
 	var out []NumberRow
@@ -27,16 +21,6 @@ func ReportRows(ev Evidence) []NumberRow {
 			}
 			out = append(out, NumberRow{x.Title, r.Label, r.Column, optNumber(r.Before), optNumber(r.After), change})
 		}
-	}
-	return out
-}
-
-// PartitionRows lists the partitions that changed, formatted.
-func PartitionRows(ev Evidence) []PartitionRow {
-	var out []PartitionRow
-	for _, d := range changedPartitions(ev.Diff) {
-		out = append(out, PartitionRow{d.Table, d.Partition, Full(float64(d.OldCount)), Full(float64(d.NewCount)),
-			Pct(d.PctChange), d.Verdict, d.Verdict == VerdictUnexpected})
 	}
 	return out
 }
@@ -60,11 +44,16 @@ var emailTemplate = template.Must(template.New("email").Parse(`<!DOCTYPE html>
 </table>
 {{- end}}
 {{- if .Partitions}}
-<h2>Rows per {{.Unit}}, old and new</h2>
+<h2>{{if .Measured}}Rows and totals{{else}}Rows{{end}} per {{.Unit}}, old and new</h2>
+{{- if .LeftOut}}
+<p>{{.LeftOut}}</p>
+{{- end}}
 <table cellpadding="4" style="border-collapse: collapse">
-<tr><th align="left">Table</th><th align="left">{{.Unit}}</th><th align="right">Old rows</th><th align="right">New rows</th><th align="right">Change</th><th align="left">Verdict</th></tr>
+<tr><th align="left">Table</th><th align="left">{{.Unit}}</th><th align="right">Old rows</th><th align="right">New rows</th><th align="right">{{if .Measured}}Row change{{else}}Change{{end}}</th>
+{{- if .Measured}}<th align="left">Measure</th><th align="right">Old total</th><th align="right">New total</th><th align="right">Total change</th>{{end}}<th align="left">Verdict</th></tr>
 {{- range .Partitions}}
-<tr><td>{{.Table}}</td><td>{{.Partition}}</td><td align="right">{{.Old}}</td><td align="right">{{.New}}</td><td align="right">{{.Change}}</td><td>{{if .Unexpected}}<strong>{{.Verdict}}</strong>{{else}}{{.Verdict}}{{end}}</td></tr>
+<tr><td>{{.Table}}</td><td>{{.Partition}}</td><td align="right">{{.Old}}</td><td align="right">{{.New}}</td><td align="right">{{.Change}}</td>
+{{- if $.Measured}}<td>{{.Measure}}</td><td align="right">{{.OldTotal}}</td><td align="right">{{.NewTotal}}</td><td align="right">{{.TotalChange}}</td>{{end}}<td>{{if .Unexpected}}<strong>{{.Verdict}}</strong>{{else}}{{.Verdict}}{{end}}</td></tr>
 {{- end}}
 </table>
 {{- end}}
@@ -75,14 +64,12 @@ var emailTemplate = template.Must(template.New("email").Parse(`<!DOCTYPE html>
 // HTML is the whole notice as an HTML email: the title, its state, the body, the numbers and
 // the links to its page and to the recipient's acknowledgement.
 func HTML(n Notice, page, ack string) string {
-	unit := n.Evidence.PartitionColumn
-	if unit == "" {
-		unit = "partition"
-	}
+	parts := PartitionRows(n.Evidence)
 	var b bytes.Buffer
 	err := emailTemplate.Execute(&b, map[string]any{
 		"N": n, "Status": stateLine(n), "Body": BodyHTML(n.Body), "Reports": ReportRows(n.Evidence),
-		"Partitions": PartitionRows(n.Evidence), "Unit": unit, "Page": template.URL(page), "Ack": template.URL(ack),
+		"Partitions": parts, "Measured": measured(parts), "LeftOut": LeftOut(n.Evidence), "Unit": partitionUnit(n.Evidence),
+		"Page": template.URL(page), "Ack": template.URL(ack),
 	})
 	if err != nil {
 		panic("notices: email template: " + err.Error()) // the template and its data are fixed

@@ -136,7 +136,9 @@ func noticePage(n notices.Notice, ds []notices.Delivery, chrome page.Chrome) pag
 	}
 	for _, p := range notices.PartitionRows(n.Evidence) {
 		d.Partitions = append(d.Partitions, page.NoticePartition(p))
+		d.Measured = d.Measured || p.Measure != ""
 	}
+	d.LeftOut = notices.LeftOut(n.Evidence)
 	for _, t := range notices.ChartTables(n.Evidence.Diff) {
 		d.Charts = append(d.Charts, page.NoticeChart{Table: t, SVG: notices.Chart(n.Evidence.Diff, t)})
 	}

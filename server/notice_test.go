@@ -43,9 +43,12 @@ func noticeServer(t *testing.T) (*notices.Service, string) {
 		Owner: "finance-data@example.com",
 		Diff: []notices.PartitionDiff{
 			{Table: "orders", Partition: "2026-07-09", OldCount: 100, NewCount: 100, Verdict: notices.VerdictIdentical},
-			{Table: "orders", Partition: "2026-07-10", OldCount: 100, NewCount: 105, PctChange: 5, Verdict: notices.VerdictExpected},
-			{Table: "orders", Partition: "2026-07-11", OldCount: 100, NewCount: 104, PctChange: 4, Verdict: notices.VerdictExpected},
+			{Table: "orders", Partition: "2026-07-10", OldCount: 100, NewCount: 105, PctChange: 5, Verdict: notices.VerdictExpected,
+				Measure: "sum(amount)", OldTotal: 1000, NewTotal: 1060},
+			{Table: "orders", Partition: "2026-07-11", OldCount: 0, NewCount: 104, Verdict: notices.VerdictExpected,
+				Measure: "sum(amount)", NewTotal: 990.5},
 		},
+		Compared: []notices.TableComparison{{Table: "orders", Partitions: 3, Identical: 1}},
 		Exposures: []notices.ExposureChange{{Exposure: "board_revenue", Title: "Board revenue by month",
 			Rows: []notices.ExposureRow{{Label: "July 2026", Column: "revenue", Before: ptr(1920000), After: ptr(2010000)}}}},
 	}
@@ -113,8 +116,21 @@ func TestNoticePages(t *testing.T) {
 		if got := strings.Join(cells, " "); got != "Board revenue by month July 2026 revenue 1,920,000 2,010,000 +4.7%" {
 			t.Errorf("report row %q", got)
 		}
-		if n := doc.Find(`[data-testid="partition-row"]`).Length(); n != 2 {
-			t.Errorf("%d changed partitions, want 2", n)
+		var rows []string
+		doc.Find(`[data-testid="partition-row"]`).Each(func(_ int, r *goquery.Selection) {
+			var cells []string
+			r.Find("td").Each(func(_ int, c *goquery.Selection) { cells = append(cells, text(c)) })
+			rows = append(rows, strings.Join(cells, " "))
+		})
+		if got := strings.Join(rows, " | "); got != "orders 2026-07-10 100 105 +5.0% sum(amount) 1,000 1,060 +6.0% expected | "+
+			"orders 2026-07-11 0 104 new sum(amount) 0 990.50 new expected" {
+			t.Errorf("changed partitions: %q", got)
+		}
+		if got := text(doc.Find(`#partitions-heading`)); got != "Rows and totals per order_date, old and new" {
+			t.Errorf("partitions heading %q", got)
+		}
+		if got := text(doc.Find(`[data-testid="notice-left-out"]`)); got != "1 partition is identical in the old and the new data and is not listed." {
+			t.Errorf("left out %q", got)
 		}
 		if n := doc.Find(`[data-testid="notice-chart"] svg rect[data-partition]`).Length(); n != 3 {
 			t.Errorf("chart has %d bars, want 3", n)

@@ -8,20 +8,30 @@ import (
 
 	"trueup/backfill"
 	"trueup/notices"
+	"trueup/reconcile"
 )
+
+// storedDiffs reads back the diffs a validation saved (reconcile.Store).
+type storedDiffs interface {
+	Get(ctx context.Context, id int64) (*reconcile.Result, error)
+}
 
 // draftNotices makes a backfill runner draft the change notice of each run when it is created
 // and refresh it when validation ends.
 func draftNotices(r *backfill.Runner, svc *notices.Service, log *slog.Logger) {
+	// The validation lists changed partitions only; the diffs it saved know how many were
+	// compared. The runner's diff store is where they were saved, so it is where they are read.
+	diffs, _ := r.Validator.Diffs.(storedDiffs)
 	r.Changed = func(ctx context.Context, run *backfill.Run) {
-		if _, err := svc.Draft(ctx, evidenceOf(run)); err != nil && log != nil {
+		if _, err := svc.Draft(ctx, evidenceOf(ctx, run, diffs)); err != nil && log != nil {
 			log.Error("draft notice", "backfill", run.Backfill, "run_id", run.ID, "err", err)
 		}
 	}
 }
 
 // evidenceOf is what a run tells the notice: its plan, and its validation once there is one.
-func evidenceOf(run *backfill.Run) notices.Evidence {
+// diffs (nil when there are none) count the partitions each table's comparison covered.
+func evidenceOf(ctx context.Context, run *backfill.Run, diffs storedDiffs) notices.Evidence {
 	p := run.Plan
 	ev := notices.Evidence{
 		Backfill: run.Backfill, RunID: run.ID, Target: run.Target, Reason: run.Reason, Objective: p.Objective,
@@ -52,14 +62,34 @@ func evidenceOf(run *backfill.Run) notices.Evidence {
 	}
 	for _, t := range v.Tables {
 		ev.Expectations = append(ev.Expectations, notices.Expectation{Text: t.Table + ": " + t.Expect, Met: t.ExpectationsMet})
+		changed := 0
 		for _, c := range t.Changed {
 			d := notices.PartitionDiff{Table: t.Table, Partition: c.Partition, OldCount: c.OldCount, NewCount: c.NewCount,
 				Verdict: c.Verdict, Measure: c.Measure, OldTotal: c.OldTotal, NewTotal: c.NewTotal}
-			if c.PctChange != nil {
+			if c.PctChange != nil { // nil for a new partition, which the notice calls "new"
 				d.PctChange = *c.PctChange
 			}
 			ev.Diff = append(ev.Diff, d)
+			if c.Verdict != notices.VerdictIdentical {
+				changed++
+			}
+		}
+		if n, ok := comparedPartitions(ctx, diffs, t.DiffID); ok {
+			ev.Compared = append(ev.Compared, notices.TableComparison{Table: t.Table, Partitions: n, Identical: n - changed})
 		}
 	}
 	return ev
+}
+
+// comparedPartitions is how many partitions the saved diff id compared; false when it cannot
+// be read (the notice then says nothing of the identical ones rather than "0").
+func comparedPartitions(ctx context.Context, diffs storedDiffs, id int64) (int, bool) {
+	if diffs == nil || id == 0 {
+		return 0, false
+	}
+	res, err := diffs.Get(ctx, id)
+	if err != nil {
+		return 0, false
+	}
+	return len(res.Partitions), true
 }

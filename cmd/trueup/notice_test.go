@@ -8,8 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"trueup/backfill"
 	"trueup/ledger"
 	"trueup/notices"
+	"trueup/reconcile"
 )
 
 // draftDemoNotice drafts a notice in the demo project's ledger, as the backfill runner does when
@@ -96,5 +100,114 @@ func TestNoticeCommandRejectsBadExposure(t *testing.T) {
 	code, _, errs := cli(t, "--config", filepath.Join(dir, "trueup.yaml"), "notice", "list")
 	if code != exitUsage || !strings.Contains(errs, "bad.sql:2: exposure SQL: SQL starts with DELETE") {
 		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+// TestNoticeFromDemoBackfill runs the demo's fix_dedup_bug backfill and reads the notice it
+// drafted (evidenceOf on a real run): every table is said on its own line with what was
+// compared, identical partitions are counted, and a revenue-only change shows its totals.
+func TestNoticeFromDemoBackfill(t *testing.T) {
+	dir := demoDir(t)
+	cfg := filepath.Join(dir, "trueup.yaml")
+	if code, out, errs := cli(t, "--config", cfg, "backfill", "run", "fix_dedup_bug"); code != 0 {
+		t.Fatalf("backfill run: exit %d: %s%s", code, out, errs)
+	}
+	code, out, errs := cli(t, "--config", cfg, "notice", "show", "1")
+	if code != 0 {
+		t.Fatalf("notice show: exit %d: %s", code, errs)
+	}
+	// The demo's tables hold 92 days each; the dedup bug touched 9 of them.
+	for _, want := range []string{
+		"- orders: of 92 days compared, 9 changed as expected (rows +",
+		"- daily_revenue: of 92 days compared, 9 changed as expected (rows unchanged, sum(revenue) +",
+		"- customer_ltv: of 92 days compared, 9 changed as expected (",
+		"- region_summary: of 92 days compared, 9 changed as expected (rows unchanged, sum(revenue) +",
+		"83 are identical and none changed unexpectedly.",
+		"Rows and totals per order_date, old and new (332 identical partitions left out)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("notice lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "compared for every order_date: 36") || strings.Contains(out, "(0 partitions identical") {
+		t.Errorf("the notice pools the tables or counts no identical partition:\n%s", out)
+	}
+	// daily_revenue has one row a day before and after: its change is in the revenue column.
+	var revenueRows int
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 10 || f[0] != "daily_revenue" {
+			continue
+		}
+		revenueRows++
+		if f[2] != "1" || f[3] != "1" || f[4] != "0%" || f[5] != "sum(revenue)" || f[6] == f[7] || !strings.HasPrefix(f[8], "+") {
+			t.Errorf("daily_revenue row %q: want 1 → 1 rows and the revenue totals rising", line)
+		}
+	}
+	if revenueRows != 9 {
+		t.Errorf("%d daily_revenue rows in the numbers, want 9:\n%s", revenueRows, out)
+	}
+	code, out, _ = cli(t, "--config", cfg, "notice", "show", "1", "--format", "json")
+	var doc struct {
+		Evidence notices.Evidence `json:"evidence"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil {
+		t.Fatalf("show --format json: exit %d, %v", code, err)
+	}
+	want := []notices.TableComparison{
+		{Table: "orders", Partitions: 92, Identical: 83}, {Table: "daily_revenue", Partitions: 92, Identical: 83},
+		{Table: "customer_ltv", Partitions: 92, Identical: 83}, {Table: "region_summary", Partitions: 92, Identical: 83},
+	}
+	if diff := cmp.Diff(want, doc.Evidence.Compared); diff != "" {
+		t.Errorf("evidence.compared (-want +got):\n%s", diff)
+	}
+}
+
+// fakeDiffs is a diff store holding one saved diff per id, of n partitions.
+type fakeDiffs map[int64]int
+
+func (f fakeDiffs) Get(_ context.Context, id int64) (*reconcile.Result, error) {
+	n, ok := f[id]
+	if !ok {
+		return nil, ledger.ErrNotFound
+	}
+	return &reconcile.Result{Partitions: make([]*reconcile.Partition, n)}, nil
+}
+
+// A partition the old version did not have has no percentage (reconcile gives none): the
+// notice calls it new rather than "0%".
+func TestNoticeNewPartitionFromRun(t *testing.T) {
+	pct := 2.0
+	v := backfill.Validation{Passed: true, Tables: []backfill.TableCheck{{Table: "events", DiffID: 7, ExpectationsMet: true, Expect: "inside scope",
+		Changed: []backfill.PartitionSummary{
+			{Partition: "2026-07-01", OldCount: 50, NewCount: 51, PctChange: &pct, Verdict: "expected", Measure: "sum(amount)", OldTotal: 100, NewTotal: 104},
+			{Partition: "2026-07-02", OldCount: 0, NewCount: 40, Verdict: "expected", Measure: "sum(amount)", NewTotal: 80},
+		}}}}
+	run := &backfill.Run{ID: 1, Backfill: "late_events", Reason: "late-data", Validation: v.JSON(),
+		Tables: []backfill.RunTable{{Table: "events", Version: 2}},
+		Plan:   &backfill.Plan{Column: "day", Grain: "day", Partitions: []string{"2026-07-01", "2026-07-02"}}}
+	ev := evidenceOf(context.Background(), run, fakeDiffs{7: 30})
+	n := notices.Notice{Title: "Late data", State: notices.StateDraft, Evidence: ev}
+	_, n.Body = notices.Compose(ev)
+	text := notices.Text(n)
+	for _, want := range []string{
+		"- events: of 30 days compared, 2 changed as expected (rows +2.0%, 1 new partition, sum(amount) +4.0%), 28 are identical and none changed unexpectedly.",
+		"(28 identical partitions left out)",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("notice lacks %q:\n%s", want, text)
+		}
+	}
+	var row []string
+	for _, line := range strings.Split(text, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[1] == "2026-07-02" {
+			row = f
+		}
+	}
+	if diff := cmp.Diff([]string{"events", "2026-07-02", "0", "40", "new", "sum(amount)", "0", "80", "new", "expected"}, row); diff != "" {
+		t.Errorf("new partition's row (-want +got):\n%s", diff)
+	}
+	if ev := evidenceOf(context.Background(), run, nil); ev.Compared != nil || strings.Contains(notices.Numbers(ev), "identical partitions left out") {
+		t.Errorf("without the saved diff the notice claims a count of identical partitions: %+v", ev.Compared)
 	}
 }
