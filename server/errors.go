@@ -74,7 +74,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 
 	if status >= 500 {
-		attrs := []any{"method", req.Method, "path", req.URL.Path, "status", status, "request_id", id, "err", err}
+		attrs := []any{"method", req.Method}
+		for _, a := range routeAttrs(c) {
+			attrs = append(attrs, a)
+		}
+		attrs = append(attrs, "status", status, "request_id", id, "err", err)
 		var pe *panicError
 		if errors.As(err, &pe) {
 			attrs = append(attrs, "stack", string(pe.stack))

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/subtle"
 	"net/http"
 	"net/url"
 
@@ -39,7 +40,9 @@ func (s *Server) noticeAckPage(c echo.Context, record bool) error {
 	var who notices.Recipient
 	found := false
 	for _, r := range n.Recipients {
-		if r.Token == token {
+		// the token is the link's secret: compared in constant time, so its time to answer
+		// does not tell a guesser how much of a token was right
+		if subtle.ConstantTimeCompare([]byte(r.Token), []byte(token)) == 1 {
 			who, found = r, true
 		}
 	}
