@@ -130,11 +130,16 @@ func (s *Service) planSwap(ctx context.Context, table string, n int, group []Ver
 	if err != nil {
 		return Plan{}, err
 	}
-	return s.planSwapFrom(table, n, group, sts, vss)
+	seen, err := s.madeLive(ctx, group, vss)
+	if err != nil {
+		return Plan{}, err
+	}
+	return s.planSwapFrom(table, n, group, sts, vss, seen)
 }
 
-// planSwapFrom is planSwap given what the engine and the ledger say.
-func (s *Service) planSwapFrom(table string, n int, group []Version, sts map[string]engineState, vss map[string][]Version) (Plan, error) {
+// planSwapFrom is planSwap given what the engine and the ledger say, and which versions trueup
+// saw live (madeLive).
+func (s *Service) planSwapFrom(table string, n int, group []Version, sts map[string]engineState, vss map[string][]Version, seen liveHistory) (Plan, error) {
 	p := Plan{Kind: KindSwap, Target: s.target, Table: table, Backfill: group[0].Backfill, RunID: group[0].RunID}
 	for _, g := range group {
 		st, vs := sts[g.Table], vss[g.Table]
@@ -164,26 +169,7 @@ func (s *Service) planSwapFrom(table string, n int, group []Version, sts map[str
 		if st.live > v.N && g.Table != table {
 			return Plan{}, refusef("%s is live at v%d, newer than v%d of this run: publishing the run would take it back", v.Table, st.live, v.N)
 		}
-		check := GateCheck{Table: v.Table, Version: v.N, State: v.State}
-		switch v.State {
-		case StateValidated:
-			check.Passed, check.Why = true, "validation passed"
-		case StatePrevious:
-			// It passed the gate when it was live before, unless an override let it through:
-			// then it needs one again.
-			check.Passed, check.Why = true, "was live before"
-			if v.OverrideBy != "" {
-				check.Passed = false
-				check.Why = fmt.Sprintf("validation failed; it was live before only by %s's override", v.OverrideBy)
-			}
-		case StateValidationFailed:
-			check.Why = "validation failed"
-			if detail := validationSummary(v.Validation); detail != "" {
-				check.Why += ": " + detail
-			}
-		default:
-			check.Why = "state " + v.State
-		}
+		check := gateCheck(v, seen[v.Table])
 		p.Gate = append(p.Gate, check)
 		p.NeedsOverride = p.NeedsOverride || !check.Passed
 		p.Changes = append(p.Changes, Change{Table: v.Table, From: st.live, To: v.N})
@@ -246,12 +232,16 @@ func (s *Service) swapAsRecorded(ctx context.Context, h *holder, req SwapRequest
 			return Publish{}, false, nil
 		}
 	}
-	plan, err := s.planSwapFrom(req.Table, n, group, recordedStates(tables, vss), vss)
+	seen, err := s.madeLive(ctx, group, vss)
+	if err != nil {
+		return Publish{}, false, nil
+	}
+	plan, err := s.planSwapFrom(req.Table, n, group, recordedStates(tables, vss), vss, seen)
 	if err != nil || (plan.NeedsOverride && override == "") || staleSwap(req, n, plan) != nil {
 		return Publish{}, false, nil
 	}
 	return s.speculate(ctx, h, swapPublish(s.target, req, plan, override), plan, vss,
-		func(sts map[string]engineState) (Plan, error) { return s.planSwapFrom(req.Table, n, group, sts, vss) })
+		func(sts map[string]engineState) (Plan, error) { return s.planSwapFrom(req.Table, n, group, sts, vss, seen) })
 }
 
 // swapAsInspected plans the swap from the engine, first making the ledger agree with it, and

@@ -1,0 +1,110 @@
+package views
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"trueup/ledger"
+)
+
+// The gate lets a version through without an override when its validation passed, or when it is
+// `previous` and trueup saw it live: a done swap or rollback moved a view to it or away from it
+// (a version adopted live when trueup took the table over, then swapped away, counts). A
+// `previous` version that no publish ever touched was adopted — a table built outside trueup that
+// the ledger first saw beside the live one — and nothing vouches for it: it needs an override.
+
+// liveHistory is, by table, the versions a done publish moved a view to or from.
+type liveHistory map[string]map[int]bool
+
+// madeLive reads which `previous` versions of the group trueup saw live, for the tables whose
+// version in the group is `previous` in vss (no query when there are none).
+func (s *Service) madeLive(ctx context.Context, group []Version, vss map[string][]Version) (liveHistory, error) {
+	out := liveHistory{}
+	for _, g := range group {
+		if !isPrevious(vss[g.Table], g.N) {
+			continue
+		}
+		seen, err := s.touched(ctx, g.Table)
+		if err != nil {
+			return nil, err
+		}
+		out[g.Table] = seen
+	}
+	return out, nil
+}
+
+func isPrevious(vs []Version, n int) bool {
+	for _, v := range vs {
+		if v.N == n {
+			return v.State == StatePrevious
+		}
+	}
+	return false
+}
+
+// touched lists the versions of table a done swap or rollback moved its view to or from. Only
+// publishes whose changes mention the table are read (its name as Change marshals it).
+func (s *Service) touched(ctx context.Context, table string) (map[int]bool, error) {
+	name, err := json.Marshal(table)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.ledger.Prepared(ctx, `SELECT CAST(changes AS VARCHAR) FROM swaps
+		WHERE target = ? AND state = ? AND contains(CAST(changes AS VARCHAR), ?)`)
+	if err != nil {
+		return nil, fmt.Errorf("views: swaps of %s: %w", table, err)
+	}
+	rows, err := st.QueryContext(ctx, s.target, PublishDone, `"table":`+string(name))
+	if err != nil {
+		return nil, fmt.Errorf("views: swaps of %s: %w", table, err)
+	}
+	all, err := ledger.Collect(rows, func(r ledger.Scanner) ([]Change, error) {
+		var text string
+		if err := r.Scan(&text); err != nil {
+			return nil, err
+		}
+		var cs []Change
+		return cs, json.Unmarshal([]byte(text), &cs)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("views: swaps of %s: %w", table, err)
+	}
+	out := map[int]bool{}
+	for _, cs := range all {
+		for _, c := range cs {
+			if c.Table == table {
+				out[c.From], out[c.To] = true, true
+			}
+		}
+	}
+	return out, nil
+}
+
+// gateCheck is the gate's verdict on version v, to be made live; seen are the versions of its
+// table trueup saw live.
+func gateCheck(v Version, seen map[int]bool) GateCheck {
+	check := GateCheck{Table: v.Table, Version: v.N, State: v.State}
+	switch v.State {
+	case StateValidated:
+		check.Passed, check.Why = true, "validation passed"
+	case StatePrevious:
+		switch {
+		case v.OverrideBy != "":
+			// It was live only by an override: it needs one again.
+			check.Why = fmt.Sprintf("validation failed; it was live before only by %s's override", v.OverrideBy)
+		case !seen[v.N]:
+			check.Why = "built outside trueup and never live through a swap: nothing validated it"
+		default:
+			check.Passed, check.Why = true, "was live before"
+		}
+	case StateValidationFailed:
+		check.Why = "validation failed"
+		if detail := validationSummary(v.Validation); detail != "" {
+			check.Why += ": " + detail
+		}
+	default:
+		check.Why = "state " + v.State
+	}
+	return check
+}

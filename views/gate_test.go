@@ -1,0 +1,58 @@
+package views_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+	"trueup/views"
+)
+
+// TestAdoptedVersionNeedsOverride: a version table built by hand beside the live one is adopted
+// as previous, but no swap ever made it live, so the gate does not let it through as "was live
+// before": it needs an approver's override like any unvalidated version. The version that was
+// live when trueup took the table over still goes back live without one.
+func TestAdoptedVersionNeedsOverride(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		warehouse(t, e, 50)
+		s := views.New("w", e, newLedger(t))
+		if _, err := s.Versions(ctx, "orders"); err != nil { // takes orders over: v1 live
+			t.Fatal(err)
+		}
+		record(t, s, "orders", 2, views.StateValidationFailed, 0)
+		makeVersion(t, e, "orders", 3, 50, 3) // by hand, validated by nobody
+
+		plan, err := s.PlanSwap(ctx, "orders", "v3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !plan.NeedsOverride || len(plan.Gate) != 1 || plan.Gate[0].Passed || !strings.Contains(plan.Gate[0].Why, "built outside trueup") {
+			t.Errorf("plan of the hand-made v3: %+v, want the gate to fail it", plan)
+		}
+		if got := states(t, s, "orders")["v3"]; got != views.StatePrevious {
+			t.Errorf("v3 adopted as %q", got)
+		}
+		_, err = s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v3", Actor: "mallory"})
+		if !errors.Is(err, views.ErrValidationFailed) {
+			t.Fatalf("swap to the hand-made v3 without an override: %v, want the gate to refuse", err)
+		}
+		if src := source(t, e, "orders"); src != "orders__v1" {
+			t.Fatalf("orders reads %s after a refused swap", src)
+		}
+		p, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v3", Actor: "carol", Override: "checked by hand"})
+		if err != nil || p.OverrideBy != "carol" {
+			t.Fatalf("swap with an override: %+v, %v", p, err)
+		}
+		// v1 was live when trueup took the table over: it goes back live without an override.
+		if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v1", Actor: "ann"}); err != nil {
+			t.Fatalf("swap back to v1: %v", err)
+		}
+		if src := source(t, e, "orders"); src != "orders__v1" {
+			t.Errorf("orders reads %s, want v1", src)
+		}
+	})
+}
