@@ -59,6 +59,11 @@ var publicReads = map[string]bool{
 	"GET /login":                  true,
 }
 
+// seesDrafts reports whether a request may see draft notices on the public notice pages: a
+// draft is the team's work in progress, so it needs a viewer. Without tokens every visitor is
+// the local operator, who does.
+func seesDrafts(c echo.Context) bool { return requestIdentity(c).Role >= roleViewer }
+
 // routeRole is the least role a matched route needs. Unmatched requests (404, 405) are public:
 // they reach no handler.
 func (s *Server) routeRole(method, path string) Role {

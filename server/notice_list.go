@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -32,6 +33,9 @@ func (s *Server) noticeList(c echo.Context) error {
 	all, err := svc.List(ctx, notices.Filter{})
 	if err != nil {
 		return err
+	}
+	if !seesDrafts(c) {
+		all = slices.DeleteFunc(all, func(n notices.Notice) bool { return n.State == notices.StateDraft })
 	}
 	d := page.NoticeIndex{Chrome: s.chrome("Notices", "Notices"), Table: f.Table, State: string(f.State),
 		Tables: noticeTables(all), FeedURL: feedURL(f.Table)}

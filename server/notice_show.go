@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"trueup/notices"
 	"trueup/server/page"
 )
 
@@ -22,6 +23,9 @@ func (s *Server) noticeShow(c echo.Context) error {
 	n, err := svc.Get(ctx, id)
 	if err != nil {
 		return noticeError(err)
+	}
+	if n.State == notices.StateDraft && !seesDrafts(c) {
+		return noticeError(notices.ErrNotFound) // as if there were none: a draft is not public yet
 	}
 	ds, err := svc.Deliveries(ctx, id)
 	if err != nil {
