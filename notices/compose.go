@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // maxNumbersInText bounds how many changed numbers of one report the plain text names; the
@@ -248,7 +250,16 @@ func stateLine(n Notice) string {
 	case StateAnnounced:
 		return "Status: announced" + at(StateAnnounced) + ". The change has not gone live yet."
 	case StateCompleted:
-		return "Status: completed. The new data went live" + at(StateCompleted) + "."
+		t, _ := n.Transitioned(StateCompleted)
+		s := "Status: completed. The new data went live" + at(StateCompleted)
+		if t.From == StateWithdrawn {
+			s += ", although the change had been withdrawn" + at(StateWithdrawn)
+		}
+		s += "."
+		if t.Reason != "" {
+			s += " " + sentence(t.Reason)
+		}
+		return s
 	case StateRolledBack:
 		t, _ := n.Transitioned(StateRolledBack)
 		s := "Status: rolled back" + at(StateRolledBack) + ". The previous data is live again."
@@ -265,4 +276,19 @@ func stateLine(n Notice) string {
 		return s
 	}
 	return "Status: " + string(n.State) + "."
+}
+
+// sentence makes a reason someone typed read as a sentence: a capital first letter and a full
+// stop.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	r, size := utf8.DecodeRuneInString(s)
+	s = string(unicode.ToUpper(r)) + s[size:]
+	if !strings.ContainsAny(s[len(s)-1:], ".!?") {
+		s += "."
+	}
+	return s
 }

@@ -13,19 +13,35 @@ import (
 // Announce sends a draft to its subscribers before the change goes live. Announcing a notice
 // that is not a draft is ErrConflict and sends nothing.
 func (s *Service) Announce(ctx context.Context, id int64, actor string) (Notice, error) {
-	return s.transition(ctx, id, actor, "", StateAnnounced, StateDraft)
+	return s.transition(ctx, id, step{actor: actor, to: StateAnnounced, from: []State{StateDraft}})
 }
 
 // Withdraw calls a notice off: the change will not happen as announced. Subscribers who were
 // told hear that it is withdrawn; a draft is withdrawn silently.
 func (s *Service) Withdraw(ctx context.Context, id int64, actor, reason string) (Notice, error) {
-	return s.transition(ctx, id, actor, reason, StateWithdrawn, StateDraft, StateAnnounced)
+	return s.transition(ctx, id, step{actor: actor, reason: reason, to: StateWithdrawn, from: []State{StateDraft, StateAnnounced}})
 }
 
 // MarkCompleted completes one notice by hand, for a change published while the notices did
 // not hear of it (views tells them on every swap; this is the way back when that failed).
 func (s *Service) MarkCompleted(ctx context.Context, id int64, actor, reason string) (Notice, error) {
-	return s.transition(ctx, id, actor, reason, StateCompleted, StateDraft, StateAnnounced, StateRolledBack)
+	return s.transition(ctx, id, step{actor: actor, reason: reason, to: StateCompleted, from: completable})
+}
+
+// completable are the states a notice completes from when its versions go live: a draft nobody
+// announced (its subscribers still hear of the change), an announced one, one rolled back whose
+// versions go live again, and one withdrawn whose versions went live anyway (the readers told
+// it would not happen must hear that it did).
+var completable = []State{StateDraft, StateAnnounced, StateRolledBack, StateWithdrawn}
+
+// step is one lifecycle transition to make.
+type step struct {
+	actor, reason string
+	to            State
+	from          []State
+	// override, on a completion, is the gate override the publish carried: it is kept on the
+	// notice's evidence.
+	override *Override
 }
 
 // Moved is what a swap or a rollback moved: for a swap the versions that went live, for a
@@ -38,32 +54,39 @@ type Moved struct {
 	Actor    string
 	// Reason is recorded on the completed transition, e.g. a gate override.
 	Reason string
+	// Override is the gate override of a swap published past a failed validation.
+	Override *Override
 }
 
 // Complete marks the notices of the versions that went live as completed and tells their
-// subscribers. A draft nobody announced completes too, so its subscribers still hear of the
-// change; a notice that was rolled back completes again when its versions go live again.
+// subscribers (see completable for the states they complete from).
 func (s *Service) Complete(ctx context.Context, m Moved) ([]Notice, error) {
-	return s.moved(ctx, m, m.Reason, StateCompleted, StateDraft, StateAnnounced, StateRolledBack)
+	return s.moved(ctx, m, step{reason: m.Reason, to: StateCompleted, from: completable, override: m.Override}, nil)
 }
 
 // RollBack marks the notices of the versions taken back as rolled back, with the reason, and
 // tells their subscribers.
 func (s *Service) RollBack(ctx context.Context, m Moved, reason string) ([]Notice, error) {
-	return s.moved(ctx, m, reason, StateRolledBack, StateAnnounced, StateCompleted)
+	return s.rollBack(ctx, m, reason, nil)
 }
 
-func (s *Service) moved(ctx context.Context, m Moved, reason string, to State, from ...State) ([]Notice, error) {
+// rollBack is RollBack leaving out the notices skip picks.
+func (s *Service) rollBack(ctx context.Context, m Moved, reason string, skip func(Notice) bool) ([]Notice, error) {
+	return s.moved(ctx, m, step{reason: reason, to: StateRolledBack, from: []State{StateAnnounced, StateCompleted}}, skip)
+}
+
+func (s *Service) moved(ctx context.Context, m Moved, st step, skip func(Notice) bool) ([]Notice, error) {
 	all, err := listNotices(ctx, s.l.DB())
 	if err != nil {
 		return nil, err
 	}
+	st.actor = m.Actor
 	var out []Notice
 	for _, n := range all {
-		if !slices.Contains(from, n.State) || !m.matches(n) {
+		if !slices.Contains(st.from, n.State) || !m.matches(n) || (skip != nil && skip(n)) {
 			continue
 		}
-		done, err := s.transition(ctx, n.ID, m.Actor, reason, to, from...)
+		done, err := s.transition(ctx, n.ID, st)
 		if err != nil {
 			return out, err
 		}
@@ -87,12 +110,12 @@ func (m Moved) matches(n Notice) bool {
 	return false
 }
 
-// transition moves notice id to state to from one of from, records it with its actor and
+// transition moves notice id to state st.to from one of st.from, records it with its actor and
 // reason, and enqueues its deliveries, all in one ledger transaction.
-func (s *Service) transition(ctx context.Context, id int64, actor, reason string, to State, from ...State) (Notice, error) {
+func (s *Service) transition(ctx context.Context, id int64, st step) (Notice, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	actor = actorOr(actor)
+	actor, reason, to, from := actorOr(st.actor), st.reason, st.to, st.from
 	action := "notice." + map[State]string{StateAnnounced: "announce", StateWithdrawn: "withdraw",
 		StateCompleted: "complete", StateRolledBack: "rollback"}[to]
 	enqueued := 0
@@ -119,6 +142,12 @@ func (s *Service) transition(ctx context.Context, id int64, actor, reason string
 		}
 		n.State, n.UpdatedAt = to, now
 		n.Transitions = append(n.Transitions, Transition{From: prev, To: to, At: now, Actor: actor, Reason: reason})
+		if st.override != nil && to == StateCompleted {
+			n.Evidence.Override = st.override
+			if _, err := tx.ExecContext(ctx, `UPDATE notices SET evidence = ? WHERE id = ?`, jsonText(n.Evidence), id); err != nil {
+				return err
+			}
+		}
 		if sends(prev, to) {
 			if enqueued, err = s.notify(ctx, tx, n, now); err != nil {
 				return fmt.Errorf("enqueue: %w", err)

@@ -25,7 +25,8 @@ var (
 // State is where a notice is in its lifecycle.
 type State string
 
-// The lifecycle: draft → announced → completed | rolled-back | withdrawn.
+// The lifecycle: draft → announced → completed | rolled-back | withdrawn. A notice completes
+// whenever its versions go live, from any state but completed (see Service.Complete).
 const (
 	StateDraft      State = "draft"
 	StateAnnounced  State = "announced"
@@ -49,8 +50,8 @@ func (s State) Valid() bool {
 	return false
 }
 
-// Final reports whether nothing more can happen to a notice in state s, except a rollback of a
-// completed change.
+// Final reports whether a notice in state s is over unless its versions go live after all (a
+// rolled-back or withdrawn notice then completes: its readers hear that the change is live).
 func (s State) Final() bool { return s == StateRolledBack || s == StateWithdrawn }
 
 // Notice is one stakeholder change notice.
