@@ -184,17 +184,30 @@ func splitRelation(name string) []string {
 	return []string{name}
 }
 
-// viewSourceRe finds the relation in a view definition of the form SELECT * FROM x.
-var viewSourceRe = regexp.MustCompile("(?is)\\bFROM\\s+((?:[\"`]?[A-Za-z0-9_]+[\"`]?\\.)?[\"`]?[A-Za-z0-9_]+[\"`]?)\\s*;?\\s*$")
-
+// viewSource reads the relation a view definition of the form `CREATE VIEW … AS SELECT * FROM x`
+// reads, unquoted and without its schema or database: the definition is lexed, so quoted names
+// ("order-lines", `zz-exp-views`.orders__v1, names with escaped quotes) read like plain ones.
 func viewSource(def string) (string, error) {
-	m := viewSourceRe.FindStringSubmatch(strings.TrimSpace(def))
-	if m == nil {
-		return "", fmt.Errorf("view is not a plain SELECT * FROM relation: %s", def)
+	toks := Lex(def)
+	if n := len(toks); n > 0 && toks[n-1].Text == ";" {
+		toks = toks[:n-1]
 	}
-	parts := splitRelation(m[1])
-	name := parts[len(parts)-1]
-	return strings.Trim(name, "\"`"), nil
+	from := -1
+	for i, t := range toks {
+		if !t.Quoted() && strings.EqualFold(t.Text, "FROM") {
+			from = i
+		}
+	}
+	// SELECT * FROM name, or SELECT * FROM qualifier.name
+	if from >= 2 && toks[from-1].Text == "*" && strings.EqualFold(toks[from-2].Text, "SELECT") {
+		switch rest := toks[from+1:]; {
+		case len(rest) == 1 && rest[0].Ident() != "":
+			return rest[0].Ident(), nil
+		case len(rest) == 3 && rest[0].Ident() != "" && rest[1].Text == "." && rest[2].Ident() != "":
+			return rest[2].Ident(), nil
+		}
+	}
+	return "", fmt.Errorf("view is not a plain SELECT * FROM relation: %s", def)
 }
 
 func concatNormalized(d Dialect, cols []Column, scale int, sep string) string {

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -18,17 +19,70 @@ func (t Token) Quoted() bool { return len(t.Text) > 1 && (t.Text[0] == '"' || t.
 // Literal reports whether the token is a string literal.
 func (t Token) Literal() bool { return len(t.Text) > 0 && t.Text[0] == '\'' }
 
-// Ident returns the identifier the token names, unquoted ("" for literals and punctuation).
+// Ident returns the identifier the token names, unquoted ("" for literals and punctuation). A
+// doubled quote stands for one; inside backquotes (ClickHouse) so does a backslash escape (\`,
+// \\, \n, …), as skipQuoted reads them.
 func (t Token) Ident() string {
 	if t.Quoted() {
 		q := t.Text[:1]
 		inner := strings.TrimSuffix(t.Text[1:], q)
+		if q == "`" && strings.Contains(inner, `\`) {
+			return unescapeBackslashes(inner, q)
+		}
 		return strings.ReplaceAll(inner, q+q, q)
 	}
 	if len(t.Text) > 0 && isWordByte(t.Text[0]) {
 		return t.Text
 	}
 	return ""
+}
+
+// unescapeBackslashes reads the inside of a quoted name with backslash escapes (and doubled
+// quotes q) as ClickHouse writes them.
+func unescapeBackslashes(inner, q string) string {
+	var b strings.Builder
+	for i := 0; i < len(inner); i++ {
+		c := inner[i]
+		switch {
+		case c == '\\' && i+1 < len(inner):
+			i++
+			switch e := inner[i]; e {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'r':
+				b.WriteByte('\r')
+			case '0':
+				b.WriteByte(0)
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case 'a':
+				b.WriteByte('\a')
+			case 'v':
+				b.WriteByte('\v')
+			case 'x':
+				if i+2 < len(inner) {
+					if v, err := strconv.ParseUint(inner[i+1:i+3], 16, 8); err == nil {
+						b.WriteByte(byte(v))
+						i += 2
+						continue
+					}
+				}
+				b.WriteByte(e)
+			default:
+				b.WriteByte(e)
+			}
+		case c == q[0] && i+1 < len(inner) && inner[i+1] == q[0]:
+			b.WriteByte(c)
+			i++
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // Lex splits SQL text into tokens, skipping comments.
