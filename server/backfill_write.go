@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -109,8 +110,13 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 		}
 		return c.JSON(http.StatusOK, pv)
 	case "run":
-		sample, _ := strconv.Atoi(c.QueryParam("sample"))
-		run, err := svc.Start(ctx, name, s.actor(c), max(sample, 0), scope)
+		sample := 0
+		if v := c.QueryParam("sample"); v != "" {
+			if sample, err = strconv.Atoi(v); err != nil || sample < 0 {
+				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("?sample=%q: want a number of partitions, 0 or more.", v))
+			}
+		}
+		run, err := svc.Start(ctx, name, s.actor(c), sample, scope)
 		if err != nil {
 			return backfillError(err)
 		}
@@ -132,11 +138,11 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 }
 
 // apiScope reads the from and to query parameters (YYYY-MM-DD) that replace a backfill's scope,
-// as --from and --to do on the command line.
+// as --from and --to do on the command line. A bad one is a 400, as any bad query parameter.
 func apiScope(c echo.Context) (*backfill.Scope, error) {
 	scope, err := backfill.ParseScope(c.QueryParam("from"), c.QueryParam("to"))
 	if err != nil {
-		return nil, backfillError(err)
+		return nil, echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
 	return scope, nil
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"io"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -27,12 +29,37 @@ func (s *Server) secure(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		req := c.Request()
+		tooLarge := echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request body is larger than 1 MiB.")
 		if req.ContentLength > maxBody {
-			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request body is larger than 1 MiB.")
+			return tooLarge
 		}
-		if req.Body != nil {
-			req.Body = http.MaxBytesReader(c.Response(), req.Body, maxBody)
+		if req.Body == nil {
+			return next(c)
 		}
-		return next(c)
+		body := &boundedBody{ReadCloser: http.MaxBytesReader(c.Response(), req.Body, maxBody)}
+		req.Body = body
+		err := next(c)
+		if err != nil && body.over {
+			// A body sent without its length reaches the limit while the handler reads it: the
+			// handler then sees bad JSON or a form without its fields, but the cause is the size.
+			return tooLarge.SetInternal(err)
+		}
+		return err
 	}
+}
+
+// boundedBody is a request body read through http.MaxBytesReader that remembers whether the
+// reader hit the limit.
+type boundedBody struct {
+	io.ReadCloser
+	over bool
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		b.over = true
+	}
+	return n, err
 }
