@@ -249,39 +249,103 @@ func forEachRef(toks []Token, fn func(i int, name string)) {
 
 // RewriteTables replaces unqualified relation names after FROM/JOIN by other relations,
 // rendered by the dialect: how a transform written against logical tables is pointed at the new
-// versions being built. Names not in the map are left as written.
+// versions being built. Names not in the map are left as written, and so are qualified names
+// (see RewriteTablesIn).
 func RewriteTables(d Dialect, text string, to map[string]string) string {
+	out, _ := rewriteTables(d, text, to, nil, false)
+	return out
+}
+
+// RewriteTablesIn is RewriteTables that also rewrites names qualified by the schema or database
+// they would be read from unqualified — current, as CurrentQualifiers gives it (main.orders on
+// DuckDB, db.orders on ClickHouse) — so that such a name does not silently keep reading the live
+// relation. A name qualified otherwise whose last part is one of to's is refused: it names a
+// relation elsewhere that cannot be pointed at a version.
+func RewriteTablesIn(d Dialect, text string, to map[string]string, current []string) (string, error) {
+	return rewriteTables(d, text, to, current, true)
+}
+
+func rewriteTables(d Dialect, text string, to map[string]string, current []string, qualified bool) (string, error) {
 	toks := Lex(text)
 	type edit struct {
 		from, to int
 		with     string
 	}
 	var edits []edit
+	var refused error
+	same := func(t Token, want string) bool {
+		return t.Ident() == want || !t.Quoted() && strings.EqualFold(t.Ident(), want)
+	}
 	forEachRef(toks, func(i int, name string) {
+		first, last := i, i
 		if strings.Contains(name, ".") {
-			return
-		}
-		for logical, physical := range to {
-			if logical == name || !toks[i].Quoted() && strings.EqualFold(logical, name) {
-				with := d.QuoteRelation(physical)
-				// keep the written name usable as a qualifier (orders.order_date)
-				if i+1 >= len(toks) || !isAlias(toks[i+1]) {
-					with += " AS " + d.Quote(name)
-				}
-				edits = append(edits, edit{toks[i].Pos, toks[i].Pos + len(toks[i].Text), with})
+			if !qualified {
 				return
 			}
+			first = i - 2
+			if i+2 < len(toks) && toks[i+1].Text == "." && toks[i+2].Ident() != "" {
+				last = i + 2 // database.schema.name
+			}
+		}
+		for logical, physical := range to {
+			if !same(toks[last], logical) {
+				continue
+			}
+			if first != last {
+				var parts []Token
+				for k := first; k < last; k += 2 {
+					parts = append(parts, toks[k])
+				}
+				if !isCurrent(parts, current) {
+					if refused == nil {
+						refused = fmt.Errorf("%s names %s in another schema or database than the current one (%s): only %s there can be pointed at a version; name it without a qualifier",
+							text[toks[first].Pos:toks[last].Pos+len(toks[last].Text)], logical, strings.Join(current, ", "), logical)
+					}
+					return
+				}
+			}
+			with := d.QuoteRelation(physical)
+			// keep the written name usable as a qualifier (orders.order_date)
+			if last+1 >= len(toks) || !isAlias(toks[last+1]) {
+				with += " AS " + d.Quote(toks[last].Ident())
+			}
+			edits = append(edits, edit{toks[first].Pos, toks[last].Pos + len(toks[last].Text), with})
+			return
 		}
 	})
-	var b strings.Builder
-	last := 0
-	for _, e := range edits {
-		b.WriteString(text[last:e.from])
-		b.WriteString(e.with)
-		last = e.to
+	if refused != nil {
+		return "", refused
 	}
-	b.WriteString(text[last:])
-	return b.String()
+	var b strings.Builder
+	pos := 0
+	for _, e := range edits {
+		b.WriteString(text[pos:e.from])
+		b.WriteString(e.with)
+		pos = e.to
+	}
+	b.WriteString(text[pos:])
+	return b.String(), nil
+}
+
+// isCurrent reports whether the qualifier parts (schema, or database and schema) name one of
+// current, written as CurrentQualifiers gives them ("main", "warehouse.main").
+func isCurrent(parts []Token, current []string) bool {
+	for _, c := range current {
+		want := strings.Split(c, ".")
+		if len(want) != len(parts) {
+			continue
+		}
+		match := true
+		for k, p := range parts {
+			if p.Ident() != want[k] && (p.Quoted() || !strings.EqualFold(p.Ident(), want[k])) {
+				match = false
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
 }
 
 // notAlias are words that may follow a relation name without being its alias.

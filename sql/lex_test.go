@@ -60,3 +60,23 @@ func TestClockCalls(t *testing.T) {
 		t.Errorf("window-only transform flagged: %v", got)
 	}
 }
+
+func TestRewriteTablesIn(t *testing.T) {
+	current := []string{"main", "warehouse.main", "warehouse"}
+	to := map[string]string{"orders": "orders__v2", "daily_revenue": "daily_revenue__v1"}
+	q := `SELECT sum(o.amount) FROM main.orders o JOIN warehouse.main.daily_revenue USING (id) JOIN "warehouse".orders x ON true JOIN customers ON true`
+	got, err := RewriteTablesIn(duckDialect{}, q, to, current)
+	want := `SELECT sum(o.amount) FROM "orders__v2" o JOIN "daily_revenue__v1" AS "daily_revenue" USING (id) JOIN "orders__v2" x ON true JOIN customers ON true`
+	if err != nil || got != want {
+		t.Errorf("got  %s, %v\nwant %s", got, err, want)
+	}
+	for _, q := range []string{"SELECT * FROM other.orders", "SELECT * FROM orders JOIN attached.main.orders USING (id)"} {
+		if got, err := RewriteTablesIn(duckDialect{}, q, to, current); err == nil || !strings.Contains(err.Error(), "another schema or database") {
+			t.Errorf("%s: %q, %v; want a refusal", q, got, err)
+		}
+	}
+	// other relations, qualified or not, are left as written
+	if got, err := RewriteTablesIn(duckDialect{}, "SELECT * FROM other.customers", to, current); err != nil || got != "SELECT * FROM other.customers" {
+		t.Errorf("got %q, %v", got, err)
+	}
+}

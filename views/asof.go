@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	tsql "trueup/sql"
 )
@@ -44,7 +45,9 @@ func (s *Service) Retained(ctx context.Context, table, version string) (string, 
 
 // AsOf rewrites a read-only query written against logical tables so that each table named in
 // at reads the given retained version instead of its live one ("what would this report show
-// with v2 of orders?"). Tables not in at keep reading their live version.
+// with v2 of orders?"). Tables not in at keep reading their live version. A table may be named
+// qualified by the current schema or database (main.orders, db.orders); named in another one it
+// is refused, rather than read live while the answer claims to be as of a version.
 func (s *Service) AsOf(ctx context.Context, query string, at map[string]string) (string, error) {
 	q, err := tsql.ReadOnlySelect(query)
 	if err != nil {
@@ -58,7 +61,18 @@ func (s *Service) AsOf(ctx context.Context, query string, at map[string]string) 
 		}
 		to[table] = rel
 	}
-	return tsql.RewriteTables(s.engine.Dialect(), q, to), nil
+	if len(to) == 0 {
+		return q, nil
+	}
+	current, err := tsql.CurrentQualifiers(ctx, s.engine)
+	if err != nil {
+		return "", fmt.Errorf("views: as of: %w", err)
+	}
+	out, err := tsql.RewriteTablesIn(s.engine.Dialect(), q, to, current)
+	if err != nil {
+		return "", refusef("as of %s: %v", describeAt(at), err)
+	}
+	return out, nil
 }
 
 // QueryAsOf runs query as of the versions in at (see AsOf).
@@ -89,6 +103,15 @@ func Sides(p Publish) (before, after map[string]string) {
 
 // PlanSides is Sides for a plan not yet carried out.
 func PlanSides(p Plan) (before, after map[string]string) { return Sides(Publish{Changes: p.Changes}) }
+
+// describeAt writes at as "orders v2, daily_revenue v1".
+func describeAt(at map[string]string) string {
+	var parts []string
+	for _, t := range sortedTables(at) {
+		parts = append(parts, t+" "+at[t])
+	}
+	return strings.Join(parts, ", ")
+}
 
 func sortedTables(m map[string]string) []string {
 	out := make([]string, 0, len(m))

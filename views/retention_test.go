@@ -155,3 +155,39 @@ func relations(t *testing.T, e tsql.Engine, prefix string) []string {
 	}
 	return out
 }
+
+// TestTimeTravelQualifiedNames: a report naming its tables with the current schema or database
+// (main.orders on DuckDB, db.orders on ClickHouse) is evaluated as of the version asked for, not
+// on the live data; one naming another schema's table of the same name is refused.
+func TestTimeTravelQualifiedNames(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		warehouse(t, e, 100)
+		s := views.New("w", e, newLedger(t))
+		schema := "main"
+		if e.Info().Kind == "clickhouse" {
+			schema = e.Info().Target[strings.LastIndexByte(e.Info().Target, '/')+1:]
+		}
+		total := func(report string, at map[string]string) int64 {
+			t.Helper()
+			res, err := s.QueryAsOf(ctx, report, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tsql.AsInt64(res.Rows[0][0])
+		}
+		plain := "SELECT sum(amount) FROM orders"
+		qualified := "SELECT sum(amount) FROM " + e.Dialect().Quote(schema) + ".orders"
+		v2 := total(plain, map[string]string{"orders": "v2"})
+		if live := total(qualified, nil); live == v2 {
+			t.Fatalf("v1 and v2 have the same total %d", v2)
+		}
+		if got := total(qualified, map[string]string{"orders": "v2"}); got != v2 {
+			t.Errorf("%s as of v2 = %d, want %d (it read the live data)", qualified, got, v2)
+		}
+		_, err := s.QueryAsOf(ctx, "SELECT sum(amount) FROM elsewhere.orders", map[string]string{"orders": "v2"})
+		if !errors.Is(err, views.ErrRefused) || !strings.Contains(err.Error(), "elsewhere.orders") {
+			t.Errorf("as of with another schema's orders: %v, want a refusal naming it", err)
+		}
+	})
+}

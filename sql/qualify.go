@@ -1,0 +1,41 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+)
+
+// qualifierDialect is implemented by every dialect: the query whose rows (one text column) are
+// the qualifiers that name the schema unqualified names are read from.
+type qualifierDialect interface {
+	currentQualifiers() string
+}
+
+// CurrentQualifiers lists the qualifiers under which a relation of the current schema can also
+// be named, for RewriteTablesIn: on DuckDB the schema ("main"), the database and schema
+// ("warehouse.main") and, when the schema is main, the database ("warehouse"); on ClickHouse the
+// database.
+func CurrentQualifiers(ctx context.Context, e Engine) ([]string, error) {
+	d, ok := e.Dialect().(qualifierDialect)
+	if !ok {
+		return nil, fmt.Errorf("current schema: dialect %s cannot read it", e.Dialect().Name())
+	}
+	res, err := e.Query(ctx, d.currentQualifiers())
+	if err != nil {
+		return nil, fmt.Errorf("current schema: %w", err)
+	}
+	out := make([]string, 0, len(res.Rows))
+	for _, r := range res.Rows {
+		if q := AsText(r[0]); q != "" {
+			out = append(out, q)
+		}
+	}
+	return out, nil
+}
+
+func (duckDialect) currentQualifiers() string {
+	return `SELECT current_schema() UNION ALL SELECT current_database() || '.' || current_schema()
+		UNION ALL SELECT current_database() WHERE current_schema() = 'main'`
+}
+
+func (chDialect) currentQualifiers() string { return "SELECT currentDatabase()" }
