@@ -39,9 +39,8 @@ func Compose(ev Evidence) (title, body string) {
 	if ev.PlannedSwap.IsZero() {
 		b.WriteString("The date the new data goes live is not set yet. You will get another message when it does.\n")
 	} else {
-		t := ev.PlannedSwap.UTC()
-		fmt.Fprintf(&b, "The new data is planned to go live on %s at %s UTC. You will get another message when it does, and if the change is taken back.\n",
-			t.Format("Monday 2 January 2006"), t.Format("15:04"))
+		fmt.Fprintf(&b, "The new data is planned to go live on %s. You will get another message when it does, and if the change is taken back.\n",
+			plannedText(ev.PlannedSwap))
 	}
 
 	section("Reports that may change")
@@ -246,8 +245,14 @@ func stateLine(n Notice) string {
 	}
 	switch n.State {
 	case StateDraft:
+		if p := n.Evidence.PlannedSwap; !p.IsZero() {
+			return "Status: draft, not sent yet. The new data is planned to go live on " + plannedText(p) + "."
+		}
 		return "Status: draft, not sent yet."
 	case StateAnnounced:
+		if p := n.Evidence.PlannedSwap; !p.IsZero() {
+			return "Status: announced" + at(StateAnnounced) + ". The change has not gone live yet; it is planned for " + plannedText(p) + "."
+		}
 		return "Status: announced" + at(StateAnnounced) + ". The change has not gone live yet."
 	case StateCompleted:
 		t, _ := n.Transitioned(StateCompleted)

@@ -110,6 +110,11 @@ func (s *Service) redraft(ctx context.Context, tx *dbsql.Tx, id int64, ev Eviden
 	if err != nil || n.State != StateDraft {
 		return err
 	}
+	if ev.PlannedSwap.IsZero() && !n.Evidence.PlannedSwap.IsZero() {
+		// the backfill does not know the plan; the operator set it (PlanSwap)
+		ev.PlannedSwap = n.Evidence.PlannedSwap
+		title, body = Compose(ev)
+	}
 	tables, versions := ev.Tables, ev.Versions
 	if tables == nil {
 		tables = []string{}

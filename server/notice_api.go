@@ -69,20 +69,23 @@ func (s *Server) apiNoticeWithdraw(c echo.Context) error {
 	})
 }
 
-// noticeEditJSON is the body of POST /api/v1/notices/{id}/edit.
+// noticeEditJSON is the body of POST /api/v1/notices/{id}/edit: a draft's new title and body,
+// its planned_swap (2026-08-04T09:00:00Z, or 2026-08-04 09:00 in UTC), or both.
 type noticeEditJSON struct {
-	Title string `json:"title" form:"title"`
-	Body  string `json:"body" form:"body"`
+	Title       string `json:"title" form:"title"`
+	Body        string `json:"body" form:"body"`
+	PlannedSwap string `json:"planned_swap" form:"planned_swap"`
 }
 
-// apiNoticeEdit answers POST /api/v1/notices/{id}/edit: a new revision of a draft's text.
+// apiNoticeEdit answers POST /api/v1/notices/{id}/edit: a new revision of a draft's text, or
+// when its change is planned to go live.
 func (s *Server) apiNoticeEdit(c echo.Context) error {
 	var body noticeEditJSON
 	if err := c.Bind(&body); err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "want a JSON body {\"title\": \"…\", \"body\": \"…\"}")
+		return echo.NewHTTPError(http.StatusBadRequest, "want a JSON body {\"title\": \"…\", \"body\": \"…\"} or {\"planned_swap\": \"2026-08-04T09:00:00Z\"}")
 	}
 	return s.apiNotice(c, func(svc NoticeService, id int64) (notices.Notice, error) {
-		return svc.Edit(c.Request().Context(), id, s.actor(c), body.Title, body.Body)
+		return editNotice(c.Request().Context(), svc, id, s.actor(c), body)
 	})
 }
 

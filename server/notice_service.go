@@ -22,6 +22,7 @@ type NoticeService interface {
 	List(ctx context.Context, f notices.Filter) ([]notices.Notice, error)
 	Get(ctx context.Context, id int64) (notices.Notice, error)
 	Edit(ctx context.Context, id int64, actor, title, body string) (notices.Notice, error)
+	PlanSwap(ctx context.Context, id int64, actor string, at time.Time) (notices.Notice, error)
 	Announce(ctx context.Context, id int64, actor string) (notices.Notice, error)
 	Withdraw(ctx context.Context, id int64, actor, reason string) (notices.Notice, error)
 	MarkCompleted(ctx context.Context, id int64, actor, reason string) (notices.Notice, error)
@@ -103,6 +104,14 @@ func noticeTables(ns []notices.Notice) []string {
 	return out
 }
 
+// plannedInput is a planned time as a datetime-local field shows it, in UTC.
+func plannedInput(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04")
+}
+
 // maskRecipient hides most of an email address on the public page: c***@example.com.
 func maskRecipient(id string) string {
 	addr, ok := strings.CutPrefix(id, "email:")
@@ -120,7 +129,7 @@ func noticePage(n notices.Notice, ds []notices.Delivery, chrome page.Chrome) pag
 	d := page.NoticeDetail{
 		Chrome: chrome, ID: n.ID, Title: n.Title, State: string(n.State), Tables: n.Tables,
 		BodyHTML: string(notices.BodyHTML(n.Body)), Unit: n.Evidence.PartitionColumn, EditBody: n.Body,
-		Href: noticeHref(n.ID), FeedURL: feedURL(""),
+		Href: noticeHref(n.ID), FeedURL: feedURL(""), PlannedSwap: plannedInput(n.Evidence.PlannedSwap),
 		CanEdit: n.State == notices.StateDraft, CanAnnounce: n.State == notices.StateDraft,
 		CanWithdraw: n.State == notices.StateDraft || n.State == notices.StateAnnounced,
 	}

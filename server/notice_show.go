@@ -41,4 +41,5 @@ var noticeMessages = map[string]string{
 	"announce": "Announced: the subscribers' messages are on their way.",
 	"withdraw": "Withdrawn.",
 	"edit":     "Saved. The earlier text is kept as a revision.",
+	"plan":     "Saved the planned time.",
 }

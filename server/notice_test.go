@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"io"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -157,6 +158,26 @@ func TestNoticePages(t *testing.T) {
 		}
 	})
 
+	t.Run("plan_form_sets_the_planned_time", func(t *testing.T) {
+		resp := postForm(t, base+"/notices/1/edit", url.Values{"planned_swap": {"2026-08-04T09:00"}})
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasSuffix(resp.Header.Get("Location"), "?done=plan") {
+			t.Fatalf("plan: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+		}
+		doc := getPage(t, base+resp.Header.Get("Location"), http.StatusOK)
+		if got := text(doc.Find(`[data-testid="notice-state"]`)); got != "draft draft, not sent yet. The new data is planned to go live on Tuesday 4 August 2026 at 09:00 UTC." {
+			t.Errorf("state %q", got)
+		}
+		if got := doc.Find(`form[data-testid="plan"] input[name="planned_swap"]`).AttrOr("value", ""); got != "2026-08-04T09:00" {
+			t.Errorf("plan field %q", got)
+		}
+		if got := text(doc.Find(`[data-testid="notice-message"]`)); got != "Saved the planned time." {
+			t.Errorf("message %q", got)
+		}
+		if resp := postForm(t, base+"/notices/1/edit", url.Values{"planned_swap": {"2026-08-01T09:00"}}); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("a planned time in the past: %d", resp.StatusCode)
+		}
+	})
+
 	t.Run("announce_then_announce_again", func(t *testing.T) {
 		if resp, _ := post(t, base+"/notices/1/announce"); resp.StatusCode != http.StatusSeeOther {
 			t.Fatalf("announce: %d", resp.StatusCode)
@@ -252,6 +273,24 @@ func TestNoticePages(t *testing.T) {
 			t.Errorf("missing notice: %d %s", resp.StatusCode, body)
 		}
 		client := http.Client{}
+		for _, tc := range []struct {
+			body   string
+			status int
+			want   string
+		}{
+			{`{"planned_swap":"next week"}`, http.StatusBadRequest, "want a time such as"},
+			{`{"planned_swap":"2026-08-04T11:30:00+02:00"}`, http.StatusOK, "Status: draft, not sent yet. The new data is planned to go live on Tuesday 4 August 2026 at 09:30 UTC."},
+		} {
+			r, err := client.Post(base+"/api/v1/notices/2/edit", "application/json", strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(r.Body)
+			r.Body.Close()
+			if r.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
+				t.Errorf("edit %s: %d %s, want %d and %q", tc.body, r.StatusCode, b, tc.status, tc.want)
+			}
+		}
 		r, err := client.Post(base+"/api/v1/notices/2/withdraw", "application/json", strings.NewReader(`{"reason":"not needed"}`))
 		if err != nil {
 			t.Fatal(err)

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"trueup/notices"
 )
 
 // noticeAnnounce answers POST /notices/{id}/announce: it sends the draft to its subscribers and
@@ -23,12 +26,38 @@ func (s *Server) noticeWithdraw(c echo.Context) error {
 	})
 }
 
-// noticeEdit answers POST /notices/{id}/edit with the form's title and body: a new revision.
+// noticeEdit answers POST /notices/{id}/edit with the form's title and body (a new revision) or
+// its planned_swap (when the change is planned to go live): the page has a form for each.
 func (s *Server) noticeEdit(c echo.Context) error {
-	return s.noticeWrite(c, "edit", func(svc NoticeService, id int64) error {
-		_, err := svc.Edit(c.Request().Context(), id, s.actor(c), c.FormValue("title"), c.FormValue("body"))
+	e := noticeEditJSON{Title: c.FormValue("title"), Body: c.FormValue("body"), PlannedSwap: c.FormValue("planned_swap")}
+	action := "edit"
+	if e.Title == "" && e.Body == "" && e.PlannedSwap != "" {
+		action = "plan"
+	}
+	return s.noticeWrite(c, action, func(svc NoticeService, id int64) error {
+		_, err := editNotice(c.Request().Context(), svc, id, s.actor(c), e)
 		return err
 	})
+}
+
+// editNotice edits a draft's text when e has one, then its planned time when e has one, so a
+// text that says the time is not set is not saved over the one the plan wrote.
+func editNotice(ctx context.Context, svc NoticeService, id int64, actor string, e noticeEditJSON) (notices.Notice, error) {
+	var n notices.Notice
+	var err error
+	if e.Title != "" || e.Body != "" || e.PlannedSwap == "" {
+		if n, err = svc.Edit(ctx, id, actor, e.Title, e.Body); err != nil {
+			return n, err
+		}
+	}
+	if e.PlannedSwap != "" {
+		at, err := notices.ParsePlannedSwap(e.PlannedSwap)
+		if err != nil {
+			return n, err
+		}
+		return svc.PlanSwap(ctx, id, actor, at)
+	}
+	return n, nil
 }
 
 func (s *Server) noticeWrite(c echo.Context, action string, fn func(NoticeService, int64) error) error {

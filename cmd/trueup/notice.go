@@ -18,7 +18,7 @@ import (
 	"trueup/sqlfile"
 )
 
-const noticeUsage = "notice list [--table T] [--state S] | show ID | announce ID | withdraw ID [--reason TEXT] | complete ID | deliver"
+const noticeUsage = "notice list [--table T] [--state S] | show ID | edit ID --planned-swap TIME | announce ID [--planned-swap TIME] | withdraw ID [--reason TEXT] | complete ID | deliver"
 
 // noticeDeliverTimeout bounds the delivery pass a CLI write makes before it exits; what is not
 // delivered by then stays in the outbox for the server's worker or `trueup notice deliver`.
@@ -34,6 +34,7 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 	table := fs.String("table", "", "list: only notices about this table")
 	state := fs.String("state", "", "list: only notices in this state (draft, announced, completed, rolled-back, withdrawn)")
 	reason := fs.String("reason", "", "withdraw: why the change will not happen as announced; complete: a note")
+	planned := fs.String("planned-swap", "", "edit, announce: when the new data is planned to go live, e.g. 2026-08-04T09:00:00Z or '2026-08-04 09:00' (UTC)")
 	// Flags may come before or after the notice id: `notice show 3 --format json`.
 	var positional []string
 	for rest := args[1:]; ; {
@@ -55,7 +56,7 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 		if len(positional) > 0 {
 			return usagef("notice %s: unexpected argument %q", verb, strings.Join(positional, " "))
 		}
-	case "show", "announce", "withdraw", "complete":
+	case "show", "edit", "announce", "withdraw", "complete":
 		if len(positional) != 1 {
 			return usagef("usage: trueup notice %s ID", verb)
 		}
@@ -67,6 +68,19 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 	default:
 		return usagef("notice: unknown verb %q; usage: trueup %s", verb, noticeUsage)
 	}
+	var plan time.Time
+	switch {
+	case *planned != "" && verb != "edit" && verb != "announce":
+		return usagef("notice %s: --planned-swap is for edit and announce", verb)
+	case *planned != "":
+		t, err := notices.ParsePlannedSwap(*planned)
+		if err != nil {
+			return usagef("notice %s: --planned-swap: %v", verb, strings.TrimPrefix(err.Error(), notices.ErrInvalid.Error()+": "))
+		}
+		plan = t
+	case verb == "edit":
+		return usagef("notice edit: say what to change: --planned-swap TIME (the text is edited on the notice's page)")
+	}
 	f := notices.Filter{Table: *table, State: notices.State(*state)}
 	if f.State != "" && !f.State.Valid() {
 		return usagef("notice list: --state %q: want one of draft, announced, completed, rolled-back, withdrawn", *state)
@@ -76,7 +90,7 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		return noticeRemote(ctx, e, rc, verb, id, f, *reason, out)
+		return noticeRemote(ctx, e, rc, verb, id, f, *reason, plan, out)
 	}
 	a, err := openApp(ctx, e.globals)
 	if err != nil {
@@ -108,6 +122,11 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 		return deliverNotices(ctx, e, svc)
 	}
 	var n notices.Notice
+	if !plan.IsZero() {
+		if n, err = svc.PlanSwap(ctx, id, cliActor(), plan); err != nil {
+			return noticeCLIError(err)
+		}
+	}
 	switch verb {
 	case "announce":
 		n, err = svc.Announce(ctx, id, cliActor())

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"trueup/notices"
 )
@@ -15,11 +16,17 @@ const noticePage = 1000
 
 // noticeRemote is `trueup notice VERB` through a server, printed as locally. The server's own
 // worker delivers what a write queues; `notice deliver` asks it for a pass now.
-func noticeRemote(ctx context.Context, e *env, rc *remote, verb string, id int64, f notices.Filter, reason string, out noticeOutput) error {
+func noticeRemote(ctx context.Context, e *env, rc *remote, verb string, id int64, f notices.Filter, reason string, plan time.Time, out noticeOutput) error {
 	cmd := "notice " + verb
 	path := "notices/" + strconv.FormatInt(id, 10)
 	var n notices.JSON
 	var err error
+	if !plan.IsZero() { // edit, or announce after setting the plan, as locally
+		body := map[string]string{"planned_swap": plan.Format(time.RFC3339)}
+		if err := rc.call(ctx, cmd, http.MethodPost, path+"/edit", nil, body, &n); err != nil {
+			return remoteNoticeError(err)
+		}
+	}
 	switch verb {
 	case "list":
 		var all []notices.JSON
@@ -51,6 +58,7 @@ func noticeRemote(ctx context.Context, e *env, rc *remote, verb string, id int64
 		}
 		reportDeliveries(e, rep)
 		return nil
+	case "edit": // the plan was set above
 	case "show":
 		err = rc.call(ctx, cmd, http.MethodGet, path, nil, nil, &n)
 	case "announce":
@@ -58,13 +66,17 @@ func noticeRemote(ctx context.Context, e *env, rc *remote, verb string, id int64
 	case "withdraw", "complete":
 		err = rc.call(ctx, cmd, http.MethodPost, path+"/"+verb, nil, map[string]string{"reason": reason}, &n)
 	}
-	// A notice in the wrong state for the step (409) is bad input, as locally.
+	if err != nil {
+		return remoteNoticeError(err)
+	}
+	return out.show(n)
+}
+
+// remoteNoticeError makes a notice in the wrong state for the step (409) bad input, as locally.
+func remoteNoticeError(err error) error {
 	var fe failedError
 	if errors.As(err, &fe) {
 		return usageError{fe.msg}
 	}
-	if err != nil {
-		return err
-	}
-	return out.show(n)
+	return err
 }

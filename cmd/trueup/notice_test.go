@@ -59,8 +59,24 @@ func TestNoticeCommand(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "Correction to orders and daily_revenue") || !strings.Contains(out, "# What happened") {
 		t.Errorf("show: exit %d:\n%s", code, out)
 	}
-	if code, _, _ = cli(t, "--config", cfg, "notice", "announce", "1"); code != 0 {
-		t.Fatalf("announce: exit %d", code)
+	code, out, errs = cli(t, "--config", cfg, "notice", "edit", "1", "--planned-swap", "tomorrow")
+	if code != exitUsage || !strings.Contains(errs, `--planned-swap: planned swap "tomorrow": want a time such as`) {
+		t.Errorf("edit --planned-swap tomorrow: exit %d: %s", code, errs)
+	}
+	if code, _, errs = cli(t, "--config", cfg, "notice", "edit", "1"); code != exitUsage || !strings.Contains(errs, "--planned-swap TIME") {
+		t.Errorf("edit without a change: exit %d: %s", code, errs)
+	}
+	code, out, errs = cli(t, "--config", cfg, "notice", "announce", "1", "--planned-swap", "2099-08-04 09:00")
+	if code != 0 {
+		t.Fatalf("announce: exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"Status: announced on ", "The change has not gone live yet; it is planned for Tuesday 4 August 2099 at 09:00 UTC.",
+		"The new data is planned to go live on Tuesday 4 August 2099 at 09:00 UTC.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("announce --planned-swap: output lacks %q:\n%s", want, out)
+		}
 	}
 	code, _, errs = cli(t, "--config", cfg, "notice", "announce", "1")
 	if code != exitUsage || !strings.Contains(errs, "already announced") {
@@ -209,5 +225,24 @@ func TestNoticeNewPartitionFromRun(t *testing.T) {
 	}
 	if ev := evidenceOf(context.Background(), run, nil); ev.Compared != nil || strings.Contains(notices.Numbers(ev), "identical partitions left out") {
 		t.Errorf("without the saved diff the notice claims a count of identical partitions: %+v", ev.Compared)
+	}
+}
+
+// The planned time is set through a server as locally: edit, and announce with the plan.
+func TestNoticePlanThroughServer(t *testing.T) {
+	local, served := demoDir(t), demoDir(t)
+	draftDemoNotice(t, local)
+	draftDemoNotice(t, served)
+	srv := serveDemo(t, served)
+	for _, tc := range []remoteCase{
+		{"notice_edit_plan", []string{"notice", "edit", "1", "--planned-swap", "2099-08-04 09:00", "--format", "json"}, exitOK, "json"},
+		{"notice_announce_plan", []string{"notice", "announce", "1", "--planned-swap", "2099-08-05T10:00:00Z"}, exitOK, "text"},
+		{"notice_edit_announced", []string{"notice", "edit", "1", "--planned-swap", "2099-08-06 10:00"}, exitUsage, "text"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { compareModes(t, local, srv, tc) })
+	}
+	_, out, _ := cli(t, "--server", srv.url, "notice", "show", "1")
+	if !strings.Contains(out, "it is planned for Wednesday 5 August 2099 at 10:00 UTC.") {
+		t.Errorf("through the server:\n%s", out)
 	}
 }
