@@ -398,9 +398,12 @@ func (e *chEngine) RepointViews(ctx context.Context, points []ViewPoint) error {
 		}
 		exists[p.View] = ok
 	}
-	for _, s := range e.dialect.RepointStatements(points, exists, randomSuffix()) {
+	suffix := randomSuffix()
+	for _, s := range e.dialect.RepointStatements(points, exists, suffix) {
 		if err := e.Exec(ctx, s); err != nil {
-			return fmt.Errorf("repoint views: %w", err)
+			// No helper view is left behind, and a view a RENAME that stopped part-way moved
+			// away is put back (sql/clickhouse_views.go).
+			return e.tidyAfterFailure(ctx, points, suffix, err)
 		}
 	}
 	return nil

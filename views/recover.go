@@ -5,6 +5,7 @@ import (
 	dbsql "database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"trueup/ledger"
 	tsql "trueup/sql"
@@ -31,18 +32,25 @@ func Recover(ctx context.Context, services ...*Service) ([]Repair, error) {
 	return all, errors.Join(errs...)
 }
 
-// Recover makes the ledger agree with the engine after a crash. An intent without an outcome is
-// settled by reading the views: all repointed → recorded done; none → abandoned; some (only
-// possible where the engine repoints one view per statement) → the remaining views are repointed
-// and the intent recorded done, finishing what was asked. Then every logical table is adopted and
+// Recover makes the ledger agree with the engine after a crash. First a view a repoint that
+// stopped part-way left missing is put back and helper views left behind are dropped
+// (tidyViews). An intent without an outcome is settled by reading the views: all repointed →
+// recorded done; none → abandoned; some (only possible where the engine repoints one view per
+// statement) → the remaining views are repointed and the intent recorded done, finishing what was
+// asked. Then every logical table is adopted and
 // repaired (its ledger live version is the one its view reads), and stale lock rows are removed.
 // Tables held in this process are left alone.
 func (s *Service) Recover(ctx context.Context) ([]Repair, error) {
-	var out []Repair
 	var errs []error
+	// First the views themselves: one a repoint left missing is put back before anything is
+	// settled from what the views read.
+	out, err := s.tidyViews(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	intents, err := s.pending(ctx)
 	if err != nil {
-		return nil, err
+		return out, errors.Join(append(errs, err)...)
 	}
 	for _, p := range intents {
 		// An intent that cannot be settled now keeps its lock rows: its tables stay refused
@@ -85,6 +93,42 @@ func (s *Service) Recover(ctx context.Context) ([]Repair, error) {
 	if _, err := s.ledger.DB().ExecContext(ctx, `DELETE FROM view_locks WHERE target = ?
 		AND swap_id NOT IN (SELECT id FROM swaps WHERE state = ?)`, s.target, PublishIntent); err != nil {
 		errs = append(errs, fmt.Errorf("views: clear stale locks: %w", err))
+	}
+	return out, errors.Join(errs...)
+}
+
+// tidyViews puts back the views a repoint that stopped part-way left missing (a RENAME on
+// ClickHouse before 19.5 that moved <view> to <view>__old_<suffix> and stopped) and drops the
+// helper views it left (tsql.ViewTidier). A view held in this process is left alone: its repoint
+// is at work.
+func (s *Service) tidyViews(ctx context.Context) ([]Repair, error) {
+	t, ok := s.engine.(tsql.ViewTidier)
+	if !ok {
+		return nil, nil
+	}
+	left, err := t.LeftViews(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("views: tidy: %w", err)
+	}
+	var out []Repair
+	var errs []error
+	for _, view := range left {
+		_, unlock, err := s.lock([]string{view}, actor, "recover")
+		if err != nil {
+			continue
+		}
+		did, err := t.TidyViews(ctx, []string{view})
+		unlock()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("views: tidy %s: %w", view, err))
+		}
+		for _, d := range did {
+			out = append(out, Repair{Target: s.target, Table: view, What: d})
+		}
+		if len(did) > 0 {
+			s.ledger.Audit(ctx, ledger.Entry{Actor: actor, Action: "view.tidy", Target: view, Outcome: ledger.OutcomeOK,
+				Params: map[string]any{"target": s.target}, Detail: strings.Join(did, "; ")})
+		}
 	}
 	return out, errors.Join(errs...)
 }

@@ -241,7 +241,9 @@ func (s *Service) swapAsRecorded(ctx context.Context, h *holder, req SwapRequest
 		return Publish{}, false, nil
 	}
 	return s.speculate(ctx, h, swapPublish(s.target, req, plan, override), plan, vss,
-		func(sts map[string]engineState) (Plan, error) { return s.planSwapFrom(req.Table, n, group, sts, vss, seen) })
+		func(sts map[string]engineState) (Plan, error) {
+			return s.planSwapFrom(req.Table, n, group, sts, vss, seen)
+		})
 }
 
 // swapAsInspected plans the swap from the engine, first making the ledger agree with it, and
