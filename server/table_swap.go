@@ -52,11 +52,13 @@ func (s *Server) tablePublish(c echo.Context, kind string) error {
 		plan, err = svc.PlanRollback(ctx, table)
 	}
 	if err != nil && confirmed && exp.set() {
-		// Nothing can be done now (a second click after the only swap was taken back, say): the
-		// request itself says whether that is because what was confirmed no longer holds (409).
-		if _, perr := publishNow(ctx, svc, kind, table, to, s.tableActor(c), c.FormValue("reason"), c.FormValue("override"), exp); perr != nil {
-			err = perr
+		// Nothing can be planned now (a second click after the only swap was taken back, say):
+		// the request itself says whether that is because what was confirmed no longer holds (409).
+		p, perr := publishNow(ctx, svc, kind, table, to, s.tableActor(c), c.FormValue("reason"), c.FormValue("override"), exp)
+		if perr != nil {
+			return tableError(perr)
 		}
+		return c.Redirect(http.StatusSeeOther, tableHref(table, target)+"&done="+strconv.FormatInt(p.ID, 10))
 	}
 	if err != nil {
 		return tableError(err)

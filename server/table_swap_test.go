@@ -114,4 +114,19 @@ func TestStaleConfirmationPages(t *testing.T) {
 			t.Errorf("swap with its expectation: %d %s", resp.StatusCode, b)
 		}
 	})
+
+	t.Run("second_press_when_nothing_is_left_to_roll_back", func(t *testing.T) {
+		_, body := send(t, ts.URL+"/tables/orders/rollback", "target=w")
+		form := confirmForm(t, body)
+		if resp, body := send(t, ts.URL+"/tables/orders/rollback", form); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("first press: status %d: %s", resp.StatusCode, body)
+		}
+		resp, body := send(t, ts.URL+"/tables/orders/rollback", form)
+		if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "already taken back") || !strings.Contains(body, "nothing to roll back now") {
+			t.Errorf("second press: status %d, want 409 saying it was taken back: %s", resp.StatusCode, body)
+		}
+		if src := viewSource(t, e, "orders"); src != "orders__v1" {
+			t.Errorf("orders reads %s, want v1", src)
+		}
+	})
 }
