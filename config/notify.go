@@ -17,7 +17,8 @@ import (
 // Its parts check themselves while they are decoded, where every value's line is known: a bad
 // address or URL is reported as path:line of the value itself, not of the section.
 type Notify struct {
-	// PublicURL is the base of links in notices (e.g. https://trueup.example.com).
+	// PublicURL is the base of links in notices (e.g. https://trueup.example.com). It is
+	// required once anything is subscribed: messages link to pages on it.
 	PublicURL     string             `yaml:"public_url"`
 	Webhooks      map[string]Webhook `yaml:"webhooks"`
 	Email         Email              `yaml:"email"`
@@ -134,6 +135,11 @@ func (n *Notify) UnmarshalYAML(node *yaml.Node) error {
 		}
 		if s.Email != "" && (n.Email.SMTP == "" || n.Email.From == "") {
 			return lineError(s.line, "subscription: email to %s needs notify.email with smtp (host:port) and from", s.Email)
+		}
+		if n.PublicURL == "" {
+			// Messages link to the notice's page and the recipient's acknowledgement; without
+			// the server's address those links are bare paths no mail reader can open.
+			return lineError(s.line, "subscription: sending to %s needs notify.public_url, the address readers open notice links at (e.g. public_url: https://trueup.example.com)", s.Recipient())
 		}
 	}
 	return nil

@@ -70,6 +70,10 @@ func TestNotifyErrors(t *testing.T) {
 		{"bad_smtp", "notify:\n  email:\n    smtp: mail.example.com\n    from: a@b.c\n", `trueup.yaml:6: email.smtp "mail.example.com": want host:port`},
 		{"bad_from", "notify:\n  email:\n    smtp: 'm:25'\n    from: trueup\n", `trueup.yaml:7: email.from "trueup" is not an email address`},
 		{"bad_public_url", "notify:\n  public_url: trueup.example.com\n", `trueup.yaml:5: notify.public_url "trueup.example.com": want an http:// or https:// URL`},
+		{"webhook_without_public_url", "notify:\n  webhooks:\n    fin: {url: 'https://x/y', secret: s}\n  subscriptions:\n    - table: t\n      webhook: fin\n",
+			`trueup.yaml:8: subscription: sending to webhook:fin needs notify.public_url, the address readers open notice links at (e.g. public_url: https://trueup.example.com)`},
+		{"email_without_public_url", "notify:\n  email: {smtp: 'm:25', from: a@b.c}\n  subscriptions:\n    - exposure: board\n      email: CFO <cfo@example.com>\n",
+			`trueup.yaml:7: subscription: sending to email:cfo@example.com needs notify.public_url`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := config.Parse("trueup.yaml", []byte(notifyBase+tc.body))

@@ -50,8 +50,9 @@ type atomText struct {
 }
 
 // Feed renders notices as an Atom feed. Drafts are left out: a feed reader would show them to
-// stakeholders before anyone decided to tell them. base is the public URL prefix of the pages
-// ("" for relative links); self is the feed's own URL; table, when set, names the feed's table.
+// stakeholders before anyone decided to tell them. base is the absolute URL prefix of the pages
+// (https://trueup.example.com): Atom ids must be IRIs and feed readers do not resolve relative
+// links. self is the feed's own path; table, when set, names the feed's table.
 func Feed(ns []Notice, base, self, table string) ([]byte, error) {
 	title := "trueup change notices"
 	if table != "" {

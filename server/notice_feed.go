@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -19,7 +20,13 @@ func (s *Server) noticeFeed(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := notices.Feed(ns, svc.PublicURL(), feedURL(table), table)
+	base := svc.PublicURL()
+	if base == "" {
+		// Atom ids must be absolute and feed readers do not resolve relative links: without a
+		// configured public_url, the feed is rooted at the address it was asked for.
+		base = c.Scheme() + "://" + c.Request().Host
+	}
+	out, err := notices.Feed(ns, strings.TrimRight(base, "/"), feedURL(table), table)
 	if err != nil {
 		return err
 	}

@@ -232,15 +232,25 @@ func TestNoticePages(t *testing.T) {
 			t.Fatalf("feed: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
 		var feed struct {
+			ID      string `xml:"id"`
 			Entries []struct {
 				Title string `xml:"title"`
+				ID    string `xml:"id"`
+				Link  struct {
+					Href string `xml:"href,attr"`
+				} `xml:"link"`
 			} `xml:"entry"`
 		}
 		if err := xml.Unmarshal([]byte(body), &feed); err != nil {
 			t.Fatal(err)
 		}
 		if len(feed.Entries) != 1 || feed.Entries[0].Title != "July revenue is being corrected (announced)" {
-			t.Errorf("entries %+v", feed.Entries)
+			t.Fatalf("entries %+v", feed.Entries)
+		}
+		// No public_url is configured: the ids and links are absolute on the address the feed
+		// was asked for (a feed reader cannot resolve /notices/1, and ids must be IRIs).
+		if e := feed.Entries[0]; feed.ID != base+"/notices.atom" || e.ID != base+"/notices/1" || e.Link.Href != base+"/notices/1" {
+			t.Errorf("feed id %q, entry id %q, link %q: want them under %s", feed.ID, e.ID, e.Link.Href, base)
 		}
 		_, body = get(t, base+"/notices.atom?table=web_sessions")
 		if strings.Contains(body, "<entry>") {

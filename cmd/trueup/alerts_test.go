@@ -69,7 +69,7 @@ func (r *alertReceiver) subscribe(t *testing.T, cfg string) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	_, err = f.WriteString("notify:\n  webhooks:\n    team: {url: '" + r.srv.URL + "/hook', secret: " + alertSecret + "}\n" +
+	_, err = f.WriteString("notify:\n  public_url: http://127.0.0.1:8080\n  webhooks:\n    team: {url: '" + r.srv.URL + "/hook', secret: " + alertSecret + "}\n" +
 		"  subscriptions:\n    - {table: orders, webhook: team}\n")
 	if err != nil {
 		t.Fatal(err)

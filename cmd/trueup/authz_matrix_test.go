@@ -89,7 +89,7 @@ func openMatrixProject(t *testing.T, tokens bool) *matrixProject {
 	ctx := context.Background()
 	dir := demoDir(t)
 	cfg := filepath.Join(dir, "trueup.yaml")
-	extra := "notify:\n  webhooks:\n    finance: {url: 'http://127.0.0.1:1/hook', secret: s}\n  subscriptions:\n    - {table: orders, webhook: finance}\n"
+	extra := "notify:\n  public_url: http://127.0.0.1:8080\n  webhooks:\n    finance: {url: 'http://127.0.0.1:1/hook', secret: s}\n  subscriptions:\n    - {table: orders, webhook: finance}\n"
 	if tokens {
 		extra += "auth:\n  tokens:\n"
 		for _, role := range config.Roles() {
