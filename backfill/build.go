@@ -57,6 +57,14 @@ func (r *Runner) buildTable(ctx context.Context, run *Run, t RunTable, b *Backfi
 		go func() {
 			defer wg.Done()
 			for batch := range jobs {
+				// The window is checked when this worker is free to build, not when the batch was
+				// handed out: a partition queued at 05:59 behind a slow one must not start at 06:30.
+				if err := r.ready(ctx, b, opt.Stop); err != nil {
+					mu.Lock()
+					stopped = true
+					mu.Unlock()
+					continue // left pending: a resume builds it
+				}
 				began := time.Now()
 				rows, errs := r.buildBatch(ctx, run, t, b, physical, typ, sql, batch)
 				mu.Lock()
@@ -74,7 +82,7 @@ func (r *Runner) buildTable(ctx context.Context, run *Run, t RunTable, b *Backfi
 					r.report(Progress{RunID: run.ID, Table: t.Table, Partition: part, State: stateOf(errs[i]), Rows: rows[i], Done: d, Total: total})
 				}
 				if errs[len(batch)-1] == nil && b.Throttle > 0 {
-					r.sleep(ctx, b.Throttle)
+					r.sleepOrStop(ctx, b.Throttle, opt.Stop) // a stop ends the pause; ready sees it next
 				}
 			}
 		}()
@@ -86,23 +94,16 @@ feed:
 		mu.Unlock()
 		batch := todo[:min(size, len(todo))]
 		todo = todo[len(batch):]
-		if b.Window != nil {
-			if wait := b.Window.Until(r.now()); wait > 0 {
-				if err := r.sleepOrStop(ctx, wait, opt.Stop); err != nil {
-					stopped = true
-					break feed
-				}
-			}
-		}
 		select {
 		case <-opt.Stop:
-			stopped = true
-			break feed
 		case <-ctx.Done():
-			stopped = true
-			break feed
 		case jobs <- batch:
+			continue
 		}
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+		break feed
 	}
 	close(jobs)
 	wg.Wait()
@@ -122,6 +123,30 @@ func stateOf(err error) string {
 func (r *Runner) report(p Progress) {
 	if r.Progress != nil {
 		r.Progress(p)
+	}
+}
+
+// ready returns once a worker may build: not asked to stop, and inside the allowed hours (it
+// waits for them to open). It returns errStopped when asked to stop first.
+func (r *Runner) ready(ctx context.Context, b *Backfill, stop <-chan struct{}) error {
+	for {
+		select {
+		case <-stop:
+			return errStopped
+		case <-ctx.Done():
+			return errStopped
+		default:
+		}
+		if b.Window == nil {
+			return nil
+		}
+		wait := b.Window.Until(r.now())
+		if wait <= 0 {
+			return nil
+		}
+		if err := r.sleepOrStop(ctx, wait, stop); err != nil {
+			return err
+		}
 	}
 }
 

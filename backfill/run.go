@@ -30,7 +30,8 @@ type Runner struct {
 	// not (the change notice is drafted and refreshed from it).
 	Changed func(ctx context.Context, run *Run)
 
-	mu sync.Mutex // serialises checkpoint writes
+	mu       sync.Mutex // serialises checkpoint writes
+	starting sync.Mutex // one Start at a time reserves a table and its version numbers
 }
 
 // Progress is one step of a run.
@@ -77,7 +78,9 @@ func (r *Runner) sleep(ctx context.Context, d time.Duration) error {
 
 // Start plans a backfill and records a new run with its versions, without building anything.
 // A plan with blocking findings is refused with ErrBlocked; a table with a run in progress
-// with ErrConflict.
+// with ErrConflict. The check for a run in progress, the run and the numbers of the versions it
+// builds are written in one ledger transaction, so of two starts at once (a double-clicked Run)
+// exactly one gets the table and the other ErrConflict.
 func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, error) {
 	b, err := r.Planner.Set.Get(name)
 	if err != nil {
@@ -96,12 +99,6 @@ func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, 
 		}
 		return nil, fmt.Errorf("%w: %s: %s", ErrBlocked, name, strings.Join(msgs, "; "))
 	}
-	if active, err := r.active(ctx, b.Table); err != nil {
-		return nil, err
-	} else if active != nil {
-		return nil, fmt.Errorf("%w: %s has run %d (%s, started by %s at %s): resume it, or cancel it first (trueup backfill cancel %s)",
-			ErrConflict, b.Table, active.ID, active.Backfill, active.Actor, active.CreatedAt.Format(time.RFC3339), active.Backfill)
-	}
 	if opt.Actor == "" {
 		opt.Actor = "local"
 	}
@@ -114,6 +111,12 @@ func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, 
 			tables = append(tables, d.Table)
 		}
 		parts[d.Table] = append(parts[d.Table], d.Partition)
+	}
+	// Starts in this process take turns; the ledger transaction below guards the rest.
+	r.starting.Lock()
+	defer r.starting.Unlock()
+	if err := r.refuseActive(ctx, b.Table); err != nil {
+		return nil, err
 	}
 	rels, err := r.Planner.Engine.Relations(ctx)
 	if err != nil {
@@ -137,13 +140,14 @@ func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, 
 		run.Tables = append(run.Tables, RunTable{Table: t, Backfill: tb.Name, Version: n, CodeSHA: tb.CodeSHA()})
 	}
 	if _, err := r.Store.createRun(ctx, run, parts); err != nil {
-		return nil, err
-	}
-	for _, t := range run.Tables {
-		if err := r.Versions.Put(ctx, views.Version{Target: run.Target, Table: t.Table, N: t.Version, State: views.StateBuilding,
-			BuiltBy: run.Actor, Backfill: run.Backfill, RunID: run.ID}); err != nil {
-			return nil, err
+		// Another start took the table, or one of these version numbers, first.
+		if cerr := r.refuseActive(context.WithoutCancel(ctx), b.Table); cerr != nil {
+			return nil, cerr
 		}
+		if errors.Is(err, errTableBusy) {
+			return nil, fmt.Errorf("%w: %s: %v", ErrConflict, b.Table, err)
+		}
+		return nil, err
 	}
 	created, err := r.Store.GetRun(ctx, run.ID)
 	if err == nil && r.Changed != nil {
@@ -152,11 +156,23 @@ func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, 
 	return created, err
 }
 
+// refuseActive returns ErrConflict, naming the run, when table has a run in progress.
+func (r *Runner) refuseActive(ctx context.Context, table string) error {
+	active, err := r.active(ctx, table)
+	if err != nil {
+		return err
+	}
+	if active == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %s has run %d (%s, started by %s at %s): resume it, or cancel it first (trueup backfill cancel %s)",
+		ErrConflict, table, active.ID, active.Backfill, active.Actor, active.CreatedAt.Format(time.RFC3339), active.Backfill)
+}
+
 // active returns a run of table that is still running, if any.
 func (r *Runner) active(ctx context.Context, table string) (*Run, error) {
 	var id int64
-	err := r.Store.L.DB().QueryRowContext(ctx, `SELECT id FROM backfill_runs WHERE table_name = ? AND state IN (?, ?)
-		ORDER BY id DESC LIMIT 1`, table, RunRunning, RunValidating).Scan(&id)
+	err := r.Store.L.DB().QueryRowContext(ctx, activeRunQuery, table, RunRunning, RunValidating).Scan(&id)
 	if errors.Is(err, dbsql.ErrNoRows) {
 		return nil, nil
 	}
@@ -165,6 +181,9 @@ func (r *Runner) active(ctx context.Context, table string) (*Run, error) {
 	}
 	return r.Store.GetRun(ctx, id)
 }
+
+// activeRunQuery finds the newest run of a table that is running or validating.
+const activeRunQuery = `SELECT id FROM backfill_runs WHERE table_name = ? AND state IN (?, ?) ORDER BY id DESC LIMIT 1`
 
 // ExecOptions control one pass of building.
 type ExecOptions struct {

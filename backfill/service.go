@@ -15,9 +15,12 @@ type Service struct {
 	Runner *Runner
 	Log    *slog.Logger
 
-	mu      sync.Mutex
-	running map[int64]chan struct{} // run → its stop channel
-	plans   map[string]cachedPlan   // backfill → its latest computed plan
+	mu sync.Mutex
+	// running holds every run a goroutine of this service is building, from before its build
+	// starts until the goroutine has returned: a cancelled run stays here while the partitions
+	// in flight end, so a resume cannot start a second build beside it.
+	running map[int64]*worker
+	plans   map[string]cachedPlan // backfill → its latest computed plan
 	wg      sync.WaitGroup
 }
 
@@ -115,7 +118,7 @@ func (s *Service) Start(ctx context.Context, name, actor string, sample int, sco
 		return nil, err
 	}
 	s.forget(name)
-	s.background(run.ID, sample)
+	s.background(run.ID, sample) // false only when a resume got to the new run first: it is built once
 	return run, nil
 }
 
@@ -129,10 +132,9 @@ func (s *Service) Resume(ctx context.Context, name string) (*Run, error) {
 	case RunValidated, RunValidationFailed:
 		return nil, fmt.Errorf("%w: run %d is %s: nothing left to build", ErrInvalid, run.ID, run.State)
 	}
-	if s.isRunning(run.ID) {
-		return nil, fmt.Errorf("%w: run %d is being built now", ErrConflict, run.ID)
+	if !s.background(run.ID, 0) {
+		return nil, fmt.Errorf("%w: run %d is being built now (or stopping after its partitions in flight): try again when it has stopped", ErrConflict, run.ID)
 	}
-	s.background(run.ID, 0)
 	return run, nil
 }
 
@@ -143,10 +145,9 @@ func (s *Service) Cancel(ctx context.Context, name, actor string) (*Run, error) 
 		return nil, err
 	}
 	s.mu.Lock()
-	stop, ok := s.running[run.ID]
+	w, ok := s.running[run.ID]
 	if ok {
-		close(stop)
-		delete(s.running, run.ID)
+		w.stop() // it stays running until its goroutine returns
 	}
 	s.mu.Unlock()
 	if ok {
@@ -169,44 +170,48 @@ func (s *Service) History(ctx context.Context) ([]ReasonCount, error) {
 	return s.Runner.Store.History(ctx)
 }
 
-func (s *Service) isRunning(id int64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.running[id]
-	return ok
+// worker is one goroutine building a run, and how to ask it to stop.
+type worker struct {
+	stopCh chan struct{}
+	once   sync.Once
 }
 
-func (s *Service) background(id int64, sample int) {
-	stop := make(chan struct{})
+func (w *worker) stop() { w.once.Do(func() { close(w.stopCh) }) }
+
+// background builds a run in a goroutine of its own, unless one is building it already (false).
+func (s *Service) background(id int64, sample int) bool {
+	w := &worker{stopCh: make(chan struct{})}
 	s.mu.Lock()
-	if s.running == nil {
-		s.running = map[int64]chan struct{}{}
+	if _, busy := s.running[id]; busy {
+		s.mu.Unlock()
+		return false
 	}
-	s.running[id] = stop
-	s.mu.Unlock()
+	if s.running == nil {
+		s.running = map[int64]*worker{}
+	}
+	s.running[id] = w
 	s.wg.Add(1)
+	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		defer func() {
 			s.mu.Lock()
-			if s.running[id] == stop {
-				delete(s.running, id)
-			}
+			delete(s.running, id)
 			s.mu.Unlock()
 		}()
-		if _, err := s.Runner.Execute(context.Background(), id, ExecOptions{Stop: stop, Limit: sample}); err != nil && s.Log != nil {
+		if _, err := s.Runner.Execute(context.Background(), id, ExecOptions{Stop: w.stopCh, Limit: sample}); err != nil && s.Log != nil {
 			s.Log.Error("backfill run failed", "run_id", id, "err", err)
 		}
 	}()
+	return true
 }
 
 // Close stops every run after its partitions in flight and waits for them: a resume picks
 // them up later.
 func (s *Service) Close() {
 	s.mu.Lock()
-	for id, stop := range s.running {
-		close(stop)
-		delete(s.running, id)
+	for _, w := range s.running {
+		w.stop()
 	}
 	s.mu.Unlock()
 	s.wg.Wait()

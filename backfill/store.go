@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"trueup/ledger"
+	"trueup/views"
 )
 
 // Run states.
@@ -104,22 +105,42 @@ func (s Store) LatestPlan(ctx context.Context, backfill string) (*Plan, time.Tim
 	return p, at.UTC(), json.Unmarshal([]byte(body), p)
 }
 
-// createRun records a new run with its tables and pending partitions in one transaction.
+// errTableBusy is a start that found a run of its table in progress inside its transaction.
+var errTableBusy = errors.New("another run of this table is in progress")
+
+// createRun records a new run with its tables, pending partitions and the versions it builds
+// (state building) in one transaction, if no run of its table is in progress. Two of them at
+// once cannot both commit: they would record the same version numbers (the versions key).
 func (s Store) createRun(ctx context.Context, r *Run, parts map[string][]string) (int64, error) {
 	plan, err := json.Marshal(r.Plan)
 	if err != nil {
 		return 0, err
 	}
+	now := s.L.Now()
 	err = s.L.Tx(ctx, func(tx *dbsql.Tx) error {
+		var active int64
+		switch err := tx.QueryRowContext(ctx, activeRunQuery, r.Table, RunRunning, RunValidating).Scan(&active); {
+		case err == nil:
+			return fmt.Errorf("%w (run %d)", errTableBusy, active)
+		case !errors.Is(err, dbsql.ErrNoRows):
+			return err
+		}
 		if err := tx.QueryRowContext(ctx, `INSERT INTO backfill_runs (backfill, target, table_name, reason, state,
 			actor, code_sha, sample, plan, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			r.Backfill, r.Target, r.Table, r.Reason, RunRunning, r.Actor, r.CodeSHA, r.Sample, string(plan), s.L.Now()).Scan(&r.ID); err != nil {
+			r.Backfill, r.Target, r.Table, r.Reason, RunRunning, r.Actor, r.CodeSHA, r.Sample, string(plan), now).Scan(&r.ID); err != nil {
 			return err
 		}
 		for i, t := range r.Tables {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO backfill_tables (run_id, position, table_name, backfill, version, code_sha)
 				VALUES (?, ?, ?, ?, ?, ?)`, r.ID, i, t.Table, t.Backfill, t.Version, t.CodeSHA); err != nil {
 				return err
+			}
+			// views.Store.Put writes outside any transaction (and replaces): the version number is
+			// reserved here, with the run, and a number taken meanwhile fails the commit.
+			if _, err := tx.ExecContext(ctx, `INSERT INTO versions (target, table_name, version, state, built_by,
+				created_at, updated_at, backfill, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				r.Target, t.Table, t.Version, views.StateBuilding, r.Actor, now, now, r.Backfill, r.ID); err != nil {
+				return fmt.Errorf("reserve %s: %w", views.Physical(t.Table, t.Version), err)
 			}
 			for _, p := range parts[t.Table] {
 				if _, err := tx.ExecContext(ctx, `INSERT INTO backfill_partitions (run_id, table_name, part, state)
