@@ -71,7 +71,10 @@ func (b *Backfill) CodeSHA() string {
 // Scope is the partitions a backfill rebuilds: a closed date range, or the partitions a rule
 // currently fails on.
 type Scope struct {
-	From, To time.Time // inclusive, truncated to the grain
+	// From and To are inclusive. An end given as a date (2026-07-11, in a file or --to) is the
+	// last instant of that day, so an hourly backfill takes all of its hours, as a daily one
+	// takes the day.
+	From, To time.Time
 	FromRule string
 }
 
@@ -95,7 +98,12 @@ func ParseScope(from, to string) (*Scope, error) {
 	if t.Before(f) {
 		return nil, fmt.Errorf("%w: --to %s is before --from %s", ErrInvalid, to, from)
 	}
-	return &Scope{From: f, To: t}, nil
+	return &Scope{From: f, To: endOfDay(t)}, nil
+}
+
+// endOfDay is the last instant of t's day (UTC).
+func endOfDay(t time.Time) time.Time {
+	return tsql.TruncGrain(t, "day").AddDate(0, 0, 1).Add(-time.Nanosecond)
 }
 
 func (s Scope) String() string {
@@ -112,6 +120,20 @@ func (s Scope) String() string {
 // wraps over midnight.
 type HourWindow struct {
 	Start, End int // minutes after midnight
+}
+
+// check refuses a window no time of day falls in (a run would wait for it forever) and an end
+// past midnight (write 22:00-02:00 for a window over midnight, not 22:00-26:00).
+func (w HourWindow) check() error {
+	switch {
+	case w.Start < 0 || w.Start >= 24*60:
+		return errors.New("the start is not a time of day")
+	case w.End < 0 || w.End > 24*60:
+		return errors.New("the end is past 24:00 (a window over midnight ends before it starts, e.g. 22:00-06:00)")
+	case w.Start == w.End:
+		return errors.New("it starts and ends at the same time, so no time of day is in it (leave window: out to allow every hour)")
+	}
+	return nil
 }
 
 // Contains reports whether t (UTC) falls in the window.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"trueup/reconcile"
 	tsql "trueup/sql"
 	"trueup/sqlfile"
 )
@@ -175,6 +176,13 @@ func Parse(shown, text string) (*Backfill, sqlfile.Problems) {
 		}
 		b.Window = w
 	}
+	if f.Has("expect") {
+		// the expectations judge the run at its very end: a typo must not cost the whole build
+		if _, err := reconcile.ParseExpectations(b.Expect); err != nil {
+			msg := strings.TrimPrefix(err.Error(), reconcile.ErrBadInput.Error()+": ")
+			f.BadKey("expect", "expect: %s", strings.TrimPrefix(msg, "expectations: "))
+		}
+	}
 	if f.Has("cumulative") {
 		v, err := strconv.ParseBool(f.Get("cumulative"))
 		if err != nil {
@@ -220,6 +228,9 @@ func parseScope(v, grain string) (Scope, error) {
 	if err != nil {
 		return Scope{}, fmt.Errorf("scope: %v", err)
 	}
+	if _, err := time.Parse("2006-01-02", strings.TrimSpace(to)); err == nil {
+		t = endOfDay(t) // a date ends with its last hour, not its first
+	}
 	if t.Before(f) {
 		return Scope{}, fmt.Errorf("scope %q: ends before it starts", v)
 	}
@@ -238,5 +249,9 @@ func parseHourWindow(v string) (*HourWindow, error) {
 	if n[0] > 23 || n[2] > 24 || n[1] > 59 || n[3] > 59 {
 		return nil, fmt.Errorf("window %q: not a time of day", v)
 	}
-	return &HourWindow{Start: n[0]*60 + n[1], End: n[2]*60 + n[3]}, nil
+	w := &HourWindow{Start: n[0]*60 + n[1], End: n[2]*60 + n[3]}
+	if err := w.check(); err != nil {
+		return nil, fmt.Errorf("window %q: %w", v, err)
+	}
+	return w, nil
 }

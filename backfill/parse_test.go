@@ -7,7 +7,10 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"trueup/backfill"
+	"trueup/rules"
 	"trueup/sqlfile"
 )
 
@@ -95,5 +98,76 @@ func TestHourWindow(t *testing.T) {
 		if w.Contains(tc.t) != tc.in || w.Until(tc.t) != tc.wait {
 			t.Errorf("%s: contains %v until %s", tc.t.Format("15:04"), w.Contains(tc.t), w.Until(tc.t))
 		}
+	}
+}
+
+// A header value the run would only trip over at its end is refused when the file is loaded,
+// as path:line: message.
+func TestLoadRefusesValuesARunCannotUse(t *testing.T) {
+	head := "-- table: orders\n-- partition: order_date\n-- key: order_id\n"
+	body := "SELECT * FROM orders_raw WHERE order_date >= $start AND order_date < $end\n"
+	for _, tc := range []struct {
+		name, header, want string
+	}{
+		{"expect_nonsense", "-- expect: inside scope rows banana\n",
+			`backfills/b.sql:4: expect: clause 1 "inside scope rows banana": rows: change "banana": want LO..HI like +0..6% or -10..10`},
+		{"expect_unknown_measure", "-- expect: whatever\n", `backfills/b.sql:4: expect: clause 1 "whatever": unknown measure "whatever"`},
+		{"window_starts_where_it_ends", "-- window: 10:00-10:00\n",
+			`backfills/b.sql:4: window "10:00-10:00": it starts and ends at the same time, so no time of day is in it`},
+		{"window_midnight_to_midnight", "-- window: 00:00-00:00\n", `backfills/b.sql:4: window "00:00-00:00": it starts and ends at the same time`},
+		{"window_ends_past_midnight", "-- window: 22:00-24:30\n", `backfills/b.sql:4: window "22:00-24:30": the end is past 24:00`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := backfill.Load(fstest.MapFS{"b.sql": {Data: []byte(head + tc.header + body)}}, "backfills")
+			if !errors.Is(err, backfill.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+	for _, tc := range []struct{ name, header, window string }{
+		{"expect_of_the_demo", "-- expect: inside scope rows +0..6%, sum(amount) +0..6%; outside scope identical\n", ""},
+		{"window_to_midnight", "-- window: 22:00-24:00\n", "22:00-24:00"},
+		{"window_over_midnight", "-- window: 22:00-06:00\n", "22:00-06:00"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set, err := backfill.Load(fstest.MapFS{"b.sql": {Data: []byte(head + tc.header + body)}}, "backfills")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := set.Backfills[0].Window; tc.window != "" && (w == nil || w.String() != tc.window) {
+				t.Errorf("window %v, want %s", w, tc.window)
+			}
+		})
+	}
+}
+
+// validate: names are checked against the rules when the project is loaded, as a run resolves
+// them at its end: a rule name or a tag.
+func TestCheckValidateNamesRulesOrTags(t *testing.T) {
+	fsys := fstest.MapFS{
+		"ok.sql":  {Data: []byte("-- table: orders\n-- partition: d\n-- key: id\n-- validate: unique_id, orders_tag\nSELECT 1 AS d, 1 AS id\n")},
+		"bad.sql": {Data: []byte("-- table: items\n-- partition: d\n-- key: id\n-- reason: bug\n-- validate: unique_id, no_such_rule\nSELECT 1 AS d, 1 AS id\n")},
+	}
+	set, err := backfill.Load(fsys, "backfills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := &rules.Set{Rules: []*rules.Rule{{Name: "unique_id", Tags: []string{"orders_tag"}}}}
+	err = set.CheckValidate(rs)
+	var ps sqlfile.Problems
+	if !errors.Is(err, backfill.ErrInvalid) || !errors.As(err, &ps) {
+		t.Fatalf("got %v", err)
+	}
+	want := []string{"backfills/bad.sql:5: validate: no_such_rule is neither a rule nor a tag"}
+	var got []string
+	for _, p := range ps {
+		got = append(got, p.String())
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	// Without rules every validate: name is one a run could not check.
+	if err := set.CheckValidate(nil); err == nil || !strings.Contains(err.Error(), "backfills/ok.sql:4: validate: unique_id: the project has no rules") {
+		t.Errorf("no rules: got %v", err)
 	}
 }

@@ -53,7 +53,9 @@ type Plan struct {
 
 // Input is one relation the transform reads, checked for the whole scope.
 type Input struct {
-	Relation    string   `json:"relation"`
+	Relation string `json:"relation"`
+	// Table is the downstream table whose transform reads it ("" for the planned backfill's).
+	Table       string   `json:"table,omitempty"`
 	Partitioned bool     `json:"partitioned"`
 	Missing     []string `json:"missing_partitions,omitempty"`
 	Empty       bool     `json:"empty"`
@@ -148,13 +150,24 @@ func (pl Planner) Plan(ctx context.Context, b *Backfill, override *Scope) (*Plan
 	if b.Contact != "" {
 		p.Notice += "; contact: " + b.Contact
 	}
+	closure := []transform{{b: b, windows: p.windows}}
 	if len(parts) > 0 {
-		pl.checkInputs(ctx, b, p, liveType)
+		p.InputsOK = true
+		pl.checkInputs(ctx, closure[0], p, nil)
 		if err := pl.downstream(ctx, b, parts, p, map[string]bool{b.Table: true}); err != nil {
 			p.block("%v", err)
+		} else {
+			closure = append(closure, pl.downstreamTransforms(ctx, b, p)...)
 		}
 	}
-	pl.score(ctx, b, p)
+	for _, t := range closure {
+		if t.b.Window != nil {
+			if err := t.b.Window.check(); err != nil {
+				p.block("%swindow %s: %v", t.label(), t.b.Window, err)
+			}
+		}
+	}
+	pl.score(ctx, closure, p)
 	return p, nil
 }
 
@@ -233,78 +246,6 @@ func (pl Planner) existingPartitions(ctx context.Context, rel, col, grain string
 	return out, nil
 }
 
-// checkInputs checks that every relation the transform reads has rows in every partition of
-// the scope (when it has the partition column) or at all (when it does not).
-func (pl Planner) checkInputs(ctx context.Context, b *Backfill, p *Plan, typ tsql.Type) {
-	p.InputsOK = true
-	rels, err := pl.Engine.Relations(ctx)
-	if err != nil {
-		p.block("input check: %v", err)
-		p.InputsOK = false
-		return
-	}
-	known := map[string]bool{}
-	for _, r := range rels {
-		known[r.Name] = true
-	}
-	d := pl.Engine.Dialect()
-	first, last := p.windows[0], p.windows[len(p.windows)-1]
-	for _, ref := range tsql.TableRefs(b.SQL) {
-		if !known[ref] {
-			p.block("input %s does not exist in target %s", ref, pl.Target)
-			p.InputsOK = false
-			continue
-		}
-		in := Input{Relation: ref}
-		cols, err := pl.Engine.Columns(ctx, ref)
-		if err != nil {
-			p.block("input %s: %v", ref, err)
-			p.InputsOK = false
-			continue
-		}
-		if slices.ContainsFunc(cols, func(c tsql.Column) bool { return c.Name == b.Partition }) {
-			in.Partitioned = true
-			part := d.TruncTime(d.Quote(b.Partition), b.Grain)
-			q, args, err := tsql.Expand(d, "SELECT "+part+" AS p, count(*) AS n FROM "+d.QuoteRelation(ref)+
-				" WHERE "+d.Quote(b.Partition)+" >= $start AND "+d.Quote(b.Partition)+" < $end GROUP BY "+part,
-				tsql.Window{Type: typ, Start: first.Start, End: last.End}.Params())
-			if err != nil {
-				p.block("input %s: %v", ref, err)
-				continue
-			}
-			res, err := pl.Engine.Query(ctx, q, args...)
-			if err != nil {
-				p.block("input %s: %v", ref, err)
-				p.InputsOK = false
-				continue
-			}
-			have := map[string]bool{}
-			for _, r := range res.Rows {
-				if tsql.AsInt64(r[1]) > 0 {
-					have[formatPartition(tsql.TruncGrain(tsql.AsTime(r[0]), b.Grain), b.Grain)] = true
-				}
-			}
-			for _, part := range p.Partitions {
-				if !have[part] {
-					in.Missing = append(in.Missing, part)
-				}
-			}
-			if len(in.Missing) > 0 {
-				p.InputsOK = false
-				p.block("input %s has no rows for %d partition(s) of the scope: %s", ref, len(in.Missing), strings.Join(in.Missing, ", "))
-			}
-		} else {
-			res, err := pl.Engine.Query(ctx, "SELECT count(*) FROM (SELECT 1 AS x FROM "+d.QuoteRelation(ref)+" LIMIT 1) AS s")
-			if err != nil || tsql.AsInt64(res.Rows[0][0]) == 0 {
-				in.Empty = true
-				p.InputsOK = false
-				p.block("input %s is empty", ref)
-			}
-		}
-		p.Inputs = append(p.Inputs, in)
-	}
-}
-
 // downstream lists the refreshes of every table built from this one, transitively.
 func (pl Planner) downstream(ctx context.Context, b *Backfill, parts []time.Time, p *Plan, seen map[string]bool) error {
 	for _, name := range b.Downstream {
@@ -346,58 +287,6 @@ func (pl Planner) downstream(ctx context.Context, b *Backfill, parts []time.Time
 		}
 		if err := pl.downstream(ctx, db, affected, p, next); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// score gives the backfillability score 0–4, one point each for: parameterised by window,
-// idempotent write, historical inputs present, no clock or current-state dependency.
-func (pl Planner) score(ctx context.Context, b *Backfill, p *Plan) {
-	missing := func(why string) { p.ScoreMissing = append(p.ScoreMissing, why) }
-	ph := tsql.Placeholders(b.SQL)
-	if slices.Contains(ph, "start") && slices.Contains(ph, "end") {
-		p.Score++
-	} else {
-		missing("not parameterised by window: the transform should filter on $start and $end, so each partition reads only its own inputs")
-		p.warn("the transform does not use both $start and $end: every partition recomputes from all inputs")
-	}
-	if err := pl.checkOutput(ctx, b, p); err != nil {
-		missing("write is not idempotent: " + err.Error())
-		p.block("transform: %v", err)
-	} else {
-		p.Score++
-	}
-	if p.InputsOK {
-		p.Score++
-	} else {
-		missing("historical inputs missing: some input has no rows for part of the scope")
-	}
-	if calls := tsql.ClockCalls(b.SQL); len(calls) > 0 {
-		missing("reads the clock or current state (" + strings.Join(calls, ", ") + "): a rerun would not give the same rows")
-		p.block("the transform reads the clock or current state (%s): a backfill must be a function of its window and inputs", strings.Join(calls, ", "))
-	} else {
-		p.Score++
-	}
-}
-
-// checkOutput prepares the transform for the first partition and checks that its rows carry
-// the partition column and the key, so each partition can be replaced as a whole.
-func (pl Planner) checkOutput(ctx context.Context, b *Backfill, p *Plan) error {
-	if len(p.windows) == 0 {
-		return errors.New("no partition to prepare the transform for")
-	}
-	q, args, err := tsql.Expand(pl.Engine.Dialect(), b.SQL, p.windows[0].Params())
-	if err != nil {
-		return err
-	}
-	res, err := pl.Engine.Query(ctx, "SELECT * FROM ("+q+") AS q LIMIT 0", args...)
-	if err != nil {
-		return fmt.Errorf("does not prepare: %s", firstLine(err.Error()))
-	}
-	for _, c := range append([]string{b.Partition}, b.Key...) {
-		if !slices.Contains(res.Columns, c) {
-			return fmt.Errorf("its rows have no column %s (they have %s)", c, strings.Join(res.Columns, ", "))
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"trueup/reconcile"
 	"trueup/rules"
 	tsql "trueup/sql"
+	"trueup/sqlfile"
 	"trueup/views"
 )
 
@@ -78,6 +79,39 @@ type Validator struct {
 // DiffStore keeps reconcile results so pages and notices can show them later.
 type DiffStore interface {
 	Save(ctx context.Context, r *reconcile.Result, label, actor string) (int64, error)
+}
+
+// CheckValidate reports, as path:line problems (ErrInvalid), every validate: name that is
+// neither a rule nor a tag of rs (nil: the project has no rules). A run resolves the names only
+// once every partition is built; loading checks them first, so a typo costs no build.
+func (s *Set) CheckValidate(rs *rules.Set) error {
+	var problems sqlfile.Problems
+	for _, b := range s.Backfills {
+		for _, name := range b.Validate {
+			if msg := unknownCheck(rs, name); msg != "" {
+				problems = append(problems, sqlfile.Problem{Path: b.Path, Line: b.line("validate"), Msg: msg})
+			}
+		}
+	}
+	if err := problems.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return nil
+}
+
+// unknownCheck says why a validate: name names no rule, or "" when it names a rule or a tag
+// (as check resolves it at the end of a run).
+func unknownCheck(rs *rules.Set, name string) string {
+	if rs == nil {
+		return fmt.Sprintf("validate: %s: the project has no rules (add rules/ or remove validate:)", name)
+	}
+	if _, err := rs.Get(name); err == nil {
+		return ""
+	}
+	if tagged, err := rs.Select(nil, []string{name}); err == nil && len(tagged) > 0 {
+		return ""
+	}
+	return fmt.Sprintf("validate: %s is neither a rule nor a tag", name)
 }
 
 // validate checks the built versions and records the outcome on the run and the versions.

@@ -1,0 +1,166 @@
+package backfill_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"trueup/backfill"
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+)
+
+// The plan checks every transform a run executes, the downstream ones too: a downstream
+// transform that reads the clock or writes the wrong columns blocks the plan, as the planned
+// backfill's own would, instead of failing the run after the upstream was built.
+func TestPlanChecksDownstreamTransforms(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		d := newDemo(t, e)
+		for _, tc := range []struct {
+			name, old, new   string
+			finding, missing string
+		}{
+			{"reads_the_clock", "WHERE order_date >= $start AND order_date < $end", "WHERE order_date >= $start AND order_date < $end AND now() IS NOT NULL",
+				"downstream daily_revenue: the transform reads the clock or current state (now)",
+				"reads the clock or current state (downstream daily_revenue: now)"},
+			{"wrong_output_column", "SELECT\n\torder_date,", "SELECT\n\torder_date AS day,",
+				"downstream daily_revenue: transform: its rows have no column order_date (they have day, ",
+				"write is not idempotent: downstream daily_revenue: its rows have no column order_date"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := d.newRunner(t, e)
+				r.Planner.Set = loadEdited(t, filepath.Join(d.dir, "backfills"), "daily_revenue.sql", tc.old, tc.new)
+				b, _ := r.Planner.Set.Get("fix_dedup_bug")
+				p, err := r.Planner.Plan(ctx, b, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !p.Blocked() || p.Score != 3 || !hasFinding(p, "blocking", tc.finding) {
+					t.Errorf("blocked %v, score %d, findings %+v\nwant blocking %q", p.Blocked(), p.Score, p.Findings, tc.finding)
+				}
+				if len(p.ScoreMissing) != 1 || !strings.Contains(p.ScoreMissing[0], tc.missing) {
+					t.Errorf("score missing %q, want %q", p.ScoreMissing, tc.missing)
+				}
+				if _, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{}); !errors.Is(err, backfill.ErrBlocked) || !strings.Contains(err.Error(), tc.finding) {
+					t.Errorf("run: got %v, want it refused with %q", err, tc.finding)
+				}
+				if _, err := r.Store.LatestRun(ctx, "fix_dedup_bug"); !errors.Is(err, backfill.ErrNotFound) {
+					t.Errorf("a blocked plan recorded a run: %v", err)
+				}
+			})
+		}
+		t.Run("demo_downstream_is_clean", func(t *testing.T) {
+			b, _ := d.runner.Planner.Set.Get("fix_dedup_bug")
+			p, err := d.runner.Planner.Plan(ctx, b, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Score != 4 || len(p.Findings) != 0 || !p.InputsOK {
+				t.Errorf("score %d, inputs ok %v, findings %+v", p.Score, p.InputsOK, p.Findings)
+			}
+		})
+	})
+}
+
+// loadEdited loads a project's backfills with one file's text edited.
+func loadEdited(t *testing.T, dir, file, old, new string) *backfill.Set {
+	t.Helper()
+	fsys := fstest.MapFS{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, en.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if en.Name() == file {
+			if !strings.Contains(string(data), old) {
+				t.Fatalf("%s has no %q", file, old)
+			}
+			data = []byte(strings.Replace(string(data), old, new, 1))
+		}
+		fsys[en.Name()] = &fstest.MapFile{Data: data}
+	}
+	set, err := backfill.Load(fsys, "backfills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func hasFinding(p *backfill.Plan, severity, text string) bool {
+	for _, f := range p.Findings {
+		if f.Severity == severity && strings.Contains(f.Message, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// A scope that ends on a date takes all of that day: an hourly backfill scoped
+// 2026-07-10..2026-07-11 rebuilds 48 hours, not the first hour of the 11th.
+func TestPlanHourlyScopeEndsWithTheDay(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		cols := []tsql.Column{{Name: "id", Kind: tsql.TypeInt}, {Name: "ts", Kind: tsql.TypeTimestamp}}
+		var rows [][]any
+		for h := range 72 { // every hour of 2026-07-10..12
+			rows = append(rows, []any{int64(h), time.Date(2026, 7, 10, h, 30, 0, 0, time.UTC)})
+		}
+		for _, tbl := range []string{"events_raw", "events__v1"} {
+			if err := e.CreateTable(ctx, tbl, cols, "", []string{"id"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Insert(ctx, tbl, []string{"id", "ts"}, rows); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "events", Table: "events__v1"}}); err != nil {
+			t.Fatal(err)
+		}
+		file := "-- table: events\n-- partition: ts\n-- grain: hour\n-- key: id\n-- reason: late-data\n-- objective: reload\n%s" +
+			"SELECT id, ts FROM events_raw WHERE ts >= $start AND ts < $end\n"
+		fromFlags, err := backfill.ParseScope("2026-07-10", "2026-07-11")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name, scope string
+			override    *backfill.Scope
+			n           int
+			first, last string
+		}{
+			{"file_scope_of_dates", "-- scope: 2026-07-10..2026-07-11\n", nil, 48, "2026-07-10T00:00", "2026-07-11T23:00"},
+			{"from_to_flags", "", fromFlags, 48, "2026-07-10T00:00", "2026-07-11T23:00"},
+			{"file_scope_of_hours", "-- scope: 2026-07-10T05:00..2026-07-10T07:00\n", nil, 3, "2026-07-10T05:00", "2026-07-10T07:00"},
+			{"date_to_an_hour", "-- scope: 2026-07-10..2026-07-11T01:00\n", nil, 26, "2026-07-10T00:00", "2026-07-11T01:00"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				b, ps := backfill.Parse("backfills/events.sql", strings.Replace(file, "%s", tc.scope, 1))
+				if len(ps) > 0 {
+					t.Fatal(ps)
+				}
+				pl := backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"}
+				p, err := pl.Plan(ctx, b, tc.override)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := p.Partitions
+				if len(got) != tc.n || got[0] != tc.first || got[len(got)-1] != tc.last {
+					t.Fatalf("%d partitions %v, want %d from %s to %s", len(got), got, tc.n, tc.first, tc.last)
+				}
+				if p.Blocked() || !p.InputsOK {
+					t.Errorf("findings %+v", p.Findings)
+				}
+			})
+		}
+	})
+}
