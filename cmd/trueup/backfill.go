@@ -121,15 +121,8 @@ func scopeFlags(from, to string) (*backfill.Scope, error) {
 func newBackfillRunner(ctx context.Context, e *env, a *app, ntc *notices.Service, log *slog.Logger) (*backfill.Runner, error) {
 	dir := a.cfg.ProjectDir("backfills")
 	set, err := backfill.Load(os.DirFS(dir), shownDir(dir))
-	var ps sqlfile.Problems
-	if errors.As(err, &ps) {
-		for _, p := range ps {
-			fmt.Fprintln(e.stderr, p)
-		}
-		return nil, usagef("backfill: %d %s in the backfill files, nothing was run", len(ps), pluralWord(len(ps), "problem", "problems"))
-	}
 	if err != nil {
-		return nil, usagef("backfill: %v", err)
+		return nil, backfillProblems(e, err)
 	}
 	targetName := e.globals.target
 	if targetName == "" {
@@ -148,6 +141,9 @@ func newBackfillRunner(ctx context.Context, e *env, a *app, ntc *notices.Service
 		}
 		v.Rules, v.Runner = rs, rules.NewRunner(targets)
 	}
+	if err := set.CheckValidate(v.Rules); err != nil {
+		return nil, backfillProblems(e, err)
+	}
 	r := &backfill.Runner{
 		Planner:   backfill.Planner{Set: set, Engine: eng, Target: targetName, Rules: v},
 		Store:     backfill.Store{L: a.ledger},
@@ -158,6 +154,19 @@ func newBackfillRunner(ctx context.Context, e *env, a *app, ntc *notices.Service
 		draftNotices(r, ntc, log)
 	}
 	return r, nil
+}
+
+// backfillProblems prints each problem of the backfill files as path:line: message and
+// returns the exit-2 error that says nothing was run.
+func backfillProblems(e *env, err error) error {
+	var ps sqlfile.Problems
+	if !errors.As(err, &ps) {
+		return usagef("backfill: %v", err)
+	}
+	for _, p := range ps {
+		fmt.Fprintln(e.stderr, p)
+	}
+	return usagef("backfill: %d %s in the backfill files, nothing was run", len(ps), pluralWord(len(ps), "problem", "problems"))
 }
 
 func shownDir(dir string) string {
@@ -236,10 +245,16 @@ func reportPlan(out *backfillOutput, name string, p *backfill.Plan) error {
 	} else {
 		writePlan(out.w, p)
 	}
-	if p.Blocked() {
-		return failedError{fmt.Sprintf("backfill plan %s: blocked by %d finding(s)", name, countBlocking(p))}
+	return blockedPlan("backfill plan", name, p)
+}
+
+// blockedPlan is the error of a command whose plan has blocking findings: bad input, exit 2,
+// whether the command was plan, dry-run or run (backfill/README.md).
+func blockedPlan(cmd, name string, p *backfill.Plan) error {
+	if p == nil || !p.Blocked() {
+		return nil
 	}
-	return nil
+	return usagef("%s %s: blocked by %d finding(s), nothing was run", cmd, name, countBlocking(p))
 }
 
 func countBlocking(p *backfill.Plan) int {

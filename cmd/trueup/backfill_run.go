@@ -26,11 +26,13 @@ func reportDryRun(out *backfillOutput, name string, pv *backfill.Preview) error 
 		if err := out.encode(pv); err != nil {
 			return err
 		}
+	} else if pv.Plan != nil && pv.Plan.Blocked() {
+		writePlan(out.w, pv.Plan) // nothing was computed: the findings say why
 	} else {
-		if pv.Plan != nil && pv.Plan.Blocked() {
-			writePlan(out.w, pv.Plan)
-		}
 		writePreview(out.w, pv, "dry run: nothing was written")
+	}
+	if err := blockedPlan("backfill dry-run", name, pv.Plan); err != nil {
+		return err
 	}
 	if !pv.OK {
 		return failedError{fmt.Sprintf("backfill dry-run %s: the change does not meet its expectations", name)}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,5 +102,67 @@ func TestBackfillCLI(t *testing.T) {
 	}
 	if code, out, _ := bf("verify", "fix_dedup_bug", "--from", "2026-07-09", "--to", "2026-07-11"); code != 1 || !strings.Contains(out, "2026-07-10") || strings.Contains(out, "2026-07-09 ") {
 		t.Errorf("verify across the bug: exit %d:\n%s", code, out)
+	}
+}
+
+// A blocked plan is bad input (backfill/README.md): plan, dry-run and run all exit 2 and
+// nothing is run.
+func TestBackfillBlockedPlanExits2(t *testing.T) {
+	cfg := filepath.Join(demoDir(t), "trueup.yaml")
+	missing := []string{"--from", "2026-08-30", "--to", "2026-09-02"} // orders_raw ends 2026-08-31
+	for _, verb := range []string{"plan", "dry-run", "run"} {
+		code, out, errs := cli(t, append([]string{"--config", cfg, "backfill", verb, "fix_dedup_bug"}, missing...)...)
+		if code != 2 || !strings.Contains(out+errs, "input orders_raw has no rows for 2 partition(s) of the scope") {
+			t.Errorf("backfill %s of a blocked plan: exit %d, want 2 naming the missing inputs:\n%s%s", verb, code, out, errs)
+		}
+	}
+	if code, _, errs := cli(t, "--config", cfg, "backfill", "status", "fix_dedup_bug"); code != 2 || !strings.Contains(errs, "has never run") {
+		t.Errorf("status after a blocked run: exit %d: %s", code, errs)
+	}
+}
+
+// Header values a run would only trip over at its end are reported when the files load, as
+// path:line: message, exit 2, and nothing runs.
+func TestBackfillHeaderProblemsExit2(t *testing.T) {
+	dir := demoDir(t)
+	cfg := filepath.Join(dir, "trueup.yaml")
+	file := filepath.Join(dir, "backfills", "fix_dedup_bug.sql")
+	orig, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lineOf := func(prefix string) int {
+		for i, l := range strings.Split(string(orig), "\n") {
+			if strings.HasPrefix(l, prefix) {
+				return i + 1
+			}
+		}
+		t.Fatalf("fix_dedup_bug.sql has no %q line", prefix)
+		return 0
+	}
+	for _, tc := range []struct {
+		name, old, new, want string
+	}{
+		{"unknown_validate_rule", "-- validate: matches_raw,", "-- validate: no_such_rule, matches_raw,",
+			fmt.Sprintf("fix_dedup_bug.sql:%d: validate: no_such_rule is neither a rule nor a tag", lineOf("-- validate:"))},
+		{"nonsense_expect", "-- expect: inside scope", "-- expect: inside scope rows lots;",
+			fmt.Sprintf("fix_dedup_bug.sql:%d: expect: clause 1", lineOf("-- expect:"))},
+		{"empty_window", "-- concurrency: 2", "-- concurrency: 2\n-- window: 10:00-10:00",
+			fmt.Sprintf("fix_dedup_bug.sql:%d: window \"10:00-10:00\": it starts and ends at the same time", lineOf("-- concurrency:")+1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(string(orig), tc.old) {
+				t.Fatalf("no %q in the file", tc.old)
+			}
+			os.WriteFile(file, []byte(strings.Replace(string(orig), tc.old, tc.new, 1)), 0o644)
+			defer os.WriteFile(file, orig, 0o644)
+			code, out, errs := cli(t, "--config", cfg, "backfill", "run", "fix_dedup_bug")
+			if code != 2 || !strings.Contains(errs, tc.want) || !strings.Contains(errs, "nothing was run") {
+				t.Errorf("exit %d, stderr:\n%s\nwant 2 and %q", code, errs+out, tc.want)
+			}
+		})
+	}
+	if code, _, errs := cli(t, "--config", cfg, "backfill", "status", "fix_dedup_bug"); code != 2 || !strings.Contains(errs, "has never run") {
+		t.Errorf("status after the refused runs: exit %d: %s", code, errs)
 	}
 }
