@@ -228,7 +228,23 @@ func (pl Planner) scopePartitions(ctx context.Context, b *Backfill, s Scope, liv
 	if s.From.IsZero() {
 		return nil, errors.New("no scope: give scope: FROM..TO or scope: from-rule: NAME (or --from/--to)")
 	}
+	if n := countBetween(s.From, s.To, b.Grain, MaxScopePartitions+1); n > MaxScopePartitions {
+		return nil, fmt.Errorf("the scope %s covers more than %d partitions of grain %s: split the backfill", s, MaxScopePartitions, b.Grain)
+	}
 	return partitionsBetween(s.From, s.To, b.Grain), nil
+}
+
+// MaxScopePartitions bounds the partitions one plan covers (55 years of days, 2 of hours): a
+// plan is checked, stored and shown partition by partition.
+const MaxScopePartitions = 20000
+
+// countBetween counts the partitions from..to inclusive, stopping at limit.
+func countBetween(from, to time.Time, grain string, limit int) int {
+	n := 0
+	for t := tsql.TruncGrain(from, grain); !t.After(to) && n < limit; t = tsql.NextGrain(t, grain) {
+		n++
+	}
+	return n
 }
 
 // existingPartitions lists the partitions a relation holds, oldest first.

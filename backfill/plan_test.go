@@ -164,3 +164,37 @@ func TestPlanHourlyScopeEndsWithTheDay(t *testing.T) {
 		}
 	})
 }
+
+// A scope is bounded, and looking at a plan for another scope stores nothing: GET
+// /api/v1/backfills/{name}?from=1900-01-01&to=2100-12-31 planned 73,000 partitions for 50 s and
+// stored every such plan.
+func TestScopeIsBoundedAndAReadStoresNothing(t *testing.T) {
+	ctx := context.Background()
+	e := sqltest.DuckDB(t)
+	d := newDemo(t, e)
+	svc := &backfill.Service{Runner: d.runner}
+	before, _, err := d.runner.Store.LatestPlan(ctx, "fix_dedup_bug")
+	if err != nil && !errors.Is(err, backfill.ErrNotFound) {
+		t.Fatal(err)
+	}
+	huge, err := backfill.ParseScope("1900-01-01", "2100-12-31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := svc.Plan(ctx, "fix_dedup_bug", "vera", huge); err != nil || !p.Blocked() || len(p.Partitions) != 0 ||
+		!hasFinding(p, "blocking", "the scope 1900-01-01..2100-12-31 covers more than 20000 partitions of grain day: split the backfill") {
+		t.Errorf("a scope of 73,000 days: %v, %d partitions, findings %+v", err, len(p.Partitions), p.Findings)
+	}
+	small, _ := backfill.ParseScope("2026-07-10", "2026-07-12")
+	p, err := svc.Plan(ctx, "fix_dedup_bug", "vera", small)
+	if err != nil || len(p.Partitions) != 3 {
+		t.Fatalf("a scope of 3 days: %v", err)
+	}
+	after, _, err := d.runner.Store.LatestPlan(ctx, "fix_dedup_bug")
+	if err != nil && !errors.Is(err, backfill.ErrNotFound) {
+		t.Fatal(err)
+	}
+	if (before == nil) != (after == nil) || (after != nil && len(after.Partitions) == 3) {
+		t.Errorf("a scoped plan that was only read was stored: scope %s", after.Scope)
+	}
+}

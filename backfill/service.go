@@ -59,21 +59,16 @@ func (s *Service) List(ctx context.Context) ([]Summary, error) {
 }
 
 // Plan returns a backfill's plan, computed and stored anew when the last one is older than
-// planTTL or a run has started since. A scope replaces the file's (that plan is not cached).
+// planTTL or a run has started since. A scope replaces the file's (that plan is neither cached
+// nor stored).
 func (s *Service) Plan(ctx context.Context, name, actor string, scope *Scope) (*Plan, error) {
 	b, err := s.Runner.Planner.Set.Get(name)
 	if err != nil {
 		return nil, err
 	}
 	if scope != nil {
-		p, err := s.Runner.Planner.Plan(ctx, b, scope)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := s.Runner.Store.SavePlan(ctx, actor, p); err != nil {
-			return nil, err
-		}
-		return p, nil
+		// Shown, not stored: a read writes nothing (runs and dry runs store the plan they follow).
+		return s.Runner.Planner.Plan(ctx, b, scope)
 	}
 	now := s.Runner.now()
 	s.mu.Lock()
