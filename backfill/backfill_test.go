@@ -208,10 +208,12 @@ func TestDemoBackfill(t *testing.T) {
 				t.Errorf("%d duplicate order ids in v2", dup)
 			}
 			// The totals rule that found the bug passes on the new version.
-			b, _ := r.Planner.Set.Get("fix_dedup_bug")
-			_ = b
 			rule, _ := r.Validator.Rules.Get("matches_raw")
-			res := r.Validator.Runner.Run(ctx, []*rules.Rule{rule.On(e.Dialect(), map[string]string{"daily_revenue": "daily_revenue__v2"})})
+			on, err := rule.On(e.Dialect(), map[string]string{"daily_revenue": "daily_revenue__v2"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := r.Validator.Runner.Run(ctx, []*rules.Rule{on})
 			if res.Results[0].Status != rules.StatusPass {
 				t.Errorf("matches_raw on daily_revenue__v2: %+v", res.Results[0])
 			}

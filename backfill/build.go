@@ -23,9 +23,9 @@ func (r *Runner) buildTable(ctx context.Context, run *Run, t RunTable, b *Backfi
 	if err != nil {
 		return false, 0, err
 	}
-	sql := b.SQL
-	if len(built) > 0 {
-		sql = tsql.RewriteTables(r.Planner.Engine.Dialect(), sql, built)
+	sql, err := r.Planner.pointAt(ctx, b.SQL, built)
+	if err != nil {
+		return false, 0, err
 	}
 	var todo []string
 	total, done := 0, 0

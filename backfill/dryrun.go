@@ -46,13 +46,13 @@ func (r *Runner) buildScratch(ctx context.Context, b *Backfill, parts []time.Tim
 	if err != nil {
 		return "", "", nil, err
 	}
+	sql, err := r.Planner.pointAt(ctx, b.SQL, rewrite)
+	if err != nil {
+		return "", "", nil, err
+	}
 	scratch := scratchName(b.Table)
 	if err := e.CreateTableLike(ctx, scratch, live); err != nil {
 		return "", "", nil, fmt.Errorf("scratch for %s: %w", b.Table, err)
-	}
-	sql := b.SQL
-	if len(rewrite) > 0 {
-		sql = tsql.RewriteTables(e.Dialect(), sql, rewrite)
 	}
 	var windows []tsql.Window
 	var writes []tsql.PartitionWrite

@@ -336,3 +336,16 @@ func (p *Plan) RefreshesByTable() []TableRefreshes {
 	}
 	return out
 }
+
+// pointAt points a transform written against logical tables at the versions being built
+// (logical name → physical table); with none, the transform is returned as written.
+func (pl Planner) pointAt(ctx context.Context, sql string, to map[string]string) (string, error) {
+	if len(to) == 0 {
+		return sql, nil
+	}
+	current, err := tsql.CurrentQualifiers(ctx, pl.Engine)
+	if err != nil {
+		return "", err
+	}
+	return tsql.RewriteTables(pl.Engine.Dialect(), sql, to, current)
+}

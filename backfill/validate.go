@@ -187,10 +187,23 @@ func (r *Runner) check(ctx context.Context, run *Run, sampled bool) *Validation 
 		fail("%v", err)
 		return v
 	}
+	current, err := tsql.CurrentQualifiers(ctx, e)
+	if err != nil {
+		fail("%v", err)
+		return v
+	}
 	var chosen []*rules.Rule
+	choose := func(rule *rules.Rule) {
+		on, err := rule.On(e.Dialect(), built, current)
+		if err != nil {
+			fail("%v", err)
+			return
+		}
+		chosen = append(chosen, on)
+	}
 	for _, name := range up.Validate {
 		if rule, err := r.Validator.Rules.Get(name); err == nil {
-			chosen = append(chosen, rule.On(e.Dialect(), built))
+			choose(rule)
 			continue
 		}
 		tagged, err := r.Validator.Rules.Select(nil, []string{name})
@@ -199,7 +212,7 @@ func (r *Runner) check(ctx context.Context, run *Run, sampled bool) *Validation 
 			continue
 		}
 		for _, rule := range tagged {
-			chosen = append(chosen, rule.On(e.Dialect(), built))
+			choose(rule)
 		}
 	}
 	if len(chosen) == 0 {

@@ -130,6 +130,24 @@ func TestEvaluateExposure(t *testing.T) {
 			t.Errorf("July change %s, want +1.5%%", notices.Pct(p))
 		}
 
+		t.Run("a_table_named_with_its_schema", func(t *testing.T) {
+			// main.daily_revenue (DuckDB) or db.daily_revenue (ClickHouse) is the same table: the
+			// new numbers are read from the new version, not from the live one again.
+			current, err := tsql.CurrentQualifiers(ctx, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := *xs[0]
+			x.SQL = strings.Replace(x.SQL, "FROM daily_revenue", "FROM "+current[0]+".daily_revenue", 1)
+			got, err := x.Evaluate(ctx, e, map[string]string{"daily_revenue": "daily_revenue__v2"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.Rows, got.Rows); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", x.SQL, diff)
+			}
+		})
+
 		t.Run("draft_evaluates_the_exposures_itself", func(t *testing.T) {
 			l := openLedger(t, filepath.Join(t.TempDir(), "state.duckdb"), newClock())
 			svc := notices.New(l, notices.Options{Exposures: xs, Targets: targets})

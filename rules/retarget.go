@@ -1,11 +1,16 @@
 package rules
 
-import tsql "trueup/sql"
+import (
+	"fmt"
+
+	tsql "trueup/sql"
+)
 
 // On returns a copy of the rule that checks other relations: each logical table named in
 // relations is read from its replacement instead (e.g. orders → orders__v2), so a backfill can
-// validate the version it built before anyone reads it. The copy keeps the rule's name.
-func (r *Rule) On(d tsql.Dialect, relations map[string]string) *Rule {
+// validate the version it built before anyone reads it. The copy keeps the rule's name. current
+// is the engine's tsql.CurrentQualifiers: SQL that names a table with them is pointed too.
+func (r *Rule) On(d tsql.Dialect, relations map[string]string, current []string) (*Rule, error) {
 	c := *r
 	swap := func(name string) string {
 		if to, ok := relations[name]; ok {
@@ -16,13 +21,18 @@ func (r *Rule) On(d tsql.Dialect, relations map[string]string) *Rule {
 	c.Table = swap(r.Table)
 	c.Parent = swap(r.Parent)
 	c.Reference.Relation = swap(r.Reference.Relation)
+	var err error
 	if r.Reference.Select != "" {
-		c.Reference.Select = tsql.RewriteTables(d, r.Reference.Select, relations)
+		if c.Reference.Select, err = tsql.RewriteTables(d, r.Reference.Select, relations, current); err != nil {
+			return nil, fmt.Errorf("rule %s: reference: %w", r.Name, err)
+		}
 	}
 	if r.Body != "" {
-		c.Body = tsql.RewriteTables(d, r.Body, relations)
+		if c.Body, err = tsql.RewriteTables(d, r.Body, relations, current); err != nil {
+			return nil, fmt.Errorf("rule %s: %w", r.Name, err)
+		}
 	}
-	return &c
+	return &c, nil
 }
 
 // Reads lists the logical relations a rule reads.

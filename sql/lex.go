@@ -247,25 +247,19 @@ func forEachRef(toks []Token, fn func(i int, name string)) {
 	}
 }
 
-// RewriteTables replaces unqualified relation names after FROM/JOIN by other relations,
-// rendered by the dialect: how a transform written against logical tables is pointed at the new
-// versions being built. Names not in the map are left as written, and so are qualified names
-// (see RewriteTablesIn).
-func RewriteTables(d Dialect, text string, to map[string]string) string {
-	out, _ := rewriteTables(d, text, to, nil, false)
-	return out
+// RewriteTables replaces the relation names after FROM/JOIN that to maps by other relations,
+// rendered by the dialect: how a transform, rule or report written against logical tables is
+// pointed at versions (orders → orders__v2). Names not in the map are left as written. A name
+// qualified by the schema or database it would be read from unqualified — current, as
+// CurrentQualifiers gives it (main.orders on DuckDB, db.orders on ClickHouse) — is rewritten too,
+// so that it does not silently keep reading the live relation; one qualified otherwise whose
+// last part is one of to's is refused: it names a relation elsewhere that cannot be pointed at a
+// version.
+func RewriteTables(d Dialect, text string, to map[string]string, current []string) (string, error) {
+	return rewriteTables(d, text, to, current)
 }
 
-// RewriteTablesIn is RewriteTables that also rewrites names qualified by the schema or database
-// they would be read from unqualified — current, as CurrentQualifiers gives it (main.orders on
-// DuckDB, db.orders on ClickHouse) — so that such a name does not silently keep reading the live
-// relation. A name qualified otherwise whose last part is one of to's is refused: it names a
-// relation elsewhere that cannot be pointed at a version.
-func RewriteTablesIn(d Dialect, text string, to map[string]string, current []string) (string, error) {
-	return rewriteTables(d, text, to, current, true)
-}
-
-func rewriteTables(d Dialect, text string, to map[string]string, current []string, qualified bool) (string, error) {
+func rewriteTables(d Dialect, text string, to map[string]string, current []string) (string, error) {
 	toks := Lex(text)
 	type edit struct {
 		from, to int
@@ -279,9 +273,6 @@ func rewriteTables(d Dialect, text string, to map[string]string, current []strin
 	forEachRef(toks, func(i int, name string) {
 		first, last := i, i
 		if strings.Contains(name, ".") {
-			if !qualified {
-				return
-			}
 			first = i - 2
 			if i+2 < len(toks) && toks[i+1].Text == "." && toks[i+2].Ident() != "" {
 				last = i + 2 // database.schema.name

@@ -12,7 +12,7 @@ type qualifierDialect interface {
 }
 
 // CurrentQualifiers lists the qualifiers under which a relation of the current schema can also
-// be named, for RewriteTablesIn: on DuckDB the schema ("main"), the database and schema
+// be named, for RewriteTables: on DuckDB the schema ("main"), the database and schema
 // ("warehouse.main") and, when the schema is main, the database ("warehouse"); on ClickHouse the
 // database.
 func CurrentQualifiers(ctx context.Context, e Engine) ([]string, error) {

@@ -68,7 +68,7 @@ func (s *Service) AsOf(ctx context.Context, query string, at map[string]string) 
 	if err != nil {
 		return "", fmt.Errorf("views: as of: %w", err)
 	}
-	out, err := tsql.RewriteTablesIn(s.engine.Dialect(), q, to, current)
+	out, err := tsql.RewriteTables(s.engine.Dialect(), q, to, current)
 	if err != nil {
 		return "", refusef("as of %s: %v", describeAt(at), err)
 	}
