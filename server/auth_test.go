@@ -565,8 +565,8 @@ func TestButtonsFollowTheRole(t *testing.T) {
 		want string // the action forms shown
 	}{
 		{"vera", ""},
-		{"otto", "edit"},
-		{"ann", "announce edit withdraw"},
+		{"otto", "plan edit"},
+		{"ann", "announce plan edit withdraw"},
 	} { // nobody logged in does not see the draft at all (TestDraftsNeedAViewer)
 		b := newBrowser(t, ts.URL)
 		if tc.who != "" {
