@@ -209,10 +209,7 @@ func TestDemoBackfill(t *testing.T) {
 			}
 			// The totals rule that found the bug passes on the new version.
 			rule, _ := r.Validator.Rules.Get("matches_raw")
-			on, err := rule.On(e.Dialect(), map[string]string{"daily_revenue": "daily_revenue__v2"}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			on := rule.On(e.Dialect(), map[string]string{"daily_revenue": "daily_revenue__v2"}, nil)
 			res := r.Validator.Runner.Run(ctx, []*rules.Rule{on})
 			if res.Results[0].Status != rules.StatusPass {
 				t.Errorf("matches_raw on daily_revenue__v2: %+v", res.Results[0])

@@ -347,5 +347,5 @@ func (pl Planner) pointAt(ctx context.Context, sql string, to map[string]string)
 	if err != nil {
 		return "", err
 	}
-	return tsql.RewriteTables(pl.Engine.Dialect(), sql, to, current)
+	return tsql.RewriteTables(pl.Engine.Dialect(), sql, to, current), nil
 }

@@ -193,14 +193,7 @@ func (r *Runner) check(ctx context.Context, run *Run, sampled bool) *Validation 
 		return v
 	}
 	var chosen []*rules.Rule
-	choose := func(rule *rules.Rule) {
-		on, err := rule.On(e.Dialect(), built, current)
-		if err != nil {
-			fail("%v", err)
-			return
-		}
-		chosen = append(chosen, on)
-	}
+	choose := func(rule *rules.Rule) { chosen = append(chosen, rule.On(e.Dialect(), built, current)) }
 	for _, name := range up.Validate {
 		if rule, err := r.Validator.Rules.Get(name); err == nil {
 			choose(rule)

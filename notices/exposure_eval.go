@@ -56,11 +56,7 @@ func (x *Exposure) Evaluate(ctx context.Context, e tsql.Engine, to map[string]st
 	if err != nil {
 		return c, fmt.Errorf("notices: exposure %s: %w", x.Name, err)
 	}
-	q, err := tsql.RewriteTables(e.Dialect(), x.SQL, to, current)
-	if err != nil {
-		return c, fmt.Errorf("notices: exposure %s: %w", x.Name, err)
-	}
-	after, err := e.Query(ctx, q)
+	after, err := e.Query(ctx, tsql.RewriteTables(e.Dialect(), x.SQL, to, current))
 	if err != nil {
 		return c, fmt.Errorf("notices: exposure %s on the new versions: %w", x.Name, err)
 	}

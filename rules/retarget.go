@@ -1,16 +1,12 @@
 package rules
 
-import (
-	"fmt"
-
-	tsql "trueup/sql"
-)
+import tsql "trueup/sql"
 
 // On returns a copy of the rule that checks other relations: each logical table named in
 // relations is read from its replacement instead (e.g. orders → orders__v2), so a backfill can
 // validate the version it built before anyone reads it. The copy keeps the rule's name. current
 // is the engine's tsql.CurrentQualifiers: SQL that names a table with them is pointed too.
-func (r *Rule) On(d tsql.Dialect, relations map[string]string, current []string) (*Rule, error) {
+func (r *Rule) On(d tsql.Dialect, relations map[string]string, current []string) *Rule {
 	c := *r
 	swap := func(name string) string {
 		if to, ok := relations[name]; ok {
@@ -21,18 +17,13 @@ func (r *Rule) On(d tsql.Dialect, relations map[string]string, current []string)
 	c.Table = swap(r.Table)
 	c.Parent = swap(r.Parent)
 	c.Reference.Relation = swap(r.Reference.Relation)
-	var err error
 	if r.Reference.Select != "" {
-		if c.Reference.Select, err = tsql.RewriteTables(d, r.Reference.Select, relations, current); err != nil {
-			return nil, fmt.Errorf("rule %s: reference: %w", r.Name, err)
-		}
+		c.Reference.Select = tsql.RewriteTables(d, r.Reference.Select, relations, current)
 	}
 	if r.Body != "" {
-		if c.Body, err = tsql.RewriteTables(d, r.Body, relations, current); err != nil {
-			return nil, fmt.Errorf("rule %s: %w", r.Name, err)
-		}
+		c.Body = tsql.RewriteTables(d, r.Body, relations, current)
 	}
-	return &c, nil
+	return &c
 }
 
 // Reads lists the logical relations a rule reads.

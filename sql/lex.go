@@ -249,24 +249,17 @@ func forEachRef(toks []Token, fn func(i int, name string)) {
 
 // RewriteTables replaces the relation names after FROM/JOIN that to maps by other relations,
 // rendered by the dialect: how a transform, rule or report written against logical tables is
-// pointed at versions (orders → orders__v2). Names not in the map are left as written. A name
-// qualified by the schema or database it would be read from unqualified — current, as
-// CurrentQualifiers gives it (main.orders on DuckDB, db.orders on ClickHouse) — is rewritten too,
-// so that it does not silently keep reading the live relation; one qualified otherwise whose
-// last part is one of to's is refused: it names a relation elsewhere that cannot be pointed at a
-// version.
-func RewriteTables(d Dialect, text string, to map[string]string, current []string) (string, error) {
-	return rewriteTables(d, text, to, current)
-}
-
-func rewriteTables(d Dialect, text string, to map[string]string, current []string) (string, error) {
+// pointed at versions (orders → orders__v2). A name qualified by the schema or database it would
+// be read from unqualified — current, as CurrentQualifiers gives it (main.orders on DuckDB,
+// db.orders on ClickHouse) — is the same table and is pointed too; names not in to, and names
+// qualified otherwise (raw.orders is another table), are left as written.
+func RewriteTables(d Dialect, text string, to map[string]string, current []string) string {
 	toks := Lex(text)
 	type edit struct {
 		from, to int
 		with     string
 	}
 	var edits []edit
-	var refused error
 	same := func(t Token, want string) bool {
 		return t.Ident() == want || !t.Quoted() && strings.EqualFold(t.Ident(), want)
 	}
@@ -288,10 +281,6 @@ func rewriteTables(d Dialect, text string, to map[string]string, current []strin
 					parts = append(parts, toks[k])
 				}
 				if !isCurrent(parts, current) {
-					if refused == nil {
-						refused = fmt.Errorf("%s names %s in another schema or database than the current one (%s): only %s there can be pointed at a version; name it without a qualifier",
-							text[toks[first].Pos:toks[last].Pos+len(toks[last].Text)], logical, strings.Join(current, ", "), logical)
-					}
 					return
 				}
 			}
@@ -304,9 +293,6 @@ func rewriteTables(d Dialect, text string, to map[string]string, current []strin
 			return
 		}
 	})
-	if refused != nil {
-		return "", refused
-	}
 	var b strings.Builder
 	pos := 0
 	for _, e := range edits {
@@ -315,7 +301,7 @@ func rewriteTables(d Dialect, text string, to map[string]string, current []strin
 		pos = e.to
 	}
 	b.WriteString(text[pos:])
-	return b.String(), nil
+	return b.String()
 }
 
 // isCurrent reports whether the qualifier parts (schema, or database and schema) name one of

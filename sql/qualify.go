@@ -5,22 +5,12 @@ import (
 	"fmt"
 )
 
-// qualifierDialect is implemented by every dialect: the query whose rows (one text column) are
-// the qualifiers that name the schema unqualified names are read from.
-type qualifierDialect interface {
-	currentQualifiers() string
-}
-
 // CurrentQualifiers lists the qualifiers under which a relation of the current schema can also
 // be named, for RewriteTables: on DuckDB the schema ("main"), the database and schema
 // ("warehouse.main") and, when the schema is main, the database ("warehouse"); on ClickHouse the
 // database.
 func CurrentQualifiers(ctx context.Context, e Engine) ([]string, error) {
-	d, ok := e.Dialect().(qualifierDialect)
-	if !ok {
-		return nil, fmt.Errorf("current schema: dialect %s cannot read it", e.Dialect().Name())
-	}
-	res, err := e.Query(ctx, d.currentQualifiers())
+	res, err := e.Query(ctx, e.Dialect().CurrentQualifiers())
 	if err != nil {
 		return nil, fmt.Errorf("current schema: %w", err)
 	}
@@ -33,9 +23,9 @@ func CurrentQualifiers(ctx context.Context, e Engine) ([]string, error) {
 	return out, nil
 }
 
-func (duckDialect) currentQualifiers() string {
+func (duckDialect) CurrentQualifiers() string {
 	return `SELECT current_schema() UNION ALL SELECT current_database() || '.' || current_schema()
 		UNION ALL SELECT current_database() WHERE current_schema() = 'main'`
 }
 
-func (chDialect) currentQualifiers() string { return "SELECT currentDatabase()" }
+func (chDialect) CurrentQualifiers() string { return "SELECT currentDatabase()" }

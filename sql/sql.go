@@ -227,6 +227,9 @@ type Engine interface {
 // Dialect returns SQL text for one engine. It does no I/O.
 type Dialect interface {
 	Name() string
+	// CurrentQualifiers is a query whose rows (one text column) are the qualifiers that name
+	// the schema unqualified names are read from (see the function CurrentQualifiers).
+	CurrentQualifiers() string
 	// Quote quotes one identifier.
 	Quote(ident string) string
 	// QuoteRelation quotes a possibly qualified name (schema.name).
