@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -322,13 +323,32 @@ func writeExplain(w io.Writer, format string, plan *rules.Plan) error {
 }
 
 // redactURL drops credentials from a target URL before it is shown.
-func redactURL(url string) string {
-	if i := strings.Index(url, "://"); i >= 0 {
-		if j := strings.LastIndexByte(url, '@'); j > i {
-			return url[:i+3] + url[j+1:]
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Opaque != "" {
+		// not a URL with a host (duckdb:PATH), or not one url reads: cut any user part
+		if i := strings.Index(raw, "://"); i >= 0 {
+			if j := strings.LastIndexByte(raw, '@'); j > i {
+				return raw[:i+3] + raw[j+1:]
+			}
+		}
+		return raw
+	}
+	u.User = nil
+	// clickhouse-go also reads ?username=…&password=…
+	q := u.Query()
+	secret := false
+	for k := range q {
+		switch strings.ToLower(k) {
+		case "password", "username", "user", "secret", "token":
+			q.Del(k)
+			secret = true
 		}
 	}
-	return url
+	if secret {
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
 }
 
 type junitSuites struct {

@@ -20,7 +20,7 @@ import (
 
 // TestDiffTargetURLCredentialsAreNotShown: a target URL's user and password never reach the
 // terminal when the engine cannot be opened (the engine's error repeated the raw URL), whether
-// the URL was given as --new-target or in trueup.yaml.
+// the URL was given as --new-target or in trueup.yaml, in its user part or its query string.
 func TestDiffTargetURLCredentialsAreNotShown(t *testing.T) {
 	cfg := diffProject(t)
 	secretCfg := filepath.Join(filepath.Dir(cfg), "lake.yaml")
@@ -35,6 +35,8 @@ func TestDiffTargetURLCredentialsAreNotShown(t *testing.T) {
 			"--partition", "order_date", "--new-target", "clickhouse://ann:s3cret@127.0.0.1:1/db"}},
 		{"bad_port", []string{"--config", cfg, "diff", "--old", "orders__v1", "--new", "orders", "--key", "order_id",
 			"--partition", "order_date", "--new-target", "clickhouse://ann:s3cret@127.0.0.1:nope/db"}},
+		{"password_in_the_query", []string{"--config", cfg, "diff", "--old", "orders__v1", "--new", "orders", "--key", "order_id",
+			"--partition", "order_date", "--new-target", "clickhouse://127.0.0.1:1/db?username=ann&password=s3cret&dial_timeout=1s"}},
 		{"configured_target", []string{"--config", secretCfg, "diff", "--old", "orders__v1", "--new", "orders",
 			"--key", "order_id", "--partition", "order_date"}},
 	} {
