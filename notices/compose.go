@@ -256,6 +256,16 @@ func stateLine(n Notice) string {
 		return "Status: announced" + at(StateAnnounced) + ". The change has not gone live yet."
 	case StateCompleted:
 		t, _ := n.Transitioned(StateCompleted)
+		if t.From == StateRolledBack {
+			// a rollback (or a swap) made the change live again; the reason is the operator's
+			// words, as on the rolled-back line
+			s := "Status: completed. The new data went live again" + at(StateCompleted) +
+				", after it had been rolled back" + at(StateRolledBack) + "."
+			if t.Reason != "" {
+				s += " Reason: " + t.Reason
+			}
+			return s
+		}
 		s := "Status: completed. The new data went live" + at(StateCompleted)
 		if t.From == StateWithdrawn {
 			s += ", although the change had been withdrawn" + at(StateWithdrawn)

@@ -65,17 +65,30 @@ func (s *Service) Complete(ctx context.Context, m Moved) ([]Notice, error) {
 }
 
 // RollBack marks the notices of the versions taken back as rolled back, with the reason, and
-// tells their subscribers.
+// tells their subscribers; see rollBack for a notice part of whose change is still live.
 func (s *Service) RollBack(ctx context.Context, m Moved, reason string) ([]Notice, error) {
 	return s.rollBack(ctx, m, reason, nil)
 }
 
 // rollBack is RollBack leaving out the notices skip picks.
+//
+// A notice is about its change as a whole: it rolls back only once none of its tables is on the
+// notice's version any more. After `swap orders --to v1`, while daily_revenue and the others of
+// the same notice still read v2, the notice stays completed: "the previous data is live again"
+// would be false for most of what its readers were told, and the notice rolls back when the last
+// of its tables leaves its version (each rollback or swap back is checked against the ledger).
 func (s *Service) rollBack(ctx context.Context, m Moved, reason string, skip func(Notice) bool) ([]Notice, error) {
-	return s.moved(ctx, m, step{reason: reason, to: StateRolledBack, from: []State{StateAnnounced, StateCompleted}}, skip)
+	partlyLive := func(ctx context.Context, n Notice) (bool, error) {
+		if skip != nil && skip(n) {
+			return true, nil
+		}
+		live, err := s.onItsVersion(ctx, n, m.Target)
+		return len(live) > 0, err
+	}
+	return s.moved(ctx, m, step{reason: reason, to: StateRolledBack, from: []State{StateAnnounced, StateCompleted}}, partlyLive)
 }
 
-func (s *Service) moved(ctx context.Context, m Moved, st step, skip func(Notice) bool) ([]Notice, error) {
+func (s *Service) moved(ctx context.Context, m Moved, st step, skip func(context.Context, Notice) (bool, error)) ([]Notice, error) {
 	all, err := listNotices(ctx, s.l.DB())
 	if err != nil {
 		return nil, err
@@ -83,8 +96,17 @@ func (s *Service) moved(ctx context.Context, m Moved, st step, skip func(Notice)
 	st.actor = m.Actor
 	var out []Notice
 	for _, n := range all {
-		if !slices.Contains(st.from, n.State) || !m.matches(n) || (skip != nil && skip(n)) {
+		if !slices.Contains(st.from, n.State) || !m.matches(n) {
 			continue
+		}
+		if skip != nil {
+			skipped, err := skip(ctx, n)
+			if err != nil {
+				return out, err
+			}
+			if skipped {
+				continue
+			}
 		}
 		done, err := s.transition(ctx, n.ID, st)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"trueup/notices"
 	tsql "trueup/sql"
@@ -109,19 +110,26 @@ func TestSwapAndRollbackThroughViews(t *testing.T) {
 }
 
 // Publishing the old version again (swap --to v1) takes the change back as a rollback does:
-// the notice is rolled back with the swap's reason and its readers hear so.
+// once none of the notice's tables reads its version any more, the notice is rolled back with
+// the swap's reason and its readers hear so. Swapping back one table while another still reads
+// the notice's version leaves the notice completed: most of its change is still live.
 func TestSwapToOlderVersionRollsBack(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
 	vs := publishedViews(t, r, views.StateValidated)
 	n := r.announce(r.draft().ID)
-	swap(t, vs, views.SwapRequest{Table: "orders", To: "v2", Actor: "bob"})
-	swap(t, vs, views.SwapRequest{Table: "orders", To: "v1", Actor: "carol", Reason: "v2 counts refunds twice"})
+	swap(t, vs, views.SwapRequest{Table: "orders", To: "v2", Actor: "bob"}) // orders and daily_revenue, one run
+
+	swap(t, vs, views.SwapRequest{Table: "orders", To: "v1", Actor: "carol", Reason: "orders v2 counts refunds twice"})
+	if got, _ := r.svc.Get(ctx, n.ID); got.State != notices.StateCompleted {
+		t.Fatalf("with daily_revenue still on v2 the notice is %s, want completed", got.State)
+	}
+	swap(t, vs, views.SwapRequest{Table: "daily_revenue", To: "v1", Actor: "carol", Reason: "v2 counts refunds twice"})
 
 	got, _ := r.svc.Get(ctx, n.ID)
 	tr, _ := got.Transitioned(notices.StateRolledBack)
 	if got.State != notices.StateRolledBack || tr.Reason != "v2 counts refunds twice" || tr.Actor != "carol" {
-		t.Fatalf("after publishing v1 again the notice is %s %+v, want rolled back with the swap's reason", got.State, tr)
+		t.Fatalf("after publishing v1 of both tables again the notice is %s %+v, want rolled back with the last swap's reason", got.State, tr)
 	}
 	r.deliver()
 	if got := heard(r); got != "announced completed rolled-back" {
@@ -136,6 +144,41 @@ func TestSwapToOlderVersionRollsBack(t *testing.T) {
 	swap(t, vs, views.SwapRequest{Table: "orders", To: "v2", Actor: "bob"})
 	if got, _ := r.svc.Get(ctx, n.ID); got.State != notices.StateCompleted {
 		t.Errorf("v2 live again: the notice is %s, want completed", got.State)
+	}
+}
+
+// Rolling back a swap to v1 makes v2 live again: the notice that swap rolled back completes
+// again, and its readers hear that the change is live once more.
+func TestRollbackOfSwapBackCompletesAgain(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	vs := publishedViews(t, r, views.StateValidated)
+	n := r.announce(r.draft().ID)
+	swap(t, vs, views.SwapRequest{Table: "orders", To: "v2", Actor: "bob"})
+	swap(t, vs, views.SwapRequest{Table: "orders", To: "v1", Actor: "carol", Reason: "refunds look doubled"})
+	swap(t, vs, views.SwapRequest{Table: "daily_revenue", To: "v1", Actor: "carol", Reason: "refunds look doubled"})
+	if got, _ := r.svc.Get(ctx, n.ID); got.State != notices.StateRolledBack {
+		t.Fatalf("after both tables went back to v1 the notice is %s, want rolled-back", got.State)
+	}
+	r.clock.Advance(time.Hour)
+
+	p, err := vs.Rollback(ctx, views.RollbackRequest{Table: "daily_revenue", Actor: "dave", Reason: "the refunds were real"})
+	if err != nil || len(p.Warnings) > 0 {
+		t.Fatalf("rollback: %v %v", err, p.Warnings)
+	}
+	got, _ := r.svc.Get(ctx, n.ID)
+	tr, _ := got.Transitioned(notices.StateCompleted)
+	if got.State != notices.StateCompleted || tr.From != notices.StateRolledBack || tr.Actor != "dave" {
+		t.Fatalf("daily_revenue v2 live again: the notice is %s %+v, want completed again", got.State, tr)
+	}
+	r.deliver()
+	if got := heard(r); got != "announced completed rolled-back completed" {
+		t.Errorf("webhook heard %q", got)
+	}
+	want := "Status: completed. The new data went live again on 3 August 2026 at 10:00 UTC, after it had been rolled back on 3 August 2026 at 09:00 UTC. Reason: the refunds were real"
+	ms := mailsTo(r.mail.Messages(), "ops@example.com")
+	if len(ms) != 4 || !strings.Contains(ms[3].Text, want) || !strings.HasPrefix(subject(ms[3]), "Data change now live") {
+		t.Errorf("ops got %d emails, want the last to say %q:\n%s", len(ms), want, ms[len(ms)-1].Text)
 	}
 }
 
