@@ -22,8 +22,10 @@ import (
 // Options.ReadCache) one answered less than ReadCache ago, and never one that started before
 // the last write the server made, so a redirect after a POST shows the write; what changes on
 // its own (a backfill's progress, a scheduled rule) shows up at most ReadCache late. The answer
-// is the same for everyone who shares it: the key holds who asks (name, role), and the page's
-// CSRF token, the one part that differs, is swapped for each sharer's own.
+// is the same for everyone who shares it: the key holds who asks (name, role) and the address
+// asked (scheme and Host, which the notice feed roots its links at when no public_url is set:
+// one request with Host: evil.example must not hand its links to every reader for ReadCache),
+// and the page's CSRF token, the one part that differs, is swapped for each sharer's own.
 
 // Bounds of the answers kept for ReadCache: small pages, a thousand of them.
 const (
@@ -51,7 +53,7 @@ type flights struct {
 	writes atomic.Uint64
 }
 
-// shareable is a read whose answer depends only on the request's URI and who asks.
+// shareable is a read whose answer depends only on the request's address and URI and who asks.
 func shareable(r *http.Request) bool {
 	if r.Method != http.MethodGet {
 		return false
@@ -96,8 +98,8 @@ func (s *Server) coalesce(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		id := requestIdentity(c)
 		csrf := page.VisitorFrom(req.Context()).CSRF
-		key := fmt.Sprintf("%d\x00%s\x00%s\x00%d\x00%t\x00%s\x00%s", s.flights.writes.Load(), id.Via, id.Name, id.Role,
-			csrf != "", req.Header.Get("HX-Request"), req.URL.RequestURI())
+		key := fmt.Sprintf("%d\x00%s\x00%s\x00%d\x00%t\x00%s\x00%s\x00%s\x00%s", s.flights.writes.Load(), id.Via, id.Name, id.Role,
+			csrf != "", req.Header.Get("HX-Request"), c.Scheme(), req.Host, req.URL.RequestURI())
 
 		s.flights.mu.Lock()
 		if s.flights.m == nil {

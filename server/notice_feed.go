@@ -23,7 +23,8 @@ func (s *Server) noticeFeed(c echo.Context) error {
 	base := svc.PublicURL()
 	if base == "" {
 		// Atom ids must be absolute and feed readers do not resolve relative links: without a
-		// configured public_url, the feed is rooted at the address it was asked for.
+		// configured public_url, the feed is rooted at the address it was asked for (coalesce
+		// shares a read only among requests for the same scheme and Host, so it stays theirs).
 		base = c.Scheme() + "://" + c.Request().Host
 	}
 	out, err := notices.Feed(ns, strings.TrimRight(base, "/"), feedURL(table), table)

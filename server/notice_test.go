@@ -24,6 +24,14 @@ import (
 // subscription so that announcing it has a recipient (whose webhook is never reached here).
 func noticeServer(t *testing.T) (*notices.Service, string) {
 	t.Helper()
+	svc := noticeService(t)
+	ts := serve(t, server.Options{Notices: svc})
+	return svc, ts.URL
+}
+
+// noticeService is noticeServer's notice service, for a test that serves it with other options.
+func noticeService(t *testing.T) *notices.Service {
+	t.Helper()
 	ctx := context.Background()
 	now := time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)
 	l, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "state.duckdb"), ledger.WithClock(func() time.Time { return now }))
@@ -60,8 +68,7 @@ func noticeServer(t *testing.T) (*notices.Service, string) {
 	if _, err := svc.Draft(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	ts := serve(t, server.Options{Notices: svc})
-	return svc, ts.URL
+	return svc
 }
 
 func ptr(f float64) *float64 { return &f }
@@ -316,4 +323,65 @@ func TestNoticePages(t *testing.T) {
 func TestNoticesWithoutService(t *testing.T) {
 	ts := serve(t, server.Options{})
 	getPage(t, ts.URL+"/notices", http.StatusNotFound)
+}
+
+// TestNoticeFeedLinksFollowTheAskedAddress: without a public_url the feed's ids and links are
+// rooted at the address the request asked for, so reads of it are shared only with requests for
+// the same scheme and Host: one request with Host: evil.example must not hand its links to the
+// readers who come after it while the answer is kept (ReadCache).
+func TestNoticeFeedLinksFollowTheAskedAddress(t *testing.T) {
+	svc := noticeService(t)
+	if _, err := svc.Announce(context.Background(), 1, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	clock := &testClock{now: time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)}
+	// with tokens configured the server answers any Host, as it does behind a proxy
+	ts := serve(t, server.Options{Notices: svc, Auth: testAuth(false), ReadCache: time.Minute, Now: clock.Now})
+	host := strings.TrimPrefix(ts.URL, "http://")
+
+	link := func(t *testing.T, host string, header ...string) string {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.URL+"/notices.atom", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var feed struct {
+			Entries []struct {
+				Link struct {
+					Href string `xml:"href,attr"`
+				} `xml:"link"`
+			} `xml:"entry"`
+		}
+		if err := xml.NewDecoder(resp.Body).Decode(&feed); err != nil || resp.StatusCode != http.StatusOK || len(feed.Entries) != 1 {
+			t.Fatalf("feed for Host %s: %d %v %+v", host, resp.StatusCode, err, feed.Entries)
+		}
+		return feed.Entries[0].Link.Href
+	}
+
+	for _, tc := range []struct {
+		name   string
+		host   string
+		header []string
+		want   string
+	}{
+		{"attacker_host_first", "evil.example", nil, "http://evil.example/notices/1"},
+		{"real_host_after_it", host, nil, "http://" + host + "/notices/1"},
+		{"forwarded_https", host, []string{"X-Forwarded-Proto", "https"}, "https://" + host + "/notices/1"},
+		{"real_host_again", host, nil, "http://" + host + "/notices/1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := link(t, tc.host, tc.header...); got != tc.want {
+				t.Errorf("entry link %q, want %q", got, tc.want)
+			}
+		})
+	}
 }
