@@ -78,9 +78,10 @@ func (r *Runner) sleep(ctx context.Context, d time.Duration) error {
 
 // Start plans a backfill and records a new run with its versions, without building anything.
 // A plan with blocking findings is refused with ErrBlocked; a table with a run in progress
-// with ErrConflict. The check for a run in progress, the run and the numbers of the versions it
-// builds are written in one ledger transaction, so of two starts at once (a double-clicked Run)
-// exactly one gets the table and the other ErrConflict.
+// with ErrConflict, as is a version number another start took first (of a downstream table
+// two upstream tables share). The check for a run in progress, the run and the numbers of the
+// versions it builds are written in one ledger transaction, so of two starts at once (a
+// double-clicked Run) exactly one gets the table and the other ErrConflict.
 func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, error) {
 	b, err := r.Planner.Set.Get(name)
 	if err != nil {

@@ -3,12 +3,17 @@ package backfill_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"trueup/backfill"
+	"trueup/ledger"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
@@ -175,6 +180,20 @@ func TestRunsAreSerialisedAndStop(t *testing.T) {
 	})
 }
 
+// withLedger is d with a new, empty ledger opened with opts, and a runner over it.
+func (d *demo) withLedger(t *testing.T, opts ...ledger.Option) *demo {
+	t.Helper()
+	l, err := ledger.Open(context.Background(), filepath.Join(t.TempDir(), "state.duckdb"), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	c := *d
+	c.ledger = l
+	c.runner = c.newRunner(t, d.engine)
+	return &c
+}
+
 // awaitStopped waits for a backfill's latest run to stop building and validating, in a state
 // other than from (the state it was resumed from: a resume builds in the background).
 func awaitStopped(t *testing.T, svc *backfill.Service, name, from string) *backfill.Status {
@@ -257,4 +276,100 @@ func (h *hourEngine) startedAt() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]string{}, h.starts...)
+}
+
+// Two starts whose upstream tables differ but that refresh the same downstream table, in two
+// processes (two runners: this one's starts do not wait for the other's): the number of the
+// shared table's version goes to one of them, the other is refused as a conflict and records
+// nothing.
+func TestRunsStartingTogether(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		base := newDemo(t, e)
+		twoDays := &backfill.Scope{From: day("2026-07-10"), To: day("2026-07-11")}
+		// dailyRevenue is a runner whose daily_revenue backfill can run on its own: its table
+		// is the upstream one, and one of fix_dedup_bug's downstream tables.
+		dailyRevenue := func(d *demo) *backfill.Runner {
+			r := d.newRunner(t, e)
+			b, err := r.Planner.Set.Get("daily_revenue")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Reason, b.Objective = "late-data", "Orders of 2026-07-10 and 11 arrived late; count them in those days."
+			return r
+		}
+		// The other start takes daily_revenue v2 at the nth reading of the ledger's clock in
+		// this start's reservation: the first is before its transaction begins, the second
+		// inside it.
+		for _, tc := range []struct {
+			name string
+			nth  int64
+		}{
+			{"number_taken_before_the_transaction", 1},
+			{"number_taken_while_the_transaction_is_open", 2},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				var armed atomic.Bool
+				var reads atomic.Int64
+				var takeFirst func()
+				d := base.withLedger(t, ledger.WithClock(func() time.Time {
+					if armed.Load() && reads.Add(1) == tc.nth {
+						armed.Store(false)
+						takeFirst()
+					}
+					return time.Now()
+				}))
+				var first *backfill.Run
+				var firstErr error
+				takeFirst = func() {
+					first, firstErr = dailyRevenue(d).Start(ctx, "daily_revenue", backfill.RunOptions{Actor: "ann", Scope: twoDays})
+				}
+				armed.Store(true)
+				_, err := d.runner.Start(ctx, "fix_dedup_bug", backfill.RunOptions{Actor: "bob", Scope: twoDays})
+				if armed.Load() {
+					t.Fatal("the other start never ran")
+				}
+				if firstErr != nil {
+					t.Fatalf("the first start: %v", firstErr)
+				}
+				if !errors.Is(err, backfill.ErrConflict) || !strings.Contains(err.Error(), "daily_revenue__v2") {
+					t.Fatalf("the second start: %v, want a conflict naming daily_revenue__v2", err)
+				}
+				type row struct {
+					Table, Backfill string
+					Version         int
+					RunID           int64
+				}
+				var got []row
+				rows, err := d.ledger.DB().QueryContext(ctx, "SELECT table_name, backfill, version, run_id FROM versions ORDER BY table_name, version")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for rows.Next() {
+					var r row
+					if err := rows.Scan(&r.Table, &r.Backfill, &r.Version, &r.RunID); err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, r)
+				}
+				if err := rows.Err(); err != nil {
+					t.Fatal(err)
+				}
+				want := []row{{Table: "daily_revenue", Backfill: "daily_revenue", Version: 2, RunID: first.ID}}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("versions recorded (-want +got):\n%s", diff)
+				}
+				for _, table := range []string{"backfill_runs", "backfill_tables", "backfill_partitions"} {
+					var n int
+					if err := d.ledger.DB().QueryRowContext(ctx, "SELECT count(*) FROM "+table+" WHERE "+
+						map[bool]string{true: "id", false: "run_id"}[table == "backfill_runs"]+" <> ?", first.ID).Scan(&n); err != nil {
+						t.Fatal(err)
+					}
+					if n != 0 {
+						t.Errorf("%d rows of the refused start in %s", n, table)
+					}
+				}
+			})
+		}
+	})
 }

@@ -110,12 +110,15 @@ var errTableBusy = errors.New("another run of this table is in progress")
 
 // createRun records a new run with its tables, pending partitions and the versions it builds
 // (state building) in one transaction, if no run of its table is in progress. Two of them at
-// once cannot both commit: they would record the same version numbers (the versions key).
+// once cannot both commit: they would record the same version numbers (the versions key). A
+// number another start took first, which can happen to a downstream table two upstream tables
+// share, is refused with ErrConflict naming the version.
 func (s Store) createRun(ctx context.Context, r *Run, parts map[string][]string) (int64, error) {
 	plan, err := json.Marshal(r.Plan)
 	if err != nil {
 		return 0, err
 	}
+	versions := views.Store{L: s.L}
 	now := s.L.Now()
 	err = s.L.Tx(ctx, func(tx *dbsql.Tx) error {
 		var active int64
@@ -135,12 +138,9 @@ func (s Store) createRun(ctx context.Context, r *Run, parts map[string][]string)
 				VALUES (?, ?, ?, ?, ?, ?)`, r.ID, i, t.Table, t.Backfill, t.Version, t.CodeSHA); err != nil {
 				return err
 			}
-			// views.Store.Put writes outside any transaction (and replaces): the version number is
-			// reserved here, with the run, and a number taken meanwhile fails the commit.
-			if _, err := tx.ExecContext(ctx, `INSERT INTO versions (target, table_name, version, state, built_by,
-				created_at, updated_at, backfill, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				r.Target, t.Table, t.Version, views.StateBuilding, r.Actor, now, now, r.Backfill, r.ID); err != nil {
-				return fmt.Errorf("reserve %s: %w", views.Physical(t.Table, t.Version), err)
+			if err := versions.Add(ctx, tx, views.Version{Target: r.Target, Table: t.Table, N: t.Version,
+				State: views.StateBuilding, BuiltBy: r.Actor, CreatedAt: now, Backfill: r.Backfill, RunID: r.ID}); err != nil {
+				return err
 			}
 			for _, p := range parts[t.Table] {
 				if _, err := tx.ExecContext(ctx, `INSERT INTO backfill_partitions (run_id, table_name, part, state)
@@ -154,10 +154,33 @@ func (s Store) createRun(ctx context.Context, r *Run, parts map[string][]string)
 			Outcome: ledger.OutcomeStarted})
 		return err
 	})
+	if err != nil && !errors.Is(err, errTableBusy) {
+		// A number recorded before this transaction began is refused by Add (ErrExists); one
+		// recorded while it was open fails its commit. Either way the ledger now has it.
+		if taken, ok := takenVersion(context.WithoutCancel(ctx), versions, r); ok {
+			by := ""
+			if taken.RunID != 0 {
+				by = fmt.Sprintf(" by run %d (%s)", taken.RunID, taken.Backfill)
+			}
+			return 0, fmt.Errorf("%w: %s was recorded%s while this run started: start it again to build the next version",
+				ErrConflict, views.Physical(taken.Table, taken.N), by)
+		}
+	}
 	if err != nil {
 		return 0, fmt.Errorf("backfill: create run: %w", err)
 	}
 	return r.ID, nil
+}
+
+// takenVersion returns a version that r was to build and that the ledger has recorded, after
+// r's transaction failed (so the record is another start's).
+func takenVersion(ctx context.Context, versions views.Store, r *Run) (views.Version, bool) {
+	for _, t := range r.Tables {
+		if v, err := versions.Get(ctx, r.Target, t.Table, t.Version); err == nil {
+			return v, true
+		}
+	}
+	return views.Version{}, false
 }
 
 const runCols = `id, backfill, target, table_name, reason, state, actor, code_sha, sample, CAST(plan AS VARCHAR),

@@ -92,8 +92,24 @@ func (s Store) Get(ctx context.Context, target, table string, n int) (Version, e
 	return v, err
 }
 
+// ErrExists is a version number the ledger has already recorded.
+var ErrExists = errors.New("version already recorded")
+
 // Put inserts or replaces a version record.
 func (s Store) Put(ctx context.Context, v Version) error {
+	return s.record(ctx, s.L.DB(), v, true)
+}
+
+// Add records a new version through q: the ledger's pool, or the caller's transaction, so that
+// the number is taken together with what takes it (a backfill run). A number the ledger has
+// recorded already is refused with ErrExists; one recorded by a transaction that commits while
+// q's is open fails q's commit instead (DuckDB checks the key then).
+func (s Store) Add(ctx context.Context, q Querier, v Version) error {
+	return s.record(ctx, q, v, false)
+}
+
+// record is the one statement that writes a whole version record, replacing or adding it.
+func (s Store) record(ctx context.Context, q Querier, v Version, replace bool) error {
 	now := s.L.Now()
 	if v.CreatedAt.IsZero() {
 		v.CreatedAt = now
@@ -103,13 +119,20 @@ func (s Store) Put(ctx context.Context, v Version) error {
 	if len(v.Validation) > 0 {
 		validation = string(v.Validation)
 	}
-	_, err := s.L.DB().ExecContext(ctx, `INSERT OR REPLACE INTO versions (target, table_name, version, state, built_by,
+	insert, onConflict := "INSERT OR REPLACE", ""
+	if !replace {
+		insert, onConflict = "INSERT", " ON CONFLICT DO NOTHING"
+	}
+	res, err := q.ExecContext(ctx, insert+` INTO versions (target, table_name, version, state, built_by,
 		created_at, updated_at, backfill, run_id, row_count, checksum, diff_id, validation, override_by, override_reason)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+onConflict,
 		v.Target, v.Table, v.N, v.State, v.BuiltBy, v.CreatedAt, v.UpdatedAt, v.Backfill, v.RunID, v.Rows,
 		v.Checksum, v.DiffID, validation, v.OverrideBy, v.OverrideReason)
 	if err != nil {
 		return fmt.Errorf("views: record %s v%d: %w", v.Table, v.N, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("views: record %s v%d: %w", v.Table, v.N, ErrExists)
 	}
 	return nil
 }
@@ -130,9 +153,9 @@ func (s Store) NextNumber(ctx context.Context, target, table string, physical []
 	return n + 1, nil
 }
 
-// querier is what the store reads and writes through: the ledger's pool, or a transaction that
-// must commit with the rest of a swap's outcome.
-type querier interface {
+// Querier is what the store reads and writes through: the ledger's pool, or a transaction that
+// must commit with the rest of a swap's outcome or a run's start.
+type Querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (dbsql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*dbsql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *dbsql.Row
@@ -224,7 +247,7 @@ func (s Store) adopt(ctx context.Context, v Version) (bool, error) {
 
 // setState moves a version to state inside q. A non-empty overrideBy records an approver's
 // override on the version too.
-func (s Store) setState(ctx context.Context, q querier, target, table string, n int, state, overrideBy, overrideReason string) error {
+func (s Store) setState(ctx context.Context, q Querier, target, table string, n int, state, overrideBy, overrideReason string) error {
 	var err error
 	if overrideBy != "" {
 		_, err = q.ExecContext(ctx, `UPDATE versions SET state = ?, updated_at = ?, override_by = ?, override_reason = ?
