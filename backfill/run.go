@@ -113,15 +113,29 @@ func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, 
 		}
 		parts[d.Table] = append(parts[d.Table], d.Partition)
 	}
-	// Starts in this process take turns; the ledger transaction below guards the rest.
+	if err := r.reserve(ctx, b, run, tables, parts); err != nil {
+		return nil, err
+	}
+	created, err := r.Store.GetRun(ctx, run.ID)
+	if err == nil && r.Changed != nil {
+		r.Changed(ctx, created)
+	}
+	return created, err
+}
+
+// reserve numbers the versions run builds of tables (the upstream first) and records the run
+// with them. Starts in this process take turns through it, and only through it: a start that
+// drafts a notice (Changed) does so after its run is recorded, while the next start reserves.
+// The ledger transaction in createRun guards against starts in other processes.
+func (r *Runner) reserve(ctx context.Context, b *Backfill, run *Run, tables []string, parts map[string][]string) error {
 	r.starting.Lock()
 	defer r.starting.Unlock()
 	if err := r.refuseActive(ctx, b.Table); err != nil {
-		return nil, err
+		return err
 	}
 	rels, err := r.Planner.Engine.Relations(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("backfill: %w", err)
+		return fmt.Errorf("backfill: %w", err)
 	}
 	for _, t := range tables {
 		var existing []int
@@ -132,7 +146,7 @@ func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, 
 		}
 		n, err := r.Versions.NextNumber(ctx, r.Planner.Target, t, existing)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		tb := b
 		if t != b.Table {
@@ -143,18 +157,14 @@ func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, 
 	if _, err := r.Store.createRun(ctx, run, parts); err != nil {
 		// Another start took the table, or one of these version numbers, first.
 		if cerr := r.refuseActive(context.WithoutCancel(ctx), b.Table); cerr != nil {
-			return nil, cerr
+			return cerr
 		}
 		if errors.Is(err, errTableBusy) {
-			return nil, fmt.Errorf("%w: %s: %v", ErrConflict, b.Table, err)
+			return fmt.Errorf("%w: %s: %v", ErrConflict, b.Table, err)
 		}
-		return nil, err
+		return err
 	}
-	created, err := r.Store.GetRun(ctx, run.ID)
-	if err == nil && r.Changed != nil {
-		r.Changed(ctx, created)
-	}
-	return created, err
+	return nil
 }
 
 // refuseActive returns ErrConflict, naming the run, when table has a run in progress.

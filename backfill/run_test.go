@@ -281,7 +281,7 @@ func (h *hourEngine) startedAt() []string {
 // Two starts whose upstream tables differ but that refresh the same downstream table, in two
 // processes (two runners: this one's starts do not wait for the other's): the number of the
 // shared table's version goes to one of them, the other is refused as a conflict and records
-// nothing.
+// nothing. And a start's notice draft holds back no other start.
 func TestRunsStartingTogether(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
@@ -371,5 +371,30 @@ func TestRunsStartingTogether(t *testing.T) {
 				}
 			})
 		}
+
+		t.Run("a_notice_being_drafted_holds_back_no_other_start", func(t *testing.T) {
+			r := dailyRevenue(base.withLedger(t))
+			other := make(chan error, 1)
+			r.Changed = func(ctx context.Context, run *backfill.Run) {
+				if run.Backfill != "fix_dedup_bug" {
+					return
+				}
+				go func() {
+					_, err := r.Start(ctx, "daily_revenue", backfill.RunOptions{Actor: "ann", Scope: twoDays})
+					other <- err
+				}()
+				select {
+				case err := <-other:
+					if err != nil {
+						t.Errorf("a start while fix_dedup_bug's notice is drafted: %v", err)
+					}
+				case <-time.After(30 * time.Second):
+					t.Error("a start of daily_revenue waited for fix_dedup_bug's notice to be drafted")
+				}
+			}
+			if _, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{Actor: "bob", Scope: twoDays}); err != nil {
+				t.Fatal(err)
+			}
+		})
 	})
 }
