@@ -8,7 +8,7 @@
 #
 # The server listens on loopback only, on free ports picked from 19100-19499 (native) and
 # 19500-19899 (HTTP), so it never collides with a developer's server on 19000 or with another
-# test run. Config comes from ../shared/clickhouse beside the repository (override with
+# test run. Config comes from scripts/clickhouse in the repository (override with
 # TRUEUP_CLICKHOUSE_CONFIG=DIR).
 set -euo pipefail
 
@@ -85,7 +85,7 @@ alive() {
 
 write_config() {
 	local dir=$1 native=$2 http=$3 src
-	src=${TRUEUP_CLICKHOUSE_CONFIG:-"$(repo_root)/../shared/clickhouse"}
+	src=${TRUEUP_CLICKHOUSE_CONFIG:-"$(repo_root)/scripts/clickhouse"}
 	[[ -f $src/config.xml && -f $src/users.xml ]] || die "no config.xml/users.xml in $src"
 	# DIR goes into a sed replacement: escape the characters sed treats specially there.
 	local esc=${dir//\\/\\\\}
