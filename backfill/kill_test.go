@@ -62,7 +62,7 @@ func TestKillAndResume(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			e, err := tsql.Open(ctx, url)
+			e, err := tsql.Create(ctx, url)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -193,7 +193,7 @@ func Parse(shown, text string) (*Backfill, sqlfile.Problems) {
 	if f.Body == "" {
 		f.Bad(1, "no transform: after the header, write the SELECT that computes one partition window ($start to $end)")
 	} else if body, err := tsql.ReadOnlySelect(f.Body); err != nil {
-		f.Bad(f.BodyLine, "%v", err)
+		f.Bad(f.BodyLine+tsql.LineOf(err), "%v", err)
 	} else {
 		b.SQL, b.SQLLine = body, f.BodyLine
 		for _, p := range tsql.Placeholders(body) {

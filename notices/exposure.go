@@ -55,7 +55,7 @@ func ParseExposure(shown, text string) (*Exposure, sqlfile.Problems) {
 	}
 	sqlText, err := tsql.ReadOnlySelect(f.Body)
 	if err != nil {
-		f.Bad(line, "exposure SQL: %v", err)
+		f.Bad(line+tsql.LineOf(err), "exposure SQL: %v", err)
 		return x, f.Problems()
 	}
 	x.SQL = sqlText

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"trueup/monitor/cron"
+	tsql "trueup/sql"
 )
 
 // fieldParser reads typed values out of header keys, reporting bad ones at their line.
@@ -202,7 +203,7 @@ func (p *fieldParser) body(r *Rule, body string, line int) {
 	}
 	sel, err := readOnlySelect(body)
 	if err != nil {
-		p.bad(line, "%v", err)
+		p.bad(line+tsql.LineOf(err), "%v", err)
 	}
 	switch r.Kind {
 	case Custom:

@@ -43,7 +43,7 @@ func expression(text string) error {
 	if depth != 0 {
 		return fmt.Errorf("unbalanced parentheses")
 	}
-	return nil
+	return tsql.Inside(text)
 }
 
 var aggRe = regexp.MustCompile(`(?i)^\s*(sum|count|min|max)\s*\(`)

@@ -52,7 +52,7 @@ func openClickHouse(ctx context.Context, url string) (Engine, error) {
 	}
 	ver := parseVersion(v)
 	return &chEngine{
-		db:      db{pool: pool, info: Info{Kind: "clickhouse", Target: url, Version: ver}, poisons: serverException},
+		db:      db{pool: pool, info: Info{Kind: "clickhouse", Target: url, Version: ver}, poisons: serverException, reads: readOnly},
 		dialect: chDialect{version: ver},
 	}, nil
 }
@@ -69,7 +69,15 @@ func (e *chEngine) Dialect() Dialect { return e.dialect }
 
 func (e *chEngine) Check(ctx context.Context, query string, args ...any) error {
 	// on lines of their own: a comment ending the query must not swallow the wrapper
-	return e.Exec(ctx, "SELECT * FROM (\n"+query+"\n) LIMIT 0", args...)
+	return e.Exec(e.reading(ctx), "SELECT * FROM (\n"+query+"\n) LIMIT 0", args...)
+}
+
+// readOnly runs a read with readonly=1: user SQL in it (a rule, a report, a time-travel query)
+// cannot write, change settings, or call a table function — 18.16 refuses every one in readonly
+// mode, url() and file() among them — whatever the server's profile allows. Sent with the
+// query's other settings, it applies to that query alone.
+func readOnly(ctx context.Context) context.Context {
+	return clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"readonly": 1}))
 }
 
 func (e *chEngine) Relations(ctx context.Context) ([]Relation, error) {

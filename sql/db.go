@@ -16,6 +16,16 @@ type db struct {
 	info Info
 	// poisons reports an error after which a connection must not be used again (nil: none).
 	poisons func(error) bool
+	// reads marks a context for a query that only reads (Query, Each, Check), so the engine can
+	// hold it to reading the warehouse (nil: the engine needs nothing per query).
+	reads func(context.Context) context.Context
+}
+
+func (e *db) reading(ctx context.Context) context.Context {
+	if e.reads == nil {
+		return ctx
+	}
+	return e.reads(ctx)
 }
 
 // querier is a pool or one connection of it.
@@ -63,6 +73,7 @@ func (e *db) Each(ctx context.Context, query string, args []any, fn func(row []a
 }
 
 func (e *db) each(ctx context.Context, query string, args []any, head func([]string), fn func(row []any) error) error {
+	ctx = e.reading(ctx)
 	return e.on(ctx, func(q querier) error { return e.eachOn(ctx, q, query, args, head, fn) })
 }
 

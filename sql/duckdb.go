@@ -24,9 +24,13 @@ type duckEngine struct {
 
 var lockPIDRe = regexp.MustCompile(`PID (\d+)`)
 
-func openDuckDB(ctx context.Context, url, path string) (Engine, error) {
+func openDuckDB(ctx context.Context, url, path string, create bool) (Engine, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: %q: missing path (use duckdb:PATH or duckdb::memory:)", ErrBadTarget, url)
+	}
+	if strings.ContainsRune(path, '?') {
+		// options would reach DuckDB's configuration, enable_external_access among them
+		return nil, fmt.Errorf("%w: %s: a duckdb target takes a path and no ?options", ErrBadTarget, url)
 	}
 	dsn := path
 	if path == ":memory:" {
@@ -36,7 +40,15 @@ func openDuckDB(ctx context.Context, url, path string) (Engine, error) {
 			return nil, fmt.Errorf("%w: %s: directory %s does not exist", ErrBadTarget, url, dir)
 		}
 	}
-	conn, err := duckdb.NewConnector(dsn, nil)
+	if dsn != "" && !create {
+		if st, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("%w: %s: no DuckDB file at %s", ErrBadTarget, url, path)
+		} else if st.IsDir() {
+			return nil, fmt.Errorf("%w: %s: %s is a directory, not a DuckDB file", ErrBadTarget, url, path)
+		}
+	}
+	// user SQL runs here: it reads the warehouse and nothing else (see sandbox.go)
+	conn, err := duckdb.NewConnector(dsn+"?"+duckSandbox, nil)
 	if err != nil {
 		return nil, duckOpenError(url, err)
 	}

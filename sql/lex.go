@@ -16,8 +16,37 @@ type Token struct {
 // Quoted reports whether the token is a quoted identifier ("x" or `x`).
 func (t Token) Quoted() bool { return len(t.Text) > 1 && (t.Text[0] == '"' || t.Text[0] == '`') }
 
-// Literal reports whether the token is a string literal.
-func (t Token) Literal() bool { return len(t.Text) > 0 && t.Text[0] == '\'' }
+// Literal reports whether the token is a string literal: '…', or dollar-quoted $$…$$ or
+// $tag$…$tag$ (DuckDB, and ClickHouse's heredocs).
+func (t Token) Literal() bool {
+	if len(t.Text) > 0 && t.Text[0] == '\'' {
+		return true
+	}
+	return len(t.Text) > 1 && t.Text[0] == '$' && dollarEnd(t.Text, 0) == len(t.Text)
+}
+
+// dollarEnd returns the end of the dollar-quoted string starting at text[i] ($$…$$ or
+// $tag$…$tag$, the tag a name that does not start with a digit), or -1 when there is none
+// there: $start and $1 are parameters, not quotes.
+func dollarEnd(text string, i int) int {
+	j := i + 1
+	for j < len(text) && text[j] != '$' {
+		c := text[j]
+		if !(c == '_' || c >= 0x80 || (c|0x20 >= 'a' && c|0x20 <= 'z') || (j > i+1 && c >= '0' && c <= '9')) {
+			return -1
+		}
+		j++
+	}
+	if j >= len(text) {
+		return -1
+	}
+	tag := text[i : j+1]
+	k := strings.Index(text[j+1:], tag)
+	if k < 0 {
+		return -1
+	}
+	return j + 1 + k + len(tag)
+}
 
 // Ident returns the identifier the token names, unquoted ("" for literals and punctuation). A
 // doubled quote stands for one; inside backquotes (ClickHouse) so does a backslash escape (\`,
@@ -95,6 +124,10 @@ func Lex(text string) []Token {
 			j := skipQuoted(text, i)
 			out = append(out, Token{text[i:j], i})
 			i = j
+		case c == '$' && dollarEnd(text, i) > 0:
+			j := dollarEnd(text, i)
+			out = append(out, Token{text[i:j], i})
+			i = j
 		case c == '-' && i+1 < len(text) && text[i+1] == '-':
 			j := strings.IndexByte(text[i:], '\n')
 			if j < 0 {
@@ -147,7 +180,7 @@ func ReadOnlySelect(text string) (string, error) {
 	for i, t := range toks {
 		if t.Text == ";" {
 			if i != len(toks)-1 {
-				return "", fmt.Errorf("more than one statement: want a single SELECT")
+				return "", posError(text, t.Pos, nil, "more than one statement: want a single SELECT")
 			}
 			toks = toks[:i]
 		}
@@ -170,9 +203,12 @@ func ReadOnlySelect(text string) (string, error) {
 		return "", fmt.Errorf("SQL starts with %s: want a single read-only SELECT or WITH", first)
 	}
 	for _, t := range toks {
-		if w := strings.ToUpper(t.Text); !t.Quoted() && writeWords[w] {
-			return "", fmt.Errorf("SQL contains %s: want a read-only SELECT", w)
+		if w := strings.ToUpper(t.Text); !t.Quoted() && !t.Literal() && writeWords[w] {
+			return "", posError(text, t.Pos, nil, "SQL contains %s: want a read-only SELECT", w)
 		}
+	}
+	if err := outside(text, toks); err != nil {
+		return "", err
 	}
 	return strings.TrimSpace(text), nil
 }

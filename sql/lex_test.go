@@ -72,9 +72,9 @@ func TestRewriteTablesQualified(t *testing.T) {
 	}
 	// a table of the same name in another schema or database is another table: left as written
 	for q, want := range map[string]string{
-		"SELECT * FROM other.orders":                               "SELECT * FROM other.orders",
+		"SELECT * FROM other.orders":                                "SELECT * FROM other.orders",
 		"SELECT * FROM orders JOIN attached.main.orders USING (id)": `SELECT * FROM "orders__v2" AS "orders" JOIN attached.main.orders USING (id)`,
-		"SELECT * FROM other.customers":                            "SELECT * FROM other.customers",
+		"SELECT * FROM other.customers":                             "SELECT * FROM other.customers",
 	} {
 		if got := RewriteTables(duckDialect{}, q, to, current); got != want {
 			t.Errorf("got  %s\nwant %s", got, want)

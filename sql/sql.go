@@ -269,10 +269,17 @@ type Dialect interface {
 }
 
 // Open connects to a target URL: duckdb:PATH, duckdb::memory:, or clickhouse://host:port/db.
-func Open(ctx context.Context, url string) (Engine, error) {
+// A DuckDB file must exist: a mistyped path is an error naming it, not a new empty warehouse.
+func Open(ctx context.Context, url string) (Engine, error) { return open(ctx, url, false) }
+
+// Create is Open that makes the DuckDB file when it does not exist yet, where a new warehouse is
+// the point (trueup demo, tests); a ClickHouse URL opens as with Open.
+func Create(ctx context.Context, url string) (Engine, error) { return open(ctx, url, true) }
+
+func open(ctx context.Context, url string, create bool) (Engine, error) {
 	switch {
 	case strings.HasPrefix(url, "duckdb:"):
-		return openDuckDB(ctx, url, strings.TrimPrefix(url, "duckdb:"))
+		return openDuckDB(ctx, url, strings.TrimPrefix(url, "duckdb:"), create)
 	case strings.HasPrefix(url, "clickhouse://"):
 		return openClickHouse(ctx, url)
 	case url == "":

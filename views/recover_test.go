@@ -66,7 +66,7 @@ func TestCrashBetweenIntentAndOutcome(t *testing.T) {
 				}
 				ledgerPath := filepath.Join(t.TempDir(), "state.duckdb")
 				func() { // set up, then close everything: the child must be able to open the files
-					e, err := tsql.Open(ctx, url)
+					e, err := tsql.Create(ctx, url)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -87,7 +87,7 @@ func timed(fn func() error) (time.Duration, error) {
 
 // duckdb opens a fresh DuckDB file for one benchmark.
 func (e *env) duckdb(ctx context.Context, name string) (tsql.Engine, error) {
-	return tsql.Open(ctx, "duckdb:"+filepath.Join(e.dir, name+".duckdb"))
+	return tsql.Create(ctx, "duckdb:"+filepath.Join(e.dir, name+".duckdb"))
 }
 
 // makeOrders creates a table of rows orders spread over days daily partitions from 2026-01-01,

@@ -102,7 +102,7 @@ func storedAlerts(t *testing.T, cfg string) []rules.Alert {
 func warehouseExec(t *testing.T, cfg string, stmts ...string) {
 	t.Helper()
 	ctx := context.Background()
-	e, err := tsql.Open(ctx, "duckdb:"+filepath.Join(filepath.Dir(cfg), "warehouse.duckdb"))
+	e, err := tsql.Create(ctx, "duckdb:"+filepath.Join(filepath.Dir(cfg), "warehouse.duckdb"))
 	if err != nil {
 		t.Fatal(err)
 	}

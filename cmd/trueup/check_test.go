@@ -21,7 +21,7 @@ func checkProject(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
-	e, err := tsql.Open(ctx, "duckdb:"+filepath.Join(dir, "warehouse.duckdb"))
+	e, err := tsql.Create(ctx, "duckdb:"+filepath.Join(dir, "warehouse.duckdb"))
 	if err != nil {
 		t.Fatal(err)
 	}

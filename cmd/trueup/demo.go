@@ -120,7 +120,7 @@ func writeDemo(ctx context.Context, dir, target string, opt fixtures.Options, fr
 		url = "duckdb:" + filepath.Join(tmp, "warehouse.duckdb")
 		projectURL = "duckdb:warehouse.duckdb"
 	}
-	eng, err := tsql.Open(ctx, url)
+	eng, err := tsql.Create(ctx, url)
 	if err != nil {
 		return usagef("demo: %v", err)
 	}

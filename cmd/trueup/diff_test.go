@@ -50,7 +50,7 @@ func loadDiffTable(t *testing.T, e tsql.Engine, table string, rows [][]any) {
 func diffProject(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	e, err := tsql.Open(context.Background(), "duckdb:"+filepath.Join(dir, "warehouse.duckdb"))
+	e, err := tsql.Create(context.Background(), "duckdb:"+filepath.Join(dir, "warehouse.duckdb"))
 	if err != nil {
 		t.Fatal(err)
 	}

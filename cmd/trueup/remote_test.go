@@ -262,11 +262,12 @@ func TestTargetURL(t *testing.T) {
 		t.Fatalf("check --target URL: exit %d\n%s\n%s", code, out, errs)
 	}
 	other := filepath.Join(t.TempDir(), "other.duckdb")
-	e, err := tsql.Open(context.Background(), "duckdb:"+other)
+	// a target cannot ATTACH (user SQL is sandboxed there): copy with a plain DuckDB connection
+	e, err := tsql.OpenDuckDBFile(context.Background(), other)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Exec(context.Background(), "ATTACH '"+filepath.Join(dir, "warehouse.duckdb")+"' AS w (READ_ONLY); CREATE TABLE orders_copy AS SELECT * FROM w.orders__v1; DETACH w"); err != nil {
+	if _, err := e.ExecContext(context.Background(), "ATTACH '"+filepath.Join(dir, "warehouse.duckdb")+"' AS w (READ_ONLY); CREATE TABLE orders_copy AS SELECT * FROM w.orders__v1; DETACH w"); err != nil {
 		t.Fatal(err)
 	}
 	e.Close()

@@ -18,7 +18,7 @@ import (
 func buildVersions(t *testing.T, dir string, n int, state string) {
 	t.Helper()
 	ctx := context.Background()
-	e, err := tsql.Open(ctx, "duckdb:"+filepath.Join(dir, "warehouse.duckdb"))
+	e, err := tsql.Create(ctx, "duckdb:"+filepath.Join(dir, "warehouse.duckdb"))
 	if err != nil {
 		t.Fatal(err)
 	}

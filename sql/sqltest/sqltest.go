@@ -95,7 +95,7 @@ func ClickHouse(t testing.TB) tsql.Engine {
 // Open opens url and closes it when the test ends.
 func Open(t testing.TB, url string) tsql.Engine {
 	t.Helper()
-	e, err := tsql.Open(context.Background(), url)
+	e, err := tsql.Create(context.Background(), url)
 	if err != nil {
 		t.Fatalf("open %s: %v", url, err)
 	}
