@@ -131,7 +131,7 @@ func TestAuditLogLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name         string
+		name        string
 		limit, want int
 	}{
 		{"default", 0, 100},

@@ -20,7 +20,7 @@ import (
 func TestReadOnlySelectRefusesOutside(t *testing.T) {
 	for _, tc := range []struct {
 		name, sql, want string
-		line          int
+		line            int
 	}{
 		{"read_text", "SELECT content\nFROM read_text('/etc/trueup.yaml')", "read_text()", 1},
 		{"read_blob", "SELECT * FROM read_blob('/etc/passwd')", "read_blob()", 0},
@@ -68,7 +68,7 @@ func TestReadOnlySelectKeepsWarehouseSQL(t *testing.T) {
 		"SELECT * FROM range(10) t(i)",
 		"SELECT * FROM numbers(10)",
 		"SELECT 'read_text(1)' AS s FROM orders",
-		"SELECT $$a;b$$ AS s FROM orders",           // dollar-quoted: one statement
+		"SELECT $$a;b$$ AS s FROM orders",          // dollar-quoted: one statement
 		"SELECT $tag$ x; y $ z $tag$ AS s FROM t;", // tagged, with a lone $ inside
 		"SELECT * FROM orders WHERE d >= $start AND d < $end",
 	} {

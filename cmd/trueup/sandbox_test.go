@@ -25,7 +25,7 @@ func TestUserSQLCannotReachOutside(t *testing.T) {
 	lit := "'" + cfg + "'"
 	for _, tc := range []struct {
 		name, file, text, cmd, want string
-		line                         int
+		line                        int
 	}{
 		{"rule_read_text", "rules/orders/leak.sql", "-- kind: custom\n-- table: orders\nSELECT content\nFROM read_text(" + lit + ")\n",
 			"check", "read_text()", 4},
