@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -122,5 +124,34 @@ func TestBinaryConfigIsRefusedWithALine(t *testing.T) {
 		if !strings.HasSuffix(e.Name(), ".yaml") {
 			t.Errorf("a refused config wrote %s", e.Name())
 		}
+	}
+}
+
+// --from 0001-01-01 is a date like any other, not "no scope": the plan is scoped from it.
+func TestScopeFromTheFirstDate(t *testing.T) {
+	cfg := filepath.Join(demoDir(t), "trueup.yaml")
+	plan := func(from, to string) (int, string, string) {
+		return cli(t, "--config", cfg, "backfill", "plan", "fix_dedup_bug", "--from", from, "--to", to, "--format", "json")
+	}
+	code, out, errs := plan("0001-01-01", "0001-01-03")
+	var p struct {
+		Scope      string   `json:"scope"`
+		Partitions []string `json:"partitions"`
+		Findings   []struct{ Severity, Message string }
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("plan: exit %d: %v: %s%s", code, err, out, errs)
+	}
+	if p.Scope != "0001-01-01..0001-01-03" || !slices.Equal(p.Partitions, []string{"0001-01-01", "0001-01-02", "0001-01-03"}) {
+		t.Errorf("plan of 0001-01-01..0001-01-03: scope %q, partitions %v, findings %+v", p.Scope, p.Partitions, p.Findings)
+	}
+	// The warehouse has no orders in year 1: that blocks the plan, and nothing else does.
+	if code != exitUsage || !strings.Contains(out, "input orders_raw has no rows for 3 partition(s) of the scope") || strings.Contains(out, "no scope") {
+		t.Errorf("plan of 0001-01-01..0001-01-03: exit %d: %s%s", code, out, errs)
+	}
+	// From year 1 to now is more days than one plan may hold.
+	code, out, errs = plan("0001-01-01", "2026-07-18")
+	if code != exitUsage || !strings.Contains(out+errs, "covers more than 20000 partitions of grain day") {
+		t.Errorf("plan of 0001-01-01..2026-07-18: exit %d, want 2 and the partition bound: %s%s", code, out, errs)
 	}
 }
