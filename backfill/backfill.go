@@ -106,11 +106,16 @@ func endOfDay(t time.Time) time.Time {
 	return tsql.TruncGrain(t, "day").AddDate(0, 0, 1).Add(-time.Nanosecond)
 }
 
+// dated reports whether the scope is a date range. The zero time is 0001-01-01, a date a user may
+// give (--from 0001-01-01), so a range is told from no range by either end being set: the end of
+// a range given as dates is the last instant of its day, never the zero time.
+func (s Scope) dated() bool { return !s.From.IsZero() || !s.To.IsZero() }
+
 func (s Scope) String() string {
 	if s.FromRule != "" {
 		return "from-rule: " + s.FromRule
 	}
-	if s.From.IsZero() {
+	if !s.dated() {
 		return ""
 	}
 	return formatPartition(s.From, "day") + ".." + formatPartition(s.To, "day")

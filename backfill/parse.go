@@ -1,6 +1,7 @@
 package backfill
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -39,11 +40,16 @@ func Load(fsys fs.FS, prefix string) (*Set, error) {
 	var problems sqlfile.Problems
 	byName := map[string]*Backfill{}
 	for _, p := range paths {
-		data, err := fs.ReadFile(fsys, p)
+		shown := path.Join(prefix, p)
+		text, err := sqlfile.Read(fsys, p, shown)
+		if tooLarge := sqlfile.Problems(nil); errors.As(err, &tooLarge) {
+			problems = append(problems, tooLarge...)
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("backfill: %w", err)
 		}
-		b, ps := Parse(path.Join(prefix, p), string(data))
+		b, ps := Parse(shown, text)
 		problems = append(problems, ps...)
 		if b == nil {
 			continue

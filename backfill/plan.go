@@ -225,7 +225,7 @@ func (pl Planner) scopePartitions(ctx context.Context, b *Backfill, s Scope, liv
 		slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
 		return out, nil
 	}
-	if s.From.IsZero() {
+	if !s.dated() {
 		return nil, errors.New("no scope: give scope: FROM..TO or scope: from-rule: NAME (or --from/--to)")
 	}
 	if n := countBetween(s.From, s.To, b.Grain, MaxScopePartitions+1); n > MaxScopePartitions {

@@ -163,6 +163,8 @@ func (pl Planner) score(ctx context.Context, closure []transform, p *Plan) {
 		if err := pl.checkOutput(ctx, t); err != nil {
 			notIdempotent = append(notIdempotent, t.label()+err.Error())
 			p.block("%stransform: %v", t.label(), err)
+		} else {
+			pl.checkColumns(ctx, t, p)
 		}
 		if calls := tsql.ClockCalls(t.b.SQL); len(calls) > 0 {
 			clock = append(clock, t.label()+strings.Join(calls, ", "))

@@ -198,3 +198,67 @@ func TestScopeIsBoundedAndAReadStoresNothing(t *testing.T) {
 		t.Errorf("a scoped plan that was only read was stored: scope %s", after.Scope)
 	}
 }
+
+// A transform whose columns are not the table's blocks the plan naming the columns, instead of
+// a run that builds v2 and fails every partition on the engine's error (or, on ClickHouse,
+// drops the extra columns quietly): an extra column (SELECT * reads orders_raw's event_id), a
+// missing one, a string where the table has an integer, a double where it has a decimal.
+func TestPlanChecksTheTransformsColumns(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		d := newDemo(t, e)
+		dl := e.Dialect()
+		orig, err := os.ReadFile(filepath.Join(d.dir, "backfills", "fix_dedup_bug.sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		transform := string(orig[strings.Index(string(orig), "SELECT\n"):])
+		for _, tc := range []struct {
+			name, old, new string
+			findings       []string
+		}{
+			{"select_star", transform, "SELECT * FROM orders_raw WHERE order_date >= $start AND order_date < $end\n",
+				[]string{"transform: its rows have columns orders does not: event_id, ingest_delay_days"}},
+			{"missing_column", "\tmin(region) AS region,\n", "",
+				[]string{"transform: its rows lack columns of orders: region"}},
+			{"string_into_integer", "min(customer_id) AS customer_id", dl.ToText("min(customer_id)") + " AS customer_id",
+				[]string{"transform: column customer_id is a string (", "where orders has an int ("}},
+			{"double_into_decimal", "min(amount) AS amount", dl.ToFloat("min(amount)") + " AS amount",
+				[]string{"transform: column amount is a float (", "where orders has a decimal ("}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := d.newRunner(t, e)
+				r.Planner.Set = loadEdited(t, filepath.Join(d.dir, "backfills"), "fix_dedup_bug.sql", tc.old, tc.new)
+				b, _ := r.Planner.Set.Get("fix_dedup_bug")
+				p, err := r.Planner.Plan(ctx, b, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range tc.findings {
+					if !p.Blocked() || !hasFinding(p, "blocking", f) {
+						t.Errorf("findings %+v\nwant blocking %q", p.Findings, f)
+					}
+				}
+				if _, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{}); !errors.Is(err, backfill.ErrBlocked) || !strings.Contains(err.Error(), tc.findings[0]) {
+					t.Errorf("run: got %v, want it refused with %q", err, tc.findings[0])
+				}
+				if run, err := r.Store.LatestRun(ctx, "fix_dedup_bug"); !errors.Is(err, backfill.ErrNotFound) {
+					t.Errorf("a blocked plan recorded a run: %v", err)
+					if err == nil {
+						r.Cancel(ctx, run.ID, "test") // so the next case starts from nothing
+					}
+				}
+				rels, err := e.Relations(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, rel := range rels {
+					if strings.Contains(rel.Name, "__v2") {
+						t.Errorf("a blocked plan created %s", rel.Name)
+						e.DropTable(ctx, rel.Name)
+					}
+				}
+			})
+		}
+	})
+}

@@ -12,8 +12,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"trueup/sqlfile"
 )
 
 // ErrInvalid marks a config that cannot be used.
@@ -50,20 +53,28 @@ type Server struct {
 	Addr string `yaml:"addr"`
 }
 
-// Load reads and validates path.
+// Load reads and validates path. A file over sqlfile.MaxSize is refused unread, as the other
+// files a user writes are.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s: file not found (pass --config or run trueup demo)", ErrInvalid, path)
-		}
+	text, err := sqlfile.ReadFile(path)
+	var tooLarge sqlfile.Problems
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("%w: %s: file not found (pass --config or run trueup demo)", ErrInvalid, path)
+	case err != nil:
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, path, err)
 	}
-	return Parse(path, data)
+	return Parse(path, []byte(text))
 }
 
 // Parse validates the YAML text of a config read from path.
 func Parse(path string, data []byte) (*Config, error) {
+	data = bytes.TrimPrefix(data, []byte(sqlfile.ByteOrderMark))
+	if err := notText(path, data); err != nil {
+		return nil, err
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		abs = path
@@ -78,6 +89,27 @@ func Parse(path string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// notText refuses bytes that are not YAML text, naming their line: yaml.v3 says only "control
+// characters are not allowed" or "invalid leading UTF-8 octet", with no line, when it meets a NUL
+// byte, a control character or bytes that are not UTF-8 (a binary or a Latin-1 file).
+func notText(path string, data []byte) error {
+	line := 1
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			return fmt.Errorf("%w: %s:%d: byte 0x%02x is not UTF-8: trueup.yaml must be UTF-8 text", ErrInvalid, path, line, data[i])
+		case r == '\n':
+			line++
+		case r == '\t' || r == '\r':
+		case r < 0x20 || r == 0x7f:
+			return fmt.Errorf("%w: %s:%d: control character 0x%02x: trueup.yaml must be text, not a binary file", ErrInvalid, path, line, r)
+		}
+		i += n
+	}
+	return nil
 }
 
 // yamlError turns yaml.v3's "yaml: line N: msg" into "path:N: msg".

@@ -2,6 +2,7 @@ package notices
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -90,12 +91,16 @@ func LoadExposures(fsys fs.FS, prefix string) ([]*Exposure, error) {
 	var problems sqlfile.Problems
 	seen := map[string]string{}
 	for _, p := range paths {
-		data, err := fs.ReadFile(fsys, p)
+		shown := path.Join(prefix, p)
+		text, err := sqlfile.Read(fsys, p, shown)
+		if tooLarge := sqlfile.Problems(nil); errors.As(err, &tooLarge) {
+			problems = append(problems, tooLarge...)
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("notices: exposures: %w", err)
 		}
-		shown := path.Join(prefix, p)
-		x, ps := ParseExposure(shown, string(data))
+		x, ps := ParseExposure(shown, text)
 		problems = append(problems, ps...)
 		if prev, dup := seen[x.Name]; dup {
 			problems = append(problems, sqlfile.Problem{Path: shown, Line: 1, Msg: "exposure " + x.Name + " is also defined in " + prev})

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -93,15 +94,19 @@ func ParseFS(fsys fs.FS, prefix string) ([]*Rule, error) {
 	names := map[string]*Rule{}
 	nameLine := map[*Rule]int{}
 	for _, p := range paths {
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return nil, fmt.Errorf("rules: %w", err)
-		}
 		shown := p
 		if prefix != "" {
 			shown = path.Join(prefix, p)
 		}
-		r, line, ps := parseFile(shown, string(data))
+		text, err := sqlfile.Read(fsys, p, shown)
+		if tooLarge := sqlfile.Problems(nil); errors.As(err, &tooLarge) {
+			problems = append(problems, tooLarge...)
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("rules: %w", err)
+		}
+		r, line, ps := parseFile(shown, text)
 		problems = append(problems, ps...)
 		if r == nil {
 			continue

@@ -19,7 +19,11 @@ import (
 )
 
 // backfillService is the demo's backfills over a DuckDB warehouse, as serve wires them.
-func backfillService(t *testing.T) *backfill.Service {
+func backfillService(t *testing.T) *backfill.Service { return editedBackfillService(t, nil) }
+
+// editedBackfillService is backfillService with the project's files changed by edit (when not
+// nil) before they are loaded.
+func editedBackfillService(t *testing.T, edit func(dir string)) *backfill.Service {
 	t.Helper()
 	ctx := t.Context()
 	e := sqltest.DuckDB(t)
@@ -29,6 +33,9 @@ func backfillService(t *testing.T) *backfill.Service {
 	dir := t.TempDir()
 	if err := fixtures.WriteProject(dir, e.Info().Target); err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(dir)
 	}
 	l, err := ledger.Open(ctx, filepath.Join(dir, "state.duckdb"))
 	if err != nil {

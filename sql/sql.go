@@ -196,6 +196,8 @@ type Engine interface {
 	Relations(ctx context.Context) ([]Relation, error)
 	// Columns lists a relation's columns; ErrNotFound when it does not exist.
 	Columns(ctx context.Context, relation string) ([]Column, error)
+	// Describe lists the columns a read-only query's rows would have, without running it.
+	Describe(ctx context.Context, query string, args ...any) ([]Column, error)
 	// ViewSource returns the relation a simple `SELECT * FROM x` view reads from.
 	ViewSource(ctx context.Context, view string) (string, error)
 	// CreateTable creates a table partitioned by partition (may be empty) and ordered by order.

@@ -12,14 +12,19 @@ import (
 	"strings"
 )
 
-// Problem is one thing wrong with a file, at a line.
+// Problem is one thing wrong with a file, at a line; Line 0 is the whole file (e.g. too large).
 type Problem struct {
 	Path string
 	Line int
 	Msg  string
 }
 
-func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.Path, p.Line, p.Msg) }
+func (p Problem) String() string {
+	if p.Line == 0 {
+		return p.Path + ": " + p.Msg
+	}
+	return fmt.Sprintf("%s:%d: %s", p.Path, p.Line, p.Msg)
+}
 
 // Problems is every problem of a set of files; it is an error when not empty.
 type Problems []Problem
@@ -67,13 +72,18 @@ type File struct {
 	problems Problems
 }
 
+// ByteOrderMark is the UTF-8 encoding of U+FEFF, which some editors put at the start of a file.
+const ByteOrderMark = "\ufeff"
+
 var keyRe = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*)\s*:(.*)$`)
 
 // Scan reads a file's header and body. Header lines come before the first line that is neither
 // blank nor a comment; a comment line indented by two or more spaces right after a key continues
-// that key's value; other comment lines that are not `key: value` are plain comments.
+// that key's value; other comment lines that are not `key: value` are plain comments. A UTF-8
+// byte-order mark at the start (some Windows editors write one) is not part of the first line.
 func Scan(shown, text string) *File {
 	f := &File{Path: shown, Name: strings.TrimSuffix(path.Base(shown), ".sql"), Keys: map[string]Key{}}
+	text = strings.TrimPrefix(text, ByteOrderMark)
 	lines := strings.Split(text, "\n")
 	last := ""
 	for i, raw := range lines {

@@ -1,0 +1,61 @@
+package sqlfile
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// MaxSize is the largest file trueup reads. The files users write are a few kilobytes; a
+// 10.8 MB rule once took 1.1 GB and 70 s to load, so anything larger is refused unread.
+const MaxSize = 1 << 20
+
+// Read returns the text of the file name of fsys; shown is its path in messages. A file over
+// MaxSize is refused before it is read whole, as Problems (one, on no line: the whole file), so
+// a loader can report it with the other files' problems; any other error is the file system's.
+func Read(fsys fs.FS, name, shown string) (string, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return read(f, shown)
+}
+
+// ReadFile is Read for a path of the operating system, e.g. trueup.yaml.
+func ReadFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return read(f, path)
+}
+
+func read(f fs.File, shown string) (string, error) {
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxSize {
+		return "", tooLarge(shown, st.Size())
+	}
+	// The size stat gave may be stale or absent (a pipe, a growing file): read at most one byte
+	// past the limit either way.
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return "", err
+	}
+	if len(data) > MaxSize {
+		size := int64(len(data))
+		if st, err := f.Stat(); err == nil && st.Size() > size {
+			size = st.Size()
+		}
+		return "", tooLarge(shown, size)
+	}
+	return string(data), nil
+}
+
+// tooLarge says the size in MB rounded up to a tenth, so a file just over the limit does not
+// read as "1.0 MB, limit 1 MiB".
+func tooLarge(shown string, size int64) Problems {
+	tenths := (size + 99_999) / 100_000
+	return Problems{{Path: shown, Msg: fmt.Sprintf("file is %d.%d MB, limit 1 MiB", tenths/10, tenths%10)}}
+}
