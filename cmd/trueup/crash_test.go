@@ -42,11 +42,15 @@ func killedAt(t *testing.T, point string, args ...string) string {
 	return out.String()
 }
 
+// demoProject is a demo project folder and the URL of its warehouse.
+type demoProject struct{ dir, url string }
+
 // demoProjects are the demo project on DuckDB and, with a test server, on ClickHouse.
-func demoProjects(t *testing.T) map[string]string {
-	cases := map[string]string{"duckdb": demoDir(t)}
+func demoProjects(t *testing.T) map[string]demoProject {
+	dir := demoDir(t)
+	cases := map[string]demoProject{"duckdb": {dir, "duckdb:" + filepath.Join(dir, "warehouse.duckdb")}}
 	if url := sqltest.ClickHouseURL(t); url != "" {
-		cases["clickhouse"] = demoDir(t, "--target", url)
+		cases["clickhouse"] = demoProject{demoDir(t, "--target", url), url}
 	}
 	return cases
 }
@@ -72,9 +76,9 @@ func noticeState(t *testing.T, cfg string, id string) (state, text string) {
 // ledger and before the notices heard of it, then after a rollback's: a restart completes the
 // notice, then rolls it back, as if nothing had happened in between.
 func TestNoticeFollowsAPublishCutOffByAKill(t *testing.T) {
-	for name, dir := range demoProjects(t) {
+	for name, p := range demoProjects(t) {
 		t.Run(name, func(t *testing.T) {
-			cfg := filepath.Join(dir, "trueup.yaml")
+			cfg := filepath.Join(p.dir, "trueup.yaml")
 			if code, out, errs := cli(t, "--config", cfg, "backfill", "run", "fix_dedup_bug"); code != 0 {
 				t.Fatalf("backfill run: exit %d: %s%s", code, out, errs)
 			}
