@@ -222,6 +222,9 @@ func (r *Runner) Execute(ctx context.Context, runID int64, opt ExecOptions) (*Ru
 	if err := r.setRun(ctx, runID, RunRunning, "", nil); err != nil {
 		return nil, err
 	}
+	if err := r.dropStaging(ctx, run); err != nil {
+		return r.fail(ctx, run, err)
+	}
 	limit := map[string][]string{}
 	if opt.Limit > 0 {
 		if limit, err = r.sampleParts(ctx, run, opt.Limit); err != nil {
@@ -357,6 +360,24 @@ func (r *Runner) fail(ctx context.Context, run *Run, cause error) (*Run, error) 
 func (r *Runner) audit(ctx context.Context, run *Run, action, outcome, detail string) {
 	r.Store.L.Audit(ctx, ledger.Entry{Actor: run.Actor, Action: action, Target: run.Table,
 		Params: map[string]any{"backfill": run.Backfill, "run_id": run.ID}, Outcome: outcome, Detail: detail})
+}
+
+// dropStaging drops the staging tables a process killed during a partition replace left beside
+// the versions run builds (see tsql.StagingTables); only these versions', which nothing else
+// writes into while this process owns the run.
+func (r *Runner) dropStaging(ctx context.Context, run *Run) error {
+	var dropped []string
+	for _, t := range run.Tables {
+		names, err := tsql.DropStagingTables(ctx, r.Planner.Engine, views.Physical(t.Table, t.Version))
+		dropped = append(dropped, names...)
+		if err != nil {
+			return err
+		}
+	}
+	if len(dropped) > 0 {
+		r.audit(ctx, run, "backfill.tidy", ledger.OutcomeOK, "dropped staging tables left by a killed process: "+strings.Join(dropped, ", "))
+	}
+	return nil
 }
 
 // claim records this process as the one building the run.
