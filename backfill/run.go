@@ -176,6 +176,10 @@ func (r *Runner) refuseActive(ctx context.Context, table string) error {
 	if active == nil {
 		return nil
 	}
+	if active.State == RunInterrupted {
+		return fmt.Errorf("%w: %s has run %d (%s, started by %s at %s), interrupted: the process building it (pid %d) is gone. Resume it (trueup backfill resume %s) or cancel it (trueup backfill cancel %s) before starting a new run",
+			ErrConflict, table, active.ID, active.Backfill, active.Actor, active.CreatedAt.Format(time.RFC3339), active.OwnerPID(), active.Backfill, active.Backfill)
+	}
 	return fmt.Errorf("%w: %s has run %d (%s, started by %s at %s): resume it, or cancel it first (trueup backfill cancel %s)",
 		ErrConflict, table, active.ID, active.Backfill, active.Actor, active.CreatedAt.Format(time.RFC3339), active.Backfill)
 }
@@ -212,8 +216,14 @@ func (r *Runner) Execute(ctx context.Context, runID int64, opt ExecOptions) (*Ru
 	if err != nil {
 		return nil, err
 	}
+	if err := r.claim(ctx, runID); err != nil {
+		return nil, err
+	}
 	if err := r.setRun(ctx, runID, RunRunning, "", nil); err != nil {
 		return nil, err
+	}
+	if err := r.dropStaging(ctx, run); err != nil {
+		return r.fail(ctx, run, err)
 	}
 	limit := map[string][]string{}
 	if opt.Limit > 0 {
@@ -350,6 +360,31 @@ func (r *Runner) fail(ctx context.Context, run *Run, cause error) (*Run, error) 
 func (r *Runner) audit(ctx context.Context, run *Run, action, outcome, detail string) {
 	r.Store.L.Audit(ctx, ledger.Entry{Actor: run.Actor, Action: action, Target: run.Table,
 		Params: map[string]any{"backfill": run.Backfill, "run_id": run.ID}, Outcome: outcome, Detail: detail})
+}
+
+// dropStaging drops the staging tables a process killed during a partition replace left beside
+// the versions run builds (see tsql.StagingTables); only these versions', which nothing else
+// writes into while this process owns the run.
+func (r *Runner) dropStaging(ctx context.Context, run *Run) error {
+	var dropped []string
+	for _, t := range run.Tables {
+		names, err := tsql.DropStagingTables(ctx, r.Planner.Engine, views.Physical(t.Table, t.Version))
+		dropped = append(dropped, names...)
+		if err != nil {
+			return err
+		}
+	}
+	if len(dropped) > 0 {
+		r.audit(ctx, run, "backfill.tidy", ledger.OutcomeOK, "dropped staging tables left by a killed process: "+strings.Join(dropped, ", "))
+	}
+	return nil
+}
+
+// claim records this process as the one building the run.
+func (r *Runner) claim(ctx context.Context, id int64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Store.claim(ctx, id)
 }
 
 // setRun records a run's state. Ledger writes of one runner go one at a time: DuckDB refuses

@@ -24,7 +24,10 @@ type Status struct {
 	Error            string           `json:"error,omitempty"`
 	Tables           []TableStatus    `json:"tables"`
 	Partitions       []PartitionState `json:"partitions"`
-	Run              *Run             `json:"-"`
+	// Actions are what the operator may do with the run now; an interrupted run offers resume
+	// and cancel.
+	Actions []string `json:"actions,omitempty"`
+	Run     *Run     `json:"-"`
 }
 
 // TableStatus is the progress of one table of a run.
@@ -84,6 +87,10 @@ func (s Store) StatusOf(ctx context.Context, runID int64, now time.Time) (*Statu
 			ts.Failed++
 			st.PartitionsFailed++
 		}
+	}
+	if run.State == RunInterrupted {
+		st.Actions = []string{"resume", "cancel"}
+		st.Error = fmt.Sprintf("the process building it (pid %d) is gone: resume it, or cancel it to start a new run", run.OwnerPID())
 	}
 	if run.State == RunRunning && st.PartitionsDone > 0 && !first.IsZero() {
 		per := last.Sub(first).Seconds() / float64(st.PartitionsDone)

@@ -48,7 +48,12 @@ type Run struct {
 	Error      string          `json:"error,omitempty"`
 	Validation json.RawMessage `json:"validation,omitempty"`
 	Tables     []RunTable      `json:"tables"`
+	// Owner is the process that builds (or last built) the run (see ownerAlive).
+	Owner string `json:"-"`
 }
+
+// OwnerPID is the process id of the process that was building the run.
+func (r *Run) OwnerPID() int { return ownerPID(r.Owner) }
 
 // RunTable is one table a run builds: the upstream first, then its downstream tables.
 type RunTable struct {
@@ -129,8 +134,8 @@ func (s Store) createRun(ctx context.Context, r *Run, parts map[string][]string)
 			return err
 		}
 		if err := tx.QueryRowContext(ctx, `INSERT INTO backfill_runs (backfill, target, table_name, reason, state,
-			actor, code_sha, sample, plan, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			r.Backfill, r.Target, r.Table, r.Reason, RunRunning, r.Actor, r.CodeSHA, r.Sample, string(plan), now).Scan(&r.ID); err != nil {
+			actor, code_sha, sample, plan, created_at, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			r.Backfill, r.Target, r.Table, r.Reason, RunRunning, r.Actor, r.CodeSHA, r.Sample, string(plan), now, thisProcess()).Scan(&r.ID); err != nil {
 			return err
 		}
 		for i, t := range r.Tables {
@@ -184,15 +189,18 @@ func takenVersion(ctx context.Context, versions views.Store, r *Run) (views.Vers
 }
 
 const runCols = `id, backfill, target, table_name, reason, state, actor, code_sha, sample, CAST(plan AS VARCHAR),
-	created_at, finished_at, error, CAST(coalesce(validation, 'null') AS VARCHAR)`
+	created_at, finished_at, error, CAST(coalesce(validation, 'null') AS VARCHAR), coalesce(owner, '')`
 
 func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
 	r := &Run{}
 	var plan, validation string
 	var finished dbsql.NullTime
 	if err := row.Scan(&r.ID, &r.Backfill, &r.Target, &r.Table, &r.Reason, &r.State, &r.Actor, &r.CodeSHA, &r.Sample,
-		&plan, &r.CreatedAt, &finished, &r.Error, &validation); err != nil {
+		&plan, &r.CreatedAt, &finished, &r.Error, &validation, &r.Owner); err != nil {
 		return nil, err
+	}
+	if (r.State == RunRunning || r.State == RunValidating) && !ownerAlive(r.Owner) {
+		r.State = RunInterrupted
 	}
 	r.CreatedAt = r.CreatedAt.UTC()
 	if finished.Valid {
@@ -336,6 +344,15 @@ func (s Store) setPartitionOn(ctx context.Context, x execer, runID int64, table,
 	}
 	if err != nil {
 		return fmt.Errorf("backfill: checkpoint %s %s: %w", table, part, err)
+	}
+	return nil
+}
+
+// claim records this process as the one building run id: from now on the run reads
+// interrupted only once this process is gone.
+func (s Store) claim(ctx context.Context, id int64) error {
+	if _, err := s.L.DB().ExecContext(ctx, `UPDATE backfill_runs SET owner = ? WHERE id = ?`, thisProcess(), id); err != nil {
+		return fmt.Errorf("backfill: run %d: %w", id, err)
 	}
 	return nil
 }

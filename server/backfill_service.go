@@ -56,8 +56,10 @@ func progressView(name string, st *backfill.Status) *page.BackfillProgress {
 		Done: st.PartitionsDone, Total: st.PartitionsTotal, Failed: st.PartitionsFailed, Percent: st.Percent(),
 		Rows: st.RowsWritten, Error: st.Error,
 		Polling:   st.State == backfill.RunRunning || st.State == backfill.RunValidating,
-		CanCancel: st.State == backfill.RunRunning,
-		CanResume: st.State == backfill.RunCancelled || st.State == backfill.RunFailed || st.State == backfill.RunSampled,
+		// an interrupted run (its process is gone) is resumed or cancelled before a new run starts
+		CanCancel: st.State == backfill.RunRunning || st.State == backfill.RunInterrupted,
+		CanResume: st.State == backfill.RunCancelled || st.State == backfill.RunFailed || st.State == backfill.RunSampled ||
+			st.State == backfill.RunInterrupted,
 	}
 	if st.ETASeconds != nil {
 		p.ETA = (time.Duration(*st.ETASeconds) * time.Second).String()

@@ -238,7 +238,7 @@ func (e *chEngine) ReplacePartition(ctx context.Context, table string, w Window,
 	for i, c := range cols {
 		names[i] = d.Quote(c.Name)
 	}
-	stage := table + "__stage_" + randomSuffix()
+	stage := StagingPrefix(table) + randomSuffix() // see staging.go
 	if err := e.Exec(ctx, "CREATE TABLE "+d.QuoteRelation(stage)+" AS "+d.QuoteRelation(table)); err != nil {
 		return fail(err)
 	}

@@ -215,16 +215,11 @@ func (s *Service) auditEntry(p Publish, outcome string, gate []GateCheck) ledger
 // after tells the listener about a done publish and, after a swap, applies automatic retention.
 // Failures here do not undo the publish; they are logged, audited and returned as warnings.
 func (s *Service) after(ctx context.Context, p *Publish) {
-	if s.listener != nil {
-		var err error
-		if p.Kind == KindRollback {
-			err = s.listener.RolledBack(ctx, *p, p.Reason)
-		} else {
-			err = s.listener.Published(ctx, *p)
-		}
-		if err != nil {
-			s.warn(ctx, p, "notify", err)
-		}
+	if s.hooks.AfterOutcome != nil {
+		s.hooks.AfterOutcome(*p)
+	}
+	if err := s.tell(ctx, *p); err != nil {
+		s.warn(ctx, p, "notify", err)
 	}
 	if p.Kind == KindSwap && s.autoRetire && s.keep > 0 {
 		for _, t := range p.Tables() {

@@ -37,7 +37,7 @@ func Recover(ctx context.Context, services ...*Service) ([]Repair, error) {
 // (tidyViews). An intent without an outcome is settled by reading the views: all repointed →
 // recorded done; none → abandoned; some (only possible where the engine repoints one view per
 // statement) → the remaining views are repointed and the intent recorded done, finishing what was
-// asked. Then every logical table is adopted and
+// asked. The listener is told of done publishes it did not hear of (tellUntold). Then every logical table is adopted and
 // repaired (its ledger live version is the one its view reads), and stale lock rows are removed.
 // Tables held in this process are left alone.
 func (s *Service) Recover(ctx context.Context) ([]Repair, error) {
@@ -45,6 +45,13 @@ func (s *Service) Recover(ctx context.Context) ([]Repair, error) {
 	// First the views themselves: one a repoint left missing is put back before anything is
 	// settled from what the views read.
 	out, err := s.tidyViews(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	// Publishes done before the crash are older than the intents it left: the listener hears of
+	// them first.
+	told, err := s.tellUntold(ctx)
+	out = append(out, told...)
 	if err != nil {
 		errs = append(errs, err)
 	}

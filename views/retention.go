@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"trueup/ledger"
+	tsql "trueup/sql"
 )
 
 // RetireRequest asks to drop an old version of a table.
@@ -78,7 +79,11 @@ func (s *Service) retire(ctx context.Context, table string, n int, who, reason s
 		return fmt.Errorf("views: retire %s v%d: %w", table, n, err)
 	}
 	// Recorded first, dropped second: a crash in between leaves a retired version whose table
-	// still exists, and retiring it again drops it.
+	// still exists, and retiring it again drops it. The staging tables a build killed during a
+	// partition replace left beside it go first, while retiring again can still reach them.
+	if _, err := tsql.DropStagingTables(ctx, s.engine, v.Physical()); err != nil {
+		return fmt.Errorf("views: retire %s v%d: recorded as retired but dropping its staging tables failed (retire it again): %w", table, n, err)
+	}
 	if err := s.engine.DropTable(ctx, v.Physical()); err != nil {
 		return fmt.Errorf("views: retire %s v%d: recorded as retired but dropping %s failed (retire it again): %w", table, n, v.Physical(), err)
 	}

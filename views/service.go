@@ -64,11 +64,12 @@ type Listener interface {
 	RolledBack(ctx context.Context, p Publish, reason string) error
 }
 
-// Hooks run at the two moments a crash is most interesting. They exist for tests that kill the
+// Hooks run at the moments a crash is most interesting. They exist for tests that kill the
 // process there; production code leaves them nil.
 type Hooks struct {
 	AfterIntent  func(p Publish) // the tables are held, the intent is in the ledger (ClickHouse), the views are untouched
 	AfterRepoint func(p Publish) // the views are repointed, the outcome is not recorded yet
+	AfterOutcome func(p Publish) // the outcome is recorded, the listener has not heard of it yet
 }
 
 // Service swaps, rolls back and retires the versions of the logical tables of one target.

@@ -153,6 +153,13 @@ func newBackfillRunner(ctx context.Context, e *env, a *app, ntc *notices.Service
 	if ntc != nil {
 		draftNotices(r, ntc, log)
 	}
+	if crash := crashPoint("backfill.partition-done"); crash != nil {
+		r.Progress = func(p backfill.Progress) {
+			if p.State == backfill.PartDone {
+				crash()
+			}
+		}
+	}
 	return r, nil
 }
 

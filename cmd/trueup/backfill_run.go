@@ -130,7 +130,11 @@ func execute(ctx context.Context, e *env, r *backfill.Runner, run *backfill.Run,
 		close(stop)
 	}()
 	if isTerminal(e.stderr) {
+		crash := r.Progress // a test's crash point (newBackfillRunner), if any
 		r.Progress = func(p backfill.Progress) {
+			if crash != nil {
+				defer crash(p)
+			}
 			width := 30
 			filled := 0
 			if p.Total > 0 {
@@ -210,6 +214,11 @@ func writeStatus(w io.Writer, st *backfill.Status) {
 		if p.State == backfill.PartFailed {
 			fmt.Fprintf(w, "  failed: %s %s: %s\n", p.Table, p.Partition, p.Error)
 		}
+	}
+	if st.State == backfill.RunInterrupted {
+		fmt.Fprintf(w, "  interrupted: %s\n  resume it: trueup backfill resume %s\n  or cancel it: trueup backfill cancel %s\n",
+			st.Error, st.Backfill, st.Backfill)
+		return
 	}
 	if st.Error != "" {
 		fmt.Fprintf(w, "  error: %s\n", st.Error)

@@ -129,7 +129,8 @@ func openViews(ctx context.Context, e *env, notify bool) (*app, *views.Service, 
 
 // newViews is the views service of one target, telling ntc (when not nil) about publishes.
 func newViews(a *app, name string, log *slog.Logger, ntc *notices.Service) *views.Service {
-	opts := []views.Option{views.WithLogger(log), views.WithRetention(a.cfg.Retention.KeepVersions, a.cfg.Retention.Auto)}
+	opts := []views.Option{views.WithLogger(log), views.WithRetention(a.cfg.Retention.KeepVersions, a.cfg.Retention.Auto),
+		views.WithHooks(crashHooks())}
 	if ntc != nil {
 		opts = append(opts, views.WithListener(ntc))
 	}

@@ -1,0 +1,73 @@
+package views
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// A publish's outcome commits in the ledger, and then the listener hears of it (the notices
+// complete or roll back) in transactions of its own. A crash between the two used to leave the
+// notices as they were for good. The outcome's row says whether the listener has heard of it
+// (swaps.notified_at, set once it has), and start-up recovery tells it, oldest first, of every
+// done publish it has not (tellUntold). Hearing of a publish twice — a crash after the listener
+// and before the mark — moves nothing twice: a notice moves only from the states it moves from.
+//
+// The listener is not called inside the outcome's transaction instead: the notices read version
+// states and other notices, take their own lock, and enqueue deliveries; on DuckDB the outcome's
+// transaction is open while the warehouse repoints (pendingOutcome), and a listener's failure
+// would then undo a publish whose views have moved.
+
+// tell tells the listener of p, a done publish, and records that it has heard. Without a
+// listener nothing is recorded: a later start-up with one tells it.
+func (s *Service) tell(ctx context.Context, p Publish) error {
+	if s.listener == nil {
+		return nil
+	}
+	var err error
+	if p.Kind == KindRollback {
+		err = s.listener.RolledBack(ctx, p, p.Reason)
+	} else {
+		err = s.listener.Published(ctx, p)
+	}
+	if err != nil {
+		return err // not marked: the next start-up tells it again
+	}
+	st, err := s.ledger.Prepared(ctx, `UPDATE swaps SET notified_at = ? WHERE id = ?`)
+	if err == nil {
+		_, err = st.ExecContext(ctx, s.ledger.Now(), p.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("views: record that the notices heard of %s #%d: %w", p.Kind, p.ID, err)
+	}
+	return nil
+}
+
+// tellUntold tells the listener of the done publishes of the target it has not heard of, oldest
+// first, and reports each as a repair. A publish whose tables are held in this process is left
+// to its owner, which tells it.
+func (s *Service) tellUntold(ctx context.Context) ([]Repair, error) {
+	if s.listener == nil {
+		return nil, nil
+	}
+	ps, err := s.queryPublishes(ctx, "target = ? AND state = ? AND notified_at IS NULL", s.target, PublishDone)
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(ps) // oldest first
+	var out []Repair
+	for _, p := range ps {
+		_, unlock, err := s.lock(p.Tables(), actor, "recover")
+		if err != nil {
+			continue
+		}
+		s.after(ctx, &p)
+		unlock()
+		what := fmt.Sprintf("%s #%d (%s): the notices were told after a crash", p.Kind, p.ID, p.Summary())
+		if len(p.Warnings) > 0 {
+			what = fmt.Sprintf("%s #%d (%s): telling the notices after a crash failed: %s", p.Kind, p.ID, p.Summary(), p.Warnings[0])
+		}
+		out = append(out, Repair{Target: s.target, Table: p.Table, What: what})
+	}
+	return out, nil
+}
