@@ -343,8 +343,11 @@ func TestBearerTokens(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := ""
-			if tc.method == "POST" {
+			switch {
+			case strings.HasSuffix(tc.path, "/swap"):
 				body = `{"to": "v2"}`
+			case tc.method == "POST":
+				body = `{}` // a rule's run takes no fields
 			}
 			resp, got := call(t, tc.method, ts.URL+tc.path, tc.token, body)
 			if resp.StatusCode != tc.status {
