@@ -21,7 +21,7 @@ func writeServer(t *testing.T) (server.Options, string, func() string) {
 	store, _ := storedDiff(t)
 	opt := server.Options{
 		Tables: map[string]server.TableService{"w": tables}, DefaultTarget: "w",
-		Rules: ruleMonitor(t), Backfills: backfillService(t), Notices: noticeService(t), Diffs: store,
+		Rules: ruleMonitor(t), Backfills: backfillService(t), Notices: noticeService(t), Diffs: store, Audit: testLedger(t),
 	}
 	ts := serve(t, opt)
 	// state is what a user can see of everything a write could change.
@@ -40,6 +40,9 @@ func writeServer(t *testing.T) (server.Options, string, func() string) {
 }
 
 var requestID = regexp.MustCompile(`"request_id":"[0-9a-f]+"`)
+
+// routesOf lists "METHOD path" of every route a server with opt answers.
+func routesOf(opt server.Options) []string { return server.New(opt).Routes() }
 
 // TestJSONBodiesAreStrict: a JSON body with a field the route does not know is a 400 naming the
 // field, on every JSON write route, and nothing happens: {"to": "v2", "dry-run": true} swapped
@@ -64,7 +67,7 @@ func TestJSONBodiesAreStrict(t *testing.T) {
 	}
 	t.Run("every_json_write_route_is_covered", func(t *testing.T) {
 		var want, got []string
-		for _, r := range server.New(opt).Routes() {
+		for _, r := range routesOf(opt) {
 			if strings.HasPrefix(r, "POST /api/v1/") {
 				want = append(want, r)
 			}
