@@ -10,18 +10,22 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"trueup/config"
 	"trueup/server"
 )
 
 // writeServer serves every service the JSON write routes reach: versions of orders on target w,
 // the rules, the demo's backfills, two draft notices and a stored diff.
-func writeServer(t *testing.T) (server.Options, string, func() string) {
+func writeServer(t *testing.T, auth ...config.Auth) (server.Options, string, func() string) {
 	t.Helper()
 	e, tables := versionedWarehouse(t)
 	store, _ := storedDiff(t)
 	opt := server.Options{
 		Tables: map[string]server.TableService{"w": tables}, DefaultTarget: "w",
 		Rules: ruleMonitor(t), Backfills: backfillService(t), Notices: noticeService(t), Diffs: store, Audit: testLedger(t),
+	}
+	if len(auth) > 0 {
+		opt.Auth = auth[0]
 	}
 	ts := serve(t, opt)
 	// state is what a user can see of everything a write could change.
