@@ -1,6 +1,10 @@
 package server
 
-import "github.com/labstack/echo/v4"
+import (
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+)
 
 // registerRoutes is the one list of what the server answers. Pages go at the top level, their
 // JSON twins under /api/v1/. Who may use each route is in authz.go: every POST needs an entry
@@ -73,4 +77,22 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	get("/readyz", s.readyz)
 	get("/metrics", echo.WrapHandler(s.metrics.handler()))
 	get("/static/*", s.staticServe)
+}
+
+// unescapeParams gives handlers a path's names as the user wrote them. The router matches on the
+// path as sent when the client escaped it otherwise than Go would (%6F for o, lower-case hex),
+// and then leaves the escapes in the parameters; a name means the same however it was escaped.
+func unescapeParams(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Request().URL.RawPath != "" {
+			vs := c.ParamValues()
+			for i, v := range vs {
+				if u, err := url.PathUnescape(v); err == nil {
+					vs[i] = u
+				}
+			}
+			c.SetParamValues(vs...)
+		}
+		return next(c)
+	}
 }
