@@ -126,6 +126,9 @@ func Parse(shown, text string) (*Backfill, sqlfile.Problems) {
 	for k, v := range f.Keys {
 		b.lines[k] = v.Line
 	}
+	if !sqlfile.ValidName(b.Name) {
+		f.Bad(1, "backfill name %q: %s (rename the file)", b.Name, sqlfile.NameChars)
+	}
 	for _, k := range []string{"table", "partition"} {
 		if v := f.Get(k); f.Has(k) && !identRe.MatchString(v) {
 			f.BadKey(k, "%s %q: want a plain name", k, v)

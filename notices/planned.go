@@ -37,19 +37,24 @@ func plannedText(t time.Time) string {
 // edited the text (their words are kept, as for a redraft). Only a draft is planned: what was
 // announced is not changed behind its readers' backs.
 func (s *Service) PlanSwap(ctx context.Context, id int64, actor string, at time.Time) (Notice, error) {
-	if at.IsZero() {
-		return Notice{}, fmt.Errorf("notices: plan notice %d: %w: no planned time", id, ErrInvalid)
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.l.Now()
-	if at.Before(now) {
-		return Notice{}, fmt.Errorf("notices: plan notice %d: %w: %s is in the past", id, ErrInvalid, at.UTC().Format(time.RFC3339))
-	}
+	var bad error
 	err := s.l.Tx(ctx, func(tx *dbsql.Tx) error {
+		// A notice that does not exist is not found, whatever the time given.
 		n, err := getNotice(ctx, tx, id)
 		if err != nil {
 			return err
+		}
+		switch {
+		case at.IsZero():
+			bad = fmt.Errorf("notices: plan notice %d: %w: no planned time", id, ErrInvalid)
+		case at.Before(now):
+			bad = fmt.Errorf("notices: plan notice %d: %w: %s is in the past", id, ErrInvalid, at.UTC().Format(time.RFC3339))
+		}
+		if bad != nil {
+			return bad
 		}
 		if n.State != StateDraft {
 			return fmt.Errorf("%w: notice %d is %s: only a draft's planned time can be set", ErrConflict, id, n.State)
@@ -70,6 +75,9 @@ func (s *Service) PlanSwap(ctx context.Context, id int64, actor string, at time.
 			Params: map[string]any{"planned_swap": at.UTC().Format(time.RFC3339)}, Outcome: ledger.OutcomeOK})
 		return err
 	})
+	if bad != nil {
+		return Notice{}, bad
+	}
 	if err != nil {
 		return Notice{}, fmt.Errorf("notices: plan: %w", err)
 	}

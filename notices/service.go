@@ -171,15 +171,18 @@ func (s *Service) List(ctx context.Context, f Filter) ([]Notice, error) {
 // Edit replaces a draft's title and body, keeping the old text as a revision.
 func (s *Service) Edit(ctx context.Context, id int64, actor, title, body string) (Notice, error) {
 	title, body = strings.TrimSpace(title), strings.TrimSpace(body)+"\n"
-	if title == "" || strings.TrimSpace(body) == "" {
-		return Notice{}, fmt.Errorf("notices: edit notice %d: %w: the title and the text must not be empty", id, ErrInvalid)
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var bad error
 	err := s.l.Tx(ctx, func(tx *dbsql.Tx) error {
+		// A notice that does not exist is not found, whatever the text given.
 		n, err := getNotice(ctx, tx, id)
 		if err != nil {
 			return err
+		}
+		if title == "" || strings.TrimSpace(body) == "" {
+			bad = fmt.Errorf("notices: edit notice %d: %w: the title and the text must not be empty", id, ErrInvalid)
+			return bad
 		}
 		if n.State != StateDraft {
 			return fmt.Errorf("%w: notice %d is %s: only a draft can be edited", ErrConflict, id, n.State)
@@ -194,6 +197,9 @@ func (s *Service) Edit(ctx context.Context, id int64, actor, title, body string)
 			Params: map[string]any{"revision": n.Revision + 1}, Outcome: ledger.OutcomeOK})
 		return err
 	})
+	if bad != nil {
+		return Notice{}, bad
+	}
 	if err != nil {
 		return Notice{}, fmt.Errorf("notices: edit: %w", err)
 	}

@@ -63,8 +63,7 @@ var requiredKeys = map[Kind][]string{
 }
 
 var (
-	nameRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
-	tagRe  = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
+	tagRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 )
 
 type header struct {
@@ -158,8 +157,8 @@ func parseFile(shown, text string) (*Rule, int, []Problem) {
 	if h, ok := keys["rule"]; ok {
 		name, nameLine = h.value, h.line
 	}
-	if !nameRe.MatchString(name) {
-		bad(nameLine, "rule name %q: use letters, digits, _, . and - (rename the file or set rule:)", name)
+	if !sqlfile.ValidName(name) {
+		bad(nameLine, "rule name %q: %s (rename the file or set rule:)", name, sqlfile.NameChars)
 	}
 	r.Name = name
 

@@ -151,6 +151,12 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			id = identity{Name: localActor, Role: roleApprover, Via: "local"}
 		}
 		c.Set(keyIdentity, id)
+		if id.Via == "token" || id.Via == "session" {
+			// What a proven visitor is served is theirs (drafts, the audit log, write buttons,
+			// a CSRF token): no cache keeps it. A handler whose answer is the same for everyone
+			// (the static assets) says so itself.
+			c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+		}
 		// Handlers that name the actor from this header (the versions pages) get the proven
 		// name, never one a client typed. Without tokens the header is left as it came: every
 		// visitor is the same local operator anyway.

@@ -25,20 +25,21 @@ func (s *Server) renderLogin(c echo.Context, status int, next, msg string) error
 }
 
 // loginSubmit answers POST /login: a good token starts a browser session and goes on to the
-// page the visitor came for. Failed attempts are rate limited per client address.
+// page the visitor came for. Wrong tokens are rate limited per client address; a right one always
+// gets in (login_limit.go says why).
 func (s *Server) loginSubmit(c echo.Context) error {
 	if !s.authEnabled() {
 		return echo.NewHTTPError(http.StatusNotFound, "This server has no API tokens configured: there is nobody to log in as.")
 	}
 	next := localPath(c.FormValue("next"))
-	if blocked, wait := s.logins.blocked(c.RealIP()); blocked {
+	t, ok := s.lookupToken(strings.TrimSpace(c.FormValue("token")))
+	if blocked, wait := s.logins.blocked(c.RealIP()); blocked && !ok {
 		secs := int(math.Ceil(wait.Seconds()))
 		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 		s.log.Warn("login rate limited", "addr", c.RealIP())
 		return s.renderLogin(c, http.StatusTooManyRequests, next,
-			fmt.Sprintf("Too many login attempts from your address. Try again in %d s.", secs))
+			fmt.Sprintf("Too many failed logins from your address. Try again in %d s.", secs))
 	}
-	t, ok := s.lookupToken(strings.TrimSpace(c.FormValue("token")))
 	if !ok {
 		s.logins.fail(c.RealIP())
 		s.log.Warn("login refused: unknown token", "addr", c.RealIP())

@@ -93,6 +93,9 @@ func (s *Server) backfillCancel(c echo.Context) error {
 
 // apiBackfillAction answers POST /api/v1/backfills/:name/{dry-run,run,resume,cancel}.
 func (s *Server) apiBackfillAction(c echo.Context) error {
+	if err := bindNoBody(c); err != nil {
+		return err
+	}
 	svc, err := s.backfills()
 	if err != nil {
 		return err

@@ -26,8 +26,8 @@ func (s *Server) apiCheckRun(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "No rules are loaded on this server.")
 	}
 	var req checkRequest
-	if err := c.Bind(&req); err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, `The request body is not a check request: {"rules": […], "tags": […]}.`)
+	if err := bindBody(c, &req, `a check request {"rules": […], "tags": […]}`); err != nil {
+		return err
 	}
 	run, err := s.opt.Rules.RunSelected(c.Request().Context(), req.Rules, req.Tags, s.actor(c))
 	switch {

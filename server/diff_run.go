@@ -21,8 +21,8 @@ func (s *Server) apiDiffRun(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "Diffs are not kept by this server.")
 	}
 	var req DiffRequest
-	if err := c.Bind(&req); err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, `The request body is not a diff request: {"old": …, "new": …, "key": […]}.`)
+	if err := bindBody(c, &req, `a diff request {"old": …, "new": …, "key": […]}`); err != nil {
+		return err
 	}
 	spec, err := req.Spec()
 	if err != nil {

@@ -5,10 +5,13 @@ import (
 	"time"
 )
 
-// Failed login attempts are limited per client address so a token cannot be guessed at speed:
-// after loginBurst failures in any loginWindow, every attempt from that address is answered
-// 429 until the oldest failure falls out of the window. Good logins do not count: they tell an
-// attacker nothing.
+// Failed login attempts are limited per client address: after loginBurst failures in any
+// loginWindow, every wrong token from that address is answered 429 until the oldest failure falls
+// out of the window. A right token always gets in, and does not count: behind a proxy every
+// browser shares one address, and someone else's typos (or a guesser) must not lock the team out.
+// That a right token is told apart from a wrong one while the limit holds gives a guesser
+// nothing: `trueup token` makes 256-bit tokens, which no one finds by trying. What the limit
+// bounds is the work and the log lines failures cost.
 const (
 	loginBurst  = 5
 	loginWindow = time.Minute

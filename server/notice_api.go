@@ -48,6 +48,9 @@ func (s *Server) apiNoticeShow(c echo.Context) error {
 
 // apiNoticeAnnounce answers POST /api/v1/notices/{id}/announce; 409 when it is not a draft.
 func (s *Server) apiNoticeAnnounce(c echo.Context) error {
+	if err := bindNoBody(c); err != nil {
+		return err
+	}
 	return s.apiNotice(c, func(svc NoticeService, id int64) (notices.Notice, error) {
 		return svc.Announce(c.Request().Context(), id, s.actor(c))
 	})
@@ -61,8 +64,8 @@ type noticeWithdrawJSON struct {
 // apiNoticeWithdraw answers POST /api/v1/notices/{id}/withdraw.
 func (s *Server) apiNoticeWithdraw(c echo.Context) error {
 	var body noticeWithdrawJSON
-	if err := c.Bind(&body); err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "want a JSON body {\"reason\": \"…\"}")
+	if err := bindBody(c, &body, `a withdrawal {"reason": "…"}`); err != nil {
+		return err
 	}
 	return s.apiNotice(c, func(svc NoticeService, id int64) (notices.Notice, error) {
 		return svc.Withdraw(c.Request().Context(), id, s.actor(c), body.Reason)
@@ -81,8 +84,8 @@ type noticeEditJSON struct {
 // when its change is planned to go live.
 func (s *Server) apiNoticeEdit(c echo.Context) error {
 	var body noticeEditJSON
-	if err := c.Bind(&body); err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "want a JSON body {\"title\": \"…\", \"body\": \"…\"} or {\"planned_swap\": \"2026-08-04T09:00:00Z\"}")
+	if err := bindBody(c, &body, `a notice edit {"title": "…", "body": "…"} or {"planned_swap": "2026-08-04T09:00:00Z"}`); err != nil {
+		return err
 	}
 	return s.apiNotice(c, func(svc NoticeService, id int64) (notices.Notice, error) {
 		return editNotice(c.Request().Context(), svc, id, s.actor(c), body)

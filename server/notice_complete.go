@@ -1,8 +1,6 @@
 package server
 
 import (
-	"net/http"
-
 	"github.com/labstack/echo/v4"
 
 	"trueup/notices"
@@ -17,8 +15,8 @@ type noticeCompleteJSON struct {
 // done by hand (a swap marks it on its own), with an optional note. `trueup notice complete`.
 func (s *Server) apiNoticeComplete(c echo.Context) error {
 	var body noticeCompleteJSON
-	if err := c.Bind(&body); err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "want a JSON body {\"reason\": \"…\"}")
+	if err := bindBody(c, &body, `a completion {"reason": "…"}`); err != nil {
+		return err
 	}
 	return s.apiNotice(c, func(svc NoticeService, id int64) (notices.Notice, error) {
 		return svc.MarkCompleted(c.Request().Context(), id, s.actor(c), body.Reason)

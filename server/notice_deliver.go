@@ -17,6 +17,9 @@ const noticeDeliverTimeout = 30 * time.Second
 // answered with how many were delivered, are to be retried and failed for good. `trueup notice
 // deliver` through a server (whose worker also delivers on its own).
 func (s *Server) apiNoticeDeliver(c echo.Context) error {
+	if err := bindNoBody(c); err != nil {
+		return err
+	}
 	svc, err := s.notices()
 	if err != nil {
 		return err

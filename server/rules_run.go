@@ -24,6 +24,9 @@ func (s *Server) ruleRun(c echo.Context) error {
 // apiRuleRun answers POST /api/v1/rules/{rule}/run with the run, as `trueup check --format json`
 // prints it. 409 when the rule is already running.
 func (s *Server) apiRuleRun(c echo.Context) error {
+	if err := bindNoBody(c); err != nil {
+		return err
+	}
 	name := c.Param("rule")
 	if _, err := s.ruleStatusOf(name); err != nil {
 		return err

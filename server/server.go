@@ -130,8 +130,8 @@ func New(opt Options) *Server {
 	// Outermost first: the request log and the metrics see the status the error handler chose;
 	// every response, refusals included, carries the security headers; who the request acts as
 	// is known before the CSRF check and the role check read it; identical reads in flight at
-	// once are answered once.
-	e.Use(s.logRequests, s.countRequests, s.recoverErrors, s.secure, s.loopbackHost, s.authenticate, s.checkCSRF, s.authorize, s.coalesce)
+	// once are answered once. Path parameters are unescaped before anything reads them.
+	e.Use(unescapeParams, s.logRequests, s.countRequests, s.recoverErrors, s.secure, s.loopbackHost, s.authenticate, s.checkCSRF, s.authorize, s.coalesce)
 	s.registerRoutes(e)
 	for _, r := range e.Routes() {
 		s.routes[r.Method+" "+r.Path] = true
@@ -157,15 +157,21 @@ func (s *Server) Addr() string {
 // Listening is closed once Run has bound its address; Addr is valid from then on.
 func (s *Server) Listening() <-chan struct{} { return s.listening }
 
-// Run listens on Options.Addr and serves until ctx is cancelled, then shuts down gracefully:
-// it stops accepting connections and waits up to 10 s for in-flight requests. It returns nil
-// after a clean shutdown. Run is meant to be called once.
+// Run listens on Options.Addr and serves until ctx is cancelled, as Serve does.
 func (s *Server) Run(ctx context.Context) error {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", s.opt.Addr)
 	if err != nil {
 		return fmt.Errorf("server: listen on %s: %w", s.opt.Addr, err)
 	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln (bound already: `trueup serve` binds before it opens anything, so a busy
+// port fails before the ledger is touched) until ctx is cancelled, then shuts down gracefully:
+// it stops accepting connections and waits up to 10 s for in-flight requests. It returns nil
+// after a clean shutdown, and closes ln. Serve or Run is meant to be called once.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	addr := ln.Addr().String()
 	s.mu.Lock()
 	s.addr = addr

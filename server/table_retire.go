@@ -20,8 +20,8 @@ type retireRequest struct {
 // gives them. `trueup versions TABLE --retire vN` through a server.
 func (s *Server) apiTableRetire(c echo.Context) error {
 	var req retireRequest
-	if err := c.Bind(&req); err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, `The request body is not a retire request: {"version": "v1", "reason": "…"}.`)
+	if err := bindBody(c, &req, `a retire request {"version": "v1", "reason": "…"}`); err != nil {
+		return err
 	}
 	table := c.Param("table")
 	_, svc, err := s.tableServiceNamed(c, table, req.Target)

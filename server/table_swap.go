@@ -169,8 +169,12 @@ func (s *Server) apiTableRollback(c echo.Context) error {
 
 func (s *Server) apiTablePublish(c echo.Context, kind string) error {
 	var req publishRequest
-	if err := c.Bind(&req); err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "The request body is not a swap request: "+err.Error())
+	what := `a swap request {"to": "v2", "reason": …}`
+	if kind == views.KindRollback {
+		what = `a rollback request {"reason": …}`
+	}
+	if err := bindBody(c, &req, what); err != nil {
+		return err
 	}
 	table := c.Param("table")
 	_, svc, err := s.tableServiceNamed(c, table, req.Target)

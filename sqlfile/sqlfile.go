@@ -77,6 +77,16 @@ const ByteOrderMark = "\ufeff"
 
 var keyRe = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*)\s*:(.*)$`)
 
+// nameRe is what a rule or a backfill may be called: letters of any alphabet, digits, _, . and
+// -, so a name is one word on a command line and one path segment of a URL (umsätze, исправить).
+var nameRe = regexp.MustCompile(`^[\p{L}\p{N}_][\p{L}\p{N}_.-]*$`)
+
+// NameChars says what ValidName accepts, for the messages that refuse a name.
+const NameChars = "use letters, digits, _, . and -"
+
+// ValidName reports whether name may name a rule or a backfill.
+func ValidName(name string) bool { return nameRe.MatchString(name) }
+
 // Scan reads a file's header and body. Header lines come before the first line that is neither
 // blank nor a comment; a comment line indented by two or more spaces right after a key continues
 // that key's value; other comment lines that are not `key: value` are plain comments. A UTF-8

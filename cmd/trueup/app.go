@@ -22,10 +22,24 @@ type app struct {
 // openApp loads the config and opens every target, then the ledger. Targets are opened first so
 // a bad or unreachable target fails before anything is written.
 func openApp(ctx context.Context, g globals) (*app, error) {
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return nil, err
+	}
+	return openConfigured(ctx, g, cfg)
+}
+
+// loadConfig reads the project's config, opening nothing.
+func loadConfig(g globals) (*config.Config, error) {
 	cfg, err := config.Load(g.configOrDefault())
 	if err != nil {
 		return nil, usageError{err.Error()}
 	}
+	return cfg, nil
+}
+
+// openConfigured is openApp with the config read already.
+func openConfigured(ctx context.Context, g globals, cfg *config.Config) (*app, error) {
 	a := &app{cfg: cfg, targets: map[string]tsql.Engine{}}
 	for _, name := range cfg.TargetNames() {
 		url, _ := cfg.TargetURL(name)

@@ -294,6 +294,9 @@ func (m *matrixProject) send(method, path, cred, role string, b *matrixBrowser) 
 	if strings.HasPrefix(path, "/api/") {
 		js := map[string]any{}
 		for k := range form {
+			if k == "confirm" {
+				continue // the pages' confirmation step: the API has none, and refuses the field
+			}
 			js[k] = form.Get(k)
 			if k == "rules" || k == "key" {
 				js[k] = form[k] // lists in the JSON API

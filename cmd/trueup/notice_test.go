@@ -246,3 +246,32 @@ func TestNoticePlanThroughServer(t *testing.T) {
 		t.Errorf("through the server:\n%s", out)
 	}
 }
+
+// TestNoticeEditMissing: `trueup notice edit 999` is not found (exit 2, saying so) locally and
+// through a server, as `notice show 999` is, and writes nothing.
+func TestNoticeEditMissing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves a demo project")
+	}
+	local := demoDir(t)
+	srv := serveDemo(t, demoDir(t))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"local", []string{"--config", filepath.Join(local, "trueup.yaml")}, "notice 999: notice not found"},
+		{"server", []string{"--server", srv.url}, "There is no such notice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := ledgerSnapshot(t, srv.a)
+			code, out, errs := cli(t, append(tc.args, "notice", "edit", "999", "--planned-swap", "2026-08-04T09:00:00Z")...)
+			if code != exitUsage || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tc.want) || out != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q: want exit %d and the one line %q", code, out, errs, exitUsage, tc.want)
+			}
+			if after := ledgerSnapshot(t, srv.a); after != before {
+				t.Errorf("the server's ledger changed:\n%s", changed(before, after))
+			}
+		})
+	}
+}

@@ -68,10 +68,17 @@ type apiProblem struct {
 // call sends one API request and decodes the answer into out (when not nil). The server's
 // refusals become the local command's exit codes: a conflict (409) or a failed check or
 // validation exits 1; bad input (400, 404, 413, 422), a missing or weak token (401, 403) and
-// an unreachable server exit 2, each with the server's one-line message.
+// an unreachable server exit 2, each with the server's one-line message. path is below /api/v1/
+// with each name in it escaped by the caller (url.PathEscape), and is sent as it is: escaping it
+// again sent "исправить" as %25D0%25B8…, a name the server does not have.
 func (r *remote) call(ctx context.Context, cmd, method, path string, query url.Values, body, out any) error {
 	u := *r.base
-	u.Path = "/api/v1/" + strings.TrimPrefix(path, "/")
+	u.RawPath = "/api/v1/" + strings.TrimPrefix(path, "/")
+	unescaped, err := url.PathUnescape(u.RawPath)
+	if err != nil {
+		return fmt.Errorf("%s: API path %q: %w", cmd, u.RawPath, err)
+	}
+	u.Path = unescaped
 	u.RawQuery = query.Encode()
 	var rd io.Reader
 	if body != nil {

@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"trueup/backfill"
+	"trueup/config"
 	"trueup/monitor"
 	"trueup/notices"
 	"trueup/reconcile"
@@ -25,12 +28,46 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	a, err := openApp(ctx, e.globals)
+	cfg, err := loadConfig(e.globals)
+	if err != nil {
+		return err
+	}
+	ln, err := listen(ctx, cfg, *addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	a, err := openConfigured(ctx, e.globals, cfg)
 	if err != nil {
 		return err
 	}
 	defer a.close()
-	return serve(ctx, e, a, *addr)
+	return serve(ctx, e, a, ln)
+}
+
+// listen binds the address serve is to listen on (--addr, else the config's), before anything
+// is opened: a port another process holds fails here, with nothing written to the ledger.
+// Without tokens only a loopback address is bound.
+func listen(ctx context.Context, cfg *config.Config, addr string) (net.Listener, error) {
+	if addr == "" {
+		addr = cfg.Server.Addr
+	}
+	if len(cfg.Auth.Tokens) == 0 {
+		if err := loopbackOnly(addr); err != nil {
+			return nil, err
+		}
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		cause := err.Error()
+		var se *os.SyscallError
+		if errors.As(err, &se) {
+			cause = se.Err.Error()
+		}
+		return nil, usagef("serve: cannot listen on %s: %s", addr, cause)
+	}
+	return ln, nil
 }
 
 // noTokensNotice is the banner of a server without tokens: the demo, or a project that has not
@@ -41,25 +78,17 @@ const noTokensNotice = "No API tokens are configured: trueup listens on loopback
 // server.Options.ReadCache): what changes on its own shows at most this late.
 const readCache = 500 * time.Millisecond
 
-// serve runs the HTTP server for an open project until ctx ends. Without tokens it binds
-// loopback only; with them, any address the config or --addr names.
-func serve(ctx context.Context, e *env, a *app, addr string) error {
-	if addr == "" {
-		addr = a.cfg.Server.Addr
-	}
-	if len(a.cfg.Auth.Tokens) == 0 {
-		if err := loopbackOnly(addr); err != nil {
-			return err
-		}
-	}
+// serve runs the HTTP server for an open project on ln (see listen) until ctx ends.
+func serve(ctx context.Context, e *env, a *app, ln net.Listener) error {
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
-	p, err := openServed(ctx, e, a, addr, log)
+	p, err := openServed(ctx, e, a, ln.Addr().String(), log)
 	if err != nil {
 		return err
 	}
 	defer p.close()
 	reloadOnHangup(ctx, e, a, p.mon, log)
-	return runWithMonitor(ctx, p.mon, func(ctx context.Context) error { return runWithOutbox(ctx, p.ntc, p.srv.Run) })
+	run := func(ctx context.Context) error { return p.srv.Serve(ctx, ln) }
+	return runWithMonitor(ctx, p.mon, func(ctx context.Context) error { return runWithOutbox(ctx, p.ntc, run) })
 }
 
 // served is a project wired for serving: the HTTP server, and the monitor and notices outbox

@@ -1,0 +1,61 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// bindBody reads a write's body into v, the one way every handler does. A JSON body is read
+// strictly: a field v does not have is a 400 naming it, and so is anything after the object, so
+// that a misspelt {"dry-run": true} is refused instead of a real swap being made without it. A
+// form (the pages post the same fields, with their CSRF token and confirmation beside them) is
+// bound as echo binds forms; no body leaves v as it is. what names the request in the message,
+// with an example of its body: `a swap request {"to": "v2", …}`.
+func bindBody(c echo.Context, v any, what string) error {
+	if err := decodeBody(c, v); err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("The request body is not %s: %s.", what, err)).SetInternal(err)
+	}
+	return nil
+}
+
+// bindNoBody refuses a body with fields on a write that takes none (a run, an announcement):
+// {"sample": 1} to a backfill's run is not quietly a run of every partition.
+func bindNoBody(c echo.Context) error {
+	if err := decodeBody(c, &struct{}{}); err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("This request takes no body: %s.", err)).SetInternal(err)
+	}
+	return nil
+}
+
+// decodeBody is bindBody's reading; its error is the cause in a few words.
+func decodeBody(c echo.Context, v any) error {
+	req := c.Request()
+	if !strings.HasPrefix(req.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
+		if req.ContentLength == 0 {
+			return nil
+		}
+		if err := (&echo.DefaultBinder{}).BindBody(c, v); err != nil {
+			return errors.New("send it as JSON (Content-Type: application/json) or as a form")
+		}
+		return nil
+	}
+	dec := json.NewDecoder(req.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil // an empty body: nothing to bind
+	case err != nil:
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("there is more after the JSON object")
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"trueup/config"
+	"trueup/server"
+)
+
+// writeServer serves every service the JSON write routes reach: versions of orders on target w,
+// the rules, the demo's backfills, two draft notices and a stored diff.
+func writeServer(t *testing.T, auth ...config.Auth) (server.Options, string, func() string) {
+	t.Helper()
+	e, tables := versionedWarehouse(t)
+	store, _ := storedDiff(t)
+	opt := server.Options{
+		Tables: map[string]server.TableService{"w": tables}, DefaultTarget: "w",
+		Rules: ruleMonitor(t), Backfills: backfillService(t), Notices: noticeService(t), Diffs: store, Audit: testLedger(t),
+	}
+	if len(auth) > 0 {
+		opt.Auth = auth[0]
+	}
+	ts := serve(t, opt)
+	// state is what a user can see of everything a write could change.
+	state := func() string {
+		t.Helper()
+		var b strings.Builder
+		b.WriteString("orders reads " + viewSource(t, e, "orders") + "\n")
+		for _, p := range []string{"/api/v1/tables/orders", "/api/v1/rules/daily_totals", "/api/v1/rules/positive",
+			"/api/v1/backfills/fix_dedup_bug/status", "/api/v1/notices/1", "/api/v1/notices/2", "/api/v1/diffs"} {
+			resp, body := get(t, ts.URL+p)
+			b.WriteString(p + " " + resp.Status + "\n" + requestID.ReplaceAllString(body, "") + "\n")
+		}
+		return b.String()
+	}
+	return opt, ts.URL, state
+}
+
+var requestID = regexp.MustCompile(`"request_id":"[0-9a-f]+"`)
+
+// routesOf lists "METHOD path" of every route a server with opt answers.
+func routesOf(opt server.Options) []string { return server.New(opt).Routes() }
+
+// TestJSONBodiesAreStrict: a JSON body with a field the route does not know is a 400 naming the
+// field, on every JSON write route, and nothing happens: {"to": "v2", "dry-run": true} swapped
+// for real, {"rulez": ["fresh"]} ran every rule. Data after the object is refused too.
+func TestJSONBodiesAreStrict(t *testing.T) {
+	opt, base, state := writeServer(t)
+	cases := []struct {
+		route, path, body, field string
+	}{
+		{"POST /api/v1/tables/:table/swap", "/api/v1/tables/orders/swap", `{"to": "v2", "dry-run": true}`, "dry-run"},
+		{"POST /api/v1/tables/:table/rollback", "/api/v1/tables/orders/rollback", `{"reason": "x", "dryrun": true}`, "dryrun"},
+		{"POST /api/v1/tables/:table/retire", "/api/v1/tables/orders/retire", `{"version": "v3", "reasn": "old"}`, "reasn"},
+		{"POST /api/v1/rules/:rule/run", "/api/v1/rules/positive/run", `{"dry_run": true}`, "dry_run"},
+		{"POST /api/v1/check", "/api/v1/check", `{"rulez": ["positive"]}`, "rulez"},
+		{"POST /api/v1/diffs", "/api/v1/diffs", `{"old": "orders__v1", "new": "orders__v2", "key": ["id"], "keys": ["id"]}`, "keys"},
+		{"POST /api/v1/backfills/:name/:action", "/api/v1/backfills/fix_dedup_bug/run", `{"sample": 1}`, "sample"},
+		{"POST /api/v1/notices/:id/announce", "/api/v1/notices/1/announce", `{"planned_swap": "2026-08-04T09:00:00Z"}`, "planned_swap"},
+		{"POST /api/v1/notices/:id/withdraw", "/api/v1/notices/1/withdraw", `{"reasons": "x"}`, "reasons"},
+		{"POST /api/v1/notices/:id/edit", "/api/v1/notices/1/edit", `{"title": "T", "body": "B", "planned": "2026-08-04"}`, "planned"},
+		{"POST /api/v1/notices/:id/complete", "/api/v1/notices/1/complete", `{"why": "x"}`, "why"},
+		{"POST /api/v1/notices/deliver", "/api/v1/notices/deliver", `{"all": true}`, "all"},
+	}
+	t.Run("every_json_write_route_is_covered", func(t *testing.T) {
+		var want, got []string
+		for _, r := range routesOf(opt) {
+			if strings.HasPrefix(r, "POST /api/v1/") {
+				want = append(want, r)
+			}
+		}
+		for _, tc := range cases {
+			got = append(got, tc.route)
+		}
+		sort.Strings(want)
+		sort.Strings(got)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("JSON write routes not covered here (-routes +cases):\n%s", diff)
+		}
+	})
+	before := state()
+	for _, tc := range cases {
+		t.Run(strings.ReplaceAll(strings.TrimPrefix(tc.path, "/api/v1/"), "/", "_"), func(t *testing.T) {
+			for name, body := range map[string]string{
+				"unknown_field": tc.body,
+				"trailing_data": `{}{"to": "v2"}`,
+			} {
+				resp, got := send(t, base+tc.path, body)
+				var e struct{ Error string }
+				json.Unmarshal([]byte(got), &e)
+				want := `unknown field "` + tc.field + `"`
+				if name == "trailing_data" {
+					want = "after the JSON object"
+				}
+				if resp.StatusCode != http.StatusBadRequest || !strings.Contains(e.Error, want) {
+					t.Errorf("%s: %d %s, want 400 saying %s", name, resp.StatusCode, got, want)
+				}
+			}
+		})
+	}
+	if diff := cmp.Diff(before, state()); diff != "" {
+		t.Errorf("refused requests changed something (-before +after):\n%s", diff)
+	}
+}
+
+// TestAPIDryRunChangesNothing: `trueup swap --dry-run` and `rollback --dry-run` through a server
+// send "dry_run": true; the answer is the plan, and nothing moves.
+func TestAPIDryRunChangesNothing(t *testing.T) {
+	e, tables := versionedWarehouse(t)
+	ts := serve(t, server.Options{Tables: map[string]server.TableService{"w": tables}})
+	if resp, body := send(t, ts.URL+"/api/v1/tables/orders/swap", `{"to": "v2"}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("swap to v2: %d %s", resp.StatusCode, body)
+	}
+	for _, tc := range []struct {
+		name, path, body string
+		want             int
+	}{
+		{"swap", "/api/v1/tables/orders/swap", `{"to": "v3", "dry_run": true}`, 3},
+		{"rollback", "/api/v1/tables/orders/rollback", `{"dry_run": true}`, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, history := get(t, ts.URL+"/api/v1/tables/orders")
+			resp, body := send(t, ts.URL+tc.path, tc.body)
+			var plan struct {
+				Kind    string
+				Changes []struct {
+					Table    string
+					From, To int
+				}
+			}
+			if err := json.Unmarshal([]byte(body), &plan); err != nil || resp.StatusCode != http.StatusOK || plan.Kind != tc.name || len(plan.Changes) == 0 {
+				t.Fatalf("%d %s, want 200 and the %s's plan", resp.StatusCode, body, tc.name)
+			}
+			if plan.Changes[0].To != tc.want {
+				t.Errorf("the plan moves orders to v%d, want v%d", plan.Changes[0].To, tc.want)
+			}
+			if src := viewSource(t, e, "orders"); src != "orders__v2" {
+				t.Errorf("orders reads %s after a dry run, want orders__v2", src)
+			}
+			if _, after := get(t, ts.URL+"/api/v1/tables/orders"); after != history {
+				t.Errorf("a dry run changed the table's versions or history:\n%s", cmp.Diff(history, after))
+			}
+		})
+	}
+}
