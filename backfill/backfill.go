@@ -15,15 +15,16 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"trueup/fault"
 	tsql "trueup/sql"
 )
 
 // Sentinel errors callers branch on.
 var (
-	ErrInvalid  = errors.New("invalid backfill")
-	ErrNotFound = errors.New("backfill not found")
-	ErrBlocked  = errors.New("backfill blocked")
-	ErrConflict = errors.New("backfill already running")
+	ErrInvalid  = fault.Named(fault.Invalid, "invalid backfill")
+	ErrNotFound = fault.Named(fault.NotFound, "backfill not found")
+	ErrBlocked  = fault.Named(fault.Invalid, "backfill blocked")
+	ErrConflict = fault.Named(fault.Conflict, "backfill already running")
 )
 
 // Reasons a backfill is run (the seeds' taxonomy).

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"trueup/fault"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -20,7 +21,7 @@ import (
 )
 
 // ErrInvalid marks a config that cannot be used.
-var ErrInvalid = errors.New("invalid config")
+var ErrInvalid = fault.Named(fault.Invalid, "invalid config")
 
 // Config is a parsed trueup.yaml. Paths in it are resolved against Dir.
 type Config struct {

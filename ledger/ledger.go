@@ -7,7 +7,6 @@ import (
 	"context"
 	dbsql "database/sql"
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"trueup/fault"
 
 	tsql "trueup/sql"
 )
@@ -24,7 +24,7 @@ import (
 var migrations embed.FS
 
 // ErrNotFound is returned when a ledger record does not exist.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = fault.Named(fault.NotFound, "not found")
 
 // Ledger is an open state file.
 type Ledger struct {

@@ -9,12 +9,12 @@ package monitor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
 	"time"
+	"trueup/fault"
 
 	"trueup/rules"
 )
@@ -22,9 +22,9 @@ import (
 // Sentinel errors callers branch on.
 var (
 	// ErrBusy is a rule that is already running.
-	ErrBusy = errors.New("rule is already running")
+	ErrBusy = fault.Named(fault.Conflict, "rule is already running")
 	// ErrNotFound is a rule name the monitor does not know.
-	ErrNotFound = errors.New("rule not found")
+	ErrNotFound = fault.Named(fault.NotFound, "rule not found")
 )
 
 // Runner evaluates rules and says what SQL they compile to (rules.Runner).

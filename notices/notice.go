@@ -9,17 +9,17 @@
 package notices
 
 import (
-	"errors"
 	"time"
+	"trueup/fault"
 )
 
 // Sentinel errors callers branch on.
 var (
-	ErrNotFound = errors.New("notice not found")
+	ErrNotFound = fault.Named(fault.NotFound, "notice not found")
 	// ErrConflict is a transition the notice's state does not allow, e.g. announcing twice.
-	ErrConflict = errors.New("conflict")
+	ErrConflict = fault.Named(fault.Conflict, "conflict")
 	// ErrInvalid is input that cannot be used: an empty title, a bad exposure file.
-	ErrInvalid = errors.New("invalid")
+	ErrInvalid = fault.Named(fault.Invalid, "invalid")
 )
 
 // State is where a notice is in its lifecycle.

@@ -1,18 +1,18 @@
 package reconcile
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"trueup/fault"
 
 	tsql "trueup/sql"
 )
 
 // ErrBadInput marks a diff that cannot run as asked: an unknown relation or column, a key or
 // partition column whose type differs between the sides, an unparsable expectation.
-var ErrBadInput = errors.New("bad input")
+var ErrBadInput = fault.Named(fault.Invalid, "bad input")
 
 func badInput(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, args...))

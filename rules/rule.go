@@ -5,8 +5,8 @@
 package rules
 
 import (
-	"errors"
 	"time"
+	"trueup/fault"
 
 	"trueup/monitor/cron"
 	tsql "trueup/sql"
@@ -15,9 +15,9 @@ import (
 // Sentinel errors callers branch on.
 var (
 	// ErrInvalid marks a rule set that cannot be run; the error lists every problem.
-	ErrInvalid = errors.New("invalid rules")
+	ErrInvalid = fault.Named(fault.Invalid, "invalid rules")
 	// ErrNotFound is a rule name that is not in the set.
-	ErrNotFound = errors.New("rule not found")
+	ErrNotFound = fault.Named(fault.NotFound, "rule not found")
 )
 
 // Kind is what a rule checks.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"trueup/fault"
 
 	"github.com/labstack/echo/v4"
 
@@ -46,6 +47,7 @@ func (s *Server) recoverErrors(next echo.HandlerFunc) echo.HandlerFunc {
 // where other refusals exit 2.
 type apiError struct {
 	Error     string `json:"error"`
+	Kind      string `json:"kind,omitempty"` // the error's kind (fault): not found, invalid, conflict, refused, failed
 	Failed    bool   `json:"failed,omitempty"`
 	RequestID string `json:"request_id,omitempty"`
 }
@@ -68,9 +70,20 @@ func (s *Server) handleError(err error, c echo.Context) {
 	heading := "Something went wrong"
 	msg := "trueup hit an error answering this request. It has been logged; quote the request ID when you report it."
 	var he *echo.HTTPError
-	if errors.As(err, &he) {
+	kind := fault.Of(err)
+	switch {
+	case errors.As(err, &he):
 		status = he.Code
 		heading, msg = describe(he, req)
+		if he.Internal != nil {
+			kind = fault.Of(he.Internal)
+		}
+		if kind == fault.None {
+			kind = kindOfStatus(he.Code)
+		}
+	case kind != fault.None:
+		status = statusOf(kind)
+		heading, msg = http.StatusText(status), fault.Message(err)
 	}
 
 	if status >= 500 {
@@ -94,7 +107,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 
 	if strings.HasPrefix(req.URL.Path, "/api/") {
-		body := apiError{Error: msg, Failed: errors.Is(err, errCheckFailed), RequestID: id}
+		body := apiError{Error: msg, Kind: kind.String(), Failed: kind == fault.Failed || errors.Is(err, errCheckFailed), RequestID: id}
 		if werr := c.JSON(status, body); werr != nil {
 			s.log.Debug("write error response", "request_id", id, "err", werr)
 		}
@@ -111,6 +124,32 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.log.Error("render error page", "request_id", id, "err", err)
 		c.String(status, msg)
 	}
+}
+
+// statusOf is the one place an error's kind (fault) becomes an HTTP status.
+func statusOf(k fault.Kind) int {
+	switch k {
+	case fault.NotFound:
+		return http.StatusNotFound
+	case fault.Conflict:
+		return http.StatusConflict
+	case fault.Invalid, fault.Refused, fault.Failed:
+		return http.StatusUnprocessableEntity
+	}
+	return http.StatusInternalServerError
+}
+
+// kindOfStatus is the kind a client reads in an answer the server gave as a bare status.
+func kindOfStatus(code int) fault.Kind {
+	switch {
+	case code == http.StatusNotFound:
+		return fault.NotFound
+	case code == http.StatusConflict:
+		return fault.Conflict
+	case code >= 400 && code < 500 && code != http.StatusUnauthorized && code != http.StatusForbidden && code != http.StatusTooManyRequests:
+		return fault.Invalid
+	}
+	return fault.None
 }
 
 // describe returns the heading and message for an HTTPError, replacing echo's bare status texts

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"trueup/fault"
 )
 
 // User SQL — rules, exposures, backfill transforms, time-travel queries — reads the warehouse and
@@ -39,7 +40,7 @@ func init() {
 }
 
 // ErrOutside marks user SQL refused because it reads outside the warehouse.
-var ErrOutside = errors.New("reads outside the warehouse")
+var ErrOutside = fault.Named(fault.Invalid, "reads outside the warehouse")
 
 // PosError is a problem at a byte offset of SQL text; Line says which line of it.
 type PosError struct {

@@ -11,12 +11,13 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"trueup/fault"
 )
 
 // Sentinel errors callers branch on.
 var (
-	ErrNotFound    = errors.New("not found")
-	ErrBadTarget   = errors.New("bad target")
+	ErrNotFound    = fault.Named(fault.NotFound, "not found")
+	ErrBadTarget   = fault.Named(fault.Invalid, "bad target")
 	ErrUnreachable = errors.New("unreachable")
 	ErrLocked      = errors.New("locked by another process")
 )

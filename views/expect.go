@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"trueup/fault"
 )
 
 // A confirmation shows what a swap or rollback will do; by the time the operator confirms, the
@@ -17,14 +18,16 @@ import (
 
 // ErrStale is a swap or rollback refused because what the operator confirmed no longer holds.
 // It matches ErrConflict too: callers that know only conflicts answer it the same way (409, exit 1).
-var ErrStale = errors.New("stale confirmation")
+var ErrStale = fault.Named(fault.Conflict, "stale confirmation")
 
 type staleError struct{ msg string }
 
 func (e *staleError) Error() string { return "views: " + e.msg }
 
 // Is makes errors.Is(err, ErrStale) and errors.Is(err, ErrConflict) true.
-func (e *staleError) Is(target error) bool { return target == ErrStale || target == ErrConflict }
+func (e *staleError) Is(target error) bool {
+	return target == ErrStale || errors.Is(ErrStale, target) || target == ErrConflict
+}
 
 // ParseFrom reads a swap's expected from-versions as an operator or a form writes them, table to
 // "v1" ("" or "none": the table has no view yet).

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"trueup/fault"
 
 	"trueup/ledger"
 	tsql "trueup/sql"
@@ -17,13 +18,13 @@ import (
 var (
 	// ErrConflict is a swap, rollback or retirement refused because another one holds one of its
 	// tables. The error is a *ConflictError naming the holder.
-	ErrConflict = errors.New("conflict")
+	ErrConflict = fault.Named(fault.Conflict, "conflict")
 	// ErrValidationFailed is a swap refused by the gate: a version's validation did not pass and
 	// no approver override was given.
-	ErrValidationFailed = errors.New("validation failed")
+	ErrValidationFailed = fault.Named(fault.Failed, "validation failed")
 	// ErrRefused is a request that cannot be carried out as asked (a retired or unfinished
 	// version, another table's version, nothing to roll back); nothing was changed.
-	ErrRefused = errors.New("refused")
+	ErrRefused = fault.Named(fault.Invalid, "refused")
 )
 
 // ConflictError names who holds a logical table.
@@ -53,7 +54,9 @@ func (e *ConflictError) Error() string {
 }
 
 // Is makes errors.Is(err, ErrConflict) true.
-func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+func (e *ConflictError) Is(target error) bool {
+	return target == ErrConflict || errors.Is(ErrConflict, target)
+}
 
 // Listener hears about publishes after their outcome is recorded: notices implement it to
 // complete or withdraw the notices of a backfill. An error is logged and audited; the swap or

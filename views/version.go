@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"trueup/fault"
 
 	"trueup/ledger"
 )
@@ -26,7 +27,7 @@ const (
 )
 
 // ErrNotFound is a version the ledger does not know.
-var ErrNotFound = errors.New("version not found")
+var ErrNotFound = fault.Named(fault.NotFound, "version not found")
 
 // Version is the ledger's record of one physical version of a logical table.
 type Version struct {
@@ -93,7 +94,7 @@ func (s Store) Get(ctx context.Context, target, table string, n int) (Version, e
 }
 
 // ErrExists is a version number the ledger has already recorded.
-var ErrExists = errors.New("version already recorded")
+var ErrExists = fault.Named(fault.Conflict, "version already recorded")
 
 // Put inserts or replaces a version record.
 func (s Store) Put(ctx context.Context, v Version) error {

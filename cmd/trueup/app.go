@@ -33,7 +33,7 @@ func openApp(ctx context.Context, g globals) (*app, error) {
 func loadConfig(g globals) (*config.Config, error) {
 	cfg, err := config.Load(g.configOrDefault())
 	if err != nil {
-		return nil, usageError{err.Error()}
+		return nil, badInput(err)
 	}
 	return cfg, nil
 }
@@ -60,7 +60,7 @@ func openConfigured(ctx context.Context, g globals, cfg *config.Config) (*app, e
 	l, err := ledger.Open(ctx, cfg.StatePath())
 	if err != nil {
 		a.close()
-		return nil, usageError{err.Error()}
+		return nil, badInput(err)
 	}
 	a.ledger = l
 	return a, nil

@@ -35,7 +35,7 @@ func reportDryRun(out *backfillOutput, name string, pv *backfill.Preview) error 
 		return err
 	}
 	if !pv.OK {
-		return failedError{fmt.Sprintf("backfill dry-run %s: the change does not meet its expectations", name)}
+		return failedf("backfill dry-run %s: the change does not meet its expectations", name)
 	}
 	return nil
 }
@@ -53,7 +53,7 @@ func backfillVerify(ctx context.Context, r *backfill.Runner, name string, scope 
 		writePreview(out.w, pv, "recomputed from inputs and code: nothing was written")
 	}
 	if !pv.OK {
-		return failedError{fmt.Sprintf("backfill verify %s: the live table is no longer what its inputs and code give", name)}
+		return failedf("backfill verify %s: the live table is no longer what its inputs and code give", name)
 	}
 	return nil
 }
@@ -100,7 +100,7 @@ func writePartitionTable(w io.Writer, res *reconcile.Result) {
 func backfillRun(ctx context.Context, e *env, r *backfill.Runner, name string, scope *backfill.Scope, sample int, out *backfillOutput) error {
 	run, err := r.Start(ctx, name, backfill.RunOptions{Actor: cliActor(), Sample: sample, Scope: scope})
 	if errors.Is(err, backfill.ErrConflict) {
-		return failedError{fmt.Sprintf("backfill run: %v", err)} // another run holds the table: exit 1, as a 409 does
+		return failedf("backfill run: %v", err) // another run holds the table: exit 1, as a 409 does
 	}
 	if err != nil {
 		return usagef("backfill run: %v", err)
@@ -174,12 +174,12 @@ func reportBuilt(out *backfillOutput, st *backfill.Status) error {
 		for _, t := range st.Tables {
 			vs = append(vs, t.Table+"__"+t.Version)
 		}
-		return failedError{fmt.Sprintf("backfill %s: run %d built %s but validation failed", st.Backfill, st.RunID, strings.Join(vs, ", "))}
+		return failedf("backfill %s: run %d built %s but validation failed", st.Backfill, st.RunID, strings.Join(vs, ", "))
 	case backfill.RunCancelled:
-		return failedError{fmt.Sprintf("backfill %s: run %d cancelled after %d of %d partitions; resume with: trueup backfill resume %s",
-			st.Backfill, st.RunID, st.PartitionsDone, st.PartitionsTotal, st.Backfill)}
+		return failedf("backfill %s: run %d cancelled after %d of %d partitions; resume with: trueup backfill resume %s",
+			st.Backfill, st.RunID, st.PartitionsDone, st.PartitionsTotal, st.Backfill)
 	case backfill.RunFailed:
-		return failedError{fmt.Sprintf("backfill %s: run %d failed: %s", st.Backfill, st.RunID, st.Error)}
+		return failedf("backfill %s: run %d failed: %s", st.Backfill, st.RunID, st.Error)
 	}
 	return nil
 }

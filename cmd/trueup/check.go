@@ -146,7 +146,7 @@ func reportRun(e *env, format string, run *rules.Run) error {
 				n++
 			}
 		}
-		return failedError{fmt.Sprintf("check: %d error-severity %s failed (run %d)", n, pluralWord(n, "rule", "rules"), run.ID)}
+		return failedf("check: %d error-severity %s failed (run %d)", n, pluralWord(n, "rule", "rules"), run.ID)
 	}
 	return nil
 }

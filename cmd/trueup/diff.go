@@ -116,9 +116,9 @@ func reportDiff(e *env, format string, all bool, res *reconcile.Result) error {
 	if !res.ExpectationsMet {
 		n := res.Counts()[reconcile.VerdictUnexpected]
 		if n == 0 {
-			return failedError{fmt.Sprintf("diff: columns were added or removed (diff %d)", res.ID)}
+			return failedf("diff: columns were added or removed (diff %d)", res.ID)
 		}
-		return failedError{fmt.Sprintf("diff: %d unexpected %s (diff %d)", n, pluralWord(n, "partition", "partitions"), res.ID)}
+		return failedf("diff: %d unexpected %s (diff %d)", n, pluralWord(n, "partition", "partitions"), res.ID)
 	}
 	return nil
 }

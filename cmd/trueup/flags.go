@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"trueup/fault"
 )
 
 // globals are the flags every command takes, before or after its name.
@@ -58,7 +59,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintf(out, "usage of %s:\n", fs.Name())
 		fs.PrintDefaults()
-		return usageError{"help requested"}
+		return fault.New(fault.Invalid, "help requested")
 	}
 	if err != nil {
 		return usagef("%s: %v", fs.Name(), err)

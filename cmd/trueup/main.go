@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"trueup/fault"
 )
 
 // Exit codes (DESIGN.md): 0 success, 1 a check or validation failed, 2 bad usage, config or input.
@@ -21,17 +22,14 @@ const (
 	exitUsage  = 2
 )
 
-// usageError is bad usage or bad input: exit 2 with a one-line cause.
-type usageError struct{ msg string }
+// usagef is bad usage or bad input: exit 2 with a one-line cause.
+func usagef(format string, args ...any) error { return fault.New(fault.Invalid, format, args...) }
 
-func (e usageError) Error() string { return e.msg }
+// failedf is a check or validation that ran and failed: exit 1.
+func failedf(format string, args ...any) error { return fault.New(fault.Failed, format, args...) }
 
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
-
-// failedError is a check that ran and failed: exit 1.
-type failedError struct{ msg string }
-
-func (e failedError) Error() string { return e.msg }
+// badInput marks err, whose text says what is wrong, as bad input: exit 2.
+func badInput(err error) error { return fault.Mark(fault.Invalid, err) }
 
 type command struct {
 	name    string
@@ -95,23 +93,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
+// exitCode is the one place an error becomes an exit code, by its kind (fault): 2 for bad input
+// (a file, a flag, a name that does not exist), 1 for a check or validation that failed, a
+// conflict, a refusal, or trueup's own failure. Every error is printed as the one line it says.
 func exitCode(stderr io.Writer, err error) int {
 	if err == nil {
 		return exitOK
 	}
-	var ue usageError
-	var fe failedError
-	switch {
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "trueup: %v\n", oneLine(err))
-		return exitUsage
-	case errors.As(err, &fe):
-		fmt.Fprintf(stderr, "trueup: %v\n", oneLine(err))
-		return exitFailed
-	case errors.Is(err, context.Canceled):
-		return exitFailed
+	k := fault.Of(err)
+	if k == fault.None && errors.Is(err, context.Canceled) {
+		return exitFailed // interrupted: the user knows
 	}
 	fmt.Fprintf(stderr, "trueup: %v\n", oneLine(err))
+	switch k {
+	case fault.NotFound, fault.Invalid:
+		return exitUsage
+	}
 	return exitFailed
 }
 

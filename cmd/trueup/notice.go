@@ -115,7 +115,7 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 	case "show":
 		n, err := svc.Get(ctx, id)
 		if err != nil {
-			return noticeCLIError(err)
+			return err
 		}
 		return out.show(notices.ToJSON(n, svc.URL(n.ID), true))
 	case "deliver":
@@ -124,7 +124,7 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 	var n notices.Notice
 	if !plan.IsZero() {
 		if n, err = svc.PlanSwap(ctx, id, cliActor(), plan); err != nil {
-			return noticeCLIError(err)
+			return err
 		}
 	}
 	switch verb {
@@ -136,7 +136,7 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 		n, err = svc.MarkCompleted(ctx, id, cliActor(), *reason)
 	}
 	if err != nil {
-		return noticeCLIError(err)
+		return err
 	}
 	if err := out.show(notices.ToJSON(n, svc.URL(n.ID), true)); err != nil {
 		return err
@@ -175,13 +175,6 @@ func openNotices(ctx context.Context, e *env, a *app, log *slog.Logger) (*notice
 	}
 	ob := notices.NewOutbox(a.ledger, a.cfg.Notify, notices.OutboxOptions{Logger: log})
 	return notices.New(a.ledger, notices.Options{Notify: a.cfg.Notify, Outbox: ob, Exposures: xs, Targets: targets}), nil
-}
-
-func noticeCLIError(err error) error {
-	if errors.Is(err, notices.ErrNotFound) || errors.Is(err, notices.ErrConflict) || errors.Is(err, notices.ErrInvalid) {
-		return usageError{err.Error()}
-	}
-	return err
 }
 
 // noticeOutput prints notices as the API shapes them (notices.ToJSON), so a local command and

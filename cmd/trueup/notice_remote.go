@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -24,7 +23,7 @@ func noticeRemote(ctx context.Context, e *env, rc *remote, verb string, id int64
 	if !plan.IsZero() { // edit, or announce after setting the plan, as locally
 		body := map[string]string{"planned_swap": plan.Format(time.RFC3339)}
 		if err := rc.call(ctx, cmd, http.MethodPost, path+"/edit", nil, body, &n); err != nil {
-			return remoteNoticeError(err)
+			return err
 		}
 	}
 	switch verb {
@@ -67,16 +66,7 @@ func noticeRemote(ctx context.Context, e *env, rc *remote, verb string, id int64
 		err = rc.call(ctx, cmd, http.MethodPost, path+"/"+verb, nil, map[string]string{"reason": reason}, &n)
 	}
 	if err != nil {
-		return remoteNoticeError(err)
+		return err
 	}
 	return out.show(n)
-}
-
-// remoteNoticeError makes a notice in the wrong state for the step (409) bad input, as locally.
-func remoteNoticeError(err error) error {
-	var fe failedError
-	if errors.As(err, &fe) {
-		return usageError{fe.msg}
-	}
-	return err
 }

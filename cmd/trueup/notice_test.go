@@ -79,7 +79,7 @@ func TestNoticeCommand(t *testing.T) {
 		}
 	}
 	code, _, errs = cli(t, "--config", cfg, "notice", "announce", "1")
-	if code != exitUsage || !strings.Contains(errs, "already announced") {
+	if code != exitFailed || !strings.Contains(errs, "already announced") { // a conflict: exit 1
 		t.Errorf("announce twice: exit %d: %s", code, errs)
 	}
 	code, out, _ = cli(t, "--config", cfg, "notice", "complete", "1", "--format", "json")
@@ -237,7 +237,7 @@ func TestNoticePlanThroughServer(t *testing.T) {
 	for _, tc := range []remoteCase{
 		{"notice_edit_plan", []string{"notice", "edit", "1", "--planned-swap", "2099-08-04 09:00", "--format", "json"}, exitOK, "json"},
 		{"notice_announce_plan", []string{"notice", "announce", "1", "--planned-swap", "2099-08-05T10:00:00Z"}, exitOK, "text"},
-		{"notice_edit_announced", []string{"notice", "edit", "1", "--planned-swap", "2099-08-06 10:00"}, exitUsage, "text"},
+		{"notice_edit_announced", []string{"notice", "edit", "1", "--planned-swap", "2099-08-06 10:00"}, exitFailed, "text"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { compareModes(t, local, srv, tc) })
 	}

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"trueup/fault"
 )
 
 // remote is a running trueup a command goes through (--server URL): its JSON API under
@@ -61,14 +62,15 @@ func (e *env) localOnly(cmd string, set map[string]bool) error {
 // apiProblem is the JSON body of a refused /api/ request (server/errors.go).
 type apiProblem struct {
 	Error     string `json:"error"`
+	Kind      string `json:"kind"`
 	Failed    bool   `json:"failed"`
 	RequestID string `json:"request_id"`
 }
 
-// call sends one API request and decodes the answer into out (when not nil). The server's
-// refusals become the local command's exit codes: a conflict (409) or a failed check or
-// validation exits 1; bad input (400, 404, 413, 422), a missing or weak token (401, 403) and
-// an unreachable server exit 2, each with the server's one-line message. path is below /api/v1/
+// call sends one API request and decodes the answer into out (when not nil). A refusal comes
+// back as an error of the kind the server gave (fault), with its one-line message, so the
+// command exits as it would locally; a missing or weak token (401, 403) and an unreachable
+// server are bad input, exit 2. path is below /api/v1/
 // with each name in it escaped by the caller (url.PathEscape), and is sent as it is: escaping it
 // again sent "исправить" as %25D0%25B8…, a name the server does not have.
 func (r *remote) call(ctx context.Context, cmd, method, path string, query url.Values, body, out any) error {
@@ -128,15 +130,24 @@ func (r *remote) call(ctx context.Context, cmd, method, path string, query url.V
 		return usagef("%s: %s answered %s, not trueup's JSON (is it a trueup server?)", cmd, r.base, resp.Status)
 	}
 	msg := fmt.Sprintf("%s: %s", cmd, p.Error)
+	k := fault.Parse(p.Kind)
 	switch code := resp.StatusCode; {
-	case code == http.StatusConflict || p.Failed:
-		return failedError{msg}
+	case k != fault.None:
+	case p.Failed:
+		k = fault.Failed
 	case code == http.StatusUnauthorized:
 		return usagef("%s (HTTP 401 from %s: give a token with --token or TRUEUP_TOKEN)", msg, r.base)
+	case code == http.StatusNotFound:
+		k = fault.NotFound
+	case code == http.StatusConflict:
+		k = fault.Conflict
 	case code >= 400 && code < 500:
-		return usageError{msg}
+		k = fault.Invalid
+	default:
+		return fmt.Errorf("%s (HTTP %d, request %s)", msg, resp.StatusCode, p.RequestID)
 	}
-	return fmt.Errorf("%s (HTTP %d, request %s)", msg, resp.StatusCode, p.RequestID)
+	// the server's kind is the local command's: the same exit code either way
+	return fault.New(k, "%s", msg)
 }
 
 // reachCause says in a few words why a server could not be reached.

@@ -143,7 +143,7 @@ func TestServerModeMatchesLocal(t *testing.T) {
 		{"notice_list", []string{"notice", "list", "--format", "json"}, exitOK, "json"},
 		{"notice_show", []string{"notice", "show", "1"}, exitOK, "text"},
 		{"notice_announce", []string{"notice", "announce", "1", "--format", "json"}, exitOK, "json"},
-		{"notice_announce_again", []string{"notice", "announce", "1"}, exitUsage, "text"},
+		{"notice_announce_again", []string{"notice", "announce", "1"}, exitFailed, "text"},
 		{"swap", []string{"swap", "orders", "--to", "v4", "--reason", "fix", "--format", "json"}, exitOK, "json"},
 		{"rollback", []string{"rollback", "orders", "--reason", "oops"}, exitOK, "text"},
 		{"versions_after", []string{"versions", "orders"}, exitOK, "text"},

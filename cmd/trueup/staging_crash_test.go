@@ -56,7 +56,7 @@ func TestStagingTablesLeftByAKill(t *testing.T) {
 	}
 
 	killedAt(t, "backfill.partition-done:2", "--config", cfg, "backfill", "run", "fix_dedup_bug")
-	leave("orders__v2__stage_0123456789ab", "orders__v2")   // what the kill left, mid-replace
+	leave("orders__v2__stage_0123456789ab", "orders__v2")  // what the kill left, mid-replace
 	leave("orders__v20__stage_abcdefabcdef", "orders__v1") // another version's: not this run's to drop
 	code, out, errs := run("backfill", "resume", "fix_dedup_bug")
 	if code != 0 || !strings.Contains(out, "run 1 of fix_dedup_bug: validated, v2") {

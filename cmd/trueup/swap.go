@@ -40,13 +40,13 @@ func runSwap(ctx context.Context, e *env, args []string) error {
 	if *dryRun {
 		plan, err := s.PlanSwap(ctx, table, *to)
 		if err != nil {
-			return viewsCLIError(err)
+			return err
 		}
 		return writeViewPlan(e.stdout, *format, plan)
 	}
 	p, err := s.Swap(ctx, views.SwapRequest{Table: table, To: *to, Actor: cliActor(), Reason: *reason, Override: *override})
 	if err != nil {
-		return viewsCLIError(err)
+		return err
 	}
 	return finishPublish(ctx, e, *format, p, ntc)
 }
@@ -81,13 +81,13 @@ func runRollback(ctx context.Context, e *env, args []string) error {
 	if *dryRun {
 		plan, err := s.PlanRollback(ctx, table)
 		if err != nil {
-			return viewsCLIError(err)
+			return err
 		}
 		return writeViewPlan(e.stdout, *format, plan)
 	}
 	p, err := s.Rollback(ctx, views.RollbackRequest{Table: table, Actor: cliActor(), Reason: *reason, Undoes: *undoes})
 	if err != nil {
-		return viewsCLIError(err)
+		return err
 	}
 	return finishPublish(ctx, e, *format, p, ntc)
 }

@@ -138,7 +138,7 @@ func TestVersionsSwapRollbackCLI(t *testing.T) {
 
 func TestViewsCLIErrorCodes(t *testing.T) {
 	conflict := &views.ConflictError{Table: "orders", Holder: "ann", Kind: "swap", SwapID: 3}
-	if code := exitCode(&strings.Builder{}, viewsCLIError(conflict)); code != exitFailed {
+	if code := exitCode(&strings.Builder{}, conflict); code != exitFailed {
 		t.Errorf("conflict exits %d, want 1", code)
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -47,13 +46,13 @@ func runVersions(ctx context.Context, e *env, args []string) error {
 	if *retire != "" {
 		err := s.Retire(ctx, views.RetireRequest{Table: table, Version: *retire, Actor: cliActor(), Reason: *reason})
 		if err != nil {
-			return viewsCLIError(err)
+			return err
 		}
 		fmt.Fprintf(e.stderr, "versions: retired %s %s\n", table, *retire)
 	}
 	l, err := s.Versions(ctx, table)
 	if err != nil {
-		return viewsCLIError(err)
+		return err
 	}
 	busy := ""
 	if l.Busy != nil {
@@ -157,18 +156,6 @@ func openTables(ctx context.Context, a *app, ntc *notices.Service, log *slog.Log
 		log.Error("recovery incomplete", "err", err)
 	}
 	return out, nil
-}
-
-// viewsCLIError maps the views package's errors to exit codes: a conflict or a failed
-// validation exits 1; a version that does not exist or cannot be used is bad input, exit 2.
-func viewsCLIError(err error) error {
-	switch {
-	case errors.Is(err, views.ErrConflict), errors.Is(err, views.ErrValidationFailed):
-		return failedError{err.Error()}
-	case errors.Is(err, views.ErrNotFound), errors.Is(err, views.ErrRefused):
-		return usageError{err.Error()}
-	}
-	return err
 }
 
 func writeJSON(w io.Writer, v any) error {
