@@ -8,7 +8,7 @@ import (
 	"errors"
 	"time"
 
-	"trueup/monitor/cron"
+	"trueup/cron"
 	tsql "trueup/sql"
 )
 
