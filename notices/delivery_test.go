@@ -151,8 +151,8 @@ func TestAnnounceThenSwapCompletes(t *testing.T) {
 			t.Fatalf("emails to %v, want one each to cfo and ops (not web@)", tos(ms))
 		}
 		m := mailsTo(ms, "cfo@example.com")[0]
-		if m.From != "trueup@example.com" || !strings.HasPrefix(m.Header.Get("Subject"), "=?utf-8?q?Upcoming_data_change") && !strings.HasPrefix(m.Header.Get("Subject"), "Upcoming data change") {
-			t.Errorf("from %q subject %q", m.From, m.Header.Get("Subject"))
+		if want := "Upcoming data change: Correction to orders, daily_revenue and 2 more tables, 10–18 July 2026"; m.From != "trueup@example.com" || subject(m) != want {
+			t.Errorf("from %q subject %q, want %q", m.From, subject(m), want)
 		}
 		for _, want := range []string{"# What happened", "July 2026 revenue 1.92M → 2.01M (+4.7%)", "Let us know you have read it: https://trueup.example.com/notices/1/ack/"} {
 			if !strings.Contains(m.Text, want) {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
 	"trueup/notices"
@@ -106,16 +107,19 @@ func (r *webhookReceiver) Calls() []hookCall {
 // mailMessage is one email the SMTP receiver accepted, with its parts.
 type mailMessage struct {
 	From, To string
+	User     string // who authenticated ("" when nobody did)
 	Header   mail.Header
 	Text     string
 	HTML     string
 }
 
-// smtpReceiver is a real SMTP server (go-smtp) that keeps every message.
+// smtpReceiver is a real SMTP server (go-smtp) that keeps every message. It offers AUTH PLAIN
+// and accepts the users in users (none unless a test sets them); it never offers STARTTLS.
 type smtpReceiver struct {
-	addr string
-	mu   sync.Mutex
-	msgs []mailMessage
+	addr  string
+	users map[string]string // username → password
+	mu    sync.Mutex
+	msgs  []mailMessage
 }
 
 func newSMTPReceiver(t *testing.T) *smtpReceiver {
@@ -142,8 +146,20 @@ func (r *smtpReceiver) Messages() []mailMessage {
 }
 
 type smtpSession struct {
-	r        *smtpReceiver
-	from, to string
+	r              *smtpReceiver
+	from, to, user string
+}
+
+func (s *smtpSession) AuthMechanisms() []string { return []string{sasl.Plain} }
+
+func (s *smtpSession) Auth(string) (sasl.Server, error) {
+	return sasl.NewPlainServer(func(_, user, pass string) error {
+		if want, ok := s.r.users[user]; !ok || pass != want {
+			return smtp.ErrAuthFailed
+		}
+		s.user = user
+		return nil
+	}), nil
 }
 
 func (s *smtpSession) Reset()        {}
@@ -162,7 +178,7 @@ func (s *smtpSession) Data(r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	msg := mailMessage{From: s.from, To: s.to, Header: m.Header}
+	msg := mailMessage{From: s.from, To: s.to, User: s.user, Header: m.Header}
 	_, params, err := mime.ParseMediaType(m.Header.Get("Content-Type"))
 	if err != nil {
 		return err

@@ -5,22 +5,21 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"html"
 	"io"
-	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
 	"net"
 	"net/http"
-	"net/smtp"
 	"net/textproto"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+
+	gomail "github.com/wneessen/go-mail"
+	"github.com/wneessen/go-mail/smtp"
 
 	"trueup/config"
 )
@@ -104,66 +103,82 @@ func (o *Outbox) sendWebhook(ctx context.Context, w config.Webhook, d Delivery) 
 // smtpTimeout bounds the whole SMTP exchange of one message.
 const smtpTimeout = time.Minute
 
+// sendEmail sends one message through the configured relay: go-mail builds the message
+// (multipart/alternative, text then HTML, quoted-printable, RFC 2047 headers) and speaks SMTP.
+// What stays here is what the outbox needs of it: one deadline and ctx for the whole exchange,
+// STARTTLS only when the config asks for it, and 5xx replies marked permanent.
 func (o *Outbox) sendEmail(ctx context.Context, to string, d Delivery) error {
 	e := o.cfg.Email
 	if e.SMTP == "" {
 		return fmt.Errorf("%w: email: no notify.email.smtp in the config", errPermanent)
 	}
-	host, _, _ := net.SplitHostPort(e.SMTP)
-	var dialer net.Dialer
-	conn, err := dialer.DialContext(ctx, "tcp", e.SMTP)
+	msg, err := o.emailMessage(e.From, to, d)
 	if err != nil {
-		return fmt.Errorf("email: %w", err)
+		return fmt.Errorf("%w: email: %v", errPermanent, err)
 	}
+	host, portText, _ := net.SplitHostPort(e.SMTP)
+	port, _ := strconv.Atoi(portText) // the config checked host:port
+
 	// A relay that accepts and then stalls must not hold the outbox forever: every message has
 	// a deadline of its own, and the connection closes when ctx ends.
-	dl := time.Now().Add(smtpTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
-		dl = d
+	deadline := time.Now().Add(smtpTimeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
 	}
-	conn.SetDeadline(dl)
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	c, err := smtp.NewClient(conn, host)
+	var conn net.Conn
+	stop := func() bool { return false }
+	defer func() {
+		stop()
+		if conn != nil {
+			conn.Close() // go-mail leaves it open when the greeting, STARTTLS or auth fails
+		}
+	}()
+	// The dialer dials e.SMTP itself: go-mail joins host and port with "%s:%d", which is wrong
+	// for an IPv6 address.
+	dial := func(dctx context.Context, network, _ string) (net.Conn, error) {
+		var dialer net.Dialer
+		c, err := dialer.DialContext(dctx, network, e.SMTP)
+		if err != nil {
+			return nil, err
+		}
+		conn = c
+		stop = context.AfterFunc(ctx, func() { c.Close() })
+		return deadlineConn{Conn: c, limit: deadline}, nil
+	}
+	// starttls: true requires it (a relay that does not offer it is an error); false never
+	// asks, as before.
+	policy := gomail.NoTLS
+	if e.StartTLS {
+		policy = gomail.TLSMandatory
+	}
+	c, err := gomail.NewClient(host, gomail.WithPort(port), gomail.WithHELO(o.opt.Hello),
+		gomail.WithTLSPolicy(policy), gomail.WithTimeout(smtpTimeout), gomail.WithDialContextFunc(dial),
+		// The exchange net/smtp had: no NOOP before the message, and no RSET after it, whose
+		// failure once the relay has taken the message would turn a delivery into a retry
+		// (and so a second copy).
+		gomail.WithoutNoop(), gomail.WithoutRset())
 	if err != nil {
-		conn.Close()
 		return fmt.Errorf("email: %w", err)
 	}
-	defer c.Close()
-	if err := c.Hello(o.opt.Hello); err != nil {
-		return fmt.Errorf("email: hello: %w", err)
+	sc, err := c.DialToSMTPClientWithContext(ctx)
+	if err != nil {
+		return fmt.Errorf("email: %w", err)
 	}
-	if e.StartTLS {
-		if ok, _ := c.Extension("STARTTLS"); !ok {
-			return fmt.Errorf("email: %s does not offer STARTTLS, which the config asks for", e.SMTP)
-		}
-		if err := c.StartTLS(&tls.Config{ServerName: host}); err != nil {
-			return fmt.Errorf("email: starttls: %w", err)
-		}
-	}
+	// AUTH PLAIN as net/smtp did it: only over TLS or to localhost, and a 5xx reply (bad
+	// credentials) is permanent. go-mail's own auth option would retry those instead.
 	if e.Username != "" {
-		if err := c.Auth(smtp.PlainAuth("", e.Username, e.Password, host)); err != nil {
+		if err := sc.Auth(smtp.PlainAuth("", e.Username, e.Password, host, false)); err != nil {
 			return fmt.Errorf("email: auth: %w", smtpError(err))
 		}
 	}
-	from := config.EmailAddress(e.From)
-	if err := c.Mail(from); err != nil {
-		return fmt.Errorf("email: from %s: %w", from, smtpError(err))
-	}
-	if err := c.Rcpt(to); err != nil {
-		return fmt.Errorf("email: to %s: %w", to, smtpError(err))
-	}
-	w, err := c.Data()
-	if err != nil {
-		return fmt.Errorf("email: %w", smtpError(err))
-	}
-	if _, err := w.Write(o.mimeMessage(e.From, to, d)); err != nil {
+	if err := c.SendWithSMTPClient(sc, msg); err != nil {
+		var se *gomail.SendError
+		if errors.As(err, &se) && se.ErrorCode() >= 500 {
+			return fmt.Errorf("%w: email: %v", errPermanent, err)
+		}
 		return fmt.Errorf("email: %w", err)
 	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("email: %w", smtpError(err))
-	}
-	return c.Quit()
+	return c.CloseWithSMTPClient(sc)
 }
 
 // smtpError marks 5xx replies as permanent: the server will refuse the same message again.
@@ -175,37 +190,44 @@ func smtpError(err error) error {
 	return err
 }
 
-// mimeMessage is a multipart/alternative email: the text part first, then the HTML part.
-func (o *Outbox) mimeMessage(from, to string, d Delivery) []byte {
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	for _, part := range []struct{ typ, content string }{
-		{"text/plain; charset=utf-8", d.text},
-		{"text/html; charset=utf-8", d.html},
-	} {
-		h := textproto.MIMEHeader{}
-		h.Set("Content-Type", part.typ)
-		h.Set("Content-Transfer-Encoding", "quoted-printable")
-		pw, _ := mw.CreatePart(h)
-		qp := quotedprintable.NewWriter(pw)
-		qp.Write([]byte(strings.ReplaceAll(part.content, "\n", "\r\n")))
-		qp.Close()
+// deadlineConn keeps every deadline set on the connection at or before limit: go-mail sets a
+// fresh one (now + its timeout) at each step, which would let a relay that answers each step
+// slowly hold the outbox for longer than smtpTimeout.
+type deadlineConn struct {
+	net.Conn
+	limit time.Time
+}
+
+func (c deadlineConn) bound(t time.Time) time.Time {
+	if t.IsZero() || c.limit.Before(t) {
+		return c.limit
 	}
-	mw.Close()
-	var b bytes.Buffer
-	header := func(k, v string) { fmt.Fprintf(&b, "%s: %s\r\n", k, v) }
-	header("From", from)
-	header("To", to)
-	header("Subject", mime.QEncoding.Encode("utf-8", d.Subject))
-	header("Date", o.opt.Now().UTC().Format("Mon, 02 Jan 2006 15:04:05 -0000"))
+	return t
+}
+
+func (c deadlineConn) SetDeadline(t time.Time) error      { return c.Conn.SetDeadline(c.bound(t)) }
+func (c deadlineConn) SetReadDeadline(t time.Time) error  { return c.Conn.SetReadDeadline(c.bound(t)) }
+func (c deadlineConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(c.bound(t)) }
+
+// emailMessage is the notice as an email: multipart/alternative, the text part first, then the
+// HTML part. The Message-ID comes from the idempotency key, so every attempt at one delivery
+// carries the same one, and the key itself rides along for receivers that drop repeats.
+func (o *Outbox) emailMessage(from, to string, d Delivery) (*gomail.Msg, error) {
+	m := gomail.NewMsg(gomail.WithNoDefaultUserAgent())
+	if err := m.From(from); err != nil {
+		return nil, err
+	}
+	if err := m.To(to); err != nil {
+		return nil, err
+	}
+	m.Subject(d.Subject)
+	m.SetDateWithValue(o.opt.Now().UTC())
 	sum := sha256.Sum256([]byte(d.Key))
-	header("Message-ID", "<"+hex.EncodeToString(sum[:12])+"@trueup>")
-	header(HeaderIdempotency, d.Key)
-	header("MIME-Version", "1.0")
-	header("Content-Type", "multipart/alternative; boundary="+mw.Boundary())
-	b.WriteString("\r\n")
-	b.Write(body.Bytes())
-	return b.Bytes()
+	m.SetMessageIDWithValue(hex.EncodeToString(sum[:12]) + "@trueup")
+	m.SetGenHeader(gomail.Header(HeaderIdempotency), d.Key)
+	m.SetBodyString(gomail.TypeTextPlain, d.text)
+	m.AddAlternativeString(gomail.TypeTextHTML, d.html)
+	return m, nil
 }
 
 // textToHTML renders the plain-text markup of a notice body: "# " headings, "- " bullets,

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"trueup/monitor/cron"
+	"trueup/cron"
 	tsql "trueup/sql"
 )
 

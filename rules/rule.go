@@ -8,7 +8,7 @@ import (
 	"time"
 	"trueup/fault"
 
-	"trueup/monitor/cron"
+	"trueup/cron"
 	tsql "trueup/sql"
 )
 

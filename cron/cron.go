@@ -2,6 +2,24 @@
 // It knows minute, hour, day of month, month and day of week; lists, ranges, steps, names
 // (jan…dec, sun…sat) and the macros @hourly, @daily, @midnight, @weekly, @monthly, @yearly,
 // @annually. As in Vixie cron, when both day fields are restricted a day matching either runs.
+//
+// Why not github.com/robfig/cron/v3 (checked at v3.0.1, its ParseStandard): it is close but
+// not a drop-in, and swapping would change what users see.
+//   - Syntax: it refuses 7 for Sunday ("0 0 * * 7", "mon-7": a rule that loads today would be
+//     refused), and it accepts more than we schedule: "@every 5m" and a CRON_TZ=/TZ= prefix, a
+//     time zone the monitor does not have (slots are kept and compared in UTC). It also treats
+//     "*/1" in a day field as "*" (day of month AND day of week), where we treat it as restricted.
+//   - Errors: neither says at which column an expression is wrong (the rule loader adds
+//     path:line), but ours name the field and say what is allowed ("minute: 60 is out of range
+//     0-59"); its say "end of range (60) above maximum (59): 60" or pass strconv's text through
+//     ("failed to parse int from funday: strconv.Atoi: …").
+//   - DST: none today, since the monitor calls Next with UTC times. In a zone with daylight
+//     saving both run a slot twice when clocks go back; when they go forward it skips a slot in
+//     the missing hour, while our Next never returns (time.Date gives back the hour before the
+//     gap, so the search does not advance). Whoever adds per-schedule time zones must fix that
+//     first, or switch to the library then, when the time zone is the feature that pays for it.
+//
+// The parser is some 150 lines of code with no dependency; keeping it costs less than those changes.
 package cron
 
 import (
@@ -133,7 +151,8 @@ func value(s string, f field) (int, error) {
 func (s *Schedule) String() string { return s.text }
 
 // Next returns the first slot strictly after t, in t's location, at a whole minute. It returns
-// the zero time when there is none within five years (e.g. 30 February).
+// the zero time when there is none within five years (e.g. 30 February). t must be in UTC or a
+// zone without daylight saving: see the package comment.
 func (s *Schedule) Next(t time.Time) time.Time {
 	loc := t.Location()
 	t = t.Truncate(time.Minute).Add(time.Minute)
