@@ -6,7 +6,7 @@
 //	NotFound  the named rule, backfill, table, version or notice   404   2
 //	Invalid   bad input: a file, a flag, a body, a blocked plan    422   2
 //	Conflict  something else holds it, or it changed since shown   409   1
-//	Refused   a gate or a rule of the tool said no as asked        422   1
+//	Refused   a rule of the tool said no as asked (four eyes)      403   1
 //	Failed    a check or validation ran and did not pass           422   1
 //
 // An error of no kind is trueup's own failure: 500, exit 1, logged once at the edge.

@@ -19,6 +19,7 @@ import (
 	"trueup/config"
 	"trueup/ledger"
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/server"
 )
 
@@ -534,7 +535,7 @@ func TestNoTokens(t *testing.T) {
 // bob may, and ann may still roll it back.
 func TestFourEyes(t *testing.T) {
 	e, s := versionedWarehouse(t)
-	ts := serve(t, server.Options{Auth: testAuth(true), Tables: map[string]server.TableService{"w": s}})
+	ts := serve(t, server.Options{Auth: testAuth(true), Tables: ops.NewTables(ops.TableServices{"w": s}, "w")})
 	resp, body := call(t, "POST", ts.URL+"/api/v1/tables/orders/swap", testTokens["ann"][0], `{"to": "v2"}`)
 	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "another approver must swap it in") {
 		t.Errorf("ann swaps her own: %d %s", resp.StatusCode, body)
@@ -561,7 +562,7 @@ func TestFourEyes(t *testing.T) {
 // TestActorIsTheToken: a client cannot name someone else as the actor once tokens are on.
 func TestActorIsTheToken(t *testing.T) {
 	_, s := versionedWarehouse(t)
-	ts := serve(t, server.Options{Auth: testAuth(false), Tables: map[string]server.TableService{"w": s}})
+	ts := serve(t, server.Options{Auth: testAuth(false), Tables: ops.NewTables(ops.TableServices{"w": s}, "w")})
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, ts.URL+"/api/v1/tables/orders/swap", strings.NewReader(`{"to": "v2"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+testTokens["bob"][0])

@@ -55,7 +55,7 @@ func progressView(name string, st *backfill.Status) *page.BackfillProgress {
 		Href: base + "/progress", Base: base, Name: name, RunID: st.RunID, State: st.State,
 		Done: st.PartitionsDone, Total: st.PartitionsTotal, Failed: st.PartitionsFailed, Percent: st.Percent(),
 		Rows: st.RowsWritten, Error: st.Error,
-		Polling:   st.State == backfill.RunRunning || st.State == backfill.RunValidating,
+		Polling: st.State == backfill.RunRunning || st.State == backfill.RunValidating,
 		// an interrupted run (its process is gone) is resumed or cancelled before a new run starts
 		CanCancel: st.State == backfill.RunRunning || st.State == backfill.RunInterrupted,
 		CanResume: st.State == backfill.RunCancelled || st.State == backfill.RunFailed || st.State == backfill.RunSampled ||

@@ -2,9 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+	"trueup/fault"
+	"trueup/ops"
 
 	"trueup/backfill"
 	"trueup/notices"
@@ -48,11 +51,13 @@ func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.
 		}
 	}
 	for _, t := range tables {
-		svc, ok := s.opt.Tables[t.Target]
-		if !ok {
-			continue
+		if s.opt.Tables == nil {
+			break
 		}
-		l, err := svc.Versions(ctx, t.Name)
+		l, err := s.opt.Tables.Versions(ctx, ops.VersionsRequest{Target: t.Target, Table: t.Name})
+		if errors.Is(err, fault.ErrNotFound) {
+			continue // a target without versions set up
+		}
 		if err != nil {
 			return w, err
 		}
@@ -60,7 +65,7 @@ func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.
 			if v.State == views.StateValidated && !v.Live {
 				w.AwaitSwap = append(w.AwaitSwap, page.WorkItem{Name: t.Name + " " + v.Name(), Status: "validated",
 					Href:   "/tables/" + url.PathEscape(t.Name) + "?target=" + url.QueryEscape(t.Target),
-					Detail: fmt.Sprintf("built by %s from %s; live is v%d", v.BuiltBy, v.Backfill, l.Live)})
+					Detail: fmt.Sprintf("built by %s from %s; live is %s", v.BuiltBy, v.Backfill, l.Live)})
 			}
 		}
 	}
@@ -84,11 +89,10 @@ func (s *Server) published(ctx context.Context, st *backfill.Status) bool {
 	if st.Run == nil {
 		return false
 	}
-	svc, ok := s.opt.Tables[st.Run.Target]
-	if !ok {
+	if s.opt.Tables == nil {
 		return false
 	}
-	l, err := svc.Versions(ctx, st.Table)
+	l, err := s.opt.Tables.Versions(ctx, ops.VersionsRequest{Target: st.Run.Target, Table: st.Table})
 	if err != nil {
 		return false
 	}

@@ -133,7 +133,9 @@ func statusOf(k fault.Kind) int {
 		return http.StatusNotFound
 	case fault.Conflict:
 		return http.StatusConflict
-	case fault.Invalid, fault.Refused, fault.Failed:
+	case fault.Refused:
+		return http.StatusForbidden
+	case fault.Invalid, fault.Failed:
 		return http.StatusUnprocessableEntity
 	}
 	return http.StatusInternalServerError

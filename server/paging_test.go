@@ -12,6 +12,7 @@ import (
 
 	"trueup/ledger"
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/server"
 	"trueup/views"
 )
@@ -234,7 +235,7 @@ func TestTableHistoryIsPaged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ts := serve(t, server.Options{Tables: map[string]server.TableService{"w": s}})
+	ts := serve(t, server.Options{Tables: ops.NewTables(ops.TableServices{"w": s}, "w")})
 	ids := func(rows *goquery.Selection) []string {
 		var out []string
 		rows.Each(func(_ int, r *goquery.Selection) { out = append(out, r.AttrOr("data-id", "")) })

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"trueup/config"
+	"trueup/ops"
 	"trueup/server"
 )
 
@@ -21,7 +22,7 @@ func writeServer(t *testing.T, auth ...config.Auth) (server.Options, string, fun
 	e, tables := versionedWarehouse(t)
 	store, _ := storedDiff(t)
 	opt := server.Options{
-		Tables: map[string]server.TableService{"w": tables}, DefaultTarget: "w",
+		Tables: ops.NewTables(ops.TableServices{"w": tables}, "w"), DefaultTarget: "w",
 		Rules: ruleMonitor(t), Backfills: backfillService(t), Notices: noticeService(t), Diffs: store, Audit: testLedger(t),
 	}
 	if len(auth) > 0 {
@@ -114,7 +115,7 @@ func TestJSONBodiesAreStrict(t *testing.T) {
 // send "dry_run": true; the answer is the plan, and nothing moves.
 func TestAPIDryRunChangesNothing(t *testing.T) {
 	e, tables := versionedWarehouse(t)
-	ts := serve(t, server.Options{Tables: map[string]server.TableService{"w": tables}})
+	ts := serve(t, server.Options{Tables: ops.NewTables(ops.TableServices{"w": tables}, "w")})
 	if resp, body := send(t, ts.URL+"/api/v1/tables/orders/swap", `{"to": "v2"}`); resp.StatusCode != http.StatusOK {
 		t.Fatalf("swap to v2: %d %s", resp.StatusCode, body)
 	}

@@ -22,6 +22,7 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	e.POST("/tables/:table/swap", s.tableSwap)
 	e.POST("/tables/:table/rollback", s.tableRollback)
 	get("/api/v1/tables/:table", s.apiTableShow)
+	get("/api/v1/tables/:table/publishes/:id", s.apiTablePublishShow)
 	e.POST("/api/v1/tables/:table/swap", s.apiTableSwap)
 	e.POST("/api/v1/tables/:table/rollback", s.apiTableRollback)
 	e.POST("/api/v1/tables/:table/retire", s.apiTableRetire)

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"trueup/config"
+	"trueup/ops"
 	tsql "trueup/sql"
 )
 
@@ -43,9 +44,9 @@ type Options struct {
 	Notice        string        // optional banner shown on every page
 	Rules         RuleService   // the rules, their monitor and history; nil shows no rules
 	Notices       NoticeService // change notices, their feed and acknowledgements; nil answers 404
-	// Tables swaps, rolls back and lists versions of logical tables, per target name; nil
-	// answers 404 on the versions pages.
-	Tables map[string]TableService
+	// Tables swaps, rolls back and lists versions of logical tables; nil answers 404 on the
+	// versions pages.
+	Tables ops.Tables
 	// Backfills plans, previews and runs backfills; nil answers 404.
 	Backfills BackfillService
 	// Diffs keeps reconcile results for the diff pages and API; nil answers 404.
@@ -100,11 +101,7 @@ func New(opt Options) *Server {
 		opt.Now = time.Now
 	}
 	if opt.Auth.FourEyes {
-		tables := make(map[string]TableService, len(opt.Tables))
-		for name, t := range opt.Tables {
-			tables[name] = fourEyes{t}
-		}
-		opt.Tables = tables
+		opt.Tables = ops.FourEyes(opt.Tables)
 	}
 	s := &Server{
 		opt:         opt,

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,21 +12,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/server/page"
 	"trueup/views"
 )
-
-// TableService is what the versions page and its API need of one target (views.Service).
-type TableService interface {
-	Versions(ctx context.Context, table string) (views.Listing, error)
-	VersionsWithHistory(ctx context.Context, table string, history int) (views.Listing, error)
-	PlanSwap(ctx context.Context, table, to string) (views.Plan, error)
-	Swap(ctx context.Context, req views.SwapRequest) (views.Publish, error)
-	PlanRollback(ctx context.Context, table string) (views.Plan, error)
-	Rollback(ctx context.Context, req views.RollbackRequest) (views.Publish, error)
-	GetPublish(ctx context.Context, id int64) (views.Publish, error)
-	Retire(ctx context.Context, req views.RetireRequest) error
-}
 
 // actorHeader names who a swap or rollback acts as. With tokens configured, authenticate sets
 // it to the proven name; without them every visitor is the local operator and a client (a
@@ -45,63 +33,20 @@ func tableHref(table, target string) string {
 	return "/tables/" + url.PathEscape(table) + "?target=" + url.QueryEscape(target)
 }
 
-// tableServiceNamed is tableService for a JSON request whose body may name the target (target);
-// ?target= wins.
-func (s *Server) tableServiceNamed(c echo.Context, table, target string) (string, TableService, error) {
-	if target != "" && c.QueryParam("target") == "" {
-		c.QueryParams().Set("target", target)
+// tables is the table operations, or a 404 on a server without them.
+func (s *Server) tables() (ops.Tables, error) {
+	if s.opt.Tables == nil {
+		return nil, echo.NewHTTPError(http.StatusNotFound, "Versions are not set up on this server.")
 	}
-	return s.tableService(c, table)
+	return s.opt.Tables, nil
 }
 
-// tableService finds the target of a table request: the one named by ?target= (or the form's
-// target field), else the only target, else the first target, in name order, that has the table.
-func (s *Server) tableService(c echo.Context, table string) (string, TableService, error) {
-	if len(s.opt.Tables) == 0 {
-		return "", nil, echo.NewHTTPError(http.StatusNotFound, "Versions are not set up on this server.")
+// requestTarget is the target a table request names: ?target=, else the form's target field.
+func requestTarget(c echo.Context) string {
+	if t := c.QueryParam("target"); t != "" {
+		return t
 	}
-	name := c.QueryParam("target")
-	if name == "" {
-		name = c.FormValue("target")
-	}
-	if name != "" {
-		svc, ok := s.opt.Tables[name]
-		if !ok {
-			return "", nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("There is no target %q.", name))
-		}
-		return name, svc, nil
-	}
-	names := make([]string, 0, len(s.opt.Tables))
-	for n := range s.opt.Tables {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	if len(names) == 1 {
-		return names[0], s.opt.Tables[names[0]], nil
-	}
-	for _, n := range names {
-		if _, err := s.opt.Tables[n].Versions(c.Request().Context(), table); err == nil {
-			return n, s.opt.Tables[n], nil
-		}
-	}
-	return "", nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("No target has a logical table %q.", table))
-}
-
-// tableError maps the views package's errors to HTTP statuses with the package's message,
-// which is written for the operator.
-func tableError(err error) error {
-	msg := strings.TrimPrefix(err.Error(), "views: ")
-	switch {
-	case errors.Is(err, views.ErrNotFound):
-		return echo.NewHTTPError(http.StatusNotFound, msg)
-	case errors.Is(err, views.ErrConflict):
-		return echo.NewHTTPError(http.StatusConflict, msg)
-	case errors.Is(err, views.ErrValidationFailed):
-		return checkFailed(http.StatusUnprocessableEntity, msg, err)
-	case errors.Is(err, views.ErrRefused):
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, msg)
-	}
-	return err
+	return c.FormValue("target")
 }
 
 func shortTime(t time.Time) string {
@@ -111,17 +56,15 @@ func shortTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-// versionsView builds the versions page's view model.
-func (s *Server) versionsView(l views.Listing) page.TableVersions {
+// versionsView builds the versions page's view model; busy says who holds the table, if anyone.
+func (s *Server) versionsView(l views.Listing, busy string) page.TableVersions {
 	d := page.TableVersions{
 		Chrome: s.chrome(l.Table, "Tables"), Table: l.Table, Target: l.Target,
 		Live: views.VersionName(l.Live), RollbackTarget: views.VersionName(l.RollbackTarget),
 		SwapURL:     "/tables/" + url.PathEscape(l.Table) + "/swap",
 		RollbackURL: "/tables/" + url.PathEscape(l.Table) + "/rollback",
 	}
-	if l.Busy != nil {
-		d.Busy = strings.TrimPrefix(l.Busy.Error(), "views: ")
-	}
+	d.Busy = busy
 	for _, v := range l.Versions {
 		row := page.VersionRow{
 			Name: v.Name(), State: v.State, Live: v.Live, RollbackTarget: v.RollbackTarget, BuiltBy: v.BuiltBy,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"trueup/ops"
 	"trueup/server/page"
 	"trueup/views"
 )
@@ -16,8 +17,7 @@ const publishesPerPage = 20
 
 // tableShow answers GET /tables/{table}: the versions page, its history a page at a time.
 func (s *Server) tableShow(c echo.Context) error {
-	table := c.Param("table")
-	_, svc, err := s.tableService(c, table)
+	t, err := s.tables()
 	if err != nil {
 		return err
 	}
@@ -26,16 +26,18 @@ func (s *Server) tableShow(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	l, err := svc.VersionsWithHistory(ctx, table, w.Offset+w.Limit+1)
+	table := c.Param("table")
+	j, err := t.Versions(ctx, ops.VersionsRequest{Target: requestTarget(c), Table: table, History: w.Offset + w.Limit + 1})
 	if err != nil {
-		return tableError(err)
+		return err
 	}
+	l := j.Listing()
 	more := len(l.History) > w.Offset+w.Limit
 	l.History = slice(l.History, w)
-	d := s.versionsView(l)
+	d := s.versionsView(l, j.Busy)
 	d.Pager = pager(c, w, more)
 	if id, err := strconv.ParseInt(c.QueryParam("done"), 10, 64); err == nil && id > 0 {
-		if p, err := svc.GetPublish(ctx, id); err == nil {
+		if p, err := t.Publish(ctx, ops.PublishLookup{Target: j.Target, Table: table, ID: id}); err == nil {
 			verb := "Swapped"
 			if p.Kind == views.KindRollback {
 				verb = "Rolled back"
@@ -57,8 +59,7 @@ func (s *Server) tableListRedirect(c echo.Context) error {
 // apiTableShow answers GET /api/v1/tables/{table}: the versions and ?limit= publishes of the
 // history from ?offset= (20 by default, at most 1000; a Link header names the next).
 func (s *Server) apiTableShow(c echo.Context) error {
-	table := c.Param("table")
-	_, svc, err := s.tableService(c, table)
+	t, err := s.tables()
 	if err != nil {
 		return err
 	}
@@ -66,11 +67,28 @@ func (s *Server) apiTableShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := svc.VersionsWithHistory(c.Request().Context(), table, w.Offset+w.Limit+1)
+	j, err := t.Versions(c.Request().Context(), ops.VersionsRequest{Target: c.QueryParam("target"), Table: c.Param("table"), History: w.Offset + w.Limit + 1})
 	if err != nil {
-		return tableError(err)
+		return err
 	}
-	nextLink(c, w, len(l.History) > w.Offset+w.Limit)
-	l.History = slice(l.History, w)
-	return c.JSON(http.StatusOK, l.JSON())
+	nextLink(c, w, len(j.History) > w.Offset+w.Limit)
+	j.History = slice(j.History, w)
+	return c.JSON(http.StatusOK, j)
+}
+
+// apiTablePublishShow answers GET /api/v1/tables/{table}/publishes/{id}: one swap or rollback.
+func (s *Server) apiTablePublishShow(c echo.Context) error {
+	t, err := s.tables()
+	if err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return echo.NewHTTPError(http.StatusNotFound, "There is no swap or rollback "+strconv.Quote(c.Param("id"))+".")
+	}
+	p, err := t.Publish(c.Request().Context(), ops.PublishLookup{Target: c.QueryParam("target"), Table: c.Param("table"), ID: id})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
 }

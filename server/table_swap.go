@@ -9,6 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"trueup/fault"
+	"trueup/ops"
 	"trueup/server/page"
 	"trueup/views"
 )
@@ -30,14 +32,14 @@ func (s *Server) tableRollback(c echo.Context) error {
 // someone else's swap, is refused (409, the confirmation shown again as it stands now) instead of
 // taking back or moving something the operator never saw.
 func (s *Server) tablePublish(c echo.Context, kind string) error {
-	table := c.Param("table")
-	target, svc, err := s.tableService(c, table)
+	t, err := s.tables()
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	to := c.FormValue("to")
-	if kind == views.KindSwap && to == "" {
+	req := ops.PublishRequest{Target: requestTarget(c), Table: c.Param("table"), To: c.FormValue("to"),
+		Reason: c.FormValue("reason"), Override: c.FormValue("override"), Actor: s.tableActor(c)}
+	if kind == views.KindSwap && req.To == "" {
 		return echo.NewHTTPError(http.StatusBadRequest, "Say which version to swap to (to=vN).")
 	}
 	confirmed := c.FormValue("confirm") == "yes"
@@ -45,50 +47,46 @@ func (s *Server) tablePublish(c echo.Context, kind string) error {
 	if err != nil {
 		return err
 	}
-	var plan views.Plan
-	if kind == views.KindSwap {
-		plan, err = svc.PlanSwap(ctx, table, to)
-	} else {
-		plan, err = svc.PlanRollback(ctx, table)
-	}
+	req.Undoes, req.From = exp.undoes, exp.from
+	plan, err := planPublish(ctx, t, kind, req)
 	if err != nil && confirmed && exp.set() {
 		// Nothing can be planned now (a second click after the only swap was taken back, say):
 		// the request itself says whether that is because what was confirmed no longer holds (409).
-		p, perr := publishNow(ctx, svc, kind, table, to, s.tableActor(c), c.FormValue("reason"), c.FormValue("override"), exp)
+		p, perr := publishNow(ctx, t, kind, req)
 		if perr != nil {
-			return tableError(perr)
+			return perr
 		}
-		return c.Redirect(http.StatusSeeOther, tableHref(table, target)+"&done="+strconv.FormatInt(p.ID, 10))
+		return c.Redirect(http.StatusSeeOther, tableHref(p.Table, p.Target)+"&done="+strconv.FormatInt(p.ID, 10))
 	}
 	if err != nil {
-		return tableError(err)
+		return err
 	}
-	confirm := s.confirmView(ctx, target, plan, to)
-	confirm.Reason, confirm.Override = c.FormValue("reason"), c.FormValue("override")
+	confirm := s.confirmView(ctx, plan.Target, plan, req.To)
+	confirm.Reason, confirm.Override = req.Reason, req.Override
 	confirm.From = fromFields(plan)
 	if !confirmed {
 		return render(c, http.StatusOK, page.TableConfirmPage(confirm))
 	}
-	p, err := publishNow(ctx, svc, kind, table, to, s.tableActor(c), confirm.Reason, confirm.Override, exp)
+	p, err := publishNow(ctx, t, kind, req)
 	switch {
 	case errors.Is(err, views.ErrValidationFailed):
 		// Ask again, saying why: the override needs a written reason.
-		confirm.Error = strings.TrimPrefix(err.Error(), "views: ")
+		confirm.Error = fault.Message(err)
 		return render(c, http.StatusUnprocessableEntity, page.TableConfirmPage(confirm))
 	case errors.Is(err, views.ErrStale):
 		// Show what it would do now, to be confirmed again (or not).
-		confirm.Error = "This changed since you confirmed it: " + strings.TrimPrefix(err.Error(), "views: ")
+		confirm.Error = "This changed since you confirmed it: " + fault.Message(err)
 		return render(c, http.StatusConflict, page.TableConfirmPage(confirm))
 	case err != nil:
-		return tableError(err)
+		return err
 	}
-	return c.Redirect(http.StatusSeeOther, tableHref(table, target)+"&done="+strconv.FormatInt(p.ID, 10))
+	return c.Redirect(http.StatusSeeOther, tableHref(req.Table, plan.Target)+"&done="+strconv.FormatInt(p.ID, 10))
 }
 
 // expectation is what a confirmed swap or rollback carries of what the operator saw.
 type expectation struct {
-	undoes int64          // rollback: the swap it takes back
-	from   map[string]int // swap: the version each table moves from
+	undoes int64             // rollback: the swap it takes back
+	from   map[string]string // swap: the version each table moves from
 }
 
 func (x expectation) set() bool { return x.undoes != 0 || len(x.from) > 0 }
@@ -107,16 +105,15 @@ func formExpectation(c echo.Context) (expectation, error) {
 	if err != nil {
 		return x, echo.NewHTTPError(http.StatusBadRequest, "The form cannot be read: "+err.Error())
 	}
-	from := map[string]string{}
 	for _, f := range params["from"] {
 		i := strings.LastIndexByte(f, '=')
 		if i <= 0 {
 			return x, echo.NewHTTPError(http.StatusBadRequest, "from="+f+": want table=vN.")
 		}
-		from[f[:i]] = f[i+1:]
-	}
-	if x.from, err = views.ParseFrom(from); err != nil {
-		return x, tableError(err)
+		if x.from == nil {
+			x.from = map[string]string{}
+		}
+		x.from[f[:i]] = f[i+1:]
 	}
 	return x, nil
 }
@@ -138,25 +135,20 @@ func fromFields(plan views.Plan) []string {
 	return out
 }
 
-// publishNow carries out a swap or rollback with what the operator confirmed.
-func publishNow(ctx context.Context, svc TableService, kind, table, to, actor, reason, override string, x expectation) (views.Publish, error) {
+// planPublish is what a swap or rollback would do.
+func planPublish(ctx context.Context, t ops.Tables, kind string, req ops.PublishRequest) (views.Plan, error) {
 	if kind == views.KindSwap {
-		return svc.Swap(ctx, views.SwapRequest{Table: table, To: to, Actor: actor, Reason: reason, Override: override, From: x.from})
+		return t.PlanSwap(ctx, req)
 	}
-	return svc.Rollback(ctx, views.RollbackRequest{Table: table, Actor: actor, Reason: reason, Undoes: x.undoes})
+	return t.PlanRollback(ctx, req)
 }
 
-// publishRequest is the body of POST /api/v1/tables/{table}/swap and …/rollback (JSON or form).
-// Undoes (rollback) and From (swap, {"orders": "v1", …}; a form says from=orders=v1 per table)
-// are what the caller confirmed; without them the request does what it asks as things stand.
-type publishRequest struct {
-	Target   string            `json:"target" form:"target"`
-	To       string            `json:"to" form:"to"`
-	Reason   string            `json:"reason" form:"reason"`
-	Override string            `json:"override" form:"override"`
-	DryRun   bool              `json:"dry_run" form:"dry_run"`
-	Undoes   int64             `json:"undoes" form:"undoes"`
-	From     map[string]string `json:"from" form:"-"`
+// publishNow carries out a swap or rollback with what the operator confirmed.
+func publishNow(ctx context.Context, t ops.Tables, kind string, req ops.PublishRequest) (views.Publish, error) {
+	if kind == views.KindSwap {
+		return t.Swap(ctx, req)
+	}
+	return t.Rollback(ctx, req)
 }
 
 // apiTableSwap answers POST /api/v1/tables/{table}/swap: the publish, or with dry_run the plan.
@@ -168,7 +160,11 @@ func (s *Server) apiTableRollback(c echo.Context) error {
 }
 
 func (s *Server) apiTablePublish(c echo.Context, kind string) error {
-	var req publishRequest
+	t, err := s.tables()
+	if err != nil {
+		return err
+	}
+	var req ops.PublishRequest
 	what := `a swap request {"to": "v2", "reason": …}`
 	if kind == views.KindRollback {
 		what = `a rollback request {"reason": …}`
@@ -176,45 +172,34 @@ func (s *Server) apiTablePublish(c echo.Context, kind string) error {
 	if err := bindBody(c, &req, what); err != nil {
 		return err
 	}
-	table := c.Param("table")
-	_, svc, err := s.tableServiceNamed(c, table, req.Target)
-	if err != nil {
-		return err
+	if q := c.QueryParam("target"); q != "" {
+		req.Target = q
 	}
-	ctx := c.Request().Context()
+	req.Table, req.Actor = c.Param("table"), s.tableActor(c)
 	if kind == views.KindSwap && req.To == "" {
 		return echo.NewHTTPError(http.StatusBadRequest, `Say which version to swap to: {"to": "v2"}.`)
 	}
+	ctx := c.Request().Context()
 	if req.DryRun {
-		var plan views.Plan
-		if kind == views.KindSwap {
-			plan, err = svc.PlanSwap(ctx, table, req.To)
-		} else {
-			plan, err = svc.PlanRollback(ctx, table)
-		}
+		plan, err := planPublish(ctx, t, kind, req)
 		if err != nil {
-			return tableError(err)
+			return err
 		}
 		return c.JSON(http.StatusOK, plan)
 	}
 	if req.Undoes < 0 {
 		return echo.NewHTTPError(http.StatusBadRequest, "undoes: want the number of the swap the rollback takes back.")
 	}
-	x := expectation{undoes: req.Undoes}
-	if len(req.From) > 0 {
-		if x.from, err = views.ParseFrom(req.From); err != nil {
-			return tableError(err)
-		}
-	} else if !strings.HasPrefix(c.Request().Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
+	if len(req.From) == 0 && !strings.HasPrefix(c.Request().Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
 		form, ferr := formExpectation(c)
 		if ferr != nil {
 			return ferr
 		}
-		x.from = form.from
+		req.From = form.from
 	}
-	p, err := publishNow(ctx, svc, kind, table, req.To, s.tableActor(c), req.Reason, req.Override, x)
+	p, err := publishNow(ctx, t, kind, req)
 	if err != nil {
-		return tableError(err)
+		return err
 	}
 	return c.JSON(http.StatusOK, p)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"trueup/ops"
 	"trueup/server"
 	"trueup/views"
 )
@@ -41,7 +42,7 @@ func confirmForm(t *testing.T, body string) string {
 // refuses the same with 409 when given the expectation, and still works without it.
 func TestStaleConfirmationPages(t *testing.T) {
 	e, s := versionedWarehouse(t)
-	ts := serve(t, server.Options{Tables: map[string]server.TableService{"w": s}})
+	ts := serve(t, server.Options{Tables: ops.NewTables(ops.TableServices{"w": s}, "w")})
 
 	t.Run("swap_confirmed_before_someone_else_swapped", func(t *testing.T) {
 		_, body := send(t, ts.URL+"/tables/orders/swap", "target=w&to=v2")

@@ -14,6 +14,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"trueup/ledger"
+	"trueup/ops"
 	"trueup/server"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
@@ -120,7 +121,7 @@ func viewSource(t *testing.T, e tsql.Engine, view string) string {
 
 func TestTablePages(t *testing.T) {
 	e, s := versionedWarehouse(t)
-	ts := serve(t, server.Options{Tables: map[string]server.TableService{"w": s}})
+	ts := serve(t, server.Options{Tables: ops.NewTables(ops.TableServices{"w": s}, "w")})
 
 	doc := getPage(t, ts.URL+"/tables/orders", http.StatusOK)
 	if got := text(doc.Find(`[data-testid="live"] mark`)); got != "v1" {
@@ -253,7 +254,7 @@ func TestTableAPIConflict(t *testing.T) {
 			<-release
 		}
 	}}))
-	ts := serve(t, server.Options{Tables: map[string]server.TableService{"w": s}})
+	ts := serve(t, server.Options{Tables: ops.NewTables(ops.TableServices{"w": s}, "w")})
 
 	done := make(chan string, 1)
 	go func() {

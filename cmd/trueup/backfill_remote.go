@@ -46,14 +46,14 @@ func backfillRemote(ctx context.Context, e *env, rc *remote, verb, name string, 
 		if err := rc.call(ctx, cmd, http.MethodPost, path+"/run", q, nil, &run); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "backfill %s: run %d building %s on %s\n", name, run.ID, versionsOf(&run), rc.base)
+		fmt.Fprintf(e.stderr, "backfill %s: run %d building %s on %s\n", name, run.ID, versionsOf(&run), rc.Base())
 		return awaitBuilt(ctx, e, rc, cmd, path, out)
 	case "resume", "retry":
 		var run backfill.Run
 		if err := rc.call(ctx, cmd, http.MethodPost, path+"/resume", nil, nil, &run); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "backfill %s: resuming run %d (%s) on %s\n", name, run.ID, run.State, rc.base)
+		fmt.Fprintf(e.stderr, "backfill %s: resuming run %d (%s) on %s\n", name, run.ID, run.State, rc.Base())
 		return awaitBuilt(ctx, e, rc, cmd, path, out)
 	case "cancel":
 		if err := rc.call(ctx, cmd, http.MethodPost, path+"/cancel", nil, nil, nil); err != nil {
@@ -87,7 +87,7 @@ func backfillRemote(ctx context.Context, e *env, rc *remote, verb, name string, 
 func awaitBuilt(ctx context.Context, e *env, rc *remote, cmd, path string, out *backfillOutput) error {
 	st, err := awaitStopped(ctx, rc, cmd, path)
 	if ctx.Err() != nil {
-		fmt.Fprintf(e.stderr, "backfill: stopped waiting; the run goes on in the server (trueup backfill status|cancel NAME --server %s)\n", rc.base)
+		fmt.Fprintf(e.stderr, "backfill: stopped waiting; the run goes on in the server (trueup backfill status|cancel NAME --server %s)\n", rc.Base())
 		return ctx.Err()
 	}
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"trueup/notices"
+	"trueup/ops"
 	"trueup/views"
 )
 
@@ -26,29 +26,24 @@ func runSwap(ctx context.Context, e *env, args []string) error {
 	if *format != "text" && *format != "json" {
 		return usagef("swap: --format %q: want text or json", *format)
 	}
-	if rc, err := e.remote(); rc != nil || err != nil {
-		if err != nil {
-			return err
-		}
-		return publishRemote(ctx, e, rc, views.KindSwap, table, *to, *reason, *override, 0, *dryRun, *format)
-	}
-	a, s, ntc, err := openViews(ctx, e, !*dryRun)
+	t, done, err := tableOps(ctx, e, !*dryRun)
 	if err != nil {
 		return err
 	}
-	defer a.close()
+	defer done.close()
+	req := ops.PublishRequest{Target: e.globals.target, Table: table, To: *to, Actor: cliActor(), Reason: *reason, Override: *override}
 	if *dryRun {
-		plan, err := s.PlanSwap(ctx, table, *to)
+		plan, err := t.PlanSwap(ctx, req)
 		if err != nil {
 			return err
 		}
 		return writeViewPlan(e.stdout, *format, plan)
 	}
-	p, err := s.Swap(ctx, views.SwapRequest{Table: table, To: *to, Actor: cliActor(), Reason: *reason, Override: *override})
+	p, err := t.Swap(ctx, req)
 	if err != nil {
 		return err
 	}
-	return finishPublish(ctx, e, *format, p, ntc)
+	return finishPublish(ctx, e, *format, p, done)
 }
 
 func runRollback(ctx context.Context, e *env, args []string) error {
@@ -67,33 +62,28 @@ func runRollback(ctx context.Context, e *env, args []string) error {
 	if *format != "text" && *format != "json" {
 		return usagef("rollback: --format %q: want text or json", *format)
 	}
-	if rc, err := e.remote(); rc != nil || err != nil {
-		if err != nil {
-			return err
-		}
-		return publishRemote(ctx, e, rc, views.KindRollback, table, "", *reason, "", *undoes, *dryRun, *format)
-	}
-	a, s, ntc, err := openViews(ctx, e, !*dryRun)
+	t, done, err := tableOps(ctx, e, !*dryRun)
 	if err != nil {
 		return err
 	}
-	defer a.close()
+	defer done.close()
+	req := ops.PublishRequest{Target: e.globals.target, Table: table, Actor: cliActor(), Reason: *reason, Undoes: *undoes}
 	if *dryRun {
-		plan, err := s.PlanRollback(ctx, table)
+		plan, err := t.PlanRollback(ctx, req)
 		if err != nil {
 			return err
 		}
 		return writeViewPlan(e.stdout, *format, plan)
 	}
-	p, err := s.Rollback(ctx, views.RollbackRequest{Table: table, Actor: cliActor(), Reason: *reason, Undoes: *undoes})
+	p, err := t.Rollback(ctx, req)
 	if err != nil {
 		return err
 	}
-	return finishPublish(ctx, e, *format, p, ntc)
+	return finishPublish(ctx, e, *format, p, done)
 }
 
 // finishPublish prints a done swap or rollback and delivers what it queued for subscribers.
-func finishPublish(ctx context.Context, e *env, format string, p views.Publish, ntc *notices.Service) error {
+func finishPublish(ctx context.Context, e *env, format string, p views.Publish, done *opsDone) error {
 	for _, w := range p.Warnings {
 		fmt.Fprintln(e.stderr, "warning:", w)
 	}
@@ -111,10 +101,7 @@ func finishPublish(ctx context.Context, e *env, format string, p views.Publish, 
 			fmt.Fprintf(e.stdout, "published past a failed validation by %s: %s\n", p.OverrideBy, p.OverrideReason)
 		}
 	}
-	if ntc != nil {
-		return deliverNotices(ctx, e, ntc)
-	}
-	return nil
+	return done.deliver(ctx, e)
 }
 
 func writeViewPlan(w io.Writer, format string, p views.Plan) error {

@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"trueup/notices"
-	"trueup/server"
+	"trueup/ops"
 	"trueup/server/page"
 	"trueup/views"
 )
@@ -32,33 +33,22 @@ func runVersions(ctx context.Context, e *env, args []string) error {
 	if *reason != "" && *retire == "" {
 		return usagef("versions: --reason goes with --retire")
 	}
-	if rc, err := e.remote(); rc != nil || err != nil {
-		if err != nil {
-			return err
-		}
-		return versionsRemote(ctx, e, rc, table, *retire, *reason, *format)
-	}
-	a, s, _, err := openViews(ctx, e, false)
+	t, done, err := tableOps(ctx, e, false)
 	if err != nil {
 		return err
 	}
-	defer a.close()
+	defer done.close()
+	var l views.ListingJSON
 	if *retire != "" {
-		err := s.Retire(ctx, views.RetireRequest{Table: table, Version: *retire, Actor: cliActor(), Reason: *reason})
+		l, err = t.Retire(ctx, ops.RetireRequest{Target: e.globals.target, Table: table, Version: *retire, Actor: cliActor(), Reason: *reason})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stderr, "versions: retired %s %s\n", table, *retire)
-	}
-	l, err := s.Versions(ctx, table)
-	if err != nil {
+	} else if l, err = t.Versions(ctx, ops.VersionsRequest{Target: e.globals.target, Table: table}); err != nil {
 		return err
 	}
-	busy := ""
-	if l.Busy != nil {
-		busy = l.Busy.Error()
-	}
-	return reportVersions(e, *format, l, busy)
+	return reportVersions(e, *format, l.Listing(), l.Busy)
 }
 
 // reportVersions prints a table's versions; busy says who holds the table, if anyone.
@@ -88,21 +78,20 @@ func oneTable(fs *flag.FlagSet, args []string, usage string) (string, error) {
 	return pos[0], nil
 }
 
-// openViews opens the project and the views service of the --target (or default) target, and
-// recovers it as start-up does: an intent a crash left without an outcome is settled first.
-// With notify, swaps and rollbacks are told to the notices service, which is returned too.
-func openViews(ctx context.Context, e *env, notify bool) (*app, *views.Service, *notices.Service, error) {
+// tableOps is the table operations a command runs: through the server with --server, else over
+// the project's views services, recovered first as start-up does (an intent a crash left
+// without an outcome is settled, each repair said on stderr). With notify, swaps and rollbacks
+// are told to the notices, and done delivers what they queued.
+func tableOps(ctx context.Context, e *env, notify bool) (ops.Tables, *opsDone, error) {
+	if rc, err := e.remote(); rc != nil || err != nil {
+		if err != nil {
+			return nil, nil, err
+		}
+		return rc.Tables(), &opsDone{}, nil
+	}
 	a, err := openApp(ctx, e.globals)
 	if err != nil {
-		return nil, nil, nil, err
-	}
-	name := e.globals.target
-	if name == "" {
-		name = a.cfg.DefaultTarget
-	}
-	if _, err := a.engine(name); err != nil {
-		a.close()
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	var ntc *notices.Service
@@ -114,8 +103,15 @@ func openViews(ctx context.Context, e *env, notify bool) (*app, *views.Service, 
 			ntc = nil
 		}
 	}
-	s := newViews(a, name, log, ntc)
-	repairs, err := views.Recover(ctx, s)
+	names := a.names
+	if t := e.globals.target; t != "" && !slices.Contains(names, t) {
+		if _, err := a.engine(t); err != nil {
+			a.close()
+			return nil, nil, err
+		}
+		names = append(slices.Clip(names), t)
+	}
+	services, repairs, err := recoveredViews(ctx, a, names, ntc, log)
 	for _, r := range repairs {
 		fmt.Fprintf(e.stderr, "recovery: %s %s: %s\n", r.Target, r.Table, r.What)
 	}
@@ -123,7 +119,41 @@ func openViews(ctx context.Context, e *env, notify bool) (*app, *views.Service, 
 		// Go on: tables whose intent could not be settled stay locked and refuse a swap.
 		fmt.Fprintf(e.stderr, "recovery incomplete: %v\n", oneLine(err))
 	}
-	return a, s, ntc, nil
+	return ops.NewTables(services, a.cfg.DefaultTarget), &opsDone{app: a, ntc: ntc}, nil
+}
+
+// opsDone is what a local command closes, and delivers, when its operation is over.
+type opsDone struct {
+	app *app
+	ntc *notices.Service
+}
+
+func (d *opsDone) close() {
+	if d.app != nil {
+		d.app.close()
+	}
+}
+
+// deliver sends what a local swap or rollback queued for subscribers (a server's outbox does that
+// on its own).
+func (d *opsDone) deliver(ctx context.Context, e *env) error {
+	if d.ntc == nil {
+		return nil
+	}
+	return deliverNotices(ctx, e, d.ntc)
+}
+
+// recoveredViews is the views service of each named target, recovered.
+func recoveredViews(ctx context.Context, a *app, names []string, ntc *notices.Service, log *slog.Logger) (ops.TableServices, []views.Repair, error) {
+	out := ops.TableServices{}
+	var all []*views.Service
+	for _, name := range names {
+		s := newViews(a, name, log, ntc)
+		out[name] = s
+		all = append(all, s)
+	}
+	repairs, err := views.Recover(ctx, all...)
+	return out, repairs, err
 }
 
 // newViews is the views service of one target, telling ntc (when not nil) about publishes.
@@ -136,17 +166,10 @@ func newViews(a *app, name string, log *slog.Logger, ntc *notices.Service) *view
 	return views.New(name, a.targets[name], a.ledger, opts...)
 }
 
-// openTables gives serve one views service per target, recovered as start-up must before
-// anything is served: the ledger and the views agree, whatever a crash left behind.
-func openTables(ctx context.Context, a *app, ntc *notices.Service, log *slog.Logger) (map[string]server.TableService, error) {
-	out := map[string]server.TableService{}
-	var all []*views.Service
-	for _, name := range a.names {
-		s := newViews(a, name, log, ntc)
-		out[name] = s
-		all = append(all, s)
-	}
-	repairs, err := views.Recover(ctx, all...)
+// openTables gives serve the table operations over every target, recovered as start-up must
+// before anything is served: the ledger and the views agree, whatever a crash left behind.
+func openTables(ctx context.Context, a *app, ntc *notices.Service, log *slog.Logger) (ops.Tables, error) {
+	services, repairs, err := recoveredViews(ctx, a, a.names, ntc, log)
 	for _, r := range repairs {
 		log.Info("recovery", "target", r.Target, "table", r.Table, "what", r.What)
 	}
@@ -155,7 +178,7 @@ func openTables(ctx context.Context, a *app, ntc *notices.Service, log *slog.Log
 		// swapping it is refused until a later start-up settles it; the others are fine.
 		log.Error("recovery incomplete", "err", err)
 	}
-	return out, nil
+	return ops.NewTables(services, a.cfg.DefaultTarget), nil
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -1,0 +1,201 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"trueup/fault"
+	"trueup/views"
+)
+
+// Tables is what an operator does with logical tables: list their versions, publish one (swap),
+// take a swap back (rollback), retire an old version. Plan* answer what the write would do and
+// change nothing (the CLI's --dry-run, the API's dry_run, the pages' confirmation step).
+type Tables interface {
+	Versions(ctx context.Context, req VersionsRequest) (views.ListingJSON, error)
+	PlanSwap(ctx context.Context, req PublishRequest) (views.Plan, error)
+	Swap(ctx context.Context, req PublishRequest) (views.Publish, error)
+	PlanRollback(ctx context.Context, req PublishRequest) (views.Plan, error)
+	Rollback(ctx context.Context, req PublishRequest) (views.Publish, error)
+	Retire(ctx context.Context, req RetireRequest) (views.ListingJSON, error)
+	// Publish is one done or attempted swap or rollback of a table, by its number.
+	Publish(ctx context.Context, req PublishLookup) (views.Publish, error)
+}
+
+// VersionsRequest names a table and, optionally, its target; History asks for that many of its
+// latest swaps and rollbacks too (0: the service's default).
+type VersionsRequest struct {
+	Target  string
+	Table   string
+	History int
+}
+
+// PublishRequest is the body of POST /api/v1/tables/{table}/swap and …/rollback. Undoes
+// (rollback) and From (swap: the version each table moves from, {"orders": "v1"}) are what the
+// caller confirmed; without them the request does what it asks as things stand. Table comes from
+// the path and Actor from who is asking, never from the body.
+type PublishRequest struct {
+	Target   string            `json:"target" form:"target"`
+	To       string            `json:"to" form:"to"`
+	Reason   string            `json:"reason" form:"reason"`
+	Override string            `json:"override" form:"override"`
+	DryRun   bool              `json:"dry_run" form:"dry_run"`
+	Undoes   int64             `json:"undoes" form:"undoes"`
+	From     map[string]string `json:"from" form:"-"`
+	Table    string            `json:"-" form:"-"`
+	Actor    string            `json:"-" form:"-"`
+}
+
+// RetireRequest is the body of POST /api/v1/tables/{table}/retire.
+type RetireRequest struct {
+	Target  string `json:"target" form:"target"`
+	Version string `json:"version" form:"version"`
+	Reason  string `json:"reason" form:"reason"`
+	Table   string `json:"-" form:"-"`
+	Actor   string `json:"-" form:"-"`
+}
+
+// PublishLookup names a swap or rollback of a table by its number.
+type PublishLookup struct {
+	Target string
+	Table  string
+	ID     int64
+}
+
+// TableServices is the views service of each target, by target name.
+type TableServices map[string]*views.Service
+
+// NewTables is Tables over the views services of a project's targets. A request that names no
+// target goes to the default one when it has the table, else to the only target, else to the
+// first target, in name order, that has it.
+func NewTables(services TableServices, defaultTarget string) Tables {
+	return &tables{services: services, def: defaultTarget}
+}
+
+type tables struct {
+	services TableServices
+	def      string
+}
+
+// service finds the target of a table request.
+func (t *tables) service(ctx context.Context, target, table string) (*views.Service, error) {
+	if len(t.services) == 0 {
+		return nil, fault.New(fault.NotFound, "Versions are not set up here: the project has no targets.")
+	}
+	if target != "" {
+		if s, ok := t.services[target]; ok {
+			return s, nil
+		}
+		return nil, fault.New(fault.NotFound, "There is no target %q.", target)
+	}
+	names := make([]string, 0, len(t.services))
+	for n := range t.services {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if len(names) == 1 {
+		return t.services[names[0]], nil
+	}
+	if s, ok := t.services[t.def]; ok {
+		if _, err := s.Versions(ctx, table); err == nil {
+			return s, nil
+		}
+	}
+	for _, n := range names {
+		if _, err := t.services[n].Versions(ctx, table); err == nil {
+			return t.services[n], nil
+		}
+	}
+	return nil, fault.New(fault.NotFound, "No target has a logical table %q.", table)
+}
+
+func (t *tables) Versions(ctx context.Context, req VersionsRequest) (views.ListingJSON, error) {
+	s, err := t.service(ctx, req.Target, req.Table)
+	if err != nil {
+		return views.ListingJSON{}, err
+	}
+	var l views.Listing
+	if req.History > 0 {
+		l, err = s.VersionsWithHistory(ctx, req.Table, req.History)
+	} else {
+		l, err = s.Versions(ctx, req.Table)
+	}
+	if err != nil {
+		return views.ListingJSON{}, err
+	}
+	return l.JSON(), nil
+}
+
+func (t *tables) PlanSwap(ctx context.Context, req PublishRequest) (views.Plan, error) {
+	if req.To == "" {
+		return views.Plan{}, errNoTo
+	}
+	s, err := t.service(ctx, req.Target, req.Table)
+	if err != nil {
+		return views.Plan{}, err
+	}
+	return s.PlanSwap(ctx, req.Table, req.To)
+}
+
+var errNoTo = fault.New(fault.Invalid, `Say which version to swap to (to, e.g. "v2").`)
+
+func (t *tables) Swap(ctx context.Context, req PublishRequest) (views.Publish, error) {
+	if req.To == "" {
+		return views.Publish{}, errNoTo
+	}
+	s, err := t.service(ctx, req.Target, req.Table)
+	if err != nil {
+		return views.Publish{}, err
+	}
+	from, err := views.ParseFrom(req.From)
+	if err != nil {
+		return views.Publish{}, err
+	}
+	return s.Swap(ctx, views.SwapRequest{Table: req.Table, To: req.To, Actor: req.Actor, Reason: req.Reason, Override: req.Override, From: from})
+}
+
+func (t *tables) PlanRollback(ctx context.Context, req PublishRequest) (views.Plan, error) {
+	s, err := t.service(ctx, req.Target, req.Table)
+	if err != nil {
+		return views.Plan{}, err
+	}
+	return s.PlanRollback(ctx, req.Table)
+}
+
+func (t *tables) Rollback(ctx context.Context, req PublishRequest) (views.Publish, error) {
+	if req.Undoes < 0 {
+		return views.Publish{}, fault.New(fault.Invalid, "undoes %d: want the number of the swap the rollback takes back.", req.Undoes)
+	}
+	s, err := t.service(ctx, req.Target, req.Table)
+	if err != nil {
+		return views.Publish{}, err
+	}
+	return s.Rollback(ctx, views.RollbackRequest{Table: req.Table, Actor: req.Actor, Reason: req.Reason, Undoes: req.Undoes})
+}
+
+func (t *tables) Retire(ctx context.Context, req RetireRequest) (views.ListingJSON, error) {
+	if req.Version == "" {
+		return views.ListingJSON{}, fault.New(fault.Invalid, `Say which version to retire (version, e.g. "v1").`)
+	}
+	s, err := t.service(ctx, req.Target, req.Table)
+	if err != nil {
+		return views.ListingJSON{}, err
+	}
+	if err := s.Retire(ctx, views.RetireRequest{Table: req.Table, Version: req.Version, Actor: req.Actor, Reason: req.Reason}); err != nil {
+		return views.ListingJSON{}, err
+	}
+	l, err := s.Versions(ctx, req.Table)
+	if err != nil {
+		return views.ListingJSON{}, fmt.Errorf("retired %s %s, then: %w", req.Table, req.Version, err)
+	}
+	return l.JSON(), nil
+}
+
+func (t *tables) Publish(ctx context.Context, req PublishLookup) (views.Publish, error) {
+	s, err := t.service(ctx, req.Target, req.Table)
+	if err != nil {
+		return views.Publish{}, err
+	}
+	return s.GetPublish(ctx, req.ID)
+}
