@@ -22,7 +22,7 @@ var ErrStale = fault.Named(fault.Conflict, "stale confirmation")
 
 type staleError struct{ msg string }
 
-func (e *staleError) Error() string { return "views: " + e.msg }
+func (e *staleError) Error() string { return e.msg }
 
 // Is makes errors.Is(err, ErrStale) and errors.Is(err, ErrConflict) true.
 func (e *staleError) Is(target error) bool {

@@ -45,7 +45,7 @@ func (e *ConflictError) Error() string {
 	if e.SwapID != 0 {
 		op = fmt.Sprintf("%s #%d", e.Kind, e.SwapID)
 	}
-	msg := fmt.Sprintf("views: %s is held by %s (%s, since %s): try again when it has finished",
+	msg := fmt.Sprintf("%s is held by %s (%s, since %s): try again when it has finished",
 		e.Table, e.Holder, op, e.Since.UTC().Format(time.RFC3339))
 	if e.Recorded {
 		msg += " (if no trueup is working on it, a restart lets recovery settle it)"
@@ -246,14 +246,14 @@ func (s *Service) keepHeld(h *holder) {
 	s.locks.mu.Unlock()
 }
 
-// refusal is a refused request: its message is meant for the operator as it is, and it matches
-// its sentinel with errors.Is.
+// refusal is a refused request: its message is meant for the operator as it is (no package
+// prefix: the edges show it unchanged), and it matches its sentinel with errors.Is.
 type refusal struct {
 	msg  string
 	kind error
 }
 
-func (r *refusal) Error() string { return "views: " + r.msg }
+func (r *refusal) Error() string { return r.msg }
 func (r *refusal) Unwrap() error { return r.kind }
 
 func refusef(format string, args ...any) error {

@@ -88,7 +88,7 @@ func (s Store) Get(ctx context.Context, target, table string, n int) (Version, e
 	v, err := scanVersion(s.L.DB().QueryRowContext(ctx, "SELECT "+versionCols+` FROM versions
 		WHERE target = ? AND table_name = ? AND version = ?`, target, table, n))
 	if errors.Is(err, dbsql.ErrNoRows) {
-		return v, fmt.Errorf("views: %s v%d: %w", table, n, ErrNotFound)
+		return v, notFoundf("%s has no version v%d", table, n)
 	}
 	return v, err
 }
