@@ -12,6 +12,10 @@ import (
 // That a right token is told apart from a wrong one while the limit holds gives a guesser
 // nothing: `trueup token` makes 256-bit tokens, which no one finds by trying. What the limit
 // bounds is the work and the log lines failures cost.
+//
+// Kept by hand rather than golang.org/x/time/rate: a token bucket per address would need the
+// same map, its bound and its eviction around it, and could not tell a right token (never
+// limited) from a wrong one; a sliding window of failure times is what the rule says.
 const (
 	loginBurst  = 5
 	loginWindow = time.Minute

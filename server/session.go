@@ -14,6 +14,11 @@ import (
 
 // Browser sessions live in memory: a restart logs everyone out, which is a small price for
 // keeping no secrets in the ledger. Each session expires sessionTTL after login.
+//
+// Kept by hand rather than taken from a session library (gorilla/sessions, scs): what trueup
+// needs is a random id in an HttpOnly, SameSite cookie mapped to a token's name and role in
+// memory, about sixty lines; those libraries bring stores, codecs and signed-cookie sessions,
+// which would put the role in the browser or the ledger, and none of it is wanted here.
 const (
 	sessionCookie = "trueup_session"
 	visitorCookie = "trueup_visitor"
