@@ -131,8 +131,11 @@ func (r *remote) call(ctx context.Context, cmd, method, path string, query url.V
 	}
 	msg := fmt.Sprintf("%s: %s", cmd, p.Error)
 	k := fault.Parse(p.Kind)
+	if k != fault.None {
+		// the server's message is the sentence the local command says: the same line either way
+		return fault.New(k, "%s", p.Error)
+	}
 	switch code := resp.StatusCode; {
-	case k != fault.None:
 	case p.Failed:
 		k = fault.Failed
 	case code == http.StatusUnauthorized:
