@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -35,19 +34,6 @@ func (s *Server) backfills() (BackfillService, error) {
 	return s.opt.Backfills, nil
 }
 
-// backfillError maps the backfill package's errors to HTTP statuses.
-func backfillError(err error) error {
-	switch {
-	case errors.Is(err, backfill.ErrNotFound):
-		return echo.NewHTTPError(http.StatusNotFound, err.Error())
-	case errors.Is(err, backfill.ErrConflict):
-		return echo.NewHTTPError(http.StatusConflict, err.Error())
-	case errors.Is(err, backfill.ErrBlocked), errors.Is(err, backfill.ErrInvalid):
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
-	}
-	return err
-}
-
 // progressView turns a run's status into the progress fragment's view model.
 func progressView(name string, st *backfill.Status) *page.BackfillProgress {
 	base := backfillHref(name)
@@ -55,7 +41,7 @@ func progressView(name string, st *backfill.Status) *page.BackfillProgress {
 		Href: base + "/progress", Base: base, Name: name, RunID: st.RunID, State: st.State,
 		Done: st.PartitionsDone, Total: st.PartitionsTotal, Failed: st.PartitionsFailed, Percent: st.Percent(),
 		Rows: st.RowsWritten, Error: st.Error,
-		Polling:   st.State == backfill.RunRunning || st.State == backfill.RunValidating,
+		Polling: st.State == backfill.RunRunning || st.State == backfill.RunValidating,
 		// an interrupted run (its process is gone) is resumed or cancelled before a new run starts
 		CanCancel: st.State == backfill.RunRunning || st.State == backfill.RunInterrupted,
 		CanResume: st.State == backfill.RunCancelled || st.State == backfill.RunFailed || st.State == backfill.RunSampled ||

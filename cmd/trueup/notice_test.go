@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"trueup/backfill"
+	"trueup/fault"
 	"trueup/ledger"
 	"trueup/notices"
 	"trueup/reconcile"
@@ -185,7 +186,7 @@ type fakeDiffs map[int64]int
 func (f fakeDiffs) Get(_ context.Context, id int64) (*reconcile.Result, error) {
 	n, ok := f[id]
 	if !ok {
-		return nil, ledger.ErrNotFound
+		return nil, fault.New(fault.NotFound, "There is no diff %d.", id)
 	}
 	return &reconcile.Result{Partitions: make([]*reconcile.Partition, n)}, nil
 }
