@@ -19,13 +19,14 @@ import (
 	tsql "trueup/sql"
 )
 
-// Sentinel errors callers branch on.
-var (
-	ErrInvalid  = fault.Named(fault.Invalid, "invalid backfill")
-	ErrNotFound = fault.Named(fault.NotFound, "backfill not found")
-	ErrBlocked  = fault.Named(fault.Invalid, "backfill blocked")
-	ErrConflict = fault.Named(fault.Conflict, "backfill already running")
-)
+// Errors carry their kind (fault) and the sentence the user reads: a backfill, plan or run that
+// does not exist is a fault.NotFound; a file, a scope or a plan blocked by its findings that
+// cannot be run as asked a fault.Invalid; a table another run holds a fault.Conflict. No caller
+// tells a blocked plan from other bad input (the plan's findings say why), so there is no
+// sentinel of the package's own.
+
+// NotFound is the error of a backfill name there is no file of.
+func NotFound(name string) error { return fault.New(fault.NotFound, "There is no backfill %s.", name) }
 
 // Reasons a backfill is run (the seeds' taxonomy).
 var Reasons = []string{"bug", "schema-change", "new-data", "migration", "late-data"}
@@ -86,18 +87,18 @@ func ParseScope(from, to string) (*Scope, error) {
 		return nil, nil
 	}
 	if from == "" || to == "" {
-		return nil, fmt.Errorf("%w: give both --from and --to", ErrInvalid)
+		return nil, fault.New(fault.Invalid, "give both --from and --to")
 	}
 	f, err := time.Parse("2006-01-02", from)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --from %q: want YYYY-MM-DD", ErrInvalid, from)
+		return nil, fault.New(fault.Invalid, "--from %q: want YYYY-MM-DD", from)
 	}
 	t, err := time.Parse("2006-01-02", to)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --to %q: want YYYY-MM-DD", ErrInvalid, to)
+		return nil, fault.New(fault.Invalid, "--to %q: want YYYY-MM-DD", to)
 	}
 	if t.Before(f) {
-		return nil, fmt.Errorf("%w: --to %s is before --from %s", ErrInvalid, to, from)
+		return nil, fault.New(fault.Invalid, "--to %s is before --from %s", to, from)
 	}
 	return &Scope{From: f, To: endOfDay(t)}, nil
 }

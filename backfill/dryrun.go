@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"trueup/fault"
 	"trueup/reconcile"
 	tsql "trueup/sql"
 )
@@ -177,7 +178,7 @@ func (r *Runner) diffScratch(ctx context.Context, b *Backfill, live, scratch str
 	if expect != "" {
 		exp, err := reconcile.ParseExpectations(expect)
 		if err != nil {
-			return nil, fmt.Errorf("%s: expect: %w", b.Path, err)
+			return nil, fault.New(fault.Invalid, "%s: expect: %w", b.Path, err)
 		}
 		spec.Expect = exp
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"trueup/fault"
 	"trueup/reconcile"
 	tsql "trueup/sql"
 	"trueup/sqlfile"
@@ -71,7 +72,7 @@ func Load(fsys fs.FS, prefix string) (*Set, error) {
 		}
 	}
 	if err := problems.Err(); err != nil {
-		return set, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return set, fault.Mark(fault.Invalid, err) // the problems, one a line, are the message
 	}
 	return set, nil
 }
@@ -83,7 +84,7 @@ func (s *Set) Get(name string) (*Backfill, error) {
 			return b, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
+	return nil, NotFound(name)
 }
 
 // ForTable returns the backfill that refreshes a table as a downstream: the file named after the
@@ -188,8 +189,7 @@ func Parse(shown, text string) (*Backfill, sqlfile.Problems) {
 	if f.Has("expect") {
 		// the expectations judge the run at its very end: a typo must not cost the whole build
 		if _, err := reconcile.ParseExpectations(b.Expect); err != nil {
-			msg := strings.TrimPrefix(err.Error(), reconcile.ErrBadInput.Error()+": ")
-			f.BadKey("expect", "expect: %s", strings.TrimPrefix(msg, "expectations: "))
+			f.BadKey("expect", "expect: %v", err)
 		}
 	}
 	if f.Has("cumulative") {

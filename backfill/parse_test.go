@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"trueup/backfill"
+	"trueup/fault"
 	"trueup/rules"
 	"trueup/sqlfile"
 )
@@ -43,7 +44,7 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 	}
 	set, err := backfill.Load(fsys, "backfills")
 	var ps sqlfile.Problems
-	if !errors.Is(err, backfill.ErrInvalid) || !errors.As(err, &ps) {
+	if !errors.Is(err, fault.ErrInvalid) || !errors.As(err, &ps) {
 		t.Fatalf("got %v", err)
 	}
 	want := []string{
@@ -119,7 +120,7 @@ func TestLoadRefusesValuesARunCannotUse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := backfill.Load(fstest.MapFS{"b.sql": {Data: []byte(head + tc.header + body)}}, "backfills")
-			if !errors.Is(err, backfill.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v\nwant %s", err, tc.want)
 			}
 		})
@@ -155,7 +156,7 @@ func TestCheckValidateNamesRulesOrTags(t *testing.T) {
 	rs := &rules.Set{Rules: []*rules.Rule{{Name: "unique_id", Tags: []string{"orders_tag"}}}}
 	err = set.CheckValidate(rs)
 	var ps sqlfile.Problems
-	if !errors.Is(err, backfill.ErrInvalid) || !errors.As(err, &ps) {
+	if !errors.Is(err, fault.ErrInvalid) || !errors.As(err, &ps) {
 		t.Fatalf("got %v", err)
 	}
 	want := []string{"backfills/bad.sql:5: validate: no_such_rule is neither a rule nor a tag"}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"trueup/backfill"
+	"trueup/fault"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
@@ -47,10 +48,10 @@ func TestPlanChecksDownstreamTransforms(t *testing.T) {
 				if len(p.ScoreMissing) != 1 || !strings.Contains(p.ScoreMissing[0], tc.missing) {
 					t.Errorf("score missing %q, want %q", p.ScoreMissing, tc.missing)
 				}
-				if _, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{}); !errors.Is(err, backfill.ErrBlocked) || !strings.Contains(err.Error(), tc.finding) {
+				if _, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{}); !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), tc.finding) {
 					t.Errorf("run: got %v, want it refused with %q", err, tc.finding)
 				}
-				if _, err := r.Store.LatestRun(ctx, "fix_dedup_bug"); !errors.Is(err, backfill.ErrNotFound) {
+				if _, err := r.Store.LatestRun(ctx, "fix_dedup_bug"); !errors.Is(err, fault.ErrNotFound) {
 					t.Errorf("a blocked plan recorded a run: %v", err)
 				}
 			})
@@ -174,7 +175,7 @@ func TestScopeIsBoundedAndAReadStoresNothing(t *testing.T) {
 	d := newDemo(t, e)
 	svc := &backfill.Service{Runner: d.runner}
 	before, _, err := d.runner.Store.LatestPlan(ctx, "fix_dedup_bug")
-	if err != nil && !errors.Is(err, backfill.ErrNotFound) {
+	if err != nil && !errors.Is(err, fault.ErrNotFound) {
 		t.Fatal(err)
 	}
 	huge, err := backfill.ParseScope("1900-01-01", "2100-12-31")
@@ -191,7 +192,7 @@ func TestScopeIsBoundedAndAReadStoresNothing(t *testing.T) {
 		t.Fatalf("a scope of 3 days: %v", err)
 	}
 	after, _, err := d.runner.Store.LatestPlan(ctx, "fix_dedup_bug")
-	if err != nil && !errors.Is(err, backfill.ErrNotFound) {
+	if err != nil && !errors.Is(err, fault.ErrNotFound) {
 		t.Fatal(err)
 	}
 	if (before == nil) != (after == nil) || (after != nil && len(after.Partitions) == 3) {
@@ -239,10 +240,10 @@ func TestPlanChecksTheTransformsColumns(t *testing.T) {
 						t.Errorf("findings %+v\nwant blocking %q", p.Findings, f)
 					}
 				}
-				if _, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{}); !errors.Is(err, backfill.ErrBlocked) || !strings.Contains(err.Error(), tc.findings[0]) {
+				if _, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{}); !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), tc.findings[0]) {
 					t.Errorf("run: got %v, want it refused with %q", err, tc.findings[0])
 				}
-				if run, err := r.Store.LatestRun(ctx, "fix_dedup_bug"); !errors.Is(err, backfill.ErrNotFound) {
+				if run, err := r.Store.LatestRun(ctx, "fix_dedup_bug"); !errors.Is(err, fault.ErrNotFound) {
 					t.Errorf("a blocked plan recorded a run: %v", err)
 					if err == nil {
 						r.Cancel(ctx, run.ID, "test") // so the next case starts from nothing

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"trueup/fault"
 	"trueup/ledger"
 	tsql "trueup/sql"
 	"trueup/views"
@@ -77,11 +78,11 @@ func (r *Runner) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // Start plans a backfill and records a new run with its versions, without building anything.
-// A plan with blocking findings is refused with ErrBlocked; a table with a run in progress
-// with ErrConflict, as is a version number another start took first (of a downstream table
+// A plan with blocking findings is refused as invalid; a table with a run in progress as a
+// conflict, as is a version number another start took first (of a downstream table
 // two upstream tables share). The check for a run in progress, the run and the numbers of the
 // versions it builds are written in one ledger transaction, so of two starts at once (a
-// double-clicked Run) exactly one gets the table and the other ErrConflict.
+// double-clicked Run) exactly one gets the table and the other a conflict.
 func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, error) {
 	b, err := r.Planner.Set.Get(name)
 	if err != nil {
@@ -98,7 +99,7 @@ func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, 
 				msgs = append(msgs, f.Message)
 			}
 		}
-		return nil, fmt.Errorf("%w: %s: %s", ErrBlocked, name, strings.Join(msgs, "; "))
+		return nil, fault.New(fault.Invalid, "Backfill %s is blocked: %s.", name, strings.TrimSuffix(strings.Join(msgs, "; "), "."))
 	}
 	if opt.Actor == "" {
 		opt.Actor = "local"
@@ -160,14 +161,14 @@ func (r *Runner) reserve(ctx context.Context, b *Backfill, run *Run, tables []st
 			return cerr
 		}
 		if errors.Is(err, errTableBusy) {
-			return fmt.Errorf("%w: %s: %v", ErrConflict, b.Table, err)
+			return fault.New(fault.Conflict, "%s: %v.", b.Table, err)
 		}
 		return err
 	}
 	return nil
 }
 
-// refuseActive returns ErrConflict, naming the run, when table has a run in progress.
+// refuseActive returns a conflict, naming the run, when table has a run in progress.
 func (r *Runner) refuseActive(ctx context.Context, table string) error {
 	active, err := r.active(ctx, table)
 	if err != nil {
@@ -177,11 +178,11 @@ func (r *Runner) refuseActive(ctx context.Context, table string) error {
 		return nil
 	}
 	if active.State == RunInterrupted {
-		return fmt.Errorf("%w: %s has run %d (%s, started by %s at %s), interrupted: the process building it (pid %d) is gone. Resume it (trueup backfill resume %s) or cancel it (trueup backfill cancel %s) before starting a new run",
-			ErrConflict, table, active.ID, active.Backfill, active.Actor, active.CreatedAt.Format(time.RFC3339), active.OwnerPID(), active.Backfill, active.Backfill)
+		return fault.New(fault.Conflict, "%s has run %d (%s, started by %s at %s), interrupted: the process building it (pid %d) is gone. Resume it (trueup backfill resume %s) or cancel it (trueup backfill cancel %s) before starting a new run.",
+			table, active.ID, active.Backfill, active.Actor, active.CreatedAt.Format(time.RFC3339), active.OwnerPID(), active.Backfill, active.Backfill)
 	}
-	return fmt.Errorf("%w: %s has run %d (%s, started by %s at %s): resume it, or cancel it first (trueup backfill cancel %s)",
-		ErrConflict, table, active.ID, active.Backfill, active.Actor, active.CreatedAt.Format(time.RFC3339), active.Backfill)
+	return fault.New(fault.Conflict, "%s has run %d (%s, started by %s at %s): resume it, or cancel it first (trueup backfill cancel %s).",
+		table, active.ID, active.Backfill, active.Actor, active.CreatedAt.Format(time.RFC3339), active.Backfill)
 }
 
 // active returns a run of table that is still running, if any.

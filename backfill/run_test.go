@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"trueup/backfill"
+	"trueup/fault"
 	"trueup/ledger"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
@@ -48,7 +49,7 @@ func TestRunsAreSerialisedAndStop(t *testing.T) {
 				switch {
 				case err == nil:
 					won = i
-				case !errors.Is(err, backfill.ErrConflict):
+				case !errors.Is(err, fault.ErrConflict):
 					t.Fatalf("start %d: %v, want a conflict", i, err)
 				}
 			}
@@ -90,7 +91,7 @@ func TestRunsAreSerialisedAndStop(t *testing.T) {
 			}
 			// The partitions in flight are still being written: a resume now would be a second
 			// build of the same run beside them.
-			if _, err := svc.Resume(ctx, "fix_dedup_bug"); !errors.Is(err, backfill.ErrConflict) || !strings.Contains(err.Error(), "being built now") {
+			if _, err := svc.Resume(ctx, "fix_dedup_bug"); !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "being built now") {
 				t.Errorf("resume while the cancelled run still writes: %v, want a conflict", err)
 			}
 			close(g.release)
@@ -332,7 +333,7 @@ func TestRunsStartingTogether(t *testing.T) {
 				if firstErr != nil {
 					t.Fatalf("the first start: %v", firstErr)
 				}
-				if !errors.Is(err, backfill.ErrConflict) || !strings.Contains(err.Error(), "daily_revenue__v2") {
+				if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "daily_revenue__v2") {
 					t.Fatalf("the second start: %v, want a conflict naming daily_revenue__v2", err)
 				}
 				type row struct {

@@ -2,10 +2,11 @@ package backfill
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
+
+	"trueup/fault"
 )
 
 // Service runs backfills in the background of a long-lived process (the server): a run started
@@ -125,10 +126,10 @@ func (s *Service) Resume(ctx context.Context, name string) (*Run, error) {
 	}
 	switch run.State {
 	case RunValidated, RunValidationFailed:
-		return nil, fmt.Errorf("%w: run %d is %s: nothing left to build", ErrInvalid, run.ID, run.State)
+		return nil, fault.New(fault.Invalid, "Run %d is %s: nothing left to build (start a new run).", run.ID, run.State)
 	}
 	if !s.background(run.ID, 0) {
-		return nil, fmt.Errorf("%w: run %d is being built now (or stopping after its partitions in flight): try again when it has stopped", ErrConflict, run.ID)
+		return nil, fault.New(fault.Conflict, "Run %d is being built now (or stopping after its partitions in flight): try again when it has stopped.", run.ID)
 	}
 	return run, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"trueup/fault"
 	"trueup/ledger"
 	"trueup/views"
 )
@@ -109,7 +110,7 @@ func (r *Runner) Cancel(ctx context.Context, runID int64, actor string) (*Run, e
 	}
 	switch run.State {
 	case RunCancelled, RunValidated, RunValidationFailed:
-		return nil, fmt.Errorf("%w: run %d is %s: nothing to cancel", ErrInvalid, runID, run.State)
+		return nil, fault.New(fault.Invalid, "Run %d is %s: nothing to cancel.", runID, run.State)
 	}
 	if err := r.setRun(ctx, runID, RunCancelled, "", nil); err != nil {
 		return nil, err

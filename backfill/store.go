@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"trueup/fault"
 	"trueup/ledger"
 	"trueup/views"
 )
@@ -101,7 +102,7 @@ func (s Store) LatestPlan(ctx context.Context, backfill string) (*Plan, time.Tim
 	err := s.L.DB().QueryRowContext(ctx, `SELECT CAST(plan AS VARCHAR), created_at FROM backfill_plans
 		WHERE backfill = ? ORDER BY id DESC LIMIT 1`, backfill).Scan(&body, &at)
 	if errors.Is(err, dbsql.ErrNoRows) {
-		return nil, at, fmt.Errorf("%w: no plan for %s yet", ErrNotFound, backfill)
+		return nil, at, fault.New(fault.NotFound, "Backfill %s has no plan yet.", backfill)
 	}
 	if err != nil {
 		return nil, at, err
@@ -117,7 +118,7 @@ var errTableBusy = errors.New("another run of this table is in progress")
 // (state building) in one transaction, if no run of its table is in progress. Two of them at
 // once cannot both commit: they would record the same version numbers (the versions key). A
 // number another start took first, which can happen to a downstream table two upstream tables
-// share, is refused with ErrConflict naming the version.
+// share, is refused as a conflict naming the version.
 func (s Store) createRun(ctx context.Context, r *Run, parts map[string][]string) (int64, error) {
 	plan, err := json.Marshal(r.Plan)
 	if err != nil {
@@ -167,8 +168,8 @@ func (s Store) createRun(ctx context.Context, r *Run, parts map[string][]string)
 			if taken.RunID != 0 {
 				by = fmt.Sprintf(" by run %d (%s)", taken.RunID, taken.Backfill)
 			}
-			return 0, fmt.Errorf("%w: %s was recorded%s while this run started: start it again to build the next version",
-				ErrConflict, views.Physical(taken.Table, taken.N), by)
+			return 0, fault.New(fault.Conflict, "%s was recorded%s while this run started: start it again to build the next version.",
+				views.Physical(taken.Table, taken.N), by)
 		}
 	}
 	if err != nil {
@@ -221,7 +222,7 @@ func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
 func (s Store) GetRun(ctx context.Context, id int64) (*Run, error) {
 	r, err := scanRun(s.L.DB().QueryRowContext(ctx, "SELECT "+runCols+" FROM backfill_runs WHERE id = ?", id))
 	if errors.Is(err, dbsql.ErrNoRows) {
-		return nil, fmt.Errorf("%w: run %d", ErrNotFound, id)
+		return nil, fault.New(fault.NotFound, "There is no backfill run %d.", id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("backfill: run %d: %w", id, err)
@@ -247,7 +248,7 @@ func (s Store) LatestRun(ctx context.Context, backfill string) (*Run, error) {
 	var id int64
 	err := s.L.DB().QueryRowContext(ctx, "SELECT id FROM backfill_runs WHERE backfill = ? ORDER BY id DESC LIMIT 1", backfill).Scan(&id)
 	if errors.Is(err, dbsql.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %s has never run", ErrNotFound, backfill)
+		return nil, fault.New(fault.NotFound, "Backfill %s has never run.", backfill)
 	}
 	if err != nil {
 		return nil, err

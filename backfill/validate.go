@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"trueup/fault"
 	"trueup/ledger"
 	"trueup/reconcile"
 	"trueup/rules"
@@ -81,7 +82,7 @@ type DiffStore interface {
 	Save(ctx context.Context, r *reconcile.Result, label, actor string) (int64, error)
 }
 
-// CheckValidate reports, as path:line problems (ErrInvalid), every validate: name that is
+// CheckValidate reports, as path:line problems (invalid), every validate: name that is
 // neither a rule nor a tag of rs (nil: the project has no rules). A run resolves the names only
 // once every partition is built; loading checks them first, so a typo costs no build.
 func (s *Set) CheckValidate(rs *rules.Set) error {
@@ -94,7 +95,7 @@ func (s *Set) CheckValidate(rs *rules.Set) error {
 		}
 	}
 	if err := problems.Err(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+		return fault.Mark(fault.Invalid, err)
 	}
 	return nil
 }
@@ -260,7 +261,7 @@ func (r *Runner) reconcileTable(ctx context.Context, run *Run, t RunTable, b *Ba
 	if b.Expect != "" {
 		exp, err := reconcile.ParseExpectations(b.Expect)
 		if err != nil {
-			return nil, fmt.Errorf("%s: expect: %w", b.Path, err)
+			return nil, fault.New(fault.Invalid, "%s: expect: %w", b.Path, err)
 		}
 		spec.Expect = exp
 	}

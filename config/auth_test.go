@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"trueup/config"
+	"trueup/fault"
 )
 
 const authBase = "targets:\n  w:\n    url: duckdb:x.duckdb\n"
@@ -71,7 +72,7 @@ func TestAuthErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := config.Parse("trueup.yaml", []byte(authBase+tc.body))
-			if !errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v\nwant it to contain %q", err, tc.want)
 			}
 		})

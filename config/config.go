@@ -20,8 +20,8 @@ import (
 	"trueup/sqlfile"
 )
 
-// ErrInvalid marks a config that cannot be used.
-var ErrInvalid = fault.Named(fault.Invalid, "invalid config")
+// A config that cannot be used is a fault.Invalid whose message names the file and line and
+// says what is wrong there (callers ask errors.Is(err, fault.ErrInvalid)).
 
 // Config is a parsed trueup.yaml. Paths in it are resolved against Dir.
 type Config struct {
@@ -61,11 +61,11 @@ func Load(path string) (*Config, error) {
 	var tooLarge sqlfile.Problems
 	switch {
 	case errors.As(err, &tooLarge):
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, fault.Mark(fault.Invalid, err)
 	case errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("%w: %s: file not found (pass --config or run trueup demo)", ErrInvalid, path)
+		return nil, fault.New(fault.Invalid, "%s: file not found (pass --config or run trueup demo)", path)
 	case err != nil:
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, path, err)
+		return nil, fault.New(fault.Invalid, "%s: %v", path, err)
 	}
 	return Parse(path, []byte(text))
 }
@@ -84,7 +84,7 @@ func Parse(path string, data []byte) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: %s", ErrInvalid, yamlError(path, err))
+		return nil, fault.New(fault.Invalid, "%s", yamlError(path, err))
 	}
 	if err := c.validate(data); err != nil {
 		return nil, err
@@ -101,12 +101,12 @@ func notText(path string, data []byte) error {
 		r, n := utf8.DecodeRune(data[i:])
 		switch {
 		case r == utf8.RuneError && n <= 1:
-			return fmt.Errorf("%w: %s:%d: byte 0x%02x is not UTF-8: trueup.yaml must be UTF-8 text", ErrInvalid, path, line, data[i])
+			return fault.New(fault.Invalid, "%s:%d: byte 0x%02x is not UTF-8: trueup.yaml must be UTF-8 text", path, line, data[i])
 		case r == '\n':
 			line++
 		case r == '\t' || r == '\r':
 		case r < 0x20 || r == 0x7f:
-			return fmt.Errorf("%w: %s:%d: control character 0x%02x: trueup.yaml must be text, not a binary file", ErrInvalid, path, line, r)
+			return fault.New(fault.Invalid, "%s:%d: control character 0x%02x: trueup.yaml must be text, not a binary file", path, line, r)
 		}
 		i += n
 	}
@@ -141,7 +141,7 @@ func lineOf(data []byte, key string) int {
 
 func (c *Config) validate(data []byte) error {
 	bad := func(key, format string, args ...any) error {
-		return fmt.Errorf("%w: %s:%d: %s", ErrInvalid, c.Path, lineOf(data, key), fmt.Sprintf(format, args...))
+		return fault.New(fault.Invalid, "%s:%d: %s", c.Path, lineOf(data, key), fmt.Sprintf(format, args...))
 	}
 	if len(c.Targets) == 0 {
 		return bad("targets", "no targets: name at least one, e.g. targets: {warehouse: {url: duckdb:warehouse.duckdb}}")
@@ -202,7 +202,7 @@ func (c *Config) TargetURL(name string) (string, error) {
 	}
 	t, ok := c.Targets[name]
 	if !ok {
-		return "", fmt.Errorf("%w: unknown target %q (have %s)", ErrInvalid, name, strings.Join(c.TargetNames(), ", "))
+		return "", fault.New(fault.Invalid, "unknown target %q (have %s)", name, strings.Join(c.TargetNames(), ", "))
 	}
 	return c.resolveURL(t.URL), nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"trueup/config"
+	"trueup/fault"
 )
 
 func write(t *testing.T, body string) string {
@@ -55,7 +56,7 @@ func TestLoadErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := write(t, tc.body)
 			_, err := config.Load(p)
-			if !errors.Is(err, config.ErrInvalid) {
+			if !errors.Is(err, fault.ErrInvalid) {
 				t.Fatalf("got %v, want ErrInvalid", err)
 			}
 			if !strings.Contains(err.Error(), p+tc.want) || strings.Contains(err.Error(), "\n") {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"trueup/config"
+	"trueup/fault"
 )
 
 // FuzzParse: any trueup.yaml loads or is refused with ErrInvalid, never a panic; a config that
@@ -14,7 +15,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		c, err := config.Parse("trueup.yaml", []byte(text))
 		if err != nil {
-			if !errors.Is(err, config.ErrInvalid) {
+			if !errors.Is(err, fault.ErrInvalid) {
 				t.Fatalf("error is not ErrInvalid: %v", err)
 			}
 			return

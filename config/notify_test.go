@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"trueup/config"
+	"trueup/fault"
 )
 
 const notifyBase = "targets:\n  w:\n    url: duckdb:x.duckdb\n"
@@ -77,7 +78,7 @@ func TestNotifyErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := config.Parse("trueup.yaml", []byte(notifyBase+tc.body))
-			if !errors.Is(err, config.ErrInvalid) {
+			if !errors.Is(err, fault.ErrInvalid) {
 				t.Fatalf("got %v, want ErrInvalid", err)
 			}
 			if !strings.Contains(err.Error(), tc.want) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"trueup/fault"
 )
 
 func TestRetention(t *testing.T) {
@@ -19,7 +21,7 @@ func TestRetention(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Parse("trueup.yaml", []byte("targets:\n  w:\n    url: duckdb:w.duckdb\n"+tc.yaml))
 			if tc.err != "" {
-				if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.err) {
+				if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)
 				}
 				return

@@ -15,16 +15,12 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"trueup/fault"
 
 	tsql "trueup/sql"
 )
 
 //go:embed migrations/*.sql
 var migrations embed.FS
-
-// ErrNotFound is returned when a ledger record does not exist.
-var ErrNotFound = fault.Named(fault.NotFound, "not found")
 
 // Ledger is an open state file.
 type Ledger struct {

@@ -19,13 +19,11 @@ import (
 	"trueup/rules"
 )
 
-// Sentinel errors callers branch on.
-var (
-	// ErrBusy is a rule that is already running.
-	ErrBusy = fault.Named(fault.Conflict, "rule is already running")
-	// ErrNotFound is a rule name the monitor does not know.
-	ErrNotFound = fault.Named(fault.NotFound, "rule not found")
-)
+// Busy is the error of a rule that is already running: a fault.Conflict, saying when to try
+// again. A rule the monitor does not know is rules.NotFound.
+func Busy(name string) error {
+	return fault.New(fault.Conflict, "Rule %s is already running; try again when it has finished.", name)
+}
 
 // Runner evaluates rules and says what SQL they compile to (rules.Runner).
 type Runner interface {
@@ -126,7 +124,7 @@ func (m *Monitor) Rule(name string) (*rules.Rule, error) {
 	if r, ok := m.byName[name]; ok {
 		return r, nil
 	}
-	return nil, fmt.Errorf("monitor: %s: %w", name, ErrNotFound)
+	return nil, fmt.Errorf("monitor: %w", rules.NotFound(name))
 }
 
 // Run schedules rules until ctx ends, then waits for the runs in flight. A rule whose slot was
@@ -302,7 +300,7 @@ func (m *Monitor) dispatch(ctx context.Context, now time.Time) {
 	}()
 }
 
-// RunNow runs one rule at once and records the run; ErrBusy when it is already running.
+// RunNow runs one rule at once and records the run; Busy when it is already running.
 func (m *Monitor) RunNow(ctx context.Context, name, actor string) (*rules.Run, error) {
 	r, err := m.Rule(name)
 	if err != nil {
@@ -311,7 +309,7 @@ func (m *Monitor) RunNow(ctx context.Context, name, actor string) (*rules.Run, e
 	m.mu.Lock()
 	if m.running[name] {
 		m.mu.Unlock()
-		return nil, fmt.Errorf("monitor: %s: %w", name, ErrBusy)
+		return nil, fmt.Errorf("monitor: %w", Busy(name))
 	}
 	m.running[name] = true
 	m.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"trueup/fault"
 	"trueup/ledger"
 	"trueup/rules"
 	tsql "trueup/sql"
@@ -346,7 +347,7 @@ func (b *blockingRunner) Run(ctx context.Context, rs []*rules.Rule) *rules.Run {
 
 func (b *blockingRunner) Plan(rs []*rules.Rule) *rules.Plan { return b.inner.Plan(rs) }
 
-// TestNoOverlap: while a rule runs, run-now refuses with ErrBusy and its next slot is skipped.
+// TestNoOverlap: while a rule runs, run-now refuses as busy (a conflict) and its next slot is skipped.
 func TestNoOverlap(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
@@ -358,8 +359,8 @@ func TestNoOverlap(t *testing.T) {
 	if name := <-br.started; name != "no_negative" {
 		t.Fatalf("started %s", name)
 	}
-	if _, err := m.RunNow(ctx, "no_negative", "tester"); !errors.Is(err, ErrBusy) {
-		t.Errorf("run now during a run: %v, want ErrBusy", err)
+	if _, err := m.RunNow(ctx, "no_negative", "tester"); !errors.Is(err, fault.ErrConflict) {
+		t.Errorf("run now during a run: %v, want a conflict", err)
 	}
 	if !clock.BlockUntil(1, 5*time.Second) {
 		t.Fatal("monitor not waiting")
@@ -392,7 +393,7 @@ func TestRunNow(t *testing.T) {
 	if err != nil || len(audit) != 1 || audit[0].Actor != "ann" || audit[0].Target != "adhoc" || audit[0].Outcome != ledger.OutcomeOK {
 		t.Errorf("audit of run now: %+v, %v", audit, err)
 	}
-	if _, err := m.RunNow(ctx, "nope", "ann"); !errors.Is(err, ErrNotFound) {
+	if _, err := m.RunNow(ctx, "nope", "ann"); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("unknown rule: %v", err)
 	}
 	st := m.Statuses()
@@ -435,8 +436,8 @@ func TestReplaceRules(t *testing.T) {
 	if diff := cmp.Diff([]string{"big_values", "never_empty", "no_negative"}, names); diff != "" {
 		t.Errorf("rules after the reload (-want +got):\n%s", diff)
 	}
-	if _, err := m.RunNow(context.Background(), "once_a_day", "test"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("run of a removed rule: err = %v, want ErrNotFound", err)
+	if _, err := m.RunNow(context.Background(), "once_a_day", "test"); !errors.Is(err, fault.ErrNotFound) {
+		t.Errorf("run of a removed rule: err = %v, want not found", err)
 	}
 	if got := tick(t, m, clock, runs, "06:45"); cmp.Diff([]string{"big_values=fail"}, got) != "" {
 		t.Errorf("at 06:45 ran %v", got)

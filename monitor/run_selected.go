@@ -5,27 +5,28 @@ import (
 	"fmt"
 	"strings"
 
+	"trueup/fault"
 	"trueup/rules"
 )
 
 // RunSelected runs, as one run recorded like a run-now, the rules named (every rule when none
 // is named) that carry any of tags (any tag when none is given): `trueup check --rule --tag`
-// through a server. rules.ErrNotFound for an unknown name, ErrNotFound when nothing matches,
-// ErrBusy when one of them is running.
+// through a server. Not found (fault) for an unknown name or when nothing matches, Busy when one
+// of them is running.
 func (m *Monitor) RunSelected(ctx context.Context, names, tags []string, actor string) (*rules.Run, error) {
 	set := &rules.Set{Rules: m.Rules()}
 	rs, err := set.Select(names, tags)
 	if err != nil {
-		return nil, fmt.Errorf("monitor: %w", err) // rules.ErrNotFound
+		return nil, fmt.Errorf("monitor: %w", err) // rules.NotFound
 	}
 	if len(rs) == 0 {
-		return nil, fmt.Errorf("monitor: no rule matches --rule %q --tag %q (%w)", strings.Join(names, ","), strings.Join(tags, ","), ErrNotFound)
+		return nil, fmt.Errorf("monitor: %w", fault.New(fault.NotFound, "No rule matches --rule %q --tag %q.", strings.Join(names, ","), strings.Join(tags, ",")))
 	}
 	m.mu.Lock()
 	for _, r := range rs {
 		if m.running[r.Name] {
 			m.mu.Unlock()
-			return nil, fmt.Errorf("monitor: %s: %w", r.Name, ErrBusy)
+			return nil, fmt.Errorf("monitor: %w", Busy(r.Name))
 		}
 	}
 	for _, r := range rs {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"trueup/config"
+	"trueup/fault"
 	"trueup/ledger"
 	"trueup/notices"
 	"trueup/rules"
@@ -220,7 +221,7 @@ func TestAnnounceTwiceSendsOnce(t *testing.T) {
 	r := newRig(t)
 	n := r.announce(r.draft().ID)
 	_, err := r.svc.Announce(r.ctx, n.ID, "bob")
-	if !errors.Is(err, notices.ErrConflict) || !strings.Contains(err.Error(), "already announced (by alice") {
+	if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "already announced (by alice") {
 		t.Fatalf("second announce: %v, want ErrConflict naming the first", err)
 	}
 	r.deliver()
@@ -231,7 +232,7 @@ func TestAnnounceTwiceSendsOnce(t *testing.T) {
 	if got := len(r.mail.Messages()); got != 2 {
 		t.Errorf("%d emails, want 2", got)
 	}
-	if _, err := r.svc.Announce(r.ctx, 99, "bob"); !errors.Is(err, notices.ErrNotFound) {
+	if _, err := r.svc.Announce(r.ctx, 99, "bob"); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("announcing a missing notice: %v", err)
 	}
 	log, _ := r.l.AuditLog(r.ctx, ledger.AuditFilter{Action: "notice.announce"})
@@ -272,7 +273,7 @@ func TestRollbackMarksRolledBack(t *testing.T) {
 	if ms := mailsTo(r.mail.Messages(), "ops@example.com"); len(ms) != 3 || !strings.Contains(ms[2].Text, "Status: rolled back") {
 		t.Errorf("ops got %d emails", len(ms))
 	}
-	if _, err := r.svc.Withdraw(r.ctx, n.ID, "alice", "late"); !errors.Is(err, notices.ErrConflict) {
+	if _, err := r.svc.Withdraw(r.ctx, n.ID, "alice", "late"); !errors.Is(err, fault.ErrConflict) {
 		t.Errorf("withdrawing a rolled-back notice: %v", err)
 	}
 }
@@ -415,10 +416,10 @@ func TestAcknowledge(t *testing.T) {
 			t.Errorf("recipient %s acked=%v", rc.ID, rc.Acked())
 		}
 	}
-	if _, err := r.svc.Acknowledge(r.ctx, n.ID, "not-a-token"); !errors.Is(err, notices.ErrNotFound) {
+	if _, err := r.svc.Acknowledge(r.ctx, n.ID, "not-a-token"); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("bad token: %v", err)
 	}
-	if _, err := r.svc.Acknowledge(r.ctx, n.ID+1, token); !errors.Is(err, notices.ErrNotFound) {
+	if _, err := r.svc.Acknowledge(r.ctx, n.ID+1, token); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("token of another notice: %v", err)
 	}
 }
@@ -437,7 +438,7 @@ func TestAlertThroughOutbox(t *testing.T) {
 	if len(calls) != 1 || calls[0].Raw["subject"] != "matches_raw failed" || calls[0].Key != "alert:7/webhook:finance" {
 		t.Errorf("alert calls %+v", calls)
 	}
-	if _, err := r.svc.Outbox().Enqueue(r.ctx, notices.Message{Tables: []string{"orders"}}); !errors.Is(err, notices.ErrInvalid) {
+	if _, err := r.svc.Outbox().Enqueue(r.ctx, notices.Message{Tables: []string{"orders"}}); !errors.Is(err, fault.ErrInvalid) {
 		t.Errorf("a message without an event: %v", err)
 	}
 }

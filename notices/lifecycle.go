@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"trueup/fault"
 	"trueup/ledger"
 )
 
@@ -149,10 +150,10 @@ func (s *Service) transition(ctx context.Context, id int64, st step) (Notice, er
 		if !slices.Contains(from, n.State) {
 			if n.State == to {
 				t, _ := n.Transitioned(to)
-				return fmt.Errorf("%w: notice %d is already %s (by %s at %s); nothing was sent again",
-					ErrConflict, id, to, t.Actor, t.At.Format(time.RFC3339))
+				return fault.New(fault.Conflict, "Notice %d is already %s (by %s at %s); nothing was sent again.",
+					id, to, t.Actor, t.At.Format(time.RFC3339))
 			}
-			return fmt.Errorf("%w: notice %d is %s: it cannot become %s", ErrConflict, id, n.State, to)
+			return fault.New(fault.Conflict, "Notice %d is %s: it cannot become %s.", id, n.State, to)
 		}
 		now := s.l.Now()
 		prev := n.State

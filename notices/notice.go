@@ -13,14 +13,20 @@ import (
 	"trueup/fault"
 )
 
-// Sentinel errors callers branch on.
-var (
-	ErrNotFound = fault.Named(fault.NotFound, "notice not found")
-	// ErrConflict is a transition the notice's state does not allow, e.g. announcing twice.
-	ErrConflict = fault.Named(fault.Conflict, "conflict")
-	// ErrInvalid is input that cannot be used: an empty title, a bad exposure file.
-	ErrInvalid = fault.Named(fault.Invalid, "invalid")
-)
+// Errors carry their kind (fault) and the sentence the reader sees: a transition the notice's
+// state does not allow (announcing twice) is a fault.Conflict, input that cannot be used (an
+// empty title, a planned time in the past) a fault.Invalid, a notice or link that does not exist
+// a fault.NotFound. Callers ask with errors.Is(err, fault.ErrConflict) and the like.
+
+// NotFound is the error of a notice id there is none of. The public pages answer it for a draft
+// too, so a reader cannot tell a draft from a notice that does not exist: it does not say the id.
+func NotFound() error { return fault.New(fault.NotFound, "There is no such notice.") }
+
+// badLink is an acknowledgement link that is not one of its notice's, or whose notice does not
+// exist: the two are not told apart, so a guessed link does not say which notices exist.
+func badLink() error {
+	return fault.New(fault.NotFound, "There is no such notice, or the link is not valid.")
+}
 
 // State is where a notice is in its lifecycle.
 type State string

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"trueup/config"
+	"trueup/fault"
 	"trueup/ledger"
 )
 
@@ -139,7 +140,7 @@ func (o *Outbox) Subscribers(tables, exposures []string) []string {
 // deliveries were added: 0 when nobody subscribes, or when the event was already enqueued.
 func (o *Outbox) Enqueue(ctx context.Context, m Message) (int, error) {
 	if m.Event == "" {
-		return 0, fmt.Errorf("notices: enqueue: %w: a message needs an event name", ErrInvalid)
+		return 0, fmt.Errorf("notices: enqueue: %w", fault.New(fault.Invalid, "a message needs an event name"))
 	}
 	to := m.To
 	if len(to) == 0 {

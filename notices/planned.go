@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"trueup/fault"
 	"trueup/ledger"
 )
 
@@ -23,7 +24,7 @@ func ParsePlannedSwap(s string) (time.Time, error) {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("%w: planned swap %q: want a time such as 2026-08-04T09:00:00Z or 2026-08-04 09:00 (UTC)", ErrInvalid, s)
+	return time.Time{}, fault.New(fault.Invalid, "planned swap %q: want a time such as 2026-08-04T09:00:00Z or 2026-08-04 09:00 (UTC)", s)
 }
 
 // plannedText says when the change is planned to go live: "Tuesday 4 August 2026 at 09:00 UTC".
@@ -49,15 +50,15 @@ func (s *Service) PlanSwap(ctx context.Context, id int64, actor string, at time.
 		}
 		switch {
 		case at.IsZero():
-			bad = fmt.Errorf("notices: plan notice %d: %w: no planned time", id, ErrInvalid)
+			bad = fault.New(fault.Invalid, "Notice %d: give the time its change is planned to go live.", id)
 		case at.Before(now):
-			bad = fmt.Errorf("notices: plan notice %d: %w: %s is in the past", id, ErrInvalid, at.UTC().Format(time.RFC3339))
+			bad = fault.New(fault.Invalid, "Notice %d: the planned time %s is in the past.", id, at.UTC().Format(time.RFC3339))
 		}
 		if bad != nil {
 			return bad
 		}
 		if n.State != StateDraft {
-			return fmt.Errorf("%w: notice %d is %s: only a draft's planned time can be set", ErrConflict, id, n.State)
+			return fault.New(fault.Conflict, "Notice %d is %s: only a draft's planned time can be set.", id, n.State)
 		}
 		n.Evidence.PlannedSwap = at.UTC()
 		if _, err := tx.ExecContext(ctx, `UPDATE notices SET evidence = ?, updated_at = ? WHERE id = ?`, jsonText(n.Evidence), now, id); err != nil {

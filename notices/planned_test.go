@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"trueup/fault"
 	"trueup/notices"
 )
 
@@ -23,7 +24,7 @@ func TestPlanSwap(t *testing.T) {
 		t.Fatalf("draft without a plan:\n%s", n.Body)
 	}
 	at := time.Date(2026, 8, 4, 9, 0, 0, 0, time.UTC)
-	if _, err := r.svc.PlanSwap(r.ctx, n.ID, "alice", at.Add(-48*time.Hour)); !errors.Is(err, notices.ErrInvalid) {
+	if _, err := r.svc.PlanSwap(r.ctx, n.ID, "alice", at.Add(-48*time.Hour)); !errors.Is(err, fault.ErrInvalid) {
 		t.Errorf("a planned time in the past: %v, want ErrInvalid", err)
 	}
 	n, err = r.svc.PlanSwap(r.ctx, n.ID, "alice", at)
@@ -52,7 +53,7 @@ func TestPlanSwap(t *testing.T) {
 	if err != nil || !strings.Contains(string(feed), planned+"</summary>") {
 		t.Errorf("feed lacks the planned time (%v):\n%s", err, feed)
 	}
-	if _, err := r.svc.PlanSwap(r.ctx, n.ID, "alice", at.Add(time.Hour)); !errors.Is(err, notices.ErrConflict) {
+	if _, err := r.svc.PlanSwap(r.ctx, n.ID, "alice", at.Add(time.Hour)); !errors.Is(err, fault.ErrConflict) {
 		t.Errorf("planning an announced notice: %v, want ErrConflict", err)
 	}
 }
@@ -83,7 +84,7 @@ func TestParsePlannedSwap(t *testing.T) {
 			t.Errorf("%q: %v, %v", in, got, err)
 		}
 	}
-	if _, err := notices.ParsePlannedSwap("tomorrow"); !errors.Is(err, notices.ErrInvalid) || !strings.Contains(err.Error(), "2026-08-04 09:00") {
+	if _, err := notices.ParsePlannedSwap("tomorrow"); !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "2026-08-04 09:00") {
 		t.Errorf("tomorrow: %v", err)
 	}
 }

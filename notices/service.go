@@ -3,6 +3,7 @@ package notices
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	dbsql "database/sql"
 	"encoding/hex"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"trueup/config"
+	"trueup/fault"
 	"trueup/ledger"
 )
 
@@ -181,11 +183,11 @@ func (s *Service) Edit(ctx context.Context, id int64, actor, title, body string)
 			return err
 		}
 		if title == "" || strings.TrimSpace(body) == "" {
-			bad = fmt.Errorf("notices: edit notice %d: %w: the title and the text must not be empty", id, ErrInvalid)
+			bad = fault.New(fault.Invalid, "Notice %d: the title and the text must not be empty.", id)
 			return bad
 		}
 		if n.State != StateDraft {
-			return fmt.Errorf("%w: notice %d is %s: only a draft can be edited", ErrConflict, id, n.State)
+			return fault.New(fault.Conflict, "Notice %d is %s: only a draft can be edited.", id, n.State)
 		}
 		if n.Title == title && n.Body == body {
 			return nil
@@ -206,6 +208,26 @@ func (s *Service) Edit(ctx context.Context, id int64, actor, title, body string)
 	return s.Get(ctx, id)
 }
 
+// Link is notice id and the recipient whose acknowledgement link carries token. A token that is
+// not one of the notice's and a notice that does not exist are the same not-found (badLink).
+func (s *Service) Link(ctx context.Context, id int64, token string) (Notice, Recipient, error) {
+	n, err := s.Get(ctx, id)
+	if errors.Is(err, fault.ErrNotFound) {
+		return n, Recipient{}, fmt.Errorf("notices: %w", badLink())
+	}
+	if err != nil {
+		return n, Recipient{}, err
+	}
+	for _, r := range n.Recipients {
+		// the token is the link's secret: compared in constant time, so its time to answer
+		// does not tell a guesser how much of a token was right
+		if subtle.ConstantTimeCompare([]byte(r.Token), []byte(token)) == 1 {
+			return n, r, nil
+		}
+	}
+	return n, Recipient{}, fmt.Errorf("notices: %w", badLink())
+}
+
 // Acknowledge records that the recipient holding token has read notice id. Acknowledging twice
 // keeps the first time.
 func (s *Service) Acknowledge(ctx context.Context, id int64, token string) (Recipient, error) {
@@ -215,7 +237,7 @@ func (s *Service) Acknowledge(ctx context.Context, id int64, token string) (Reci
 		err := tx.QueryRowContext(ctx, `SELECT recipient, token, added_at, acked_at FROM notice_recipients
 			WHERE notice_id = ? AND token = ?`, id, token).Scan(&r.ID, &r.Token, &r.AddedAt, &acked)
 		if errors.Is(err, dbsql.ErrNoRows) {
-			return fmt.Errorf("acknowledgement link of notice %d: %w", id, ErrNotFound)
+			return badLink()
 		}
 		if err != nil {
 			return err

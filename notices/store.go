@@ -98,7 +98,7 @@ func transitionCount(ctx context.Context, q queryer, id int64) (int, error) {
 func getNotice(ctx context.Context, q queryer, id int64) (Notice, error) {
 	n, err := scanNotice(q.QueryRowContext(ctx, "SELECT "+noticeCols+" FROM notices WHERE id = ?", id))
 	if errors.Is(err, dbsql.ErrNoRows) {
-		return n, fmt.Errorf("notices: notice %d: %w", id, ErrNotFound)
+		return n, fmt.Errorf("notices: notice %d: %w", id, NotFound())
 	}
 	if err != nil {
 		return n, fmt.Errorf("notices: notice %d: %w", id, err)

@@ -15,7 +15,7 @@ const maxSampledSidePartitions = 20
 
 // Diff compares spec.Old with spec.New: one partition scan per side for counts, measure totals
 // and row-hash checksums; a row-level comparison only of the partitions whose checksums differ;
-// then each partition is judged against spec.Expect. Errors wrapping ErrBadInput mean the diff
+// then each partition is judged against spec.Expect. An invalid error (fault) means the diff
 // could not run as asked; differences are findings in the Result, not errors.
 func Diff(ctx context.Context, spec Spec) (*Result, error) {
 	started := time.Now()

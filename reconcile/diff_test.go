@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"trueup/fault"
 	"trueup/reconcile"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
@@ -677,8 +678,8 @@ func TestDiff(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					s := spec(e)
 					mut(&s)
-					if _, err := reconcile.Diff(ctx, s); !errors.Is(err, reconcile.ErrBadInput) {
-						t.Errorf("got %v, want ErrBadInput", err)
+					if _, err := reconcile.Diff(ctx, s); !errors.Is(err, fault.ErrInvalid) {
+						t.Errorf("got %v, want invalid", err)
 					}
 				})
 			}
@@ -695,8 +696,8 @@ func TestDiff(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := reconcile.Diff(ctx, spec(e))
-			if !errors.Is(err, reconcile.ErrBadInput) || !strings.Contains(err.Error(), `partition column "d" is`) {
-				t.Errorf("got %v, want ErrBadInput naming the partition column's types", err)
+			if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), `partition column "d" is`) {
+				t.Errorf("got %v, want invalid naming the partition column's types", err)
 			}
 		})
 	})

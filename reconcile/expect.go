@@ -85,7 +85,8 @@ var (
 //	inside 2026-07-10..2026-07-18 rows +0..6%, sum(amount) +0..6%; outside identical
 //
 // A leading "expect:" (as in a backfill header) and "#" comment lines are allowed; lines are
-// joined, so a file may spread the clauses over several lines.
+// joined, so a file may spread the clauses over several lines. An error is invalid (fault) and
+// says what is wrong without naming where the text came from: the caller does.
 func ParseExpectations(text string) (*Expectations, error) {
 	var lines []string
 	for _, l := range strings.Split(text, "\n") {
@@ -107,12 +108,12 @@ func ParseExpectations(text string) (*Expectations, error) {
 		}
 		c, err := parseClause(part)
 		if err != nil {
-			return nil, badInput("expectations: clause %d %q: %v", i+1, strings.TrimSpace(part), err)
+			return nil, badInput("clause %d %q: %v", i+1, strings.TrimSpace(part), err)
 		}
 		e.Clauses = append(e.Clauses, c)
 	}
 	if len(e.Clauses) == 0 {
-		return nil, badInput("expectations: nothing expected (write e.g. \"inside 2026-07-10..2026-07-18 rows +0..6%%; outside identical\")")
+		return nil, badInput("nothing expected (write e.g. \"inside 2026-07-10..2026-07-18 rows +0..6%%; outside identical\")")
 	}
 	return e, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"trueup/fault"
 	"trueup/reconcile"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
@@ -75,8 +76,8 @@ func TestParseExpectationsErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := reconcile.ParseExpectations(tc.text)
-			if !errors.Is(err, reconcile.ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("got %v, want ErrBadInput mentioning %q", err, tc.want)
+			if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want invalid mentioning %q", err, tc.want)
 			}
 		})
 	}
@@ -199,7 +200,7 @@ func TestExpectations(t *testing.T) {
 			ex, _ := reconcile.ParseExpectations("inside scope added 0..1, removed 0, changed 0; outside scope identical")
 			s := spec(e)
 			s.Expect = ex
-			if _, err := reconcile.Diff(ctx, s); !errors.Is(err, reconcile.ErrBadInput) {
+			if _, err := reconcile.Diff(ctx, s); !errors.Is(err, fault.ErrInvalid) {
 				t.Errorf("scope without a scope: %v", err)
 			}
 			s.Scope = []tsql.Window{{Column: "d", Type: tsql.TypeDate, Start: day("2026-07-11"), End: day("2026-07-12")}}

@@ -1,7 +1,6 @@
 package reconcile
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -10,12 +9,11 @@ import (
 	tsql "trueup/sql"
 )
 
-// ErrBadInput marks a diff that cannot run as asked: an unknown relation or column, a key or
-// partition column whose type differs between the sides, an unparsable expectation.
-var ErrBadInput = fault.Named(fault.Invalid, "bad input")
-
+// badInput is a diff that cannot run as asked, a fault.Invalid saying why: an unknown relation
+// or column, a key or partition column whose type differs between the sides, an unparsable
+// expectation. Callers ask errors.Is(err, fault.ErrInvalid).
 func badInput(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrBadInput, fmt.Sprintf(format, args...))
+	return fault.New(fault.Invalid, format, args...)
 }
 
 // Side is one of the two relations compared.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"trueup/fault"
 	"trueup/ledger"
 )
 
@@ -122,13 +123,12 @@ func actorOr(a string) string {
 	return a
 }
 
-// Get loads a stored diff with every partition's samples; the error wraps ledger.ErrNotFound
-// when there is none.
+// Get loads a stored diff with every partition's samples; not found (fault) when there is none.
 func (s *Store) Get(ctx context.Context, id int64) (*Result, error) {
 	var body string
 	err := s.l.DB().QueryRowContext(ctx, "SELECT CAST(result AS VARCHAR) FROM reconcile_diffs WHERE id = ?", id).Scan(&body)
 	if errors.Is(err, dbsql.ErrNoRows) {
-		return nil, fmt.Errorf("reconcile: diff %d: %w", id, ledger.ErrNotFound)
+		return nil, fmt.Errorf("reconcile: %w", fault.New(fault.NotFound, "There is no diff %d.", id))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: diff %d: %w", id, err)

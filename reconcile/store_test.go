@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"trueup/fault"
 	"trueup/ledger"
 	"trueup/reconcile"
 	"trueup/sql/sqltest"
@@ -62,7 +63,7 @@ func TestStore(t *testing.T) {
 		list[0].Rows != r.Rows || list[0].New.Relation != "new_t" || list[0].ExpectationsMet {
 		t.Errorf("list: %+v", list)
 	}
-	if _, err := s.Get(ctx, 99); !errors.Is(err, ledger.ErrNotFound) {
+	if _, err := s.Get(ctx, 99); !errors.Is(err, fault.ErrNotFound) || fault.Message(err) != "There is no diff 99." {
 		t.Errorf("missing diff: %v", err)
 	}
 	entries, err := l.AuditLog(ctx, ledger.AuditFilter{Action: "reconcile.diff"})

@@ -86,7 +86,7 @@ func (s *Set) Get(name string) (*Rule, error) {
 			return r, nil
 		}
 	}
-	return nil, fmt.Errorf("rules: %s: %w", name, ErrNotFound)
+	return nil, fmt.Errorf("rules: %w", NotFound(name))
 }
 
 // Select returns the rules named in names (all when empty) that carry one of tags (any when empty).

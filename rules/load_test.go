@@ -7,6 +7,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"trueup/fault"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
@@ -40,7 +41,7 @@ func TestLoadReportsEverything(t *testing.T) {
 		targets := TargetMap{Default: "shop", Engines: map[string]tsql.Engine{"shop": e}}
 		_, err := Load(context.Background(), fsys, "rules", targets)
 		var le *LoadError
-		if !errors.As(err, &le) || !errors.Is(err, ErrInvalid) {
+		if !errors.As(err, &le) || !errors.Is(err, fault.ErrInvalid) {
 			t.Fatalf("want a *LoadError, got %v", err)
 		}
 		want := []string{

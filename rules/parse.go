@@ -9,13 +9,15 @@ import (
 	"sort"
 	"strings"
 
+	"trueup/fault"
 	"trueup/sqlfile"
 )
 
 // Problem is one thing wrong with a rule file, at a line.
 type Problem = sqlfile.Problem
 
-// LoadError lists every problem of a rule set. It matches ErrInvalid.
+// LoadError lists every problem of a rule set, one a line: that is what the user reads. It is
+// a fault.Invalid.
 type LoadError struct{ Problems []Problem }
 
 func (e *LoadError) Error() string {
@@ -26,7 +28,7 @@ func (e *LoadError) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-func (e *LoadError) Unwrap() error { return ErrInvalid }
+func (e *LoadError) Is(target error) bool { return target == fault.ErrInvalid }
 
 func sortProblems(ps []Problem) {
 	sort.SliceStable(ps, func(i, j int) bool {

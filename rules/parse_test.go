@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"trueup/fault"
 )
 
 func TestParseEveryKind(t *testing.T) {
@@ -148,8 +150,8 @@ SELECT 1
 		"orders/i.sql": {Data: []byte("-- kind: custom\n-- rule: has space\nSELECT 1\n")},
 	}
 	_, err := ParseFS(fsys, "rules")
-	if !errors.Is(err, ErrInvalid) {
-		t.Fatalf("want ErrInvalid, got %v", err)
+	if !errors.Is(err, fault.ErrInvalid) {
+		t.Fatalf("want fault.ErrInvalid, got %v", err)
 	}
 	want := []string{
 		"rules/orders/a.sql:1: kind uniqueness needs columns:",

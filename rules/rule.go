@@ -12,13 +12,11 @@ import (
 	tsql "trueup/sql"
 )
 
-// Sentinel errors callers branch on.
-var (
-	// ErrInvalid marks a rule set that cannot be run; the error lists every problem.
-	ErrInvalid = fault.Named(fault.Invalid, "invalid rules")
-	// ErrNotFound is a rule name that is not in the set.
-	ErrNotFound = fault.Named(fault.NotFound, "rule not found")
-)
+// A rule set that cannot be run is a *LoadError listing every problem, a fault.Invalid; a rule
+// name that is not in the set is NotFound.
+
+// NotFound is the error of a rule name there is no rule of: a fault.NotFound.
+func NotFound(name string) error { return fault.New(fault.NotFound, "There is no rule %s.", name) }
 
 // Kind is what a rule checks.
 type Kind string

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -33,19 +32,6 @@ func (s *Server) backfills() (BackfillService, error) {
 		return nil, echo.NewHTTPError(http.StatusNotFound, "no backfills are loaded")
 	}
 	return s.opt.Backfills, nil
-}
-
-// backfillError maps the backfill package's errors to HTTP statuses.
-func backfillError(err error) error {
-	switch {
-	case errors.Is(err, backfill.ErrNotFound):
-		return echo.NewHTTPError(http.StatusNotFound, err.Error())
-	case errors.Is(err, backfill.ErrConflict):
-		return echo.NewHTTPError(http.StatusConflict, err.Error())
-	case errors.Is(err, backfill.ErrBlocked), errors.Is(err, backfill.ErrInvalid):
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
-	}
-	return err
 }
 
 // progressView turns a run's status into the progress fragment's view model.

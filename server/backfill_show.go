@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"trueup/backfill"
+	"trueup/fault"
 	"trueup/server/page"
 )
 
@@ -24,8 +25,8 @@ func (s *Server) backfillShow(c echo.Context) error {
 	ctx := c.Request().Context()
 	name := c.Param("name")
 	p, err := svc.Plan(ctx, name, s.actor(c), nil)
-	if errors.Is(err, backfill.ErrNotFound) {
-		return backfillError(err)
+	if errors.Is(err, fault.ErrNotFound) {
+		return err
 	}
 	d := page.BackfillShow{Chrome: s.chrome("Backfill "+name, "Backfills"), Name: name, Href: backfillHref(name)}
 	if err != nil {
@@ -35,7 +36,7 @@ func (s *Server) backfillShow(c echo.Context) error {
 	}
 	if st, err := svc.Status(ctx, name); err == nil {
 		d.Progress = progressView(name, st)
-	} else if !errors.Is(err, backfill.ErrNotFound) {
+	} else if !errors.Is(err, fault.ErrNotFound) {
 		return err
 	}
 	return render(c, http.StatusOK, page.BackfillShowPage(d))
@@ -79,7 +80,7 @@ func (s *Server) backfillProgress(c echo.Context) error {
 	name := c.Param("name")
 	st, err := svc.Status(c.Request().Context(), name)
 	if err != nil {
-		return backfillError(err)
+		return err
 	}
 	return render(c, http.StatusOK, page.BackfillProgressFragment(*progressView(name, st)))
 }
@@ -96,7 +97,7 @@ func (s *Server) apiBackfillShow(c echo.Context) error {
 	}
 	p, err := svc.Plan(c.Request().Context(), c.Param("name"), s.actor(c), scope)
 	if err != nil {
-		return backfillError(err)
+		return err
 	}
 	return c.JSON(http.StatusOK, p)
 }
@@ -109,7 +110,7 @@ func (s *Server) apiBackfillStatus(c echo.Context) error {
 	}
 	st, err := svc.Status(c.Request().Context(), c.Param("name"))
 	if err != nil {
-		return backfillError(err)
+		return err
 	}
 	return c.JSON(http.StatusOK, st)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"trueup/backfill"
+	"trueup/fault"
 	"trueup/server/page"
 )
 
@@ -21,7 +22,7 @@ func (s *Server) backfillDryRun(c echo.Context) error {
 	name := c.Param("name")
 	pv, err := svc.DryRun(c.Request().Context(), name, nil)
 	if err != nil {
-		return backfillError(err)
+		return err
 	}
 	d := page.DryRun{Chrome: s.chrome("Dry run of "+name, "Backfills"), Name: name, Href: backfillHref(name), OK: pv.OK, Notes: pv.Notes}
 	if pv.Plan != nil {
@@ -62,7 +63,7 @@ func (s *Server) backfillRun(c echo.Context) error {
 	}
 	sample, _ := strconv.Atoi(c.FormValue("sample"))
 	if _, err := svc.Start(c.Request().Context(), c.Param("name"), s.actor(c), max(sample, 0), nil); err != nil {
-		return backfillError(err)
+		return err
 	}
 	return c.Redirect(http.StatusSeeOther, backfillHref(c.Param("name")))
 }
@@ -74,7 +75,7 @@ func (s *Server) backfillResume(c echo.Context) error {
 		return err
 	}
 	if _, err := svc.Resume(c.Request().Context(), c.Param("name")); err != nil {
-		return backfillError(err)
+		return err
 	}
 	return c.Redirect(http.StatusSeeOther, backfillHref(c.Param("name")))
 }
@@ -86,7 +87,7 @@ func (s *Server) backfillCancel(c echo.Context) error {
 		return err
 	}
 	if _, err := svc.Cancel(c.Request().Context(), c.Param("name"), s.actor(c)); err != nil {
-		return backfillError(err)
+		return err
 	}
 	return c.Redirect(http.StatusSeeOther, backfillHref(c.Param("name")))
 }
@@ -109,7 +110,7 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 	case "dry-run":
 		pv, err := svc.DryRun(ctx, name, scope)
 		if err != nil {
-			return backfillError(err)
+			return err
 		}
 		return c.JSON(http.StatusOK, pv)
 	case "run":
@@ -121,19 +122,19 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 		}
 		run, err := svc.Start(ctx, name, s.actor(c), sample, scope)
 		if err != nil {
-			return backfillError(err)
+			return err
 		}
 		return c.JSON(http.StatusAccepted, run)
 	case "resume":
 		run, err := svc.Resume(ctx, name)
 		if err != nil {
-			return backfillError(err)
+			return err
 		}
 		return c.JSON(http.StatusAccepted, run)
 	case "cancel":
 		run, err := svc.Cancel(ctx, name, s.actor(c))
 		if err != nil {
-			return backfillError(err)
+			return err
 		}
 		return c.JSON(http.StatusAccepted, run)
 	}
@@ -145,7 +146,7 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 func apiScope(c echo.Context) (*backfill.Scope, error) {
 	scope, err := backfill.ParseScope(c.QueryParam("from"), c.QueryParam("to"))
 	if err != nil {
-		return nil, echo.NewHTTPError(http.StatusBadRequest, err.Error())
+		return nil, echo.NewHTTPError(http.StatusBadRequest, fault.Message(err)).SetInternal(err)
 	}
 	return scope, nil
 }

@@ -1,14 +1,9 @@
 package server
 
 import (
-	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
-
-	"trueup/monitor"
-	"trueup/rules"
 )
 
 // checkRequest is the body of POST /api/v1/check: `trueup check --rule … --tag …` as JSON.
@@ -30,12 +25,7 @@ func (s *Server) apiCheckRun(c echo.Context) error {
 		return err
 	}
 	run, err := s.opt.Rules.RunSelected(c.Request().Context(), req.Rules, req.Tags, s.actor(c))
-	switch {
-	case errors.Is(err, monitor.ErrBusy):
-		return echo.NewHTTPError(http.StatusConflict, strings.TrimPrefix(err.Error(), "monitor: ")+"; try again when it has finished.")
-	case errors.Is(err, monitor.ErrNotFound), errors.Is(err, rules.ErrNotFound):
-		return echo.NewHTTPError(http.StatusNotFound, strings.TrimPrefix(err.Error(), "monitor: "))
-	case err != nil:
+	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, run)

@@ -28,16 +28,16 @@ func (r *slowRules) Statuses() []monitor.Status {
 	<-r.release
 	return nil
 }
-func (r *slowRules) Rule(string) (*rules.Rule, error) { return nil, monitor.ErrNotFound }
-func (r *slowRules) RunNow(context.Context, string, string) (*rules.Run, error) {
-	return nil, monitor.ErrNotFound
+func (r *slowRules) Rule(name string) (*rules.Rule, error) { return nil, rules.NotFound(name) }
+func (r *slowRules) RunNow(_ context.Context, name, _ string) (*rules.Run, error) {
+	return nil, rules.NotFound(name)
 }
 func (r *slowRules) RunSelected(context.Context, []string, []string, string) (*rules.Run, error) {
-	return nil, monitor.ErrNotFound
+	return nil, rules.NotFound("any")
 }
 func (r *slowRules) History(context.Context, string, int) ([]rules.Result, error) { return nil, nil }
 func (r *slowRules) Alerts(context.Context, string, int) ([]rules.Alert, error)   { return nil, nil }
-func (r *slowRules) Plan(string) (*rules.Plan, error)                             { return nil, monitor.ErrNotFound }
+func (r *slowRules) Plan(name string) (*rules.Plan, error)                        { return nil, rules.NotFound(name) }
 
 func TestIdenticalReadsShareOneAnswer(t *testing.T) {
 	r := &slowRules{entered: make(chan struct{}), release: make(chan struct{})}

@@ -1,9 +1,9 @@
 package server
 
 import (
-	"fmt"
 	"strings"
 
+	"trueup/fault"
 	"trueup/reconcile"
 )
 
@@ -30,18 +30,18 @@ type DiffRequest struct {
 // whole and shown on a page, so a request must not make either as large as the relations.
 const MaxDiffSamples = 1000
 
-// Spec reads the request into a reconcile spec, engines not yet set; a bad value is an error
-// wrapping reconcile.ErrBadInput.
+// Spec reads the request into a reconcile spec, engines not yet set; a bad value is invalid
+// (fault), saying which.
 func (r DiffRequest) Spec() (reconcile.Spec, error) {
 	spec := reconcile.Spec{
 		Old: reconcile.Side{Relation: r.Old, Target: r.OldTarget}, New: reconcile.Side{Relation: r.New, Target: r.NewTarget},
 		Key: r.Key, Partition: r.Partition, Measures: r.Measures, Ignore: r.Ignore, Partitions: r.Only, Samples: r.Samples,
 	}
 	if r.Old == "" || r.New == "" || len(r.Key) == 0 {
-		return spec, fmt.Errorf("%w: old, new and key are required", reconcile.ErrBadInput)
+		return spec, fault.New(fault.Invalid, "old, new and key are required")
 	}
 	if r.Samples < 0 || r.Samples > MaxDiffSamples {
-		return spec, fmt.Errorf("%w: samples %d: want 0 to %d", reconcile.ErrBadInput, r.Samples, MaxDiffSamples)
+		return spec, fault.New(fault.Invalid, "samples %d: want 0 to %d", r.Samples, MaxDiffSamples)
 	}
 	for _, f := range r.Tolerance {
 		col, x, ok := strings.Cut(f, "=")
@@ -50,7 +50,7 @@ func (r DiffRequest) Spec() (reconcile.Spec, error) {
 		}
 		t, err := reconcile.ParseTolerance(x)
 		if err != nil {
-			return spec, fmt.Errorf("%w: tolerance %s: %v", reconcile.ErrBadInput, f, err)
+			return spec, fault.New(fault.Invalid, "tolerance %s: %w", f, err)
 		}
 		if spec.Tolerance == nil {
 			spec.Tolerance = map[string]reconcile.Tolerance{}
@@ -60,7 +60,7 @@ func (r DiffRequest) Spec() (reconcile.Spec, error) {
 	if strings.TrimSpace(r.Expect) != "" {
 		e, err := reconcile.ParseExpectations(r.Expect)
 		if err != nil {
-			return spec, fmt.Errorf("%w: expectations: %v", reconcile.ErrBadInput, err)
+			return spec, fault.New(fault.Invalid, "expectations: %w", err)
 		}
 		spec.Expect = e
 	}

@@ -1,13 +1,13 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"trueup/fault"
 	"trueup/reconcile"
 	tsql "trueup/sql"
 )
@@ -26,7 +26,8 @@ func (s *Server) apiDiffRun(c echo.Context) error {
 	}
 	spec, err := req.Spec()
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+		// the request's own values do not parse: a 400, as a bad query is
+		return echo.NewHTTPError(http.StatusBadRequest, fault.Message(err)).SetInternal(err)
 	}
 	if spec.Old.Engine, spec.Old.Target, err = s.target(req.OldTarget); err != nil {
 		return err
@@ -36,9 +37,6 @@ func (s *Server) apiDiffRun(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	res, err := reconcile.Diff(ctx, spec)
-	if errors.Is(err, reconcile.ErrBadInput) {
-		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
-	}
 	if err != nil {
 		return fmt.Errorf("diff: %w", err)
 	}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"trueup/ledger"
 	"trueup/notices"
 	"trueup/reconcile"
 	"trueup/server/page"
@@ -40,11 +38,7 @@ func (s *Server) diffOf(c echo.Context) (*reconcile.Result, error) {
 	if err != nil || id <= 0 {
 		return nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("There is no diff %s.", c.Param("id")))
 	}
-	r, err := s.opt.Diffs.Get(c.Request().Context(), id)
-	if errors.Is(err, ledger.ErrNotFound) {
-		return nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("There is no diff %d.", id))
-	}
-	return r, err
+	return s.opt.Diffs.Get(c.Request().Context(), id)
 }
 
 // diffPartitionOf finds the partition named in the path, or a 404.

@@ -1,13 +1,11 @@
 package server
 
 import (
-	"crypto/subtle"
 	"net/http"
 	"net/url"
 
 	"github.com/labstack/echo/v4"
 
-	"trueup/notices"
 	"trueup/server/page"
 )
 
@@ -32,26 +30,14 @@ func (s *Server) noticeAckPage(c echo.Context, record bool) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	n, err := svc.Get(ctx, id)
-	if err != nil {
-		return noticeError(err)
-	}
 	token := c.Param("token")
-	var who notices.Recipient
-	found := false
-	for _, r := range n.Recipients {
-		// the token is the link's secret: compared in constant time, so its time to answer
-		// does not tell a guesser how much of a token was right
-		if subtle.ConstantTimeCompare([]byte(r.Token), []byte(token)) == 1 {
-			who, found = r, true
-		}
-	}
-	if !found {
-		return noticeError(notices.ErrNotFound)
+	n, who, err := svc.Link(ctx, id, token)
+	if err != nil {
+		return err
 	}
 	if record {
 		if who, err = svc.Acknowledge(ctx, id, token); err != nil {
-			return noticeError(err)
+			return err
 		}
 	}
 	d := page.NoticeAck{Chrome: s.chrome("Acknowledge: "+n.Title, "Notices"), Title: n.Title, Href: noticeHref(id),

@@ -103,7 +103,7 @@ func (s *Server) apiNotice(c echo.Context, fn func(NoticeService, int64) (notice
 	}
 	n, err := fn(svc, id)
 	if err != nil {
-		return noticeError(err)
+		return err
 	}
 	return c.JSON(http.StatusOK, notices.ToJSON(n, noticeURL(svc, n.ID), true))
 }

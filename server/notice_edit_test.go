@@ -14,7 +14,7 @@ func TestEditingAMissingNoticeIs404(t *testing.T) {
 	_, base := noticeServer(t)
 	for _, body := range []string{`{"title": "T", "body": "B"}`, `{}`, `{"planned_swap": "2026-08-04T09:00:00Z"}`, ``} {
 		resp, got := send(t, base+"/api/v1/notices/999/edit", body, "Content-Type", "application/json")
-		if resp.StatusCode != http.StatusNotFound || !strings.Contains(got, "There is no such notice") {
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(got, "There is no such notice.") {
 			t.Errorf("API %s: %d %s, want 404", body, resp.StatusCode, got)
 		}
 	}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"sort"
@@ -27,6 +26,7 @@ type NoticeService interface {
 	Withdraw(ctx context.Context, id int64, actor, reason string) (notices.Notice, error)
 	MarkCompleted(ctx context.Context, id int64, actor, reason string) (notices.Notice, error)
 	Outbox() *notices.Outbox
+	Link(ctx context.Context, id int64, token string) (notices.Notice, notices.Recipient, error)
 	Acknowledge(ctx context.Context, id int64, token string) (notices.Recipient, error)
 	Deliveries(ctx context.Context, id int64) ([]notices.Delivery, error)
 	PublicURL() string
@@ -58,19 +58,6 @@ func noticeID(c echo.Context) (int64, error) {
 		return 0, echo.NewHTTPError(http.StatusNotFound, "There is no notice "+strconv.Quote(c.Param("id"))+".")
 	}
 	return id, nil
-}
-
-// noticeError maps the notice service's errors to answers a reader can act on.
-func noticeError(err error) error {
-	switch {
-	case errors.Is(err, notices.ErrNotFound):
-		return echo.NewHTTPError(http.StatusNotFound, "There is no such notice, or the link is not valid.")
-	case errors.Is(err, notices.ErrConflict):
-		return echo.NewHTTPError(http.StatusConflict, strings.TrimPrefix(err.Error(), "notices: conflict: "))
-	case errors.Is(err, notices.ErrInvalid):
-		return echo.NewHTTPError(http.StatusBadRequest, strings.TrimPrefix(err.Error(), "notices: "))
-	}
-	return err
 }
 
 // noticeFilter reads ?table= and ?state=, refusing an unknown state.

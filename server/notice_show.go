@@ -22,10 +22,10 @@ func (s *Server) noticeShow(c echo.Context) error {
 	ctx := c.Request().Context()
 	n, err := svc.Get(ctx, id)
 	if err != nil {
-		return noticeError(err)
+		return err
 	}
 	if n.State == notices.StateDraft && !seesDrafts(c) {
-		return noticeError(notices.ErrNotFound) // as if there were none: a draft is not public yet
+		return notices.NotFound() // as if there were none: a draft is not public yet
 	}
 	ds, err := svc.Deliveries(ctx, id)
 	if err != nil {

@@ -160,7 +160,8 @@ func TestNoticePages(t *testing.T) {
 		if got := text(doc.Find(`[data-testid="notice-revisions"] summary`)); got != "2 revisions of the text" {
 			t.Errorf("revisions %q", got)
 		}
-		if resp := postForm(t, base+"/notices/1/edit", url.Values{"title": {""}, "body": {"x"}}); resp.StatusCode != http.StatusBadRequest {
+		// an empty title is a value the notice cannot take (invalid: 422), not a malformed request
+		if resp := postForm(t, base+"/notices/1/edit", url.Values{"title": {""}, "body": {"x"}}); resp.StatusCode != http.StatusUnprocessableEntity {
 			t.Errorf("empty title: %d", resp.StatusCode)
 		}
 	})
@@ -180,7 +181,8 @@ func TestNoticePages(t *testing.T) {
 		if got := text(doc.Find(`[data-testid="notice-message"]`)); got != "Saved the planned time." {
 			t.Errorf("message %q", got)
 		}
-		if resp := postForm(t, base+"/notices/1/edit", url.Values{"planned_swap": {"2026-08-01T09:00"}}); resp.StatusCode != http.StatusBadRequest {
+		// a time in the past parses: it is a value the notice cannot take (invalid: 422)
+		if resp := postForm(t, base+"/notices/1/edit", url.Values{"planned_swap": {"2026-08-01T09:00"}}); resp.StatusCode != http.StatusUnprocessableEntity {
 			t.Errorf("a planned time in the past: %d", resp.StatusCode)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"trueup/fault"
 	"trueup/notices"
 )
 
@@ -53,7 +54,8 @@ func editNotice(ctx context.Context, svc NoticeService, id int64, actor string, 
 	if e.PlannedSwap != "" {
 		at, err := notices.ParsePlannedSwap(e.PlannedSwap)
 		if err != nil {
-			return n, err
+			// a time that does not parse is the request's syntax: a 400, as a bad query is
+			return n, echo.NewHTTPError(http.StatusBadRequest, fault.Message(err)).SetInternal(err)
 		}
 		return svc.PlanSwap(ctx, id, actor, at)
 	}
@@ -70,7 +72,7 @@ func (s *Server) noticeWrite(c echo.Context, action string, fn func(NoticeServic
 		return err
 	}
 	if err := fn(svc, id); err != nil {
-		return noticeError(err)
+		return err
 	}
 	return c.Redirect(http.StatusSeeOther, noticeHref(id)+"?done="+action)
 }

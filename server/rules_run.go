@@ -16,7 +16,7 @@ func (s *Server) ruleRun(c echo.Context) error {
 	}
 	run, err := s.opt.Rules.RunNow(c.Request().Context(), name, s.actor(c))
 	if err != nil {
-		return runError(name, err)
+		return err
 	}
 	return c.Redirect(http.StatusSeeOther, ruleHref(name)+"?run="+strconv.FormatInt(run.ID, 10))
 }
@@ -33,7 +33,7 @@ func (s *Server) apiRuleRun(c echo.Context) error {
 	}
 	run, err := s.opt.Rules.RunNow(c.Request().Context(), name, s.actor(c))
 	if err != nil {
-		return runError(name, err)
+		return err
 	}
 	return c.JSON(http.StatusOK, run)
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -88,7 +87,7 @@ func (s *Server) ruleDetail(c echo.Context, n int) (ruleDetailJSON, error) {
 func (s *Server) compiledSQL(name string) (sql, problem string, err error) {
 	plan, err := s.opt.Rules.Plan(name)
 	if err != nil {
-		return "", "", runError(name, err)
+		return "", "", err
 	}
 	texts := make([]string, len(plan.Queries))
 	for i, q := range plan.Queries {
@@ -200,15 +199,4 @@ func resultView(r rules.Result) *page.ResultView {
 		v.SampleRows = append(v.SampleRows, cells)
 	}
 	return v
-}
-
-// runError maps the monitor's refusals to HTTP answers.
-func runError(name string, err error) error {
-	switch {
-	case errors.Is(err, monitor.ErrBusy):
-		return echo.NewHTTPError(http.StatusConflict, fmt.Sprintf("Rule %s is already running; try again when it has finished.", name))
-	case errors.Is(err, monitor.ErrNotFound):
-		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("There is no rule %s.", name))
-	}
-	return err
 }

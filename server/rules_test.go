@@ -242,8 +242,8 @@ func TestRulePages(t *testing.T) {
 // busyRules is a RuleService whose only rule is always running.
 type busyRules struct{ server.RuleService }
 
-func (busyRules) RunNow(context.Context, string, string) (*rules.Run, error) {
-	return nil, monitor.ErrBusy
+func (busyRules) RunNow(_ context.Context, name, _ string) (*rules.Run, error) {
+	return nil, monitor.Busy(name)
 }
 
 func TestRuleRunConflict(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"trueup/backfill"
+	"trueup/fault"
 	"trueup/notices"
 	"trueup/reconcile"
 	"trueup/rules"
@@ -94,7 +95,7 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		if _, err := r.Cancel(ctx, run.ID, cliActor()); err != nil {
-			return usagef("backfill cancel: %v", err)
+			return backfillRefused("cancel", err)
 		}
 		return backfillStatus(ctx, r, name, out)
 	case "verify":
@@ -112,7 +113,7 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 func scopeFlags(from, to string) (*backfill.Scope, error) {
 	scope, err := backfill.ParseScope(from, to)
 	if err != nil {
-		return nil, usagef("backfill: %s", strings.TrimPrefix(err.Error(), backfill.ErrInvalid.Error()+": "))
+		return nil, usagef("backfill: %w", err)
 	}
 	return scope, nil
 }
@@ -187,13 +188,23 @@ func shownDir(dir string) string {
 
 func latestRun(ctx context.Context, r *backfill.Runner, name string) (*backfill.Run, error) {
 	if _, err := r.Planner.Set.Get(name); err != nil {
-		return nil, usagef("backfill: %v", err)
+		return nil, err
 	}
 	run, err := r.Store.LatestRun(ctx, name)
 	if err != nil {
-		return nil, usagef("backfill: %v", err)
+		return nil, backfillRefused("", err)
 	}
 	return run, nil
+}
+
+// backfillRefused is err as a backfill command answers it. An error of a kind (fault) is the
+// backfill package's sentence, which a server answers too, with its exit code; any other
+// failure (the warehouse, the ledger) is named after the command and exits 2, as it always has.
+func backfillRefused(verb string, err error) error {
+	if fault.Of(err) != fault.None {
+		return err
+	}
+	return usagef("%s: %w", strings.TrimSpace("backfill "+verb), err)
 }
 
 type backfillOutput struct {
@@ -231,7 +242,7 @@ func (o *backfillOutput) encode(v any) error {
 func backfillPlan(ctx context.Context, r *backfill.Runner, name string, scope *backfill.Scope, out *backfillOutput) error {
 	b, err := r.Planner.Set.Get(name)
 	if err != nil {
-		return usagef("backfill: %v", err)
+		return err
 	}
 	p, err := r.Planner.Plan(ctx, b, scope)
 	if err != nil {

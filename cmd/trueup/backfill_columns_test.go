@@ -58,7 +58,7 @@ func TestBackfillColumnMismatchIsRefused(t *testing.T) {
 					defer os.WriteFile(file, orig, 0o644)
 					for _, verb := range []string{"plan", "run"} {
 						code, out, errs := cli(t, "--config", cfg, "backfill", verb, "fix_dedup_bug")
-						refused := map[string]string{"plan": "blocked by", "run": "backfill blocked"}[verb]
+						refused := map[string]string{"plan": "blocked by", "run": "Backfill fix_dedup_bug is blocked"}[verb]
 						if code != exitUsage || !strings.Contains(out+errs, tc.want) || !strings.Contains(errs, refused) {
 							t.Errorf("backfill %s: exit %d, want 2 naming %q:\n%s%s", verb, code, tc.want, out, errs)
 						}

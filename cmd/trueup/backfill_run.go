@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,7 @@ import (
 func backfillDryRun(ctx context.Context, r *backfill.Runner, name string, scope *backfill.Scope, out *backfillOutput) error {
 	pv, err := r.DryRun(ctx, name, scope)
 	if err != nil {
-		return usagef("backfill dry-run: %v", err)
+		return backfillRefused("dry-run", err)
 	}
 	return reportDryRun(out, name, pv)
 }
@@ -43,7 +42,7 @@ func reportDryRun(out *backfillOutput, name string, pv *backfill.Preview) error 
 func backfillVerify(ctx context.Context, r *backfill.Runner, name string, scope *backfill.Scope, out *backfillOutput) error {
 	pv, err := r.Verify(ctx, name, scope.From, scope.To)
 	if err != nil {
-		return usagef("backfill verify: %v", err)
+		return backfillRefused("verify", err)
 	}
 	if out.json {
 		if err := out.encode(pv); err != nil {
@@ -99,11 +98,8 @@ func writePartitionTable(w io.Writer, res *reconcile.Result) {
 
 func backfillRun(ctx context.Context, e *env, r *backfill.Runner, name string, scope *backfill.Scope, sample int, out *backfillOutput) error {
 	run, err := r.Start(ctx, name, backfill.RunOptions{Actor: cliActor(), Sample: sample, Scope: scope})
-	if errors.Is(err, backfill.ErrConflict) {
-		return failedf("backfill run: %v", err) // another run holds the table: exit 1, as a 409 does
-	}
 	if err != nil {
-		return usagef("backfill run: %v", err)
+		return backfillRefused("run", err) // another run holding the table is a conflict: exit 1, as a 409
 	}
 	fmt.Fprintf(e.stderr, "backfill %s: run %d building %s\n", name, run.ID, versionsOf(run))
 	return execute(ctx, e, r, run, sample, out)

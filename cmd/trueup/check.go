@@ -84,8 +84,8 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	selected, err := set.Select(names, tags)
-	if errors.Is(err, rules.ErrNotFound) {
-		return usagef("check: %v", err)
+	if err != nil {
+		return err // an unknown rule: not found
 	}
 	if len(selected) == 0 {
 		return usagef("check: no rule matches --rule %s --tag %s", names.String(), tags.String())

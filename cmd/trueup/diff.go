@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
@@ -91,10 +90,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	}
 
 	res, err := reconcile.Diff(ctx, spec)
-	if errors.Is(err, reconcile.ErrBadInput) {
-		return usagef("diff: %v", err)
-	}
-	if err != nil {
+	if err != nil { // one that cannot run as asked is invalid (exit 2) and says why
 		return fmt.Errorf("diff: %w", err)
 	}
 	if _, err := reconcile.NewStore(a.ledger).Save(ctx, res, "cli", cliActor()); err != nil {

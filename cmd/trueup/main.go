@@ -95,7 +95,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // exitCode is the one place an error becomes an exit code, by its kind (fault): 2 for bad input
 // (a file, a flag, a name that does not exist), 1 for a check or validation that failed, a
-// conflict, a refusal, or trueup's own failure. Every error is printed as the one line it says.
+// conflict, a refusal, or trueup's own failure. Every error is printed as the one line it says:
+// its message (fault.Message), the sentence the server answers too, without the operation
+// prefixes wrapped around it for a log.
 func exitCode(stderr io.Writer, err error) int {
 	if err == nil {
 		return exitOK
@@ -104,7 +106,7 @@ func exitCode(stderr io.Writer, err error) int {
 	if k == fault.None && errors.Is(err, context.Canceled) {
 		return exitFailed // interrupted: the user knows
 	}
-	fmt.Fprintf(stderr, "trueup: %v\n", oneLine(err))
+	fmt.Fprintf(stderr, "trueup: %v\n", flatten(fault.Message(err)))
 	switch k {
 	case fault.NotFound, fault.Invalid:
 		return exitUsage
@@ -112,9 +114,10 @@ func exitCode(stderr io.Writer, err error) int {
 	return exitFailed
 }
 
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " ")
-}
+func oneLine(err error) string { return flatten(err.Error()) }
+
+// flatten is s on one line, its runs of spaces and newlines one space each.
+func flatten(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: trueup [--config FILE] [--target NAME|URL] [--server URL [--token TOKEN]] COMMAND [flags]")

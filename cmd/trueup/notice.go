@@ -75,7 +75,7 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 	case *planned != "":
 		t, err := notices.ParsePlannedSwap(*planned)
 		if err != nil {
-			return usagef("notice %s: --planned-swap: %v", verb, strings.TrimPrefix(err.Error(), notices.ErrInvalid.Error()+": "))
+			return usagef("notice %s: --planned-swap: %w", verb, err)
 		}
 		plan = t
 	case verb == "edit":

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"trueup/backfill"
+	"trueup/fault"
 	"trueup/ledger"
 	"trueup/notices"
 	"trueup/reconcile"
@@ -95,7 +96,7 @@ func TestNoticeCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"notice", "show", "99"}, "notice 99: notice not found"},
+		{[]string{"notice", "show", "99"}, "There is no such notice."},
 		{[]string{"notice", "show", "x"}, `"x" is not a notice id`},
 		{[]string{"notice", "list", "--state", "sent"}, `--state "sent"`},
 		{[]string{"notice", "frob"}, `unknown verb "frob"`},
@@ -185,7 +186,7 @@ type fakeDiffs map[int64]int
 func (f fakeDiffs) Get(_ context.Context, id int64) (*reconcile.Result, error) {
 	n, ok := f[id]
 	if !ok {
-		return nil, ledger.ErrNotFound
+		return nil, fault.New(fault.NotFound, "There is no diff %d.", id)
 	}
 	return &reconcile.Result{Partitions: make([]*reconcile.Partition, n)}, nil
 }
@@ -260,8 +261,8 @@ func TestNoticeEditMissing(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"local", []string{"--config", filepath.Join(local, "trueup.yaml")}, "notice 999: notice not found"},
-		{"server", []string{"--server", srv.url}, "There is no such notice"},
+		{"local", []string{"--config", filepath.Join(local, "trueup.yaml")}, "There is no such notice."},
+		{"server", []string{"--server", srv.url}, "There is no such notice."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := ledgerSnapshot(t, srv.a)

@@ -35,7 +35,7 @@ func runToken(_ context.Context, e *env, args []string) error {
 	line := fmt.Sprintf("    - {name: %s, role: %s, sha256: %s}", *name, *role, config.HashToken(token))
 	// The config line is checked as trueup.yaml would be, so a bad name fails here, not at serve.
 	if _, err := config.Parse("token", []byte("targets: {w: {url: 'duckdb::memory:'}}\nauth:\n  tokens:\n"+line+"\n")); err != nil {
-		return usagef("token: %v", strings.TrimPrefix(err.Error(), config.ErrInvalid.Error()+": "))
+		return usagef("token: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "%s\n", token)
 	fmt.Fprintf(e.stderr, "Give the token above to %s; it is shown only once. Add this under auth.tokens in trueup.yaml:\n%s\n", *name, line)
