@@ -125,7 +125,22 @@ func (l *Ledger) Now() time.Time { return l.clock().UTC() }
 // DB gives capability stores in this module access to their tables.
 func (l *Ledger) DB() *dbsql.DB { return l.db }
 
-// Tx runs fn in one transaction: all of its writes land or none do.
+// Querier is what the capability stores read and write through: the ledger's pool (DB), one of
+// its transactions (Tx), or one of its connections. *sql.DB, *sql.Tx and *sql.Conn satisfy it.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (dbsql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*dbsql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *dbsql.Row
+}
+
+var (
+	_ Querier = (*dbsql.DB)(nil)
+	_ Querier = (*dbsql.Tx)(nil)
+	_ Querier = (*dbsql.Conn)(nil)
+)
+
+// Tx runs fn in one transaction: all of its writes land or none do. It is the one way the
+// capability stores open a ledger transaction; fn's error rolls it back and is returned as is.
 func (l *Ledger) Tx(ctx context.Context, fn func(tx *dbsql.Tx) error) error {
 	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
