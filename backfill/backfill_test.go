@@ -16,6 +16,7 @@ import (
 	"trueup/backfill"
 	"trueup/fixtures"
 	"trueup/ledger"
+	"trueup/ledger/ledgertest"
 	"trueup/reconcile"
 	"trueup/rules"
 	tsql "trueup/sql"
@@ -43,11 +44,7 @@ func newDemo(t *testing.T, e tsql.Engine) *demo {
 	if err := fixtures.WriteProject(dir, e.Info().Target); err != nil {
 		t.Fatal(err)
 	}
-	l, err := ledger.Open(ctx, filepath.Join(dir, "state.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l := ledgertest.OpenAt(t, filepath.Join(dir, "state.duckdb"))
 	d := &demo{dir: dir, engine: e, ledger: l}
 	d.runner = d.newRunner(t, e)
 	return d

@@ -3,7 +3,6 @@ package backfill_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 
 	"trueup/backfill"
 	"trueup/ledger"
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
@@ -183,11 +183,7 @@ func TestRunsAreSerialisedAndStop(t *testing.T) {
 // withLedger is d with a new, empty ledger opened with opts, and a runner over it.
 func (d *demo) withLedger(t *testing.T, opts ...ledger.Option) *demo {
 	t.Helper()
-	l, err := ledger.Open(context.Background(), filepath.Join(t.TempDir(), "state.duckdb"), opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l := ledgertest.Open(t, opts...)
 	c := *d
 	c.ledger = l
 	c.runner = c.newRunner(t, d.engine)

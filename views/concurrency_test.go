@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 	"trueup/views"
@@ -20,7 +21,7 @@ func TestReadersUnderSwap(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
 		warehouse(t, e, 2000)
-		s := views.New("w", e, newLedger(t))
+		s := views.New("w", e, ledgertest.Open(t))
 		if _, err := s.Versions(ctx, "orders"); err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +118,7 @@ func TestConcurrentSwaps(t *testing.T) {
 		ctx := context.Background()
 		warehouse(t, e, 100)
 		makeVersion(t, e, "orders", 3, 100, 3)
-		l := newLedger(t)
+		l := ledgertest.Open(t)
 		inside := make(chan struct{})
 		release := make(chan struct{})
 		var once sync.Once
