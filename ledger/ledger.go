@@ -34,6 +34,7 @@ type Ledger struct {
 
 	mu       sync.Mutex
 	prepared map[string]*dbsql.Stmt
+	shared   map[any]any
 	id       string
 }
 
@@ -79,8 +80,28 @@ func (l *Ledger) Close() error {
 		st.Close()
 	}
 	l.prepared = nil
+	l.shared = nil
 	l.mu.Unlock()
 	return l.db.Close()
+}
+
+// Shared returns the value the users of this open ledger keep under key, made by make the first
+// time key is asked for. It is for state that must be one per ledger file in the process, such as
+// views' table locks: the file is open in one process only, so the values kept here are all there
+// are, whoever made the users, and they go with the Ledger. A key is a value of a type of the
+// package that uses it, so packages cannot collide.
+func (l *Ledger) Shared(key any, make func() any) any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if v, ok := l.shared[key]; ok {
+		return v
+	}
+	if l.shared == nil {
+		l.shared = map[any]any{}
+	}
+	v := make()
+	l.shared[key] = v
+	return v
 }
 
 // Prepared returns query prepared once for the life of the ledger. Statements that run on every

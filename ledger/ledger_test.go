@@ -128,3 +128,25 @@ func TestAuditLogLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestShared: the users of one open ledger get one value per key, made once; another key or
+// another ledger gets its own.
+func TestShared(t *testing.T) {
+	type key struct{ name string }
+	made := 0
+	newCount := func() any { made++; return new(int) }
+	a, b := ledgertest.Open(t), ledgertest.Open(t)
+	first := a.Shared(key{"w"}, newCount)
+	if again := a.Shared(key{"w"}, newCount); again != first || made != 1 {
+		t.Errorf("the same key on the same ledger: a new value (made %d times)", made)
+	}
+	if a.Shared(key{"other"}, newCount) == first {
+		t.Error("another key got the same value")
+	}
+	if b.Shared(key{"w"}, newCount) == first {
+		t.Error("another ledger got the same value")
+	}
+	if made != 3 {
+		t.Errorf("made %d values, want 3", made)
+	}
+}
