@@ -17,6 +17,7 @@ import (
 	"trueup/fault"
 	"trueup/fixtures"
 	"trueup/ledger"
+	"trueup/ledger/ledgertest"
 	"trueup/reconcile"
 	"trueup/rules"
 	tsql "trueup/sql"
@@ -44,18 +45,14 @@ func newDemo(t *testing.T, e tsql.Engine) *demo {
 	if err := fixtures.WriteProject(dir, e.Info().Target); err != nil {
 		t.Fatal(err)
 	}
-	l, err := ledger.Open(ctx, filepath.Join(dir, "state.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l := ledgertest.OpenAt(t, filepath.Join(dir, "state.duckdb"))
 	d := &demo{dir: dir, engine: e, ledger: l}
 	d.runner = d.newRunner(t, e)
 	return d
 }
 
 // newRunner wires a runner over the demo project, the way cmd/trueup does.
-func (d *demo) newRunner(t *testing.T, e tsql.Engine) *backfill.Runner {
+func (d *demo) newRunner(t *testing.T, e tsql.Engine, opts ...backfill.Option) *backfill.Runner {
 	t.Helper()
 	ctx := context.Background()
 	set, err := backfill.Load(os.DirFS(filepath.Join(d.dir, "backfills")), "backfills")
@@ -68,12 +65,7 @@ func (d *demo) newRunner(t *testing.T, e tsql.Engine) *backfill.Runner {
 		t.Fatal(err)
 	}
 	v := backfill.Validator{Rules: rs, Runner: rules.NewRunner(targets), Diffs: reconcile.NewStore(d.ledger)}
-	return &backfill.Runner{
-		Planner:   backfill.Planner{Set: set, Engine: e, Target: "warehouse", Rules: v},
-		Store:     backfill.Store{L: d.ledger},
-		Versions:  views.Store{L: d.ledger},
-		Validator: v,
-	}
+	return backfill.NewRunner(backfill.Planner{Set: set, Engine: e, Target: "warehouse", Rules: v}, backfill.Store{L: d.ledger}, v, opts...)
 }
 
 var bugDays = []string{"2026-07-10", "2026-07-11", "2026-07-12", "2026-07-13", "2026-07-14", "2026-07-15", "2026-07-16", "2026-07-17", "2026-07-18"}
@@ -305,8 +297,7 @@ func TestDemoBackfill(t *testing.T) {
 		t.Run("cancel_stops_after_the_partition_in_flight", func(t *testing.T) {
 			stop := make(chan struct{})
 			var once sync.Once
-			cr := d.newRunner(t, e)
-			cr.Progress = func(p backfill.Progress) { once.Do(func() { close(stop) }) }
+			cr := d.newRunner(t, e, backfill.WithProgress(func(p backfill.Progress) { once.Do(func() { close(stop) }) }))
 			run, err := cr.Start(ctx, "fix_dedup_bug", backfill.RunOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -336,19 +327,18 @@ func TestDemoBackfill(t *testing.T) {
 			night := *base
 			night.Name, night.Concurrency, night.Throttle = "nightly", 1, 3*time.Second
 			night.Window = &backfill.HourWindow{Start: 22 * 60, End: 6 * 60}
-			nr := d.newRunner(t, e)
-			nr.Planner.Set.Backfills = append(nr.Planner.Set.Backfills, &night)
 			now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 			var slept []time.Duration
 			var mu sync.Mutex
-			nr.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-			nr.Sleep = func(_ context.Context, d time.Duration) error {
-				mu.Lock()
-				defer mu.Unlock()
-				slept = append(slept, d)
-				now = now.Add(d)
-				return nil
-			}
+			nr := d.newRunner(t, e, backfill.WithClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now },
+				func(_ context.Context, d time.Duration) error {
+					mu.Lock()
+					defer mu.Unlock()
+					slept = append(slept, d)
+					now = now.Add(d)
+					return nil
+				}))
+			nr.Planner.Set.Backfills = append(nr.Planner.Set.Backfills, &night)
 			run, err := nr.Start(ctx, "nightly", backfill.RunOptions{})
 			if err != nil {
 				t.Fatal(err)

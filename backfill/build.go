@@ -121,8 +121,8 @@ func stateOf(err error) string {
 }
 
 func (r *Runner) report(p Progress) {
-	if r.Progress != nil {
-		r.Progress(p)
+	for _, fn := range r.progress {
+		fn(p)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 
 	"trueup/backfill"
 	"trueup/fixtures"
-	"trueup/ledger"
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
@@ -35,13 +35,8 @@ func TestKillChild(t *testing.T) {
 // openDemo opens an existing demo project folder and warehouse.
 func openDemo(t *testing.T, dir, url string) *demo {
 	t.Helper()
-	ctx := context.Background()
 	e := sqltest.Open(t, url)
-	l, err := ledger.Open(ctx, filepath.Join(dir, "state.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l := ledgertest.OpenAt(t, filepath.Join(dir, "state.duckdb"))
 	d := &demo{dir: dir, engine: e, ledger: l}
 	d.runner = d.newRunner(t, e)
 	return d

@@ -22,17 +22,48 @@ type Runner struct {
 	Store     Store
 	Versions  views.Store
 	Validator Validator
-	// Now and Sleep are the clock; tests replace them.
-	Now   func() time.Time
-	Sleep func(ctx context.Context, d time.Duration) error
-	// Progress, when set, hears about every partition as it starts and ends.
-	Progress func(Progress)
-	// Changed, when set, hears about a run when it is created and when it ends validated or
-	// not (the change notice is drafted and refreshed from it).
-	Changed func(ctx context.Context, run *Run)
+
+	clock    func() time.Time                                 // nil: the wall clock
+	pause    func(ctx context.Context, d time.Duration) error // nil: a timer
+	progress []func(Progress)
+	listener Listener
 
 	mu       sync.Mutex // serialises checkpoint writes
 	starting sync.Mutex // one Start at a time reserves a table and its version numbers
+}
+
+// Listener hears about a run when it is created and when its validation ends, passed or not:
+// cmd/trueup drafts the run's change notice and refreshes it from what it hears. It runs in the
+// call that made the change; what it does with a failure of its own is its business.
+type Listener interface {
+	RunChanged(ctx context.Context, run *Run)
+}
+
+// Option configures NewRunner.
+type Option func(*Runner)
+
+// WithListener tells l about every run when it is created and when its validation ends.
+func WithListener(l Listener) Option { return func(r *Runner) { r.listener = l } }
+
+// WithProgress tells fn about every partition as it starts and ends. Given more than once, each
+// fn hears, in the order given.
+func WithProgress(fn func(Progress)) Option {
+	return func(r *Runner) { r.progress = append(r.progress, fn) }
+}
+
+// WithClock replaces the wall clock and the pauses of throttles and windows, for tests.
+func WithClock(now func() time.Time, sleep func(ctx context.Context, d time.Duration) error) Option {
+	return func(r *Runner) { r.clock, r.pause = now, sleep }
+}
+
+// NewRunner returns the runner that plans with p, records its runs in s and their versions in the
+// same ledger, and validates them with v. A Runner written as a literal is one without options.
+func NewRunner(p Planner, s Store, v Validator, opts ...Option) *Runner {
+	r := &Runner{Planner: p, Store: s, Versions: views.Store{L: s.L}, Validator: v}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
 }
 
 // Progress is one step of a run.
@@ -54,8 +85,8 @@ type RunOptions struct {
 }
 
 func (r *Runner) now() time.Time {
-	if r.Now != nil {
-		return r.Now().UTC()
+	if r.clock != nil {
+		return r.clock().UTC()
 	}
 	return time.Now().UTC()
 }
@@ -64,8 +95,8 @@ func (r *Runner) sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
-	if r.Sleep != nil {
-		return r.Sleep(ctx, d)
+	if r.pause != nil {
+		return r.pause(ctx, d)
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -118,8 +149,8 @@ func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, 
 		return nil, err
 	}
 	created, err := r.Store.GetRun(ctx, run.ID)
-	if err == nil && r.Changed != nil {
-		r.Changed(ctx, created)
+	if err == nil && r.listener != nil {
+		r.listener.RunChanged(ctx, created)
 	}
 	return created, err
 }

@@ -3,7 +3,6 @@ package backfill_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 	"trueup/backfill"
 	"trueup/fault"
 	"trueup/ledger"
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
@@ -118,11 +118,10 @@ func TestRunsAreSerialisedAndStop(t *testing.T) {
 			base, _ := d.runner.Planner.Set.Get("fix_dedup_bug")
 			slow := *base
 			slow.Name, slow.Concurrency, slow.Throttle = "slow", 1, 10*time.Minute
-			r := d.newRunner(t, e)
-			r.Planner.Set.Backfills = append(r.Planner.Set.Backfills, &slow)
 			stop := make(chan struct{})
 			var once sync.Once
-			r.Progress = func(backfill.Progress) { once.Do(func() { close(stop) }) }
+			r := d.newRunner(t, e, backfill.WithProgress(func(backfill.Progress) { once.Do(func() { close(stop) }) }))
+			r.Planner.Set.Backfills = append(r.Planner.Set.Backfills, &slow)
 			run, err := r.Start(ctx, "slow", backfill.RunOptions{Scope: twoDays})
 			if err != nil {
 				t.Fatal(err)
@@ -161,10 +160,9 @@ func TestRunsAreSerialisedAndStop(t *testing.T) {
 			// Each partition of orders takes an hour on the clock: the first starts at 05:10,
 			// inside the window, and ends at 06:10, outside it.
 			slow := &hourEngine{Engine: e, prefix: "orders__", now: clock, advance: func() { mu.Lock(); now = now.Add(time.Hour); mu.Unlock() }}
-			r := d.newRunner(t, slow)
+			r := d.newRunner(t, slow, backfill.WithClock(clock,
+				func(_ context.Context, d time.Duration) error { mu.Lock(); now = now.Add(d); mu.Unlock(); return nil }))
 			r.Planner.Set.Backfills = append(r.Planner.Set.Backfills, &night)
-			r.Now = clock
-			r.Sleep = func(_ context.Context, d time.Duration) error { mu.Lock(); now = now.Add(d); mu.Unlock(); return nil }
 			// Two partitions: the second is handed out at 05:10 and taken by the worker at 06:10.
 			run, err := r.Start(ctx, "night", backfill.RunOptions{Scope: twoDays})
 			if err != nil {
@@ -184,11 +182,7 @@ func TestRunsAreSerialisedAndStop(t *testing.T) {
 // withLedger is d with a new, empty ledger opened with opts, and a runner over it.
 func (d *demo) withLedger(t *testing.T, opts ...ledger.Option) *demo {
 	t.Helper()
-	l, err := ledger.Open(context.Background(), filepath.Join(t.TempDir(), "state.duckdb"), opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l := ledgertest.Open(t, opts...)
 	c := *d
 	c.ledger = l
 	c.runner = c.newRunner(t, d.engine)
@@ -290,8 +284,8 @@ func TestRunsStartingTogether(t *testing.T) {
 		twoDays := &backfill.Scope{From: day("2026-07-10"), To: day("2026-07-11")}
 		// dailyRevenue is a runner whose daily_revenue backfill can run on its own: its table
 		// is the upstream one, and one of fix_dedup_bug's downstream tables.
-		dailyRevenue := func(d *demo) *backfill.Runner {
-			r := d.newRunner(t, e)
+		dailyRevenue := func(d *demo, opts ...backfill.Option) *backfill.Runner {
+			r := d.newRunner(t, e, opts...)
 			b, err := r.Planner.Set.Get("daily_revenue")
 			if err != nil {
 				t.Fatal(err)
@@ -374,9 +368,9 @@ func TestRunsStartingTogether(t *testing.T) {
 		}
 
 		t.Run("a_notice_being_drafted_holds_back_no_other_start", func(t *testing.T) {
-			r := dailyRevenue(base.withLedger(t))
+			var r *backfill.Runner
 			other := make(chan error, 1)
-			r.Changed = func(ctx context.Context, run *backfill.Run) {
+			r = dailyRevenue(base.withLedger(t), backfill.WithListener(runChanged(func(ctx context.Context, run *backfill.Run) {
 				if run.Backfill != "fix_dedup_bug" {
 					return
 				}
@@ -392,10 +386,15 @@ func TestRunsStartingTogether(t *testing.T) {
 				case <-time.After(30 * time.Second):
 					t.Error("a start of daily_revenue waited for fix_dedup_bug's notice to be drafted")
 				}
-			}
+			})))
 			if _, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{Actor: "bob", Scope: twoDays}); err != nil {
 				t.Fatal(err)
 			}
 		})
 	})
 }
+
+// runChanged is a backfill.Listener made of a function.
+type runChanged func(ctx context.Context, run *backfill.Run)
+
+func (f runChanged) RunChanged(ctx context.Context, run *backfill.Run) { f(ctx, run) }

@@ -324,12 +324,7 @@ func (s Store) setPartition(ctx context.Context, runID int64, table, part, state
 	return s.setPartitionOn(ctx, s.L.DB(), runID, table, part, state, rows, errText)
 }
 
-// execer is the ledger's pool or one of its transactions.
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (dbsql.Result, error)
-}
-
-func (s Store) setPartitionOn(ctx context.Context, x execer, runID int64, table, part, state string, rows int64, errText string) error {
+func (s Store) setPartitionOn(ctx context.Context, x ledger.Querier, runID int64, table, part, state string, rows int64, errText string) error {
 	now := s.L.Now()
 	var err error
 	switch state {

@@ -142,8 +142,8 @@ func (r *Runner) validate(ctx context.Context, run *Run, sampled bool) (*Run, er
 	}
 	r.audit(ctx, run, "backfill.validate", outcome, state)
 	done, err := r.Store.GetRun(ctx, run.ID)
-	if err == nil && r.Changed != nil {
-		r.Changed(ctx, done)
+	if err == nil && r.listener != nil {
+		r.listener.RunChanged(ctx, done)
 	}
 	return done, err
 }

@@ -30,6 +30,7 @@ type Ledger struct {
 
 	mu       sync.Mutex
 	prepared map[string]*dbsql.Stmt
+	shared   map[any]any
 	id       string
 }
 
@@ -75,8 +76,28 @@ func (l *Ledger) Close() error {
 		st.Close()
 	}
 	l.prepared = nil
+	l.shared = nil
 	l.mu.Unlock()
 	return l.db.Close()
+}
+
+// Shared returns the value the users of this open ledger keep under key, made by make the first
+// time key is asked for. It is for state that must be one per ledger file in the process, such as
+// views' table locks: the file is open in one process only, so the values kept here are all there
+// are, whoever made the users, and they go with the Ledger. A key is a value of a type of the
+// package that uses it, so packages cannot collide.
+func (l *Ledger) Shared(key any, make func() any) any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if v, ok := l.shared[key]; ok {
+		return v
+	}
+	if l.shared == nil {
+		l.shared = map[any]any{}
+	}
+	v := make()
+	l.shared[key] = v
+	return v
 }
 
 // Prepared returns query prepared once for the life of the ledger. Statements that run on every
@@ -121,7 +142,22 @@ func (l *Ledger) Now() time.Time { return l.clock().UTC() }
 // DB gives capability stores in this module access to their tables.
 func (l *Ledger) DB() *dbsql.DB { return l.db }
 
-// Tx runs fn in one transaction: all of its writes land or none do.
+// Querier is what the capability stores read and write through: the ledger's pool (DB), one of
+// its transactions (Tx), or one of its connections. *sql.DB, *sql.Tx and *sql.Conn satisfy it.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (dbsql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*dbsql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *dbsql.Row
+}
+
+var (
+	_ Querier = (*dbsql.DB)(nil)
+	_ Querier = (*dbsql.Tx)(nil)
+	_ Querier = (*dbsql.Conn)(nil)
+)
+
+// Tx runs fn in one transaction: all of its writes land or none do. It is the one way the
+// capability stores open a ledger transaction; fn's error rolls it back and is returned as is.
 func (l *Ledger) Tx(ctx context.Context, fn func(tx *dbsql.Tx) error) error {
 	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"trueup/ledger"
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 )
 
@@ -21,10 +22,7 @@ func TestMigrationsAndAudit(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.duckdb")
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	l, err := ledger.Open(ctx, path, ledger.WithClock(func() time.Time { return now }))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := ledgertest.OpenAt(t, path, ledger.WithClock(func() time.Time { return now }))
 	v1, err := l.SchemaVersion(ctx)
 	if err != nil || v1 < 1 {
 		t.Fatalf("schema version %d, %v", v1, err)
@@ -41,11 +39,7 @@ func TestMigrationsAndAudit(t *testing.T) {
 	l.Close()
 
 	// Reopening applies nothing twice and keeps every entry.
-	l, err = ledger.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l = ledgertest.OpenAt(t, path)
 	if v2, _ := l.SchemaVersion(ctx); v2 != v1 {
 		t.Errorf("schema version moved from %d to %d on reopen", v1, v2)
 	}
@@ -64,13 +58,9 @@ func TestMigrationsAndAudit(t *testing.T) {
 
 func TestAuditTxRollsBackWithTheAction(t *testing.T) {
 	ctx := context.Background()
-	l, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "state.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := ledgertest.Open(t)
 	boom := errors.New("boom")
-	err = l.Tx(ctx, func(tx *dbsql.Tx) error {
+	err := l.Tx(ctx, func(tx *dbsql.Tx) error {
 		if _, err := l.AuditTx(ctx, tx, ledger.Entry{Actor: "a", Action: "view.swap", Outcome: "ok"}); err != nil {
 			return err
 		}
@@ -97,13 +87,8 @@ func TestLockedFile(t *testing.T) {
 		}
 		os.Exit(4)
 	}
-	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.duckdb")
-	l, err := ledger.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	ledgertest.OpenAt(t, path) // held until the test ends
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestLockedFile$")
 	cmd.Env = append(os.Environ(), "TRUEUP_LEDGER_CHILD="+path)
 	out, err := cmd.CombinedOutput()
@@ -121,11 +106,7 @@ func TestLockedFile(t *testing.T) {
 // (a limit above 1000 was reset to 100).
 func TestAuditLogLimit(t *testing.T) {
 	ctx := t.Context()
-	l, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "state.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := ledgertest.Open(t)
 	if _, err := l.DB().ExecContext(ctx, `INSERT INTO audit_log (at_time, actor, action, target, params, outcome)
 		SELECT now(), 'ann', 'view.swap', 't' || range, '{}', 'ok' FROM range(1010)`); err != nil {
 		t.Fatal(err)
@@ -145,5 +126,27 @@ func TestAuditLogLimit(t *testing.T) {
 				t.Errorf("limit %d: %d entries, %v; want %d", tc.limit, len(got), err, tc.want)
 			}
 		})
+	}
+}
+
+// TestShared: the users of one open ledger get one value per key, made once; another key or
+// another ledger gets its own.
+func TestShared(t *testing.T) {
+	type key struct{ name string }
+	made := 0
+	newCount := func() any { made++; return new(int) }
+	a, b := ledgertest.Open(t), ledgertest.Open(t)
+	first := a.Shared(key{"w"}, newCount)
+	if again := a.Shared(key{"w"}, newCount); again != first || made != 1 {
+		t.Errorf("the same key on the same ledger: a new value (made %d times)", made)
+	}
+	if a.Shared(key{"other"}, newCount) == first {
+		t.Error("another key got the same value")
+	}
+	if b.Shared(key{"w"}, newCount) == first {
+		t.Error("another ledger got the same value")
+	}
+	if made != 3 {
+		t.Errorf("made %d values, want 3", made)
 	}
 }

@@ -3,7 +3,6 @@ package monitor
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"trueup/fault"
 	"trueup/ledger"
+	"trueup/ledger/ledgertest"
 	"trueup/rules"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
@@ -39,11 +39,7 @@ func newFixture(t *testing.T) *fixture {
 	if err := e.Insert(ctx, "amounts", []string{"v"}, [][]any{{int64(1)}, {int64(2)}}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "state.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l := ledgertest.Open(t)
 	targets := rules.TargetMap{Default: "w", Engines: map[string]tsql.Engine{"w": e}}
 	fsys := fstest.MapFS{
 		"no_negative.sql": {Data: []byte("-- kind: custom\n-- schedule: 0 * * * *\nSELECT v FROM amounts WHERE v < 0\n")},

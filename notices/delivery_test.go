@@ -14,6 +14,7 @@ import (
 	"trueup/config"
 	"trueup/fault"
 	"trueup/ledger"
+	"trueup/ledger/ledgertest"
 	"trueup/notices"
 	"trueup/rules"
 )
@@ -58,7 +59,7 @@ func (r *rig) open() {
 	if r.l != nil {
 		r.l.Close()
 	}
-	r.l = openLedger(r.t, r.path, r.clock)
+	r.l = ledgertest.OpenAt(r.t, r.path, ledger.WithClock(r.clock.Now))
 	ob := notices.NewOutbox(r.l, r.cfg, notices.OutboxOptions{Backoff: time.Minute, MaxAttempts: 5, HTTP: &http.Client{Timeout: 5 * time.Second}})
 	r.svc = notices.New(r.l, notices.Options{Notify: r.cfg, Outbox: ob})
 }

@@ -2,17 +2,19 @@ package notices_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"trueup/internal/golden"
+	"trueup/ledger"
+	"trueup/ledger/ledgertest"
 	"trueup/notices"
 )
 
 func TestDraftFromDemoEvidence(t *testing.T) {
 	ctx := context.Background()
 	c := newClock()
-	s := notices.New(openLedger(t, filepath.Join(t.TempDir(), "state.duckdb"), c), notices.Options{})
+	s := notices.New(ledgertest.Open(t, ledger.WithClock(c.Now)), notices.Options{})
 	n, err := s.Draft(ctx, demoEvidence())
 	if err != nil {
 		t.Fatal(err)
@@ -20,8 +22,8 @@ func TestDraftFromDemoEvidence(t *testing.T) {
 	if n.State != notices.StateDraft || n.Revision != 1 || len(n.Transitions) != 1 {
 		t.Errorf("state %s revision %d transitions %d, want a fresh draft", n.State, n.Revision, len(n.Transitions))
 	}
-	golden(t, "draft.golden.txt", notices.Text(n))
-	golden(t, "draft.golden.html", notices.HTML(n, "https://trueup.example.com/notices/1", "https://trueup.example.com/notices/1/ack/TOKEN"))
+	golden.Check(t, "draft.golden.txt", notices.Text(n))
+	golden.Check(t, "draft.golden.html", notices.HTML(n, "https://trueup.example.com/notices/1", "https://trueup.example.com/notices/1/ack/TOKEN"))
 
 	t.Run("plain_language_comes_before_numbers", func(t *testing.T) {
 		text := notices.Text(n)
@@ -81,7 +83,7 @@ func TestDraftShowsOverrideAndUnexpectedChanges(t *testing.T) {
 
 func TestRedraft(t *testing.T) {
 	ctx := context.Background()
-	s := notices.New(openLedger(t, filepath.Join(t.TempDir(), "state.duckdb"), newClock()), notices.Options{})
+	s := notices.New(ledgertest.Open(t, ledger.WithClock(newClock().Now)), notices.Options{})
 	early := demoEvidence()
 	early.Rules, early.Diff, early.Compared, early.Expectations, early.Exposures = nil, nil, nil, nil, nil
 	first, err := s.Draft(ctx, early)

@@ -3,13 +3,14 @@ package notices_test
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"trueup/ledger"
+	"trueup/ledger/ledgertest"
 	"trueup/notices"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
@@ -149,7 +150,7 @@ func TestEvaluateExposure(t *testing.T) {
 		})
 
 		t.Run("draft_evaluates_the_exposures_itself", func(t *testing.T) {
-			l := openLedger(t, filepath.Join(t.TempDir(), "state.duckdb"), newClock())
+			l := ledgertest.Open(t, ledger.WithClock(newClock().Now))
 			svc := notices.New(l, notices.Options{Exposures: xs, Targets: targets})
 			n, err := svc.Draft(ctx, notices.Evidence{Backfill: "fix", RunID: 1, Tables: []string{"daily_revenue"},
 				Versions: map[string]int{"daily_revenue": 2}})

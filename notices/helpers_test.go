@@ -1,40 +1,11 @@
 package notices_test
 
 import (
-	"context"
-	"flag"
-	"os"
-	"path/filepath"
 	"sync"
-	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
-	"trueup/ledger"
 	"trueup/notices"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", name, diff)
-	}
-}
 
 // clock is a settable test clock.
 type clock struct {
@@ -54,16 +25,6 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
-}
-
-func openLedger(t *testing.T, path string, c *clock) *ledger.Ledger {
-	t.Helper()
-	l, err := ledger.Open(context.Background(), path, ledger.WithClock(c.Now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return l
 }
 
 func f(v float64) *float64 { return &v }

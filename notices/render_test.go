@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"trueup/internal/golden"
 	"trueup/notices"
 )
 
@@ -13,7 +14,7 @@ func TestChart(t *testing.T) {
 	ev := demoEvidence()
 	ev.Diff[20].Verdict, ev.Diff[20].NewCount, ev.Diff[20].PctChange = notices.VerdictUnexpected, ev.Diff[20].OldCount-40, -1.9
 	svg := notices.Chart(ev.Diff, "orders")
-	golden(t, "chart.golden.svg", svg)
+	golden.Check(t, "chart.golden.svg", svg)
 	if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil {
 		t.Errorf("chart is not well-formed XML: %v", err)
 	}
@@ -43,7 +44,7 @@ func TestFeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "feed.golden.atom", string(out))
+	golden.Check(t, "feed.golden.atom", string(out))
 	if strings.Contains(string(out), "Not yet") {
 		t.Error("a draft is in the feed")
 	}

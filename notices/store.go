@@ -11,13 +11,6 @@ import (
 	"trueup/ledger"
 )
 
-// queryer is the pool or a transaction.
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*dbsql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *dbsql.Row
-	ExecContext(ctx context.Context, query string, args ...any) (dbsql.Result, error)
-}
-
 const noticeCols = `id, state, title, body, revision, target, backfill, run_id, CAST(tables AS VARCHAR),
 	CAST(versions AS VARCHAR), CAST(evidence AS VARCHAR), created_at, updated_at`
 
@@ -51,7 +44,7 @@ func jsonText(v any) string {
 }
 
 // insertNotice stores a new draft with its first revision and transition.
-func insertNotice(ctx context.Context, q queryer, n *Notice, actor string, at time.Time) error {
+func insertNotice(ctx context.Context, q ledger.Querier, n *Notice, actor string, at time.Time) error {
 	tables := n.Tables
 	if tables == nil {
 		tables = []string{}
@@ -74,13 +67,13 @@ func insertNotice(ctx context.Context, q queryer, n *Notice, actor string, at ti
 	return insertTransition(ctx, q, n.ID, "", StateDraft, actor, "", at)
 }
 
-func insertRevision(ctx context.Context, q queryer, id int64, rev int, title, body, actor string, at time.Time) error {
+func insertRevision(ctx context.Context, q ledger.Querier, id int64, rev int, title, body, actor string, at time.Time) error {
 	_, err := q.ExecContext(ctx, `INSERT INTO notice_revisions (notice_id, revision, title, body, at_time, actor)
 		VALUES (?, ?, ?, ?, ?, ?)`, id, rev, title, body, at, actor)
 	return err
 }
 
-func insertTransition(ctx context.Context, q queryer, id int64, from, to State, actor, reason string, at time.Time) error {
+func insertTransition(ctx context.Context, q ledger.Querier, id int64, from, to State, actor, reason string, at time.Time) error {
 	_, err := q.ExecContext(ctx, `INSERT INTO notice_transitions (notice_id, seq, from_state, to_state, at_time, actor, reason)
 		SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ?, ?, ? FROM notice_transitions WHERE notice_id = ?`,
 		id, string(from), string(to), at, actor, reason, id)
@@ -89,13 +82,13 @@ func insertTransition(ctx context.Context, q queryer, id int64, from, to State, 
 
 // transitionCount is the number of transitions a notice has had: it makes event keys unique
 // per transition, so a notice that goes live, is rolled back and goes live again says so twice.
-func transitionCount(ctx context.Context, q queryer, id int64) (int, error) {
+func transitionCount(ctx context.Context, q ledger.Querier, id int64) (int, error) {
 	var n int
 	err := q.QueryRowContext(ctx, `SELECT count(*) FROM notice_transitions WHERE notice_id = ?`, id).Scan(&n)
 	return n, err
 }
 
-func getNotice(ctx context.Context, q queryer, id int64) (Notice, error) {
+func getNotice(ctx context.Context, q ledger.Querier, id int64) (Notice, error) {
 	n, err := scanNotice(q.QueryRowContext(ctx, "SELECT "+noticeCols+" FROM notices WHERE id = ?", id))
 	if errors.Is(err, dbsql.ErrNoRows) {
 		return n, fmt.Errorf("notices: notice %d: %w", id, NotFound())
@@ -109,7 +102,7 @@ func getNotice(ctx context.Context, q queryer, id int64) (Notice, error) {
 	return n, nil
 }
 
-func loadHistory(ctx context.Context, q queryer, n *Notice) error {
+func loadHistory(ctx context.Context, q ledger.Querier, n *Notice) error {
 	rows, err := q.QueryContext(ctx, `SELECT from_state, to_state, at_time, actor, reason FROM notice_transitions
 		WHERE notice_id = ? ORDER BY seq`, n.ID)
 	if err != nil {
@@ -162,7 +155,7 @@ func loadHistory(ctx context.Context, q queryer, n *Notice) error {
 }
 
 // listNotices returns every notice newest first, without history.
-func listNotices(ctx context.Context, q queryer) ([]Notice, error) {
+func listNotices(ctx context.Context, q ledger.Querier) ([]Notice, error) {
 	rows, err := q.QueryContext(ctx, "SELECT "+noticeCols+" FROM notices ORDER BY id DESC")
 	if err != nil {
 		return nil, fmt.Errorf("notices: list: %w", err)
@@ -174,7 +167,7 @@ func listNotices(ctx context.Context, q queryer) ([]Notice, error) {
 	return out, nil
 }
 
-func setState(ctx context.Context, q queryer, id int64, to State, at time.Time) error {
+func setState(ctx context.Context, q ledger.Querier, id int64, to State, at time.Time) error {
 	_, err := q.ExecContext(ctx, `UPDATE notices SET state = ?, updated_at = ? WHERE id = ?`, string(to), at, id)
 	return err
 }

@@ -3,35 +3,13 @@ package reconcile_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
+	"trueup/internal/golden"
 	"trueup/reconcile"
 	"trueup/sql/sqltest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with testdata/name, rewriting it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("%s differs from the golden file:\n--- want\n%s\n--- got\n%s", name, want, got)
-	}
-}
 
 // TestOutputsGolden pins the JSON document and the text table of one diff with every kind of
 // finding: an expected rise, a change outside the window, a removed row, a new partition.
@@ -59,11 +37,11 @@ func TestOutputsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "result.golden.json", append(js, '\n'))
+	golden.Check(t, "result.golden.json", append(js, '\n'))
 
 	var text bytes.Buffer
 	if err := r.WriteText(&text, reconcile.TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "result.golden.txt", text.Bytes())
+	golden.Check(t, "result.golden.txt", text.Bytes())
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"trueup/fault"
 	"trueup/ledger"
+	"trueup/ledger/ledgertest"
 	"trueup/reconcile"
 	"trueup/sql/sqltest"
 )
@@ -28,11 +28,7 @@ func TestStore(t *testing.T) {
 	}))
 	r := diff(t, spec(e))
 
-	l, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "state.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := ledgertest.Open(t)
 	s := reconcile.NewStore(l)
 	id, err := s.Save(ctx, r, "cli", "ann")
 	if err != nil {

@@ -2,20 +2,14 @@ package rules
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"trueup/internal/golden"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // TestPlanGolden keeps the fused SQL of the shop rules per engine in testdata, so a change to
 // what trueup sends is seen in review.
@@ -33,21 +27,7 @@ func TestPlanGolden(t *testing.T) {
 		for i, q := range plan.Queries {
 			fmt.Fprintf(&b, "-- query %d\n%s;\n\n", i+1, q.SQL)
 		}
-		got := b.String()
-		path := filepath.Join("testdata", "plan."+e.Dialect().Name()+".golden.sql")
-		if *update {
-			os.MkdirAll("testdata", 0o755)
-			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run with -update to create it)", err)
-		}
-		if diff := cmp.Diff(string(want), got); diff != "" {
-			t.Errorf("plan differs from %s (-want +got; -update rewrites it):\n%s", path, diff)
-		}
+		golden.Check(t, "plan."+e.Dialect().Name()+".golden.sql", b.String())
 		for _, pr := range plan.Rules {
 			if len(pr.Queries) == 0 || pr.Judge == "" || pr.Error != "" {
 				t.Errorf("%s: queries %v, judge %q, error %q", pr.Rule, pr.Queries, pr.Judge, pr.Error)

@@ -10,17 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"trueup/ledger"
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 )
 
 func openStore(t *testing.T) *Store {
 	t.Helper()
-	l, err := ledger.Open(context.Background(), filepath.Join(t.TempDir(), "state.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l := ledgertest.Open(t)
 	return NewStore(l)
 }
 

@@ -28,7 +28,10 @@ func (e *db) reading(ctx context.Context) context.Context {
 	return e.reads(ctx)
 }
 
-// querier is a pool or one connection of it.
+// querier is a warehouse pool or one connection of it: what an engine's statements run on (on
+// picks which). It is not ledger.Querier and stays apart on purpose: it serves the engines, which
+// know nothing of the ledger (the ledger imports this package), and an engine reads rows only
+// through Query, so it needs no QueryRow.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*dbsql.Rows, error)
 	ExecContext(ctx context.Context, query string, args ...any) (dbsql.Result, error)

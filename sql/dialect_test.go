@@ -1,32 +1,11 @@
 package sql
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"trueup/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with testdata/name, rewriting it under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from golden file:\n--- want\n%s\n--- got\n%s", name, want, got)
-	}
-}
 
 // TestRepointStatementsGolden pins the SQL each engine version gets for a two-view publish.
 // Modern ClickHouse statements cannot run on the 18.16 test server, so their text is pinned here.
@@ -42,7 +21,7 @@ func TestRepointStatementsGolden(t *testing.T) {
 		{"repoint.clickhouse-24.8.golden.sql", chDialect{version: parseVersion("24.8.4.13")}},
 	} {
 		t.Run(strings.TrimSuffix(tc.file, ".golden.sql"), func(t *testing.T) {
-			golden(t, tc.file, strings.Join(tc.d.RepointStatements(points, exists, "abc"), ";\n")+";\n")
+			golden.Check(t, tc.file, strings.Join(tc.d.RepointStatements(points, exists, "abc"), ";\n")+";\n")
 		})
 	}
 }

@@ -9,9 +9,14 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"path/filepath"
+	"runtime"
+	"trueup/ledger"
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 	"trueup/views"
+	"weak"
 )
 
 // TestReadersUnderSwap: 8 readers query the live views in a loop while 50 swap/rollback cycles
@@ -20,7 +25,7 @@ func TestReadersUnderSwap(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
 		warehouse(t, e, 2000)
-		s := views.New("w", e, newLedger(t))
+		s := views.New("w", e, ledgertest.Open(t))
 		if _, err := s.Versions(ctx, "orders"); err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +122,7 @@ func TestConcurrentSwaps(t *testing.T) {
 		ctx := context.Background()
 		warehouse(t, e, 100)
 		makeVersion(t, e, "orders", 3, 100, 3)
-		l := newLedger(t)
+		l := ledgertest.Open(t)
 		inside := make(chan struct{})
 		release := make(chan struct{})
 		var once sync.Once
@@ -175,4 +180,57 @@ func TestConcurrentSwaps(t *testing.T) {
 			t.Errorf("swap after the first finished: %v", err)
 		}
 	})
+}
+
+// TestTableLocksGoWhenUnused: a table's lock is given back when its holder is done, and the
+// locks are kept on the ledger, not in the package: a closed ledger that nothing uses any more is
+// not kept alive by the locks its Services took (each ledger a process opens used to stay).
+func TestTableLocksGoWhenUnused(t *testing.T) {
+	e := sqltest.DuckDB(t)
+	warehouse(t, e, 100)
+	dir := t.TempDir()
+	var gone []weak.Pointer[ledger.Ledger]
+	for i := range 3 {
+		gone = append(gone, swapOnce(t, e, filepath.Join(dir, fmt.Sprintf("state%d.duckdb", i))))
+	}
+	for range 3 { // one cycle frees them; more make the test indifferent to timing
+		runtime.GC()
+	}
+	for i, p := range gone {
+		if p.Value() != nil {
+			t.Errorf("ledger %d is still reachable after it was closed and dropped", i)
+		}
+	}
+}
+
+// swapOnce opens the ledger at path, swaps orders to v2 on it, checks the lock is held during
+// the swap and given back after it, and closes the ledger: the result points at it weakly.
+func swapOnce(t *testing.T, e tsql.Engine, path string) weak.Pointer[ledger.Ledger] {
+	t.Helper()
+	ctx := context.Background()
+	// Not ledgertest: its cleanup would keep the ledger reachable until the test ends.
+	l, err := ledger.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	other := views.New("w", e, l)
+	var heldDuring bool
+	s := views.New("w", e, l, views.WithHooks(views.Hooks{AfterIntent: func(views.Publish) {
+		_, heldDuring = other.Held("orders")
+	}}))
+	validatedRun(t, s)
+	if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"}); err != nil {
+		t.Fatal(err)
+	}
+	if !heldDuring {
+		t.Error("another Service on the ledger did not see orders held during the swap")
+	}
+	if h, held := other.Held("orders"); held {
+		t.Errorf("orders is still held after the swap: %v", h)
+	}
+	if _, err := s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "ann"}); err != nil {
+		t.Fatal(err)
+	}
+	return weak.Make(l)
 }

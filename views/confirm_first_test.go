@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 	"trueup/views"
@@ -47,7 +48,7 @@ func TestNoIntentBeforeTheEngineConfirms(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
 		warehouse(t, e, 50)
-		l := newLedger(t)
+		l := ledgertest.Open(t)
 		stall := &stallingEngine{Engine: e, stalled: make(chan struct{}), release: make(chan struct{})}
 		s := views.New("w", stall, l)
 		record(t, s, "orders", 2, views.StateValidated, 0)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 	"trueup/views"
@@ -22,7 +23,7 @@ func TestSwapWhenTheEngineDisagreesWithTheLedger(t *testing.T) {
 		warehouse(t, e, 50)
 		makeVersion(t, e, "orders", 3, 50, 3)
 		makeVersion(t, e, "orders", 4, 50, 4)
-		s := views.New("w", e, newLedger(t))
+		s := views.New("w", e, ledgertest.Open(t))
 		record(t, s, "orders", 2, views.StateValidated, 0)
 		record(t, s, "orders", 3, views.StateValidated, 0)
 		record(t, s, "orders", 4, views.StateValidated, 0)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 	"trueup/views"
@@ -20,7 +21,7 @@ func TestStaleConfirmation(t *testing.T) {
 		ctx := context.Background()
 		warehouse(t, e, 50)
 		makeVersion(t, e, "orders", 3, 50, 3)
-		s := views.New("w", e, newLedger(t))
+		s := views.New("w", e, ledgertest.Open(t))
 		validatedRun(t, s)
 		record(t, s, "orders", 3, views.StateValidated, 0)
 		reads := func(table string, n int) {

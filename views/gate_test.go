@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 	"trueup/views"
@@ -19,7 +20,7 @@ func TestAdoptedVersionNeedsOverride(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
 		warehouse(t, e, 50)
-		s := views.New("w", e, newLedger(t))
+		s := views.New("w", e, ledgertest.Open(t))
 		if _, err := s.Versions(ctx, "orders"); err != nil { // takes orders over: v1 live
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 	"trueup/views"
@@ -54,7 +55,7 @@ func TestRecoverPutsBackAHalfRenamedView(t *testing.T) {
 	ctx := context.Background()
 	warehouse(t, real, 50)
 	path := filepath.Join(t.TempDir(), "state.duckdb")
-	l := openLedger(t, path)
+	l := ledgertest.OpenAt(t, path)
 	s := views.New("w", &halfRenameEngine{Engine: real}, l)
 	validatedRun(t, s)
 	if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann", Reason: "the fix"}); err == nil {
@@ -65,7 +66,7 @@ func TestRecoverPutsBackAHalfRenamedView(t *testing.T) {
 	}
 
 	l.Close() // restart
-	l = openLedger(t, path)
+	l = ledgertest.OpenAt(t, path)
 	s = views.New("w", real, l)
 	repairs, err := views.Recover(ctx, s)
 	if err != nil {

@@ -2,7 +2,6 @@ package views_test
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -45,20 +44,6 @@ func pointView(t testing.TB, e tsql.Engine, table string, n int) {
 	if err := e.RepointViews(context.Background(), []tsql.ViewPoint{{View: table, Table: views.Physical(table, n)}}); err != nil {
 		t.Fatalf("point %s at v%d: %v", table, n, err)
 	}
-}
-
-func openLedger(t testing.TB, path string) *ledger.Ledger {
-	t.Helper()
-	l, err := ledger.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return l
-}
-
-func newLedger(t testing.TB) *ledger.Ledger {
-	return openLedger(t, filepath.Join(t.TempDir(), "state.duckdb"))
 }
 
 // validatedRun makes the ledger know orders and daily_revenue (their v1 adopted live) and records

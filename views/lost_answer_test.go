@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 	"trueup/views"
@@ -57,7 +58,7 @@ func TestRepointAnswerLostKeepsTheIntent(t *testing.T) {
 		warehouse(t, real, 50)
 		makeVersion(t, real, "orders", 3, 50, 3)
 		path := filepath.Join(t.TempDir(), "state.duckdb")
-		l := openLedger(t, path)
+		l := ledgertest.OpenAt(t, path)
 		e := &blindEngine{Engine: real}
 		s := views.New("w", e, l)
 		validatedRun(t, s)
@@ -88,7 +89,7 @@ func TestRepointAnswerLostKeepsTheIntent(t *testing.T) {
 
 		// Restart: a new process opens the ledger and recovers from the views.
 		l.Close()
-		l = openLedger(t, path)
+		l = ledgertest.OpenAt(t, path)
 		s = views.New("w", real, l)
 		if _, err := views.Recover(ctx, s); err != nil {
 			t.Fatal(err)

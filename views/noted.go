@@ -118,6 +118,8 @@ func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *h
 // pendingOutcome is a done publish's outcome being written in a ledger transaction of its own
 // while the engine repoints: its row and the versions' states first, then, given the finish time,
 // the rest.
+// It is the one ledger transaction not run through ledger.Tx: it is opened in one call and
+// committed or thrown away in another, with the repoint in between.
 type pendingOutcome struct {
 	s      *Service
 	p      *Publish

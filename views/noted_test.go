@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 	"trueup/views"
@@ -37,7 +38,7 @@ func TestNotedOutcome(t *testing.T) {
 	real := sqltest.Open(t, sqltest.DuckDBURL(t))
 	warehouse(t, real, 100)
 	e := &lateEngine{Engine: real, delay: 60 * time.Millisecond, lose: true}
-	l := newLedger(t)
+	l := ledgertest.Open(t)
 	s := views.New("w", e, l)
 	validatedRun(t, s)
 

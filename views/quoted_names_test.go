@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 	"trueup/views"
@@ -47,7 +48,7 @@ func TestQuotedNames(t *testing.T) {
 				makeVersion(t, e, table, 2, 20, 1)
 				pointView(t, e, table, 1)
 			}
-			s := views.New("w", e, newLedger(t))
+			s := views.New("w", e, ledgertest.Open(t))
 			found, err := views.List(ctx, "w", e)
 			if err != nil {
 				t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"trueup/ledger"
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 	"trueup/views"
@@ -72,7 +72,7 @@ func TestCrashBetweenIntentAndOutcome(t *testing.T) {
 					}
 					defer e.Close()
 					warehouse(t, e, 100)
-					l := openLedger(t, ledgerPath)
+					l := ledgertest.OpenAt(t, ledgerPath)
 					defer l.Close()
 					s := views.New("w", e, l)
 					if _, err := s.Versions(ctx, "orders"); err != nil {
@@ -99,7 +99,7 @@ func TestCrashBetweenIntentAndOutcome(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				l := openLedger(t, ledgerPath)
+				l := ledgertest.OpenAt(t, ledgerPath)
 				s := views.New("w", e, l)
 				h, _ := s.History(ctx, "orders", 0)
 				if noted {
@@ -183,7 +183,7 @@ func crashChild(t *testing.T, stage string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := openLedger(t, os.Getenv("TRUEUP_VIEWS_LEDGER"))
+	l := ledgertest.OpenAt(t, os.Getenv("TRUEUP_VIEWS_LEDGER"))
 	die := func(views.Publish) { os.Exit(crashExit) }
 	var hooks views.Hooks
 	switch stage {
@@ -205,7 +205,7 @@ func TestRecoverRepairsAViewChangedOutsideTrueup(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
 		warehouse(t, e, 50)
-		l := newLedger(t)
+		l := ledgertest.Open(t)
 		s := views.New("w", e, l)
 		if _, err := views.Recover(ctx, s); err != nil {
 			t.Fatal(err)
@@ -250,7 +250,7 @@ func TestRecoverFromNotes(t *testing.T) {
 	e := sqltest.Open(t, sqltest.DuckDBURL(t))
 	warehouse(t, e, 100)
 	dir := t.TempDir()
-	l := openLedger(t, filepath.Join(dir, "state.duckdb"))
+	l := ledgertest.OpenAt(t, filepath.Join(dir, "state.duckdb"))
 	s := views.New("w", e, l)
 	validatedRun(t, s)
 	swap, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann", Reason: "the fix"})
@@ -278,7 +278,7 @@ func TestRecoverFromNotes(t *testing.T) {
 	}
 
 	// Another ledger on the same warehouse: the notes are not its own.
-	other := views.New("w", e, openLedger(t, filepath.Join(dir, "other.duckdb")))
+	other := views.New("w", e, ledgertest.OpenAt(t, filepath.Join(dir, "other.duckdb")))
 	if _, err := views.Recover(ctx, other); err != nil {
 		t.Fatal(err)
 	}
@@ -333,10 +333,7 @@ func TestOutcomeLostKeepsTablesHeld(t *testing.T) {
 	warehouse(t, e, 100)
 	makeVersion(t, e, "orders", 3, 100, 3)
 	path := filepath.Join(t.TempDir(), "state.duckdb")
-	l, err := ledger.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := ledgertest.OpenAt(t, path)
 	s := views.New("w", e, l)
 	validatedRun(t, s)
 	record(t, s, "orders", 3, views.StateValidated, 0)
@@ -344,7 +341,7 @@ func TestOutcomeLostKeepsTablesHeld(t *testing.T) {
 	if _, err := l.DB().ExecContext(ctx, `ALTER TABLE audit_log RENAME TO audit_log_gone`); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann", Reason: "the fix"})
+	_, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann", Reason: "the fix"})
 	if err == nil || !strings.Contains(err.Error(), "stay held") {
 		t.Fatalf("swap whose outcome was lost: %v", err)
 	}
@@ -369,7 +366,7 @@ func TestOutcomeLostKeepsTablesHeld(t *testing.T) {
 
 	// Restart: a new process opens the ledger and recovers.
 	l.Close()
-	l = openLedger(t, path)
+	l = ledgertest.OpenAt(t, path)
 	s = views.New("w", e, l)
 	if _, err := views.Recover(ctx, s); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 	"trueup/views"
@@ -22,7 +23,7 @@ func TestRetention(t *testing.T) {
 		for n := 3; n <= 5; n++ {
 			makeVersion(t, e, "orders", n, 50, n)
 		}
-		l := newLedger(t)
+		l := ledgertest.Open(t)
 		s := views.New("w", e, l, views.WithRetention(1, true))
 		if _, err := s.Versions(ctx, "orders"); err != nil {
 			t.Fatal(err)
@@ -104,7 +105,7 @@ func TestTimeTravel(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
 		warehouse(t, e, 100)
-		s := views.New("w", e, newLedger(t))
+		s := views.New("w", e, ledgertest.Open(t))
 		if rel, err := views.Relation("orders", "v1"); err != nil || rel != "orders__v1" {
 			t.Errorf("Relation = %q, %v", rel, err)
 		}
@@ -163,7 +164,7 @@ func TestTimeTravelQualifiedNames(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
 		warehouse(t, e, 100)
-		s := views.New("w", e, newLedger(t))
+		s := views.New("w", e, ledgertest.Open(t))
 		schema := "main"
 		if e.Info().Kind == "clickhouse" {
 			schema = e.Info().Target[strings.LastIndexByte(e.Info().Target, '/')+1:]

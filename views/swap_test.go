@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 	"trueup/views"
@@ -19,7 +20,7 @@ func TestSwapAndRollback(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
 		warehouse(t, e, 200)
-		l := newLedger(t)
+		l := ledgertest.Open(t)
 		heard := &listener{}
 		s := views.New("w", e, l, views.WithListener(heard))
 
@@ -121,7 +122,7 @@ func TestRefusals(t *testing.T) {
 		makeVersion(t, e, "orders", 3, 50, 3)
 		makeVersion(t, e, "orders", 4, 50, 4)
 		makeVersion(t, e, "orders", 5, 50, 5)
-		l := newLedger(t)
+		l := ledgertest.Open(t)
 		s := views.New("w", e, l)
 		if _, err := s.Versions(ctx, "orders"); err != nil {
 			t.Fatal(err)

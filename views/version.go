@@ -105,12 +105,12 @@ func (s Store) Put(ctx context.Context, v Version) error {
 // the number is taken together with what takes it (a backfill run). A number the ledger has
 // recorded already is refused with ErrExists; one recorded by a transaction that commits while
 // q's is open fails q's commit instead (DuckDB checks the key then).
-func (s Store) Add(ctx context.Context, q Querier, v Version) error {
+func (s Store) Add(ctx context.Context, q ledger.Querier, v Version) error {
 	return s.record(ctx, q, v, false)
 }
 
 // record is the one statement that writes a whole version record, replacing or adding it.
-func (s Store) record(ctx context.Context, q Querier, v Version, replace bool) error {
+func (s Store) record(ctx context.Context, q ledger.Querier, v Version, replace bool) error {
 	now := s.L.Now()
 	if v.CreatedAt.IsZero() {
 		v.CreatedAt = now
@@ -152,14 +152,6 @@ func (s Store) NextNumber(ctx context.Context, target, table string, physical []
 		}
 	}
 	return n + 1, nil
-}
-
-// Querier is what the store reads and writes through: the ledger's pool, or a transaction that
-// must commit with the rest of a swap's outcome or a run's start.
-type Querier interface {
-	ExecContext(ctx context.Context, query string, args ...any) (dbsql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*dbsql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *dbsql.Row
 }
 
 // listMany returns the recorded versions of several tables at once, by table, oldest first.
@@ -248,7 +240,7 @@ func (s Store) adopt(ctx context.Context, v Version) (bool, error) {
 
 // setState moves a version to state inside q. A non-empty overrideBy records an approver's
 // override on the version too.
-func (s Store) setState(ctx context.Context, q Querier, target, table string, n int, state, overrideBy, overrideReason string) error {
+func (s Store) setState(ctx context.Context, q ledger.Querier, target, table string, n int, state, overrideBy, overrideReason string) error {
 	var err error
 	if overrideBy != "" {
 		_, err = q.ExecContext(ctx, `UPDATE versions SET state = ?, updated_at = ?, override_by = ?, override_reason = ?

@@ -5,21 +5,16 @@ import (
 	dbsql "database/sql"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"trueup/ledger"
+	"trueup/ledger/ledgertest"
 	"trueup/views"
 )
 
 func TestStore(t *testing.T) {
 	ctx := context.Background()
-	l, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "state.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := ledgertest.Open(t)
 	s := views.Store{L: l}
 	if n, _ := s.NextNumber(ctx, "w", "orders", []int{1}); n != 2 {
 		t.Errorf("next number with v1 in the engine: %d", n)
@@ -55,11 +50,7 @@ func TestStore(t *testing.T) {
 // and inside a transaction the number goes with the transaction.
 func TestVersionAddTakesANumberOnce(t *testing.T) {
 	ctx := context.Background()
-	l, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "state.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := ledgertest.Open(t)
 	s := views.Store{L: l}
 	ann := views.Version{Target: "w", Table: "daily_revenue", N: 2, State: views.StateBuilding, BuiltBy: "ann", Backfill: "daily_revenue", RunID: 1}
 	if err := s.Add(ctx, l.DB(), ann); err != nil {

@@ -10,7 +10,6 @@ import (
 	"trueup/backfill"
 	"trueup/ledger"
 	tsql "trueup/sql"
-	"trueup/views"
 )
 
 // backfillSQL is the benchmark's transform, the demo's kind of silver step: one row per order
@@ -81,23 +80,18 @@ func benchBackfill(ctx context.Context, b *env) error {
 		return err
 	}
 	defer l.Close()
-	r := &backfill.Runner{
-		Planner:  backfill.Planner{Set: set, Engine: e, Target: "bench"},
-		Store:    backfill.Store{L: l},
-		Versions: views.Store{L: l},
-	}
 	for _, c := range []struct {
 		name, target string
 		parts        int
 	}{{"full", "≤ 1.5x", 365}, {"scoped", "far below 1", 9}} {
 		var built time.Duration
-		r.Progress = nil
 		start := time.Now()
-		r.Progress = func(p backfill.Progress) {
-			if p.Done == p.Total {
-				built = time.Since(start)
-			}
-		}
+		r := backfill.NewRunner(backfill.Planner{Set: set, Engine: e, Target: "bench"}, backfill.Store{L: l}, backfill.Validator{},
+			backfill.WithProgress(func(p backfill.Progress) {
+				if p.Done == p.Total {
+					built = time.Since(start)
+				}
+			}))
 		total, err := timed(func() error {
 			run, err := r.Start(ctx, c.name, backfill.RunOptions{Actor: "bench"})
 			if err != nil {

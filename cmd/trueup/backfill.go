@@ -17,7 +17,6 @@ import (
 	"trueup/reconcile"
 	"trueup/rules"
 	"trueup/sqlfile"
-	"trueup/views"
 )
 
 const backfillUsage = "backfill plan|dry-run|run|status|resume|retry|cancel|verify NAME, or backfill history"
@@ -74,7 +73,11 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := newBackfillRunner(ctx, e, a, ntc, log)
+	var opts []backfill.Option
+	if isTerminal(e.stderr) {
+		opts = append(opts, backfill.WithProgress(progressBar(e.stderr)))
+	}
+	r, err := newBackfillRunner(ctx, e, a, ntc, log, opts...)
 	if err != nil {
 		return err
 	}
@@ -118,8 +121,9 @@ func scopeFlags(from, to string) (*backfill.Scope, error) {
 	return scope, nil
 }
 
-// newBackfillRunner loads the project's backfills and rules and wires the runner.
-func newBackfillRunner(ctx context.Context, e *env, a *app, ntc *notices.Service, log *slog.Logger) (*backfill.Runner, error) {
+// newBackfillRunner loads the project's backfills and rules and wires the runner, with opts
+// besides what every runner gets.
+func newBackfillRunner(ctx context.Context, e *env, a *app, ntc *notices.Service, log *slog.Logger, opts ...backfill.Option) (*backfill.Runner, error) {
 	dir := a.cfg.ProjectDir("backfills")
 	set, err := backfill.Load(os.DirFS(dir), shownDir(dir))
 	if err != nil {
@@ -145,23 +149,19 @@ func newBackfillRunner(ctx context.Context, e *env, a *app, ntc *notices.Service
 	if err := set.CheckValidate(v.Rules); err != nil {
 		return nil, backfillProblems(e, err)
 	}
-	r := &backfill.Runner{
-		Planner:   backfill.Planner{Set: set, Engine: eng, Target: targetName, Rules: v},
-		Store:     backfill.Store{L: a.ledger},
-		Versions:  views.Store{L: a.ledger},
-		Validator: v,
-	}
 	if ntc != nil {
-		draftNotices(r, ntc, log)
+		opts = append(opts, draftNotices(v, ntc, log))
 	}
+	// After opts: a progress bar is drawn before the process is killed, as it always was.
 	if crash := crashPoint("backfill.partition-done"); crash != nil {
-		r.Progress = func(p backfill.Progress) {
+		opts = append(opts, backfill.WithProgress(func(p backfill.Progress) {
 			if p.State == backfill.PartDone {
 				crash()
 			}
-		}
+		}))
 	}
-	return r, nil
+	return backfill.NewRunner(backfill.Planner{Set: set, Engine: eng, Target: targetName, Rules: v},
+		backfill.Store{L: a.ledger}, v, opts...), nil
 }
 
 // backfillProblems prints each problem of the backfill files as path:line: message and

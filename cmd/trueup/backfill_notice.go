@@ -16,16 +16,25 @@ type storedDiffs interface {
 	Get(ctx context.Context, id int64) (*reconcile.Result, error)
 }
 
-// draftNotices makes a backfill runner draft the change notice of each run when it is created
-// and refresh it when validation ends.
-func draftNotices(r *backfill.Runner, svc *notices.Service, log *slog.Logger) {
+// draftNotices makes a backfill runner validating with v draft the change notice of each run
+// when it is created and refresh it when validation ends.
+func draftNotices(v backfill.Validator, svc *notices.Service, log *slog.Logger) backfill.Option {
 	// The validation lists changed partitions only; the diffs it saved know how many were
 	// compared. The runner's diff store is where they were saved, so it is where they are read.
-	diffs, _ := r.Validator.Diffs.(storedDiffs)
-	r.Changed = func(ctx context.Context, run *backfill.Run) {
-		if _, err := svc.Draft(ctx, evidenceOf(ctx, run, diffs)); err != nil && log != nil {
-			log.Error("draft notice", "backfill", run.Backfill, "run_id", run.ID, "err", err)
-		}
+	diffs, _ := v.Diffs.(storedDiffs)
+	return backfill.WithListener(noticeDrafter{svc: svc, diffs: diffs, log: log})
+}
+
+// noticeDrafter drafts and refreshes the change notice of the runs it hears about.
+type noticeDrafter struct {
+	svc   *notices.Service
+	diffs storedDiffs
+	log   *slog.Logger
+}
+
+func (d noticeDrafter) RunChanged(ctx context.Context, run *backfill.Run) {
+	if _, err := d.svc.Draft(ctx, evidenceOf(ctx, run, d.diffs)); err != nil && d.log != nil {
+		d.log.Error("draft notice", "backfill", run.Backfill, "run_id", run.ID, "err", err)
 	}
 }
 

@@ -125,24 +125,6 @@ func execute(ctx context.Context, e *env, r *backfill.Runner, run *backfill.Run,
 		<-ctx.Done()
 		close(stop)
 	}()
-	if isTerminal(e.stderr) {
-		crash := r.Progress // a test's crash point (newBackfillRunner), if any
-		r.Progress = func(p backfill.Progress) {
-			if crash != nil {
-				defer crash(p)
-			}
-			width := 30
-			filled := 0
-			if p.Total > 0 {
-				filled = p.Done * width / p.Total
-			}
-			fmt.Fprintf(e.stderr, "\r[%s%s] %d/%d %s %s %s   ", strings.Repeat("#", filled), strings.Repeat(" ", width-filled),
-				p.Done, p.Total, p.Table, p.Partition, p.State)
-			if p.Done == p.Total {
-				fmt.Fprintln(e.stderr)
-			}
-		}
-	}
 	done, err := r.Execute(context.WithoutCancel(ctx), run.ID, backfill.ExecOptions{Stop: stop, Limit: sample})
 	if err != nil {
 		return fmt.Errorf("%v", err)
@@ -152,6 +134,22 @@ func execute(ctx context.Context, e *env, r *backfill.Runner, run *backfill.Run,
 		return err
 	}
 	return reportBuilt(out, st)
+}
+
+// progressBar draws a run's progress on w, a terminal, as the partitions start and end.
+func progressBar(w io.Writer) func(backfill.Progress) {
+	return func(p backfill.Progress) {
+		width := 30
+		filled := 0
+		if p.Total > 0 {
+			filled = p.Done * width / p.Total
+		}
+		fmt.Fprintf(w, "\r[%s%s] %d/%d %s %s %s   ", strings.Repeat("#", filled), strings.Repeat(" ", width-filled),
+			p.Done, p.Total, p.Table, p.Partition, p.State)
+		if p.Done == p.Total {
+			fmt.Fprintln(w)
+		}
+	}
 }
 
 // reportBuilt prints the status of a run that has stopped building and fails when it did not

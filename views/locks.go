@@ -1,0 +1,117 @@
+package views
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"trueup/ledger"
+)
+
+// tableLocks are the in-process locks of one target's tables. They are kept on the open ledger
+// (ledger.Shared), not in the package: every Service on the same ledger and target takes the
+// same ones, whoever made it, and they go with the ledger. A lock's entry goes when it is given
+// back, so held names only the tables being worked on.
+type tableLocks struct {
+	mu   sync.Mutex
+	held map[string]*holder
+	// released counts the locks given back: reads made before taking a lock still hold after
+	// it when no holder finished meanwhile.
+	released uint64
+}
+
+// locksKey keys a target's tableLocks on the ledger.
+type locksKey struct{ target string }
+
+// locksOf returns the locks of target's tables for the open ledger l, the same for every Service
+// on it: a DuckDB ledger file is open in one process only, so these are all the locks there are.
+func locksOf(l *ledger.Ledger, target string) *tableLocks {
+	return l.Shared(locksKey{target}, func() any { return &tableLocks{held: map[string]*holder{}} }).(*tableLocks)
+}
+
+// holder is who holds a table in this process.
+type holder struct {
+	actor  string
+	kind   string
+	since  time.Time
+	swapID int64
+	// kept: the views moved but the ledger could not record it (keepHeld); the tables stay
+	// held until a restart lets recovery record it.
+	kept bool
+	// hooked: the AfterIntent hook ran for this publish (once, though it may be tried twice).
+	hooked bool
+}
+
+// lock takes every table or none, without waiting: one swap, rollback or retirement per logical
+// table at a time, across every Service of the process on the same ledger and target (locksOf).
+// An intent's view_locks rows record the same in the ledger, for recovery and for the pages.
+func (s *Service) lock(tables []string, actor, kind string) (*holder, func(), error) {
+	s.locks.mu.Lock()
+	defer s.locks.mu.Unlock()
+	for _, t := range tables {
+		if h, ok := s.locks.held[t]; ok {
+			return nil, nil, h.conflict(t)
+		}
+	}
+	h := &holder{actor: actor, kind: kind, since: s.ledger.Now()}
+	for _, t := range tables {
+		s.locks.held[t] = h
+	}
+	tables = slices.Clone(tables)
+	return h, func() {
+		s.locks.mu.Lock()
+		defer s.locks.mu.Unlock()
+		if h.kept {
+			return
+		}
+		freed := false
+		for _, t := range tables {
+			if s.locks.held[t] == h {
+				delete(s.locks.held, t)
+				freed = true
+			}
+		}
+		if freed {
+			s.locks.released++
+		}
+	}, nil
+}
+
+// releases is how many locks have been given back so far (see released).
+func (s *Service) releases() uint64 {
+	s.locks.mu.Lock()
+	defer s.locks.mu.Unlock()
+	return s.locks.released
+}
+
+// setSwapID names the ledger intent of a held lock, for conflict messages.
+func (s *Service) setSwapID(h *holder, id int64) {
+	s.locks.mu.Lock()
+	h.swapID = id
+	s.locks.mu.Unlock()
+}
+
+// Held reports who holds table in this process, if anyone.
+func (s *Service) Held(table string) (*ConflictError, bool) {
+	s.locks.mu.Lock()
+	defer s.locks.mu.Unlock()
+	h, ok := s.locks.held[table]
+	if !ok {
+		return nil, false
+	}
+	return h.conflict(table), true
+}
+
+// conflict is the error a request for table gets while h holds it.
+func (h *holder) conflict(table string) *ConflictError {
+	return &ConflictError{Table: table, Holder: h.actor, Kind: h.kind, SwapID: h.swapID, Since: h.since, Recorded: h.kept}
+}
+
+// keepHeld keeps h's tables held when its unlock runs: the views moved and the ledger could not
+// record it, so nothing may move them again, nor repair the ledger from them, before recovery
+// (at the next start-up) records the publish from the views' notes.
+func (s *Service) keepHeld(h *holder) {
+	s.locks.mu.Lock()
+	h.kept = true
+	s.locks.mu.Unlock()
+}
