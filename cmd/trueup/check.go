@@ -115,7 +115,7 @@ const checkDeliveryWait = 15 * time.Second
 // change check's exit status, which is about the rules.
 func sendCheckAlerts(ctx context.Context, e *env, a *app, store *rules.Store, set *rules.Set) {
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
-	ob := notices.NewOutbox(a.ledger, a.cfg.Notify, notices.OutboxOptions{Logger: log})
+	ob := notices.NewOutbox(a.ledger, noticeChannels(a.cfg.Notify), notices.OutboxOptions{Logger: log})
 	tables := map[string]string{}
 	for _, r := range set.Rules {
 		tables[r.Name] = r.Table
