@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Auth configures who may do what. With no tokens trueup listens on loopback only and every

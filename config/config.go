@@ -15,7 +15,7 @@ import (
 	"trueup/fault"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"trueup/sqlfile"
 )

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"trueup/config"
 	"trueup/fault"
 	"trueup/ledger"
 	"trueup/ledger/ledgertest"
@@ -30,7 +29,7 @@ type rig struct {
 	path  string
 	hook  *webhookReceiver
 	mail  *smtpReceiver
-	cfg   config.Notify
+	cfg   notices.Channels
 	l     *ledger.Ledger
 	svc   *notices.Service
 }
@@ -39,11 +38,11 @@ func newRig(t *testing.T) *rig {
 	r := &rig{t: t, ctx: context.Background(), clock: newClock(), path: filepath.Join(t.TempDir(), "state.duckdb")}
 	r.hook = newWebhookReceiver(t, hookSecret)
 	r.mail = newSMTPReceiver(t)
-	r.cfg = config.Notify{
+	r.cfg = notices.Channels{
 		PublicURL: "https://trueup.example.com",
-		Webhooks:  map[string]config.Webhook{"finance": {URL: r.hook.URL(), Secret: hookSecret}},
-		Email:     config.Email{SMTP: r.mail.addr, From: "trueup <trueup@example.com>"},
-		Subscriptions: []config.Subscription{
+		Webhooks:  map[string]notices.Webhook{"finance": {URL: r.hook.URL(), Secret: hookSecret}},
+		Email:     notices.Email{SMTP: r.mail.addr, From: "trueup <trueup@example.com>"},
+		Subscriptions: []notices.Subscription{
 			{Table: "daily_revenue", Webhook: "finance"},
 			{Exposure: "board_revenue", Email: "CFO <cfo@example.com>"},
 			{Table: "orders", Email: "ops@example.com"},
@@ -61,7 +60,7 @@ func (r *rig) open() {
 	}
 	r.l = ledgertest.OpenAt(r.t, r.path, ledger.WithClock(r.clock.Now))
 	ob := notices.NewOutbox(r.l, r.cfg, notices.OutboxOptions{Backoff: time.Minute, MaxAttempts: 5, HTTP: &http.Client{Timeout: 5 * time.Second}})
-	r.svc = notices.New(r.l, notices.Options{Notify: r.cfg, Outbox: ob})
+	r.svc = notices.New(r.l, notices.Options{Channels: r.cfg, Outbox: ob})
 }
 
 func (r *rig) deliver() notices.Report {

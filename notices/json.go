@@ -3,8 +3,6 @@ package notices
 import (
 	"context"
 	"time"
-
-	"trueup/config"
 )
 
 // JSON is a notice as the API and `trueup notice show --format json` give it.
@@ -86,7 +84,7 @@ func (s *Service) Deliveries(ctx context.Context, id int64) ([]Delivery, error) 
 }
 
 // PublicURL is the configured base of links ("" when none).
-func (s *Service) PublicURL() string { return s.opt.Notify.PublicURL }
+func (s *Service) PublicURL() string { return s.opt.Channels.PublicURL }
 
 // Subscriptions are the configured subscriptions, for the notices page.
-func (s *Service) Subscriptions() []config.Subscription { return s.opt.Notify.Subscriptions }
+func (s *Service) Subscriptions() []Subscription { return s.opt.Channels.Subscriptions }

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"trueup/config"
 	"trueup/fault"
 	"trueup/ledger"
 )
@@ -82,14 +81,14 @@ type OutboxOptions struct {
 // recorded resends it with the same idempotency key, which receivers use to drop the repeat.
 type Outbox struct {
 	l    *ledger.Ledger
-	cfg  config.Notify
+	cfg  Channels
 	opt  OutboxOptions
 	mu   sync.Mutex // one pass at a time
 	kick chan struct{}
 }
 
-// NewOutbox returns the outbox over l, sending through cfg's channels.
-func NewOutbox(l *ledger.Ledger, cfg config.Notify, opt OutboxOptions) *Outbox {
+// NewOutbox returns the outbox over l, sending through cfg.
+func NewOutbox(l *ledger.Ledger, cfg Channels, opt OutboxOptions) *Outbox {
 	if opt.HTTP == nil {
 		opt.HTTP = &http.Client{Timeout: 10 * time.Second}
 	}

@@ -20,8 +20,6 @@ import (
 
 	gomail "github.com/wneessen/go-mail"
 	"github.com/wneessen/go-mail/smtp"
-
-	"trueup/config"
 )
 
 // errPermanent marks a failure that retrying will not fix (a receiver refusing the request,
@@ -62,7 +60,7 @@ func (o *Outbox) send(ctx context.Context, d Delivery) error {
 	return fmt.Errorf("%w: unknown recipient kind %q", errPermanent, d.Recipient)
 }
 
-func (o *Outbox) sendWebhook(ctx context.Context, w config.Webhook, d Delivery) error {
+func (o *Outbox) sendWebhook(ctx context.Context, w Webhook, d Delivery) error {
 	body := []byte(d.payload)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"trueup/config"
 	"trueup/fault"
 	"trueup/ledger"
 )
@@ -24,8 +23,8 @@ const SystemActor = "trueup"
 
 // Options configure a Service.
 type Options struct {
-	Notify config.Notify
-	// Outbox delivers; default NewOutbox(l, Notify, OutboxOptions{}).
+	Channels Channels
+	// Outbox delivers; default NewOutbox(l, Channels, OutboxOptions{}).
 	Outbox *Outbox
 	// Exposures and Targets let Draft evaluate the reports that read the changed tables when the
 	// evidence brings none.
@@ -46,7 +45,7 @@ type Service struct {
 func New(l *ledger.Ledger, opt Options) *Service {
 	ob := opt.Outbox
 	if ob == nil {
-		ob = NewOutbox(l, opt.Notify, OutboxOptions{})
+		ob = NewOutbox(l, opt.Channels, OutboxOptions{})
 	}
 	return &Service{l: l, opt: opt, outbox: ob}
 }
@@ -59,7 +58,7 @@ func (s *Service) Exposures() []*Exposure { return s.opt.Exposures }
 
 // URL is the public page of a notice (relative when no public_url is configured).
 func (s *Service) URL(id int64) string {
-	return strings.TrimRight(s.opt.Notify.PublicURL, "/") + "/notices/" + strconv.FormatInt(id, 10)
+	return strings.TrimRight(s.opt.Channels.PublicURL, "/") + "/notices/" + strconv.FormatInt(id, 10)
 }
 
 // AckURL is a recipient's acknowledgement link.

@@ -17,7 +17,7 @@ func TestWorker(t *testing.T) {
 	asked := make(chan time.Duration, 16)
 	ob := notices.NewOutbox(r.l, r.cfg, notices.OutboxOptions{Backoff: time.Minute, Poll: time.Hour, HTTP: &http.Client{Timeout: 5 * time.Second},
 		After: func(d time.Duration) <-chan time.Time { asked <- d; return waits }})
-	svc := notices.New(r.l, notices.Options{Notify: r.cfg, Outbox: ob})
+	svc := notices.New(r.l, notices.Options{Channels: r.cfg, Outbox: ob})
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
 	go func() { stopped <- ob.Run(ctx) }()

@@ -207,7 +207,7 @@ func (v *validator) relation(r *Rule, key, target, rel string) (tsql.Engine, []t
 	}
 	cols, err := v.columns(target, e, rel)
 	if errors.Is(err, tsql.ErrNotFound) {
-		v.bad(r, key, "%s %s does not exist in %s", key, rel, displayTarget(e))
+		v.bad(r, key, "%s %s does not exist in %s", key, rel, e.Info().Target)
 		return e, nil, false
 	}
 	if err != nil {
@@ -252,18 +252,7 @@ func (v *validator) unprepared(r *Rule, key string, e tsql.Engine, err error) {
 	if key == "body" {
 		what = "the SELECT"
 	}
-	v.bad(r, key, "%s does not prepare in %s: %s", what, displayTarget(e), engineMessage(err))
-}
-
-// displayTarget names an engine's target for people, without credentials.
-func displayTarget(e tsql.Engine) string {
-	url := e.Info().Target
-	if i := strings.Index(url, "://"); i >= 0 {
-		if j := strings.LastIndexByte(url, '@'); j > i {
-			url = url[:i+3] + url[j+1:]
-		}
-	}
-	return url
+	v.bad(r, key, "%s does not prepare in %s: %s", what, e.Info().Target, engineMessage(err))
 }
 
 func (v *validator) rule(r *Rule) {

@@ -86,7 +86,9 @@ type planner struct {
 	queries []*query
 }
 
-func engineKey(e tsql.Engine) string { return e.Info().Target }
+// engineKey is the target's Key, not its Target: two targets that differ only in their
+// credentials are two engines, whose queries do not fuse.
+func engineKey(e tsql.Engine) string { return e.Info().Key }
 
 func sameSet(a, b []string) bool {
 	if len(a) != len(b) {

@@ -616,11 +616,11 @@ func TestButtonsFollowTheRole(t *testing.T) {
 func TestDeliveriesAreForTheTeam(t *testing.T) {
 	l := testLedger(t)
 	const secret = "XXSECRETTOKENXX"
-	cfg := config.Notify{
-		Webhooks:      map[string]config.Webhook{"finance": {URL: "http://127.0.0.1:1/services/T0/" + secret, Secret: "s"}},
-		Subscriptions: []config.Subscription{{Table: "orders", Webhook: "finance"}},
+	cfg := notices.Channels{
+		Webhooks:      map[string]notices.Webhook{"finance": {URL: "http://127.0.0.1:1/services/T0/" + secret, Secret: "s"}},
+		Subscriptions: []notices.Subscription{{Table: "orders", Webhook: "finance"}},
 	}
-	svc := notices.New(l, notices.Options{Notify: cfg})
+	svc := notices.New(l, notices.Options{Channels: cfg})
 	n, err := svc.Draft(t.Context(), notices.Evidence{Backfill: "b", RunID: 1, Reason: "bug", Tables: []string{"orders"}})
 	if err != nil {
 		t.Fatal(err)

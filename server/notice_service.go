@@ -11,7 +11,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"trueup/config"
 	"trueup/notices"
 	"trueup/server/page"
 )
@@ -30,7 +29,7 @@ type NoticeService interface {
 	Acknowledge(ctx context.Context, id int64, token string) (notices.Recipient, error)
 	Deliveries(ctx context.Context, id int64) ([]notices.Delivery, error)
 	PublicURL() string
-	Subscriptions() []config.Subscription
+	Subscriptions() []notices.Subscription
 	Exposures() []*notices.Exposure
 }
 

@@ -14,7 +14,6 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"trueup/config"
 	"trueup/ledger"
 	"trueup/notices"
 	"trueup/server"
@@ -39,11 +38,11 @@ func noticeService(t *testing.T) *notices.Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	cfg := config.Notify{
-		Webhooks:      map[string]config.Webhook{"finance": {URL: "http://127.0.0.1:1/hook", Secret: "s"}},
-		Subscriptions: []config.Subscription{{Table: "daily_revenue", Webhook: "finance"}},
+	cfg := notices.Channels{
+		Webhooks:      map[string]notices.Webhook{"finance": {URL: "http://127.0.0.1:1/hook", Secret: "s"}},
+		Subscriptions: []notices.Subscription{{Table: "daily_revenue", Webhook: "finance"}},
 	}
-	svc := notices.New(l, notices.Options{Notify: cfg})
+	svc := notices.New(l, notices.Options{Channels: cfg})
 	ev := notices.Evidence{
 		Backfill: "fix_dedup_bug", RunID: 1, Reason: "bug", Objective: "Orders from 10 to 18 July were dropped.",
 		Tables: []string{"orders", "daily_revenue"}, Versions: map[string]int{"orders": 2, "daily_revenue": 2},

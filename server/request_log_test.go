@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"trueup/config"
 	"trueup/ledger"
 	"trueup/notices"
 	"trueup/server"
@@ -26,9 +25,9 @@ func TestRequestLogLeavesOutAckTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	svc := notices.New(l, notices.Options{Notify: config.Notify{
-		Webhooks:      map[string]config.Webhook{"finance": {URL: "http://127.0.0.1:1/hook", Secret: "s"}},
-		Subscriptions: []config.Subscription{{Table: "orders", Webhook: "finance"}},
+	svc := notices.New(l, notices.Options{Channels: notices.Channels{
+		Webhooks:      map[string]notices.Webhook{"finance": {URL: "http://127.0.0.1:1/hook", Secret: "s"}},
+		Subscriptions: []notices.Subscription{{Table: "orders", Webhook: "finance"}},
 	}})
 	n, err := svc.Draft(ctx, notices.Evidence{Backfill: "fix", RunID: 1, Reason: "bug", Tables: []string{"orders"}})
 	if err != nil {

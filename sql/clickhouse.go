@@ -52,7 +52,7 @@ func openClickHouse(ctx context.Context, url string) (Engine, error) {
 	}
 	ver := parseVersion(v)
 	return &chEngine{
-		db:      db{pool: pool, info: Info{Kind: "clickhouse", Target: url, Version: ver}, poisons: serverException, reads: readOnly},
+		db:      db{pool: pool, info: Info{Kind: "clickhouse", Target: Redact(url), Key: targetKey(url), Version: ver}, poisons: serverException, reads: readOnly},
 		dialect: chDialect{version: ver},
 	}, nil
 }

@@ -58,7 +58,7 @@ func openDuckDB(ctx context.Context, url, path string, create bool) (Engine, err
 		pool.Close()
 		return nil, duckOpenError(url, err)
 	}
-	return &duckEngine{db: db{pool: pool, info: Info{Kind: "duckdb", Target: url, Version: parseVersion(v)}}}, nil
+	return &duckEngine{db: db{pool: pool, info: Info{Kind: "duckdb", Target: Redact(url), Key: targetKey(url), Version: parseVersion(v)}}}, nil
 }
 
 func duckOpenError(url string, err error) error {

@@ -92,8 +92,11 @@ func (v ServerVersion) String() string { return v.Text }
 // Info describes a connected target.
 type Info struct {
 	Kind    string // "duckdb" or "clickhouse", for display
-	Target  string // the target URL as given, for display
+	Target  string // the target URL as given less its credentials (Redact), for display
 	Version ServerVersion
+	// Key is equal for engines opened on the same URL, credentials included, and differs for
+	// URLs that differ only in them, where Target cannot tell them apart. It is a digest.
+	Key string
 }
 
 // Param is a typed value to bind into a statement. The dialect decides how it is bound.
@@ -279,7 +282,17 @@ func Open(ctx context.Context, url string) (Engine, error) { return open(ctx, ur
 // the point (trueup demo, tests); a ClickHouse URL opens as with Open.
 func Create(ctx context.Context, url string) (Engine, error) { return open(ctx, url, true) }
 
+// open names the target in its errors by Redact(url): the engines repeat the URL they were
+// given, and an error reaches terminals, logs and pages.
 func open(ctx context.Context, url string, create bool) (Engine, error) {
+	e, err := openEngine(ctx, url, create)
+	if err != nil {
+		return nil, redactError(url, err)
+	}
+	return e, nil
+}
+
+func openEngine(ctx context.Context, url string, create bool) (Engine, error) {
 	switch {
 	case strings.HasPrefix(url, "duckdb:"):
 		return openDuckDB(ctx, url, strings.TrimPrefix(url, "duckdb:"), create)

@@ -46,7 +46,7 @@ func openConfigured(ctx context.Context, g globals, cfg *config.Config) (*app, e
 		e, err := tsql.Open(ctx, url)
 		if err != nil {
 			a.close()
-			return nil, usagef("target %s: %s", name, withoutCredentials(err, url))
+			return nil, usagef("target %s: %v", name, err)
 		}
 		a.targets[name] = e
 		a.names = append(a.names, name)
@@ -94,17 +94,10 @@ func (a *app) open(ctx context.Context, name string) (tsql.Engine, error) {
 	}
 	e, err := tsql.Open(ctx, name)
 	if err != nil {
-		return nil, usagef("target %s: %s", redactURL(name), withoutCredentials(err, name))
+		return nil, usagef("target %s: %v", tsql.Redact(name), err)
 	}
 	a.targets[name] = e
 	return e, nil
-}
-
-// withoutCredentials is the text of an engine's error about url with the URL's credentials
-// dropped: the engine names the URL it was given, and a terminal or a CI log is no place for a
-// password.
-func withoutCredentials(err error, url string) string {
-	return strings.ReplaceAll(err.Error(), url, redactURL(url))
 }
 
 // name is the name a target is shown by: the default one's for "".

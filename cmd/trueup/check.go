@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,7 +76,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	if t := e.globals.target; t != "" && t != a.cfg.DefaultTarget {
 		// a check of another target is kept in the history, named without credentials, and
 		// leaves the rules' monitored state and alerts to the configured targets
-		targets.Chosen = redactURL(t)
+		targets.Chosen = tsql.Redact(t)
 	}
 	set, err := loadRules(ctx, e, a.cfg.ProjectDir("rules"), targets)
 	if err != nil {
@@ -115,7 +114,7 @@ const checkDeliveryWait = 15 * time.Second
 // change check's exit status, which is about the rules.
 func sendCheckAlerts(ctx context.Context, e *env, a *app, store *rules.Store, set *rules.Set) {
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
-	ob := notices.NewOutbox(a.ledger, a.cfg.Notify, notices.OutboxOptions{Logger: log})
+	ob := notices.NewOutbox(a.ledger, noticeChannels(a.cfg.Notify), notices.OutboxOptions{Logger: log})
 	tables := map[string]string{}
 	for _, r := range set.Rules {
 		tables[r.Name] = r.Table
@@ -307,7 +306,7 @@ func writeExplain(w io.Writer, format string, plan *rules.Plan) error {
 	fmt.Fprintf(w, "-- %d rules in %d queries (follow-up queries for samples and exact counts run only for failing rules)\n\n",
 		len(plan.Rules), len(plan.Queries))
 	for i, q := range plan.Queries {
-		fmt.Fprintf(w, "-- query %d on %s\n%s;\n\n", i+1, redactURL(q.Target), q.SQL)
+		fmt.Fprintf(w, "-- query %d on %s\n%s;\n\n", i+1, q.Target, q.SQL)
 	}
 	for _, r := range plan.Rules {
 		qs := make([]string, len(r.Queries))
@@ -320,35 +319,6 @@ func writeExplain(w io.Writer, format string, plan *rules.Plan) error {
 		}
 	}
 	return nil
-}
-
-// redactURL drops credentials from a target URL before it is shown.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Opaque != "" {
-		// not a URL with a host (duckdb:PATH), or not one url reads: cut any user part
-		if i := strings.Index(raw, "://"); i >= 0 {
-			if j := strings.LastIndexByte(raw, '@'); j > i {
-				return raw[:i+3] + raw[j+1:]
-			}
-		}
-		return raw
-	}
-	u.User = nil
-	// clickhouse-go also reads ?username=…&password=…
-	q := u.Query()
-	secret := false
-	for k := range q {
-		switch strings.ToLower(k) {
-		case "password", "username", "user", "secret", "token":
-			q.Del(k)
-			secret = true
-		}
-	}
-	if secret {
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
 }
 
 type junitSuites struct {

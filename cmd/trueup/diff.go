@@ -80,7 +80,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 			return nil, "", err
 		}
 		// the name is saved with the diff and shown on its pages: a URL goes without credentials
-		return en, redactURL(a.name(name)), nil
+		return en, tsql.Redact(a.name(name)), nil
 	}
 	if spec.Old.Engine, spec.Old.Target, err = side(*oldTarget); err != nil {
 		return err

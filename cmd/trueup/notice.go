@@ -173,8 +173,9 @@ func openNotices(ctx context.Context, e *env, a *app, log *slog.Logger) (*notice
 			return nil, usagef("exposures: %v", err)
 		}
 	}
-	ob := notices.NewOutbox(a.ledger, a.cfg.Notify, notices.OutboxOptions{Logger: log})
-	return notices.New(a.ledger, notices.Options{Notify: a.cfg.Notify, Outbox: ob, Exposures: xs, Targets: targets}), nil
+	ch := noticeChannels(a.cfg.Notify)
+	ob := notices.NewOutbox(a.ledger, ch, notices.OutboxOptions{Logger: log})
+	return notices.New(a.ledger, notices.Options{Channels: ch, Outbox: ob, Exposures: xs, Targets: targets}), nil
 }
 
 // noticeOutput prints notices as the API shapes them (notices.ToJSON), so a local command and
