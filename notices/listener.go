@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"trueup/fault"
 
 	"trueup/views"
 )
@@ -91,7 +92,7 @@ func (s *Service) onItsVersion(ctx context.Context, n Notice, target string) ([]
 	var out []string
 	for t, v := range n.Versions {
 		ver, err := store.Get(ctx, target, t, v)
-		if errors.Is(err, views.ErrNotFound) {
+		if errors.Is(err, fault.ErrNotFound) {
 			continue
 		}
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"trueup/fault"
 
 	tsql "trueup/sql"
 )
@@ -191,7 +192,7 @@ func resolve(ctx context.Context, spec Spec) (*plan, error) {
 
 func columns(ctx context.Context, s Side, which string) ([]tsql.Column, error) {
 	cols, err := s.Engine.Columns(ctx, s.Relation)
-	if errors.Is(err, tsql.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		return nil, badInput("%s relation %s: not found in %s", which, s.Relation, s.target())
 	}
 	if err != nil {

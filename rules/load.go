@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"trueup/fault"
 
 	tsql "trueup/sql"
 )
@@ -206,7 +207,7 @@ func (v *validator) relation(r *Rule, key, target, rel string) (tsql.Engine, []t
 		return e, nil, true
 	}
 	cols, err := v.columns(target, e, rel)
-	if errors.Is(err, tsql.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		v.bad(r, key, "%s %s does not exist in %s", key, rel, e.Info().Target)
 		return e, nil, false
 	}

@@ -69,11 +69,11 @@ func (s *Server) tablePublish(c echo.Context, kind string) error {
 	}
 	p, err := publishNow(ctx, t, kind, req)
 	switch {
-	case errors.Is(err, views.ErrValidationFailed):
+	case errors.Is(err, fault.ErrFailed):
 		// Ask again, saying why: the override needs a written reason.
 		confirm.Error = fault.Message(err)
 		return render(c, http.StatusUnprocessableEntity, page.TableConfirmPage(confirm))
-	case errors.Is(err, views.ErrStale):
+	case views.Stale(err):
 		// Show what it would do now, to be confirmed again (or not).
 		confirm.Error = "This changed since you confirmed it: " + fault.Message(err)
 		return render(c, http.StatusConflict, page.TableConfirmPage(confirm))

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"trueup/fault"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/shopspring/decimal"
@@ -23,13 +24,13 @@ type chEngine struct {
 func openClickHouse(ctx context.Context, url string) (Engine, error) {
 	opts, err := clickhouse.ParseDSN(url)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrBadTarget, url, firstLine(err.Error()))
+		return nil, fault.New(fault.Invalid, "%s: %s", url, firstLine(err.Error()))
 	}
 	if len(opts.Addr) == 0 || opts.Addr[0] == "" {
-		return nil, fmt.Errorf("%w: %s: missing host:port", ErrBadTarget, url)
+		return nil, fault.New(fault.Invalid, "%s: missing host:port", url)
 	}
 	if _, _, err := net.SplitHostPort(opts.Addr[0]); err != nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrBadTarget, url, err)
+		return nil, fault.New(fault.Invalid, "%s: %s", url, err)
 	}
 	if opts.Auth.Database == "" {
 		opts.Auth.Database = "default"
@@ -112,7 +113,7 @@ func (e *chEngine) Columns(ctx context.Context, relation string) ([]Column, erro
 		return nil, fmt.Errorf("columns of %s: %w", relation, err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("relation %s: %w", relation, ErrNotFound)
+		return nil, fault.New(fault.NotFound, "there is no relation %s", relation)
 	}
 	res, err := e.Query(ctx, "DESCRIBE TABLE "+e.dialect.QuoteRelation(relation))
 	if err != nil {
@@ -134,7 +135,7 @@ func (e *chEngine) ViewSource(ctx context.Context, view string) (string, error) 
 		return "", fmt.Errorf("view %s: %w", view, err)
 	}
 	if len(res.Rows) == 0 {
-		return "", fmt.Errorf("view %s: %w", view, ErrNotFound)
+		return "", fault.New(fault.NotFound, "there is no view %s", view)
 	}
 	return viewSource(AsText(res.Rows[0][0]))
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"trueup/fault"
 
 	"github.com/duckdb/duckdb-go/v2"
 )
@@ -26,25 +27,25 @@ var lockPIDRe = regexp.MustCompile(`PID (\d+)`)
 
 func openDuckDB(ctx context.Context, url, path string, create bool) (Engine, error) {
 	if path == "" {
-		return nil, fmt.Errorf("%w: %q: missing path (use duckdb:PATH or duckdb::memory:)", ErrBadTarget, url)
+		return nil, fault.New(fault.Invalid, "%q: missing path (use duckdb:PATH or duckdb::memory:)", url)
 	}
 	if strings.ContainsRune(path, '?') {
 		// options would reach DuckDB's configuration, enable_external_access among them
-		return nil, fmt.Errorf("%w: %s: a duckdb target takes a path and no ?options", ErrBadTarget, url)
+		return nil, fault.New(fault.Invalid, "%s: a duckdb target takes a path and no ?options", url)
 	}
 	dsn := path
 	if path == ":memory:" {
 		dsn = ""
 	} else if dir := filepath.Dir(path); dir != "." {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return nil, fmt.Errorf("%w: %s: directory %s does not exist", ErrBadTarget, url, dir)
+			return nil, fault.New(fault.Invalid, "%s: directory %s does not exist", url, dir)
 		}
 	}
 	if dsn != "" && !create {
 		if st, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("%w: %s: no DuckDB file at %s", ErrBadTarget, url, path)
+			return nil, fault.New(fault.Invalid, "%s: no DuckDB file at %s", url, path)
 		} else if st.IsDir() {
-			return nil, fmt.Errorf("%w: %s: %s is a directory, not a DuckDB file", ErrBadTarget, url, path)
+			return nil, fault.New(fault.Invalid, "%s: %s is a directory, not a DuckDB file", url, path)
 		}
 	}
 	// user SQL runs here: it reads the warehouse and nothing else (see sandbox.go)
@@ -70,7 +71,7 @@ func duckOpenError(url string, err error) error {
 		}
 		return fmt.Errorf("%w: %s is held by %s (stop it, or use --server to talk to it)", ErrLocked, url, who)
 	}
-	return fmt.Errorf("%w: %s: %s", ErrBadTarget, url, firstLine(msg))
+	return fault.New(fault.Invalid, "%s: %s", url, firstLine(msg))
 }
 
 func firstLine(s string) string {
@@ -115,7 +116,7 @@ func (e *duckEngine) Columns(ctx context.Context, relation string) ([]Column, er
 		return nil, fmt.Errorf("columns of %s: %w", relation, err)
 	}
 	if len(res.Rows) == 0 {
-		return nil, fmt.Errorf("relation %s: %w", relation, ErrNotFound)
+		return nil, fault.New(fault.NotFound, "there is no relation %s", relation)
 	}
 	cols := make([]Column, 0, len(res.Rows))
 	for _, r := range res.Rows {
@@ -132,7 +133,7 @@ func (e *duckEngine) ViewSource(ctx context.Context, view string) (string, error
 		return "", fmt.Errorf("view %s: %w", view, err)
 	}
 	if len(res.Rows) == 0 {
-		return "", fmt.Errorf("view %s: %w", view, ErrNotFound)
+		return "", fault.New(fault.NotFound, "there is no view %s", view)
 	}
 	return viewSource(AsText(res.Rows[0][0]))
 }
@@ -539,7 +540,7 @@ func OpenDuckDBFile(ctx context.Context, path string) (*dbsql.DB, error) {
 	url := "duckdb:" + path
 	if dir := filepath.Dir(path); dir != "." {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return nil, fmt.Errorf("%w: %s: directory %s does not exist", ErrBadTarget, path, dir)
+			return nil, fault.New(fault.Invalid, "%s: directory %s does not exist", path, dir)
 		}
 	}
 	conn, err := duckdb.NewConnector(path, nil)

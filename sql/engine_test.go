@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"trueup/fault"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -169,8 +170,8 @@ func TestEngine(t *testing.T) {
 			if diff := cmp.Diff(want, kinds); diff != "" {
 				t.Errorf("columns (-want +got):\n%s", diff)
 			}
-			if _, err := e.Columns(ctx, "no_such_table"); !errors.Is(err, tsql.ErrNotFound) {
-				t.Errorf("missing relation: got %v, want ErrNotFound", err)
+			if _, err := e.Columns(ctx, "no_such_table"); !errors.Is(err, fault.ErrNotFound) {
+				t.Errorf("missing relation: got %v, want fault.ErrNotFound", err)
 			}
 		})
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"trueup/fault"
 
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
@@ -85,10 +86,10 @@ func TestOpenErrorHasNoPassword(t *testing.T) {
 	}{
 		{"unreachable", "clickhouse://ann:" + secret + "@127.0.0.1:1/db", "clickhouse://127.0.0.1:1/db", tsql.ErrUnreachable},
 		{"query_password", "clickhouse://127.0.0.1:1/db?username=ann&password=" + secret + "&dial_timeout=1s", "clickhouse://127.0.0.1:1/db?dial_timeout=1s", tsql.ErrUnreachable},
-		{"bad_port", "clickhouse://ann:" + secret + "@127.0.0.1:nope/db", "clickhouse://127.0.0.1:nope/db", tsql.ErrBadTarget},
-		{"slash_in_password", "clickhouse://ann:" + secret + "/x@127.0.0.1:1/db", "clickhouse://127.0.0.1:1/db", tsql.ErrBadTarget},
-		{"unknown_scheme", "postgres://ann:" + secret + "@127.0.0.1/db", "postgres://127.0.0.1/db", tsql.ErrBadTarget},
-		{"duckdb_options", "duckdb:" + filepath.Join(t.TempDir(), "w.duckdb") + "?password=" + secret, "w.duckdb", tsql.ErrBadTarget},
+		{"bad_port", "clickhouse://ann:" + secret + "@127.0.0.1:nope/db", "clickhouse://127.0.0.1:nope/db", fault.ErrInvalid},
+		{"slash_in_password", "clickhouse://ann:" + secret + "/x@127.0.0.1:1/db", "clickhouse://127.0.0.1:1/db", fault.ErrInvalid},
+		{"unknown_scheme", "postgres://ann:" + secret + "@127.0.0.1/db", "postgres://127.0.0.1/db", fault.ErrInvalid},
+		{"duckdb_options", "duckdb:" + filepath.Join(t.TempDir(), "w.duckdb") + "?password=" + secret, "w.duckdb", fault.ErrInvalid},
 	}
 	if url := sqltest.ClickHouseURL(t); url != "" {
 		// a real server refusing the password

@@ -39,9 +39,6 @@ func init() {
 	}
 }
 
-// ErrOutside marks user SQL refused because it reads outside the warehouse.
-var ErrOutside = fault.Named(fault.Invalid, "reads outside the warehouse")
-
 // PosError is a problem at a byte offset of SQL text; Line says which line of it.
 type PosError struct {
 	Offset int
@@ -90,14 +87,14 @@ func outside(text string, toks []Token) error {
 		}
 		next := toks[i+1]
 		if name := t.Ident(); name != "" && next.Text == "(" && outsideFuncs[strings.ToLower(name)] {
-			return posError(text, t.Pos, ErrOutside,
+			return posError(text, t.Pos, fault.ErrInvalid,
 				"SQL calls %s(), which reads files or the network outside the warehouse: rule, transform and report SQL may read only the warehouse's tables", name)
 		}
 		switch w := strings.ToUpper(t.Text); {
 		case w == "SELECT" && !t.Quoted():
 			selects[len(selects)-1] = true
 		case (w == "FROM" || w == "JOIN") && !t.Quoted() && selects[len(selects)-1] && next.Literal():
-			return posError(text, next.Pos, ErrOutside,
+			return posError(text, next.Pos, fault.ErrInvalid,
 				"SQL reads the file %s, outside the warehouse: rule, transform and report SQL may read only the warehouse's tables", next.Text)
 		}
 	}

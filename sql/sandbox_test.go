@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"trueup/fault"
 
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
@@ -49,8 +50,8 @@ func TestReadOnlySelectRefusesOutside(t *testing.T) {
 			if err == nil {
 				t.Fatalf("accepted %q", tc.sql)
 			}
-			if !errors.Is(err, tsql.ErrOutside) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "outside the warehouse") {
-				t.Errorf("error %q: want ErrOutside naming %s", err, tc.want)
+			if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "outside the warehouse") {
+				t.Errorf("error %q: want fault.ErrInvalid naming %s", err, tc.want)
 			}
 			if got := tsql.LineOf(err); got != tc.line {
 				t.Errorf("line %d, want %d", got, tc.line)
@@ -82,7 +83,7 @@ func TestReadOnlySelectKeepsWarehouseSQL(t *testing.T) {
 	if _, err := tsql.ReadOnlySelect("SELECT $$ DROP $$ AS s"); err != nil {
 		t.Errorf("a write word inside a dollar quote: %v", err)
 	}
-	if err := tsql.Inside("sum(length(file('users.xml')))"); !errors.Is(err, tsql.ErrOutside) {
+	if err := tsql.Inside("sum(length(file('users.xml')))"); !errors.Is(err, fault.ErrInvalid) {
 		t.Errorf("an expression calling file(): %v", err)
 	}
 }
@@ -185,7 +186,7 @@ func TestOpenMissingDuckDBFile(t *testing.T) {
 			e.Close()
 			t.Fatalf("%s opened", url)
 		}
-		if !errors.Is(err, tsql.ErrBadTarget) || !strings.Contains(err.Error(), path) {
+		if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: %v", url, err)
 		}
 		if _, err := os.Stat(path); err == nil {

@@ -8,7 +8,6 @@ package sql
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 	"trueup/fault"
@@ -16,8 +15,6 @@ import (
 
 // Sentinel errors callers branch on.
 var (
-	ErrNotFound    = fault.Named(fault.NotFound, "not found")
-	ErrBadTarget   = fault.Named(fault.Invalid, "bad target")
 	ErrUnreachable = errors.New("unreachable")
 	ErrLocked      = errors.New("locked by another process")
 )
@@ -198,7 +195,7 @@ type Engine interface {
 	// Check validates a read-only query without running it over the data.
 	Check(ctx context.Context, query string, args ...any) error
 	Relations(ctx context.Context) ([]Relation, error)
-	// Columns lists a relation's columns; ErrNotFound when it does not exist.
+	// Columns lists a relation's columns; fault.ErrNotFound when it does not exist.
 	Columns(ctx context.Context, relation string) ([]Column, error)
 	// Describe lists the columns a read-only query's rows would have, without running it.
 	Describe(ctx context.Context, query string, args ...any) ([]Column, error)
@@ -299,7 +296,7 @@ func openEngine(ctx context.Context, url string, create bool) (Engine, error) {
 	case strings.HasPrefix(url, "clickhouse://"):
 		return openClickHouse(ctx, url)
 	case url == "":
-		return nil, fmt.Errorf("%w: empty target URL (want duckdb:PATH, duckdb::memory: or clickhouse://host:port/db)", ErrBadTarget)
+		return nil, fault.New(fault.Invalid, "empty target URL (want duckdb:PATH, duckdb::memory: or clickhouse://host:port/db)")
 	}
-	return nil, fmt.Errorf("%w: %q: unknown scheme (want duckdb:PATH, duckdb::memory: or clickhouse://host:port/db)", ErrBadTarget, url)
+	return nil, fault.New(fault.Invalid, "%q: unknown scheme (want duckdb:PATH, duckdb::memory: or clickhouse://host:port/db)", url)
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"trueup/fault"
 
 	"path/filepath"
 	"runtime"
@@ -160,9 +161,9 @@ func TestConcurrentSwaps(t *testing.T) {
 		for i, err := range second {
 			var ce *views.ConflictError
 			switch {
-			case i == 1 && errors.Is(err, views.ErrRefused):
+			case i == 1 && errors.Is(err, fault.ErrInvalid):
 				// rollback found nothing to roll back before it looked at the lock: also safe
-			case !errors.As(err, &ce) || !errors.Is(err, views.ErrConflict):
+			case !errors.As(err, &ce) || !errors.Is(err, fault.ErrConflict):
 				t.Errorf("second request %d: %v, want a conflict", i, err)
 			case ce.Holder != "ann" || !strings.Contains(err.Error(), "held by ann"):
 				t.Errorf("second request %d: conflict does not name ann: %v", i, err)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"trueup/fault"
 
 	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
@@ -85,7 +86,7 @@ func TestNoIntentBeforeTheEngineConfirms(t *testing.T) {
 		}
 
 		close(stall.release)
-		if err := <-done; !errors.Is(err, views.ErrRefused) || !strings.Contains(err.Error(), "already live") {
+		if err := <-done; !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "already live") {
 			t.Errorf("the stalled swap: %v, want a refusal (v2 is already live)", err)
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"trueup/fault"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -46,7 +47,7 @@ func TestSwapWhenTheEngineDisagreesWithTheLedger(t *testing.T) {
 		// A pipeline outside trueup made the view read v2.
 		pointView(t, e, "orders", 2)
 		_, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"})
-		if !errors.Is(err, views.ErrRefused) || !strings.Contains(err.Error(), "orders v2 is already live") {
+		if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "orders v2 is already live") {
 			t.Fatalf("swap to the version the view reads: %v", err)
 		}
 		if h := history(); len(h) != 0 {
@@ -61,7 +62,7 @@ func TestSwapWhenTheEngineDisagreesWithTheLedger(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v4", Actor: "ann"})
-		if !errors.Is(err, views.ErrRefused) || !strings.Contains(err.Error(), "orders v4 was retired") {
+		if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "orders v4 was retired") {
 			t.Fatalf("swap to a dropped version: %v", err)
 		}
 		if src := source(t, e, "orders"); src != "orders__v2" {
@@ -80,7 +81,7 @@ func TestSwapWhenTheEngineDisagreesWithTheLedger(t *testing.T) {
 		// The view moved on outside trueup: the rollback is refused and leaves nothing behind.
 		pointView(t, e, "orders", 1)
 		_, err = s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "ann"})
-		if !errors.Is(err, views.ErrRefused) || !strings.Contains(err.Error(), "moved on since") {
+		if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "moved on since") {
 			t.Fatalf("rollback after the view moved: %v", err)
 		}
 		if diff := cmp.Diff([]string{"swap done: orders v2 → v3"}, history()); diff != "" {

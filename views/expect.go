@@ -13,20 +13,23 @@ import (
 // A confirmation shows what a swap or rollback will do; by the time the operator confirms, the
 // tables may have moved (a second click, a retried request, someone else's swap). A request may
 // carry what was confirmed — the swap a rollback takes back (RollbackRequest.Undoes), the version
-// each table of a swap moves from (SwapRequest.From) — and is then refused with ErrStale, nothing
+// each table of a swap moves from (SwapRequest.From) — and is then refused as stale, nothing
 // changed, when that no longer holds. Without it, a request does whatever is asked now.
 
-// ErrStale is a swap or rollback refused because what the operator confirmed no longer holds.
-// It matches ErrConflict too: callers that know only conflicts answer it the same way (409, exit 1).
-var ErrStale = fault.Named(fault.Conflict, "stale confirmation")
-
+// staleError is a swap or rollback refused because what the operator confirmed no longer holds:
+// a Conflict (409, exit 1) that a confirmation page tells apart from the others (Stale), to
+// show what the request would do now.
 type staleError struct{ msg string }
 
 func (e *staleError) Error() string { return e.msg }
 
-// Is makes errors.Is(err, ErrStale) and errors.Is(err, ErrConflict) true.
-func (e *staleError) Is(target error) bool {
-	return target == ErrStale || errors.Is(ErrStale, target) || target == ErrConflict
+// Is makes errors.Is(err, fault.ErrConflict) true.
+func (e *staleError) Is(target error) bool { return target == fault.ErrConflict }
+
+// Stale reports whether err refused a swap or rollback because what was confirmed no longer holds.
+func Stale(err error) bool {
+	var se *staleError
+	return errors.As(err, &se)
 }
 
 // ParseFrom reads a swap's expected from-versions as an operator or a form writes them, table to

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"trueup/fault"
 
 	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
@@ -40,7 +41,7 @@ func TestStaleConfirmation(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann", From: views.FromOf(plan)})
-			if !errors.Is(err, views.ErrStale) || !errors.Is(err, views.ErrConflict) || !strings.Contains(err.Error(), "orders v3 → v2") {
+			if !views.Stale(err) || !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "orders v3 → v2") {
 				t.Fatalf("swap confirmed as v1 → v2 while v3 is live: %v, want a stale conflict naming v3 → v2", err)
 			}
 			reads("orders", 3)
@@ -62,7 +63,7 @@ func TestStaleConfirmation(t *testing.T) {
 			reads("orders", 3)
 			reads("daily_revenue", 1)
 			_, err = s.Rollback(ctx, req) // the same confirmation again
-			if !errors.Is(err, views.ErrStale) || !errors.Is(err, views.ErrConflict) || !strings.Contains(err.Error(), "already taken back") {
+			if !views.Stale(err) || !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "already taken back") {
 				t.Fatalf("second rollback of one confirmation: %v, want a stale conflict", err)
 			}
 			reads("orders", 3)

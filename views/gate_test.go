@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"trueup/fault"
 
 	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
@@ -38,7 +39,7 @@ func TestAdoptedVersionNeedsOverride(t *testing.T) {
 			t.Errorf("v3 adopted as %q", got)
 		}
 		_, err = s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v3", Actor: "mallory"})
-		if !errors.Is(err, views.ErrValidationFailed) {
+		if !errors.Is(err, fault.ErrFailed) {
 			t.Fatalf("swap to the hand-made v3 without an override: %v, want the gate to refuse", err)
 		}
 		if src := source(t, e, "orders"); src != "orders__v1" {

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"time"
+	"trueup/fault"
 
 	tsql "trueup/sql"
 )
@@ -269,7 +270,7 @@ func (s *Service) recoverNote(ctx context.Context, p *Publish, gate []GateCheck)
 	if p.Kind == KindRollback {
 		undo, err := s.GetPublish(ctx, p.Undoes)
 		switch {
-		case errors.Is(err, ErrNotFound) || (err == nil && undo.UndoneBy != 0):
+		case errors.Is(err, fault.ErrNotFound) || (err == nil && undo.UndoneBy != 0):
 			p.Undoes = 0 // gone, or taken back already: nothing to mark
 		case err != nil:
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"trueup/fault"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -71,7 +72,7 @@ func TestRetention(t *testing.T) {
 		if err := s.Retire(ctx, views.RetireRequest{Table: "orders", Version: "v2", Actor: "bob", Reason: "space"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Retire(ctx, views.RetireRequest{Table: "orders", Version: "v2", Actor: "bob"}); !errors.Is(err, views.ErrRefused) {
+		if err := s.Retire(ctx, views.RetireRequest{Table: "orders", Version: "v2", Actor: "bob"}); !errors.Is(err, fault.ErrInvalid) {
 			t.Errorf("retiring twice: %v", err)
 		}
 		if _, err := s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "bob"}); err != nil {
@@ -82,7 +83,7 @@ func TestRetention(t *testing.T) {
 		}
 		// The swap before that one went back to the retired v2: refused, nothing changed.
 		_, err := s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "bob"})
-		if !errors.Is(err, views.ErrRefused) || !strings.Contains(err.Error(), "v2") {
+		if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "v2") {
 			t.Errorf("rollback onto a retired version: %v", err)
 		}
 		if src := source(t, e, "orders"); src != "orders__v3" {
@@ -133,7 +134,7 @@ func TestTimeTravel(t *testing.T) {
 		if err := s.Retire(ctx, views.RetireRequest{Table: "orders", Version: "v2", Actor: "ann"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.QueryAsOf(ctx, report, map[string]string{"orders": "v2"}); !errors.Is(err, views.ErrRefused) {
+		if _, err := s.QueryAsOf(ctx, report, map[string]string{"orders": "v2"}); !errors.Is(err, fault.ErrInvalid) {
 			t.Errorf("as of a retired version: %v", err)
 		}
 		if _, err := s.AsOf(ctx, "DELETE FROM orders", nil); err == nil {

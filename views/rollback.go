@@ -10,7 +10,7 @@ type RollbackRequest struct {
 	Actor  string
 	Reason string
 	// Undoes is the swap the operator confirmed taking back (0: whichever is in effect). When the
-	// swap in effect is another one, the rollback is refused with ErrStale: a second click or a
+	// swap in effect is another one, the rollback is refused as stale (Stale): a second click or a
 	// retried request does not take back the swap before.
 	Undoes int64
 }

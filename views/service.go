@@ -12,18 +12,12 @@ import (
 	tsql "trueup/sql"
 )
 
-// Sentinel errors callers branch on. ErrNotFound (version.go) is a version that does not exist.
-var (
-	// ErrConflict is a swap, rollback or retirement refused because another one holds one of its
-	// tables. The error is a *ConflictError naming the holder.
-	ErrConflict = fault.Named(fault.Conflict, "conflict")
-	// ErrValidationFailed is a swap refused by the gate: a version's validation did not pass and
-	// no approver override was given.
-	ErrValidationFailed = fault.Named(fault.Failed, "validation failed")
-	// ErrRefused is a request that cannot be carried out as asked (a retired or unfinished
-	// version, another table's version, nothing to roll back); nothing was changed.
-	ErrRefused = fault.Named(fault.Invalid, "refused")
-)
+// The views' errors are of the kinds of package fault: a version that does not exist is
+// NotFound; a swap, rollback or retirement another one holds a table of is Conflict (a
+// *ConflictError naming the holder), as is a stale confirmation (Stale); a swap the gate
+// refused (a validation did not pass, no approver override) is Failed; a request that cannot
+// be carried out as asked (a retired or unfinished version, another table's version, nothing to
+// roll back) is Invalid. Nothing was changed by any of them.
 
 // ConflictError names who holds a logical table.
 type ConflictError struct {
@@ -51,9 +45,9 @@ func (e *ConflictError) Error() string {
 	return msg
 }
 
-// Is makes errors.Is(err, ErrConflict) true.
+// Is makes errors.Is(err, fault.ErrConflict) true.
 func (e *ConflictError) Is(target error) bool {
-	return target == ErrConflict || errors.Is(ErrConflict, target)
+	return target == fault.ErrConflict || errors.Is(fault.ErrConflict, target)
 }
 
 // Listener hears about publishes after their outcome is recorded: notices implement it to
@@ -136,9 +130,9 @@ func (r *refusal) Error() string { return r.msg }
 func (r *refusal) Unwrap() error { return r.kind }
 
 func refusef(format string, args ...any) error {
-	return &refusal{fmt.Sprintf(format, args...), ErrRefused}
+	return &refusal{fmt.Sprintf(format, args...), fault.ErrInvalid}
 }
 
 func notFoundf(format string, args ...any) error {
-	return &refusal{fmt.Sprintf(format, args...), ErrNotFound}
+	return &refusal{fmt.Sprintf(format, args...), fault.ErrNotFound}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"trueup/fault"
 )
 
 // SwapRequest asks to make version To of Table live, with every version built by the same
@@ -20,7 +21,7 @@ type SwapRequest struct {
 	Override string
 	// From is the version each table read when the operator confirmed the swap (0: no view), as
 	// the confirmation showed it (FromOf). When set, a swap that would move other tables, or
-	// from other versions, is refused with ErrStale; nil swaps from whatever is live now.
+	// from other versions, is refused as stale (Stale); nil swaps from whatever is live now.
 	From map[string]int
 }
 
@@ -264,7 +265,7 @@ func (s *Service) swapAsInspected(ctx context.Context, h *holder, req SwapReques
 			}
 		}
 		return Publish{}, &refusal{fmt.Sprintf("swap %s to v%d refused: %s; an approver may override with a written reason",
-			req.Table, n, strings.Join(failed, "; ")), ErrValidationFailed}
+			req.Table, n, strings.Join(failed, "; ")), fault.ErrFailed}
 	}
 	return s.execute(ctx, h, swapPublish(s.target, req, plan, override), plan.Gate)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"trueup/fault"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -85,7 +86,7 @@ func TestSwapAndRollback(t *testing.T) {
 			}
 		}
 		_, err = s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "bob"})
-		if !errors.Is(err, views.ErrRefused) || !strings.Contains(err.Error(), "nothing to roll back") {
+		if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "nothing to roll back") {
 			t.Errorf("second rollback: %v", err)
 		}
 
@@ -139,14 +140,14 @@ func TestRefusals(t *testing.T) {
 			is       error
 			msg      string
 		}{
-			{"nonexistent", "v9", views.ErrNotFound, "orders has no version v9"},
-			{"other_tables_version", "daily_revenue__v2", views.ErrRefused, "daily_revenue__v2 is a version of daily_revenue, not of orders"},
-			{"garbage", "latest", views.ErrRefused, `version "latest" of orders: want vN`},
-			{"building", "v3", views.ErrRefused, "orders v3 is still building"},
-			{"retired", "v4", views.ErrRefused, "orders v4 was retired"},
-			{"cancelled", "v5", views.ErrRefused, "orders v5 was cancelled"},
-			{"already_live", "v1", views.ErrRefused, "orders v1 is already live"},
-			{"validation_failed", "v2", views.ErrValidationFailed, "orders v2: validation failed; an approver may override"},
+			{"nonexistent", "v9", fault.ErrNotFound, "orders has no version v9"},
+			{"other_tables_version", "daily_revenue__v2", fault.ErrInvalid, "daily_revenue__v2 is a version of daily_revenue, not of orders"},
+			{"garbage", "latest", fault.ErrInvalid, `version "latest" of orders: want vN`},
+			{"building", "v3", fault.ErrInvalid, "orders v3 is still building"},
+			{"retired", "v4", fault.ErrInvalid, "orders v4 was retired"},
+			{"cancelled", "v5", fault.ErrInvalid, "orders v5 was cancelled"},
+			{"already_live", "v1", fault.ErrInvalid, "orders v1 is already live"},
+			{"validation_failed", "v2", fault.ErrFailed, "orders v2: validation failed; an approver may override"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: tc.to, Actor: "ann"})
@@ -192,7 +193,7 @@ func TestRefusals(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "dave"})
-			if !errors.Is(err, views.ErrValidationFailed) || !strings.Contains(err.Error(), "only by carol's override") {
+			if !errors.Is(err, fault.ErrFailed) || !strings.Contains(err.Error(), "only by carol's override") {
 				t.Errorf("republish without override: %v", err)
 			}
 			if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "dave", Override: "again"}); err != nil {

@@ -26,9 +26,6 @@ const (
 	StateRetired          = "retired"
 )
 
-// ErrNotFound is a version the ledger does not know.
-var ErrNotFound = fault.Named(fault.NotFound, "version not found")
-
 // Version is the ledger's record of one physical version of a logical table.
 type Version struct {
 	Target    string
@@ -93,9 +90,6 @@ func (s Store) Get(ctx context.Context, target, table string, n int) (Version, e
 	return v, err
 }
 
-// ErrExists is a version number the ledger has already recorded.
-var ErrExists = fault.Named(fault.Conflict, "version already recorded")
-
 // Put inserts or replaces a version record.
 func (s Store) Put(ctx context.Context, v Version) error {
 	return s.record(ctx, s.L.DB(), v, true)
@@ -103,7 +97,7 @@ func (s Store) Put(ctx context.Context, v Version) error {
 
 // Add records a new version through q: the ledger's pool, or the caller's transaction, so that
 // the number is taken together with what takes it (a backfill run). A number the ledger has
-// recorded already is refused with ErrExists; one recorded by a transaction that commits while
+// recorded already is refused with fault.ErrConflict; one recorded by a transaction that commits while
 // q's is open fails q's commit instead (DuckDB checks the key then).
 func (s Store) Add(ctx context.Context, q ledger.Querier, v Version) error {
 	return s.record(ctx, q, v, false)
@@ -133,7 +127,7 @@ func (s Store) record(ctx context.Context, q ledger.Querier, v Version, replace 
 		return fmt.Errorf("views: record %s v%d: %w", v.Table, v.N, err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return fmt.Errorf("views: record %s v%d: %w", v.Table, v.N, ErrExists)
+		return fault.New(fault.Conflict, "%s v%d is recorded already", v.Table, v.N)
 	}
 	return nil
 }

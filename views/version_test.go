@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"trueup/fault"
 
 	"trueup/ledger/ledgertest"
 	"trueup/views"
@@ -37,7 +38,7 @@ func TestStore(t *testing.T) {
 	if n, _ := s.NextNumber(ctx, "w", "orders", []int{1}); n != 3 {
 		t.Errorf("next number after v2: %d", n)
 	}
-	if _, err := s.Get(ctx, "w", "orders", 9); !errors.Is(err, views.ErrNotFound) {
+	if _, err := s.Get(ctx, "w", "orders", 9); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("missing version: %v", err)
 	}
 	list, _ := s.List(ctx, "w", "orders")
@@ -61,8 +62,8 @@ func TestVersionAddTakesANumberOnce(t *testing.T) {
 		bob := ann
 		bob.BuiltBy, bob.Backfill, bob.RunID = "bob", "fix_dedup_bug", 2
 		err := s.Add(ctx, l.DB(), bob)
-		if !errors.Is(err, views.ErrExists) || !strings.Contains(err.Error(), "daily_revenue v2") {
-			t.Errorf("adding daily_revenue v2 again: %v, want ErrExists naming daily_revenue v2", err)
+		if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "daily_revenue v2") {
+			t.Errorf("adding daily_revenue v2 again: %v, want fault.ErrConflict naming daily_revenue v2", err)
 		}
 		if got, _ := s.Get(ctx, "w", "daily_revenue", 2); got.BuiltBy != "ann" || got.RunID != 1 {
 			t.Errorf("daily_revenue v2 is now built by %s for run %d, want ann's run 1", got.BuiltBy, got.RunID)
@@ -81,7 +82,7 @@ func TestVersionAddTakesANumberOnce(t *testing.T) {
 		if err == nil {
 			t.Fatal("the transaction committed")
 		}
-		if _, err := s.Get(ctx, "w", "daily_revenue", 3); !errors.Is(err, views.ErrNotFound) {
+		if _, err := s.Get(ctx, "w", "daily_revenue", 3); !errors.Is(err, fault.ErrNotFound) {
 			t.Errorf("daily_revenue v3 after a rollback: %v, want not found", err)
 		}
 	})
