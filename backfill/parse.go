@@ -1,10 +1,8 @@
 package backfill
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -33,35 +31,26 @@ type Set struct {
 // Load parses every backfills/**/*.sql file of fsys; prefix is shown before paths in messages.
 // The error lists every problem of every file, as path:line: message.
 func Load(fsys fs.FS, prefix string) (*Set, error) {
-	paths, err := sqlfile.Files(fsys)
-	if err != nil {
-		return nil, fmt.Errorf("backfill: %w", err)
-	}
 	set := &Set{}
-	var problems sqlfile.Problems
+	var parsed sqlfile.Problems
 	byName := map[string]*Backfill{}
-	for _, p := range paths {
-		shown := path.Join(prefix, p)
-		text, err := sqlfile.Read(fsys, p, shown)
-		if tooLarge := sqlfile.Problems(nil); errors.As(err, &tooLarge) {
-			problems = append(problems, tooLarge...)
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("backfill: %w", err)
-		}
+	problems, err := sqlfile.ReadEach(fsys, prefix, func(shown, text string) {
 		b, ps := Parse(shown, text)
-		problems = append(problems, ps...)
+		parsed = append(parsed, ps...)
 		if b == nil {
-			continue
+			return
 		}
 		if prev, dup := byName[b.Name]; dup {
-			problems = append(problems, sqlfile.Problem{Path: b.Path, Line: 1, Msg: "backfill " + b.Name + " is already defined in " + prev.Path})
-			continue
+			parsed = append(parsed, sqlfile.Problem{Path: b.Path, Line: 1, Msg: "backfill " + b.Name + " is already defined in " + prev.Path})
+			return
 		}
 		byName[b.Name] = b
 		set.Backfills = append(set.Backfills, b)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("backfill: %w", err)
 	}
+	problems = append(problems, parsed...)
 	// Every downstream table needs a backfill file that builds it.
 	for _, b := range set.Backfills {
 		for _, d := range b.Downstream {

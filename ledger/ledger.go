@@ -159,15 +159,7 @@ var (
 // Tx runs fn in one transaction: all of its writes land or none do. It is the one way the
 // capability stores open a ledger transaction; fn's error rolls it back and is returned as is.
 func (l *Ledger) Tx(ctx context.Context, fn func(tx *dbsql.Tx) error) error {
-	tx, err := l.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return tsql.InTx(ctx, l.db, fn)
 }
 
 type migration struct {

@@ -2,10 +2,8 @@ package notices
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"sort"
 	"strings"
 
@@ -83,31 +81,22 @@ func ParseExposure(shown, text string) (*Exposure, sqlfile.Problems) {
 // LoadExposures parses every *.sql file of fsys (the project's exposures/ folder). Every problem
 // of every file is returned at once, as sqlfile.Problems. prefix is put before paths in messages.
 func LoadExposures(fsys fs.FS, prefix string) ([]*Exposure, error) {
-	paths, err := sqlfile.Files(fsys)
-	if err != nil {
-		return nil, fmt.Errorf("notices: exposures: %w", err)
-	}
 	var out []*Exposure
-	var problems sqlfile.Problems
+	var parsed sqlfile.Problems
 	seen := map[string]string{}
-	for _, p := range paths {
-		shown := path.Join(prefix, p)
-		text, err := sqlfile.Read(fsys, p, shown)
-		if tooLarge := sqlfile.Problems(nil); errors.As(err, &tooLarge) {
-			problems = append(problems, tooLarge...)
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("notices: exposures: %w", err)
-		}
+	problems, err := sqlfile.ReadEach(fsys, prefix, func(shown, text string) {
 		x, ps := ParseExposure(shown, text)
-		problems = append(problems, ps...)
+		parsed = append(parsed, ps...)
 		if prev, dup := seen[x.Name]; dup {
-			problems = append(problems, sqlfile.Problem{Path: shown, Line: 1, Msg: "exposure " + x.Name + " is also defined in " + prev})
+			parsed = append(parsed, sqlfile.Problem{Path: shown, Line: 1, Msg: "exposure " + x.Name + " is also defined in " + prev})
 		}
 		seen[x.Name] = shown
 		out = append(out, x)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("notices: exposures: %w", err)
 	}
+	problems = append(problems, parsed...)
 	if err := problems.Err(); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -76,50 +75,28 @@ type header struct {
 // ParseFS parses every rules file (*.sql, in any folder) of fsys. prefix is put before the
 // paths in messages, e.g. "rules". The returned error is a *LoadError with every problem found.
 func ParseFS(fsys fs.FS, prefix string) ([]*Rule, error) {
-	var paths []string
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".sql") {
-			paths = append(paths, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("rules: %w", err)
-	}
-	sort.Strings(paths)
 	var out []*Rule
-	var problems []Problem
+	var parsed []Problem
 	names := map[string]*Rule{}
 	nameLine := map[*Rule]int{}
-	for _, p := range paths {
-		shown := p
-		if prefix != "" {
-			shown = path.Join(prefix, p)
-		}
-		text, err := sqlfile.Read(fsys, p, shown)
-		if tooLarge := sqlfile.Problems(nil); errors.As(err, &tooLarge) {
-			problems = append(problems, tooLarge...)
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("rules: %w", err)
-		}
+	tooLarge, err := sqlfile.ReadEach(fsys, prefix, func(shown, text string) {
 		r, line, ps := parseFile(shown, text)
-		problems = append(problems, ps...)
+		parsed = append(parsed, ps...)
 		if r == nil {
-			continue
+			return
 		}
 		if prev, dup := names[r.Name]; dup {
-			problems = append(problems, Problem{Path: shown, Line: line, Msg: fmt.Sprintf("rule %s is already defined in %s:%d", r.Name, prev.Path, nameLine[prev])})
-			continue
+			parsed = append(parsed, Problem{Path: shown, Line: line, Msg: fmt.Sprintf("rule %s is already defined in %s:%d", r.Name, prev.Path, nameLine[prev])})
+			return
 		}
 		names[r.Name] = r
 		nameLine[r] = line
 		out = append(out, r)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rules: %w", err)
 	}
+	problems := append([]Problem(tooLarge), parsed...)
 	if len(problems) > 0 {
 		sortProblems(problems)
 		return out, &LoadError{problems}

@@ -271,3 +271,17 @@ func inWindows(d Dialect, column string, ws []Window) (string, []any) {
 	}
 	return strings.Join(conds, " OR "), args
 }
+
+// InTx runs fn in one transaction of pool: all of its writes land or none do; fn's error rolls it
+// back and is returned as is. The ledger's transactions and DuckDB's partition writes both use it.
+func InTx(ctx context.Context, pool *dbsql.DB, fn func(tx *dbsql.Tx) error) error {
+	tx, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}

@@ -225,15 +225,7 @@ func toDuckDecimal(f float64, precision, scale int) duckdb.Decimal {
 }
 
 func (e *duckEngine) inTx(ctx context.Context, fn func(tx *dbsql.Tx) error) error {
-	tx, err := e.pool.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return InTx(ctx, e.pool, fn)
 }
 
 func (e *duckEngine) ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) (int64, error) {

@@ -1,10 +1,12 @@
 package sqlfile
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 )
 
 // MaxSize is the largest file trueup reads. The files users write are a few kilobytes; a
@@ -58,4 +60,28 @@ func read(f fs.File, shown string) (string, error) {
 func tooLarge(shown string, size int64) Problems {
 	tenths := (size + 99_999) / 100_000
 	return Problems{{Path: shown, Msg: fmt.Sprintf("file is %d.%d MB, limit 1 MiB", tenths/10, tenths%10)}}
+}
+
+// ReadEach reads every *.sql file of fsys (in any folder, in name order) and hands fn its shown
+// path (prefix joined before it) and text. A file over MaxSize is not handed on: it comes back
+// among the Problems, so a loader reports it with the problems fn finds; any other error stops.
+func ReadEach(fsys fs.FS, prefix string, fn func(shown, text string)) (Problems, error) {
+	paths, err := Files(fsys)
+	if err != nil {
+		return nil, err
+	}
+	var problems Problems
+	for _, p := range paths {
+		shown := path.Join(prefix, p)
+		text, err := Read(fsys, p, shown)
+		if tooLarge := Problems(nil); errors.As(err, &tooLarge) {
+			problems = append(problems, tooLarge...)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		fn(shown, text)
+	}
+	return problems, nil
 }
