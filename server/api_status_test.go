@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/server"
 )
 
@@ -15,7 +16,8 @@ import (
 // and samples too (a bad from/to was a 422, a bad sample was taken as 0).
 func TestAPIBadQueryIs400(t *testing.T) {
 	l := testLedger(t)
-	ts := serve(t, server.Options{Backfills: backfillService(t), Audit: l, Notices: notices.New(l, notices.Options{})})
+	ntc := notices.New(l, notices.Options{})
+	ts := serve(t, server.Options{Backfills: backfillService(t), Audit: l, Notices: ntc, NoticeOps: ops.NewNotices(ntc)})
 	for _, tc := range []struct {
 		method, path, error string
 	}{
@@ -49,7 +51,8 @@ func TestAPIBadQueryIs400(t *testing.T) {
 // (it was a 400, "not a diff request", once the handler read past the limit).
 func TestAPIOversizedBodyIs413(t *testing.T) {
 	store, _ := storedDiff(t)
-	ts := serve(t, server.Options{Diffs: store, Notices: notices.New(testLedger(t), notices.Options{})})
+	ntc := notices.New(testLedger(t), notices.Options{})
+	ts := serve(t, server.Options{Diffs: store, Notices: ntc, NoticeOps: ops.NewNotices(ntc)})
 	for _, tc := range []struct {
 		name, path string
 		chunked    bool

@@ -585,7 +585,7 @@ func TestButtonsFollowTheRole(t *testing.T) {
 	if _, err := svc.Draft(t.Context(), notices.Evidence{Backfill: "b", RunID: 1, Reason: "bug", Tables: []string{"orders"}}); err != nil {
 		t.Fatal(err)
 	}
-	ts := serve(t, server.Options{Auth: testAuth(false), Notices: svc})
+	ts := serve(t, server.Options{Auth: testAuth(false), Notices: svc, NoticeOps: ops.NewNotices(svc)})
 	for _, tc := range []struct {
 		who  string
 		want string // the action forms shown
@@ -631,7 +631,7 @@ func TestDeliveriesAreForTheTeam(t *testing.T) {
 	if rep, err := svc.Outbox().Deliver(t.Context()); err != nil || rep.Retrying != 1 {
 		t.Fatalf("deliver to a closed port: %+v %v", rep, err)
 	}
-	ts := serve(t, server.Options{Auth: testAuth(false), Notices: svc})
+	ts := serve(t, server.Options{Auth: testAuth(false), Notices: svc, NoticeOps: ops.NewNotices(svc)})
 	for _, who := range []string{"", "vera"} {
 		b := newBrowser(t, ts.URL)
 		if who != "" {

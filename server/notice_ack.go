@@ -21,7 +21,7 @@ func (s *Server) noticeAck(c echo.Context) error {
 }
 
 func (s *Server) noticeAckPage(c echo.Context, record bool) error {
-	svc, err := s.notices()
+	svc, err := s.noticeReads()
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/server"
 )
 
@@ -25,8 +26,8 @@ func TestDraftsNeedAViewer(t *testing.T) {
 	if _, err := svc.Announce(t.Context(), 2, "ann"); err != nil {
 		t.Fatal(err)
 	}
-	withLogin := serve(t, server.Options{Auth: testAuth(false), Notices: svc}).URL
-	open := serve(t, server.Options{Notices: svc}).URL
+	withLogin := serve(t, server.Options{Auth: testAuth(false), Notices: svc, NoticeOps: ops.NewNotices(svc)}).URL
+	open := serve(t, server.Options{Notices: svc, NoticeOps: ops.NewNotices(svc)}).URL
 	vera := []string{"Authorization", "Bearer " + testTokens["vera"][0]}
 
 	page := func(t *testing.T, url string, header ...string) (int, *goquery.Document) {

@@ -11,7 +11,7 @@ import (
 
 // noticeFeed answers GET /notices.atom (and ?table=): the Atom feed of announced notices.
 func (s *Server) noticeFeed(c echo.Context) error {
-	svc, err := s.notices()
+	svc, err := s.noticeReads()
 	if err != nil {
 		return err
 	}

@@ -12,19 +12,18 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/server/page"
 )
 
-// NoticeService is what the notice pages, the notice API and the feed need (notices.Service).
+// NoticeService is what the public notice pages, the feed and a recipient's acknowledgement
+// link read of the notices (notices.Service), and what other pages show of them. These are
+// not the operator's operations (ops.Notices, Options.NoticeOps): they render the stored notice
+// — its evidence and deliveries — for readers outside, drafts hidden from them, and an
+// acknowledgement is the recipient's, proven by the link's token, not an operator's.
 type NoticeService interface {
 	List(ctx context.Context, f notices.Filter) ([]notices.Notice, error)
 	Get(ctx context.Context, id int64) (notices.Notice, error)
-	Edit(ctx context.Context, id int64, actor, title, body string) (notices.Notice, error)
-	PlanSwap(ctx context.Context, id int64, actor string, at time.Time) (notices.Notice, error)
-	Announce(ctx context.Context, id int64, actor string) (notices.Notice, error)
-	Withdraw(ctx context.Context, id int64, actor, reason string) (notices.Notice, error)
-	MarkCompleted(ctx context.Context, id int64, actor, reason string) (notices.Notice, error)
-	Outbox() *notices.Outbox
 	Link(ctx context.Context, id int64, token string) (notices.Notice, notices.Recipient, error)
 	Acknowledge(ctx context.Context, id int64, token string) (notices.Recipient, error)
 	Deliveries(ctx context.Context, id int64) ([]notices.Delivery, error)
@@ -42,12 +41,25 @@ func noticeTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
-// notices returns the service, or a 404 when the server has none.
-func (s *Server) notices() (NoticeService, error) {
+// errNoNotices answers a notice request on a server without notices.
+func errNoNotices() error {
+	return echo.NewHTTPError(http.StatusNotFound, "Notices are not set up on this server.")
+}
+
+// noticeReads returns what the public notice pages read, or a 404 when the server has none.
+func (s *Server) noticeReads() (NoticeService, error) {
 	if s.opt.Notices == nil {
-		return nil, echo.NewHTTPError(http.StatusNotFound, "Notices are not set up on this server.")
+		return nil, errNoNotices()
 	}
 	return s.opt.Notices, nil
+}
+
+// notices returns the notice operations, or a 404 when the server has none.
+func (s *Server) notices() (ops.Notices, error) {
+	if s.opt.NoticeOps == nil {
+		return nil, errNoNotices()
+	}
+	return s.opt.NoticeOps, nil
 }
 
 // noticeID parses the :id parameter.

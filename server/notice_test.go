@@ -16,6 +16,7 @@ import (
 
 	"trueup/ledger"
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/server"
 )
 
@@ -24,7 +25,7 @@ import (
 func noticeServer(t *testing.T) (*notices.Service, string) {
 	t.Helper()
 	svc := noticeService(t)
-	ts := serve(t, server.Options{Notices: svc})
+	ts := serve(t, server.Options{Notices: svc, NoticeOps: ops.NewNotices(svc)})
 	return svc, ts.URL
 }
 
@@ -337,7 +338,7 @@ func TestNoticeFeedLinksFollowTheAskedAddress(t *testing.T) {
 	}
 	clock := &testClock{now: time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC)}
 	// with tokens configured the server answers any Host, as it does behind a proxy
-	ts := serve(t, server.Options{Notices: svc, Auth: testAuth(false), ReadCache: time.Minute, Now: clock.Now})
+	ts := serve(t, server.Options{Notices: svc, NoticeOps: ops.NewNotices(svc), Auth: testAuth(false), ReadCache: time.Minute, Now: clock.Now})
 	host := strings.TrimPrefix(ts.URL, "http://")
 
 	link := func(t *testing.T, host string, header ...string) string {

@@ -1,28 +1,28 @@
 package server
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
 	"trueup/fault"
 	"trueup/notices"
+	"trueup/ops"
 )
 
 // noticeAnnounce answers POST /notices/{id}/announce: it sends the draft to its subscribers and
 // takes the browser back to the notice. Announcing twice is a 409 and sends nothing.
 func (s *Server) noticeAnnounce(c echo.Context) error {
-	return s.noticeWrite(c, "announce", func(svc NoticeService, id int64) error {
-		_, err := svc.Announce(c.Request().Context(), id, s.actor(c))
+	return s.noticeWrite(c, "announce", func(n ops.Notices, id int64) error {
+		_, err := n.Announce(c.Request().Context(), ops.NoticeRequest{ID: id, Actor: s.actor(c)})
 		return err
 	})
 }
 
 // noticeWithdraw answers POST /notices/{id}/withdraw with the form's reason.
 func (s *Server) noticeWithdraw(c echo.Context) error {
-	return s.noticeWrite(c, "withdraw", func(svc NoticeService, id int64) error {
-		_, err := svc.Withdraw(c.Request().Context(), id, s.actor(c), c.FormValue("reason"))
+	return s.noticeWrite(c, "withdraw", func(n ops.Notices, id int64) error {
+		_, err := n.Withdraw(c.Request().Context(), ops.NoticeReasonRequest{ID: id, Actor: s.actor(c), Reason: c.FormValue("reason")})
 		return err
 	})
 }
@@ -30,40 +30,35 @@ func (s *Server) noticeWithdraw(c echo.Context) error {
 // noticeEdit answers POST /notices/{id}/edit with the form's title and body (a new revision) or
 // its planned_swap (when the change is planned to go live): the page has a form for each.
 func (s *Server) noticeEdit(c echo.Context) error {
-	e := noticeEditJSON{Title: c.FormValue("title"), Body: c.FormValue("body"), PlannedSwap: c.FormValue("planned_swap")}
+	req := ops.NoticeEditRequest{Title: c.FormValue("title"), Body: c.FormValue("body"), PlannedSwap: c.FormValue("planned_swap")}
 	action := "edit"
-	if e.Title == "" && e.Body == "" && e.PlannedSwap != "" {
+	if req.Title == "" && req.Body == "" && req.PlannedSwap != "" {
 		action = "plan"
 	}
-	return s.noticeWrite(c, action, func(svc NoticeService, id int64) error {
-		_, err := editNotice(c.Request().Context(), svc, id, s.actor(c), e)
+	return s.noticeWrite(c, action, func(n ops.Notices, id int64) error {
+		if err := checkPlannedSwap(req); err != nil {
+			return err
+		}
+		req.ID, req.Actor = id, s.actor(c)
+		_, err := n.Edit(c.Request().Context(), req)
 		return err
 	})
 }
 
-// editNotice edits a draft's text when e has one, then its planned time when e has one, so a
-// text that says the time is not set is not saved over the one the plan wrote.
-func editNotice(ctx context.Context, svc NoticeService, id int64, actor string, e noticeEditJSON) (notices.Notice, error) {
-	var n notices.Notice
-	var err error
-	if e.Title != "" || e.Body != "" || e.PlannedSwap == "" {
-		if n, err = svc.Edit(ctx, id, actor, e.Title, e.Body); err != nil {
-			return n, err
-		}
+// checkPlannedSwap refuses an edit whose planned time does not parse: that is the request's
+// syntax, a 400 as a bad query is (the operation would say 422).
+func checkPlannedSwap(req ops.NoticeEditRequest) error {
+	if req.PlannedSwap == "" {
+		return nil
 	}
-	if e.PlannedSwap != "" {
-		at, err := notices.ParsePlannedSwap(e.PlannedSwap)
-		if err != nil {
-			// a time that does not parse is the request's syntax: a 400, as a bad query is
-			return n, echo.NewHTTPError(http.StatusBadRequest, fault.Message(err)).SetInternal(err)
-		}
-		return svc.PlanSwap(ctx, id, actor, at)
+	if _, err := notices.ParsePlannedSwap(req.PlannedSwap); err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fault.Message(err)).SetInternal(err)
 	}
-	return n, nil
+	return nil
 }
 
-func (s *Server) noticeWrite(c echo.Context, action string, fn func(NoticeService, int64) error) error {
-	svc, err := s.notices()
+func (s *Server) noticeWrite(c echo.Context, action string, fn func(ops.Notices, int64) error) error {
+	n, err := s.notices()
 	if err != nil {
 		return err
 	}
@@ -71,7 +66,7 @@ func (s *Server) noticeWrite(c echo.Context, action string, fn func(NoticeServic
 	if err != nil {
 		return err
 	}
-	if err := fn(svc, id); err != nil {
+	if err := fn(n, id); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, noticeHref(id)+"?done="+action)

@@ -103,7 +103,7 @@ func TestNoticePagesArePaged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ts := serve(t, server.Options{Notices: svc})
+	ts := serve(t, server.Options{Notices: svc, NoticeOps: ops.NewNotices(svc)})
 	doc := getPage(t, ts.URL+"/notices?table=orders", http.StatusOK)
 	if n := doc.Find(`[data-testid="notice-row"]`).Length(); n != 50 {
 		t.Errorf("page 1: %d rows", n)
@@ -176,7 +176,8 @@ func TestBackfillListIsPaged(t *testing.T) {
 // /notices and /rules, an engine error on /audit).
 func TestHugePageIsA400(t *testing.T) {
 	l := testLedger(t)
-	ts := serve(t, server.Options{Audit: l, Notices: notices.New(l, notices.Options{}), Rules: ruleMonitor(t)})
+	ntc := notices.New(l, notices.Options{})
+	ts := serve(t, server.Options{Audit: l, Notices: ntc, NoticeOps: ops.NewNotices(ntc), Rules: ruleMonitor(t)})
 	for _, path := range []string{"/notices", "/rules", "/audit", "/rules/positive"} {
 		for _, n := range []string{"184467440737095518", "9223372036854775807"} {
 			t.Run(strings.TrimPrefix(path, "/")+"_"+n, func(t *testing.T) {

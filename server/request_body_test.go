@@ -21,9 +21,10 @@ func writeServer(t *testing.T, auth ...config.Auth) (server.Options, string, fun
 	t.Helper()
 	e, tables := versionedWarehouse(t)
 	store, _ := storedDiff(t)
+	ntc := noticeService(t)
 	opt := server.Options{
 		Tables: ops.NewTables(ops.TableServices{"w": tables}, "w"), DefaultTarget: "w",
-		Rules: ruleMonitor(t), Backfills: backfillService(t), Notices: noticeService(t), Diffs: store, Audit: testLedger(t),
+		Rules: ruleMonitor(t), Backfills: backfillService(t), Notices: ntc, NoticeOps: ops.NewNotices(ntc), Diffs: store, Audit: testLedger(t),
 	}
 	if len(auth) > 0 {
 		opt.Auth = auth[0]

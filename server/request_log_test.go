@@ -12,6 +12,7 @@ import (
 
 	"trueup/ledger"
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/server"
 )
 
@@ -38,7 +39,7 @@ func TestRequestLogLeavesOutAckTokens(t *testing.T) {
 	}
 	token := n.Recipients[0].Token
 	var logs bytes.Buffer
-	ts := serve(t, server.Options{Notices: svc, Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, t.Output()), nil))})
+	ts := serve(t, server.Options{Notices: svc, NoticeOps: ops.NewNotices(svc), Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, t.Output()), nil))})
 	link := ts.URL + "/notices/1/ack/" + token
 
 	getPage(t, link, http.StatusOK)

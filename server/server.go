@@ -43,10 +43,13 @@ type Options struct {
 	Version       string        // trueup build version shown in the footer
 	Notice        string        // optional banner shown on every page
 	Rules         RuleService   // the rules, their monitor and history; nil shows no rules
-	Notices       NoticeService // change notices, their feed and acknowledgements; nil answers 404
+	Notices       NoticeService // what the notice pages, feed and acknowledgements read; nil answers 404
 	// Tables swaps, rolls back and lists versions of logical tables; nil answers 404 on the
 	// versions pages.
 	Tables ops.Tables
+	// NoticeOps lists, shows, edits, announces, withdraws and completes change notices and
+	// delivers their messages (the notice API and the operator's forms); nil answers 404.
+	NoticeOps ops.Notices
 	// Backfills plans, previews and runs backfills; nil answers 404.
 	Backfills BackfillService
 	// Diffs keeps reconcile results for the diff pages and API; nil answers 404.

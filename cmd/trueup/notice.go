@@ -12,17 +12,13 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/sqlfile"
 )
 
 const noticeUsage = "notice list [--table T] [--state S] | show ID | edit ID --planned-swap TIME | announce ID [--planned-swap TIME] | withdraw ID [--reason TEXT] | complete ID | deliver"
-
-// noticeDeliverTimeout bounds the delivery pass a CLI write makes before it exits; what is not
-// delivered by then stays in the outbox for the server's worker or `trueup notice deliver`.
-const noticeDeliverTimeout = 30 * time.Second
 
 func runNotice(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
@@ -68,80 +64,90 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 	default:
 		return usagef("notice: unknown verb %q; usage: trueup %s", verb, noticeUsage)
 	}
-	var plan time.Time
 	switch {
 	case *planned != "" && verb != "edit" && verb != "announce":
 		return usagef("notice %s: --planned-swap is for edit and announce", verb)
 	case *planned != "":
-		t, err := notices.ParsePlannedSwap(*planned)
-		if err != nil {
+		if _, err := notices.ParsePlannedSwap(*planned); err != nil {
 			return usagef("notice %s: --planned-swap: %w", verb, err)
 		}
-		plan = t
 	case verb == "edit":
 		return usagef("notice edit: say what to change: --planned-swap TIME (the text is edited on the notice's page)")
 	}
-	f := notices.Filter{Table: *table, State: notices.State(*state)}
-	if f.State != "" && !f.State.Valid() {
+	list := ops.NoticeListRequest{Table: *table, State: notices.State(*state)}
+	if list.State != "" && !list.State.Valid() {
 		return usagef("notice list: --state %q: want one of draft, announced, completed, rolled-back, withdrawn", *state)
 	}
 	out := noticeOutput{w: e.stdout, json: *format == "json"}
-	if rc, err := e.remote(); rc != nil || err != nil {
-		if err != nil {
-			return err
-		}
-		return noticeRemote(ctx, e, rc, verb, id, f, *reason, plan, out)
-	}
-	a, err := openApp(ctx, e.globals)
+	n, done, err := noticeOps(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer a.close()
-	svc, err := openNotices(ctx, e, a, slog.New(slog.NewTextHandler(e.stderr, nil)))
-	if err != nil {
-		return err
-	}
+	defer done.close()
 	switch verb {
 	case "list":
-		ns, err := svc.List(ctx, f)
+		ns, err := n.List(ctx, list)
 		if err != nil {
 			return err
 		}
-		js := make([]notices.JSON, 0, len(ns))
-		for _, n := range ns {
-			js = append(js, notices.ToJSON(n, svc.URL(n.ID), false))
-		}
-		return out.list(js)
+		return out.list(ns)
 	case "show":
-		n, err := svc.Get(ctx, id)
+		j, err := n.Show(ctx, ops.NoticeRequest{ID: id})
 		if err != nil {
 			return err
 		}
-		return out.show(notices.ToJSON(n, svc.URL(n.ID), true))
+		return out.show(j)
 	case "deliver":
-		return deliverNotices(ctx, e, svc)
+		rep, err := n.Deliver(ctx)
+		if err != nil {
+			return err
+		}
+		reportDeliveries(e, rep)
+		return nil
 	}
-	var n notices.Notice
-	if !plan.IsZero() {
-		if n, err = svc.PlanSwap(ctx, id, cliActor(), plan); err != nil {
+	var j notices.JSON
+	if *planned != "" { // edit, or announce after setting the plan
+		if j, err = n.Edit(ctx, ops.NoticeEditRequest{ID: id, Actor: cliActor(), PlannedSwap: *planned}); err != nil {
 			return err
 		}
 	}
 	switch verb {
 	case "announce":
-		n, err = svc.Announce(ctx, id, cliActor())
+		j, err = n.Announce(ctx, ops.NoticeRequest{ID: id, Actor: cliActor()})
 	case "withdraw":
-		n, err = svc.Withdraw(ctx, id, cliActor(), *reason)
+		j, err = n.Withdraw(ctx, ops.NoticeReasonRequest{ID: id, Actor: cliActor(), Reason: *reason})
 	case "complete":
-		n, err = svc.MarkCompleted(ctx, id, cliActor(), *reason)
+		j, err = n.Complete(ctx, ops.NoticeReasonRequest{ID: id, Actor: cliActor(), Reason: *reason})
 	}
 	if err != nil {
 		return err
 	}
-	if err := out.show(notices.ToJSON(n, svc.URL(n.ID), true)); err != nil {
+	if err := out.show(j); err != nil {
 		return err
 	}
-	return deliverNotices(ctx, e, svc)
+	return done.deliver(ctx, e)
+}
+
+// noticeOps is the notice operations a command runs: through the server with --server (whose
+// own worker delivers what a write queues), else over the project's notice service, whose
+// queued messages done delivers.
+func noticeOps(ctx context.Context, e *env) (ops.Notices, *opsDone, error) {
+	if rc, err := e.remote(); rc != nil || err != nil {
+		if err != nil {
+			return nil, nil, err
+		}
+		return rc.Notices(), &opsDone{}, nil
+	}
+	a, err := openApp(ctx, e.globals)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc, err := openNotices(ctx, e, a, slog.New(slog.NewTextHandler(e.stderr, nil)))
+	if err != nil {
+		a.close()
+		return nil, nil, err
+	}
+	return ops.NewNotices(svc), &opsDone{app: a, ntc: svc}, nil
 }
 
 // openNotices returns the notice service of the project: its notify channels, its exposures
@@ -235,13 +241,12 @@ func (o noticeOutput) show(n notices.JSON) error {
 	return nil
 }
 
-// deliverNotices makes one bounded delivery pass and reports it on stderr (stdout stays one
-// document).
+// deliverNotices makes one bounded delivery pass (ops.DeliverTimeout) and reports it on stderr
+// (stdout stays one document); what is not delivered by then stays in the outbox for the
+// server's worker or `trueup notice deliver`.
 func deliverNotices(ctx context.Context, e *env, svc *notices.Service) error {
-	dctx, cancel := context.WithTimeout(ctx, noticeDeliverTimeout)
-	defer cancel()
-	rep, err := svc.Outbox().Deliver(dctx)
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	rep, err := ops.NewNotices(svc).Deliver(ctx)
+	if err != nil {
 		return err
 	}
 	reportDeliveries(e, rep)

@@ -19,7 +19,10 @@ import (
 
 // draftDemoNotice drafts a notice in the demo project's ledger, as the backfill runner does when
 // a run is created.
-func draftDemoNotice(t *testing.T, dir string) {
+func draftDemoNotice(t *testing.T, dir string) { draftDemoNoticeOf(t, dir, 1) }
+
+// draftDemoNoticeOf drafts the notice of the demo's backfill run number run.
+func draftDemoNoticeOf(t *testing.T, dir string, run int64) {
 	t.Helper()
 	ctx := context.Background()
 	l, err := ledger.Open(ctx, filepath.Join(dir, "trueup-state.duckdb"))
@@ -27,7 +30,7 @@ func draftDemoNotice(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	ev := notices.Evidence{Backfill: "fix_dedup_bug", RunID: 1, Reason: "bug", Tables: []string{"orders", "daily_revenue"},
+	ev := notices.Evidence{Backfill: "fix_dedup_bug", RunID: run, Reason: "bug", Tables: []string{"orders", "daily_revenue"},
 		Partitions: []string{"2026-07-10", "2026-07-11"}, Objective: "The dedup step dropped orders."}
 	if _, err := notices.New(l, notices.Options{}).Draft(ctx, ev); err != nil {
 		t.Fatal(err)
@@ -229,22 +232,41 @@ func TestNoticeNewPartitionFromRun(t *testing.T) {
 	}
 }
 
-// The planned time is set through a server as locally: edit, and announce with the plan.
+// Every notice verb goes through a server as it runs locally, the same output and exit code:
+// list, show, edit and announce with the planned time, complete, withdraw, deliver, and their
+// refusals.
 func TestNoticePlanThroughServer(t *testing.T) {
 	local, served := demoDir(t), demoDir(t)
-	draftDemoNotice(t, local)
-	draftDemoNotice(t, served)
+	for _, dir := range []string{local, served} {
+		draftDemoNoticeOf(t, dir, 1)
+		draftDemoNoticeOf(t, dir, 2)
+	}
 	srv := serveDemo(t, served)
 	for _, tc := range []remoteCase{
+		{"notice_list_text", []string{"notice", "list"}, exitOK, "text"},
+		{"notice_list_table", []string{"notice", "list", "--table", "orders", "--state", "draft", "--format", "json"}, exitOK, "json"},
+		{"notice_show_json", []string{"notice", "show", "2", "--format", "json"}, exitOK, "json"},
+		{"notice_show_missing", []string{"notice", "show", "99"}, exitUsage, "text"},
 		{"notice_edit_plan", []string{"notice", "edit", "1", "--planned-swap", "2099-08-04 09:00", "--format", "json"}, exitOK, "json"},
+		{"notice_edit_past", []string{"notice", "edit", "1", "--planned-swap", "2001-08-04 09:00"}, exitUsage, "text"},
 		{"notice_announce_plan", []string{"notice", "announce", "1", "--planned-swap", "2099-08-05T10:00:00Z"}, exitOK, "text"},
 		{"notice_edit_announced", []string{"notice", "edit", "1", "--planned-swap", "2099-08-06 10:00"}, exitFailed, "text"},
+		{"notice_complete", []string{"notice", "complete", "1", "--reason", "published by hand", "--format", "json"}, exitOK, "json"},
+		{"notice_complete_again", []string{"notice", "complete", "1"}, exitFailed, "text"},
+		{"notice_withdraw", []string{"notice", "withdraw", "2", "--reason", "not needed"}, exitOK, "text"},
+		{"notice_withdraw_again", []string{"notice", "withdraw", "2", "--format", "json"}, exitFailed, "text"},
+		{"notice_withdraw_missing", []string{"notice", "withdraw", "99"}, exitUsage, "text"},
+		{"notice_complete_missing", []string{"notice", "complete", "99"}, exitUsage, "text"},
+		{"notice_deliver", []string{"notice", "deliver"}, exitOK, "text"},
+		{"notice_list_after", []string{"notice", "list", "--format", "json"}, exitOK, "json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { compareModes(t, local, srv, tc) })
-	}
-	_, out, _ := cli(t, "--server", srv.url, "notice", "show", "1")
-	if !strings.Contains(out, "it is planned for Wednesday 5 August 2099 at 10:00 UTC.") {
-		t.Errorf("through the server:\n%s", out)
+		if tc.name == "notice_announce_plan" {
+			_, out, _ := cli(t, "--server", srv.url, "notice", "show", "1")
+			if !strings.Contains(out, "it is planned for Wednesday 5 August 2099 at 10:00 UTC.") {
+				t.Errorf("through the server:\n%s", out)
+			}
+		}
 	}
 }
 

@@ -149,6 +149,12 @@ func TestServerModeMatchesLocal(t *testing.T) {
 		{"versions_after", []string{"versions", "orders"}, exitOK, "text"},
 		{"notice_show_after", []string{"notice", "show", "1", "--format", "json"}, exitOK, "json"},
 		{"retire", []string{"versions", "orders", "--retire", "v3", "--reason", "old", "--format", "json"}, exitOK, "json"},
+		// the rollback took the notice's change back: it is edited no more, is completed by hand,
+		// and then is not withdrawn
+		{"notice_edit_rolled_back", []string{"notice", "edit", "1", "--planned-swap", "2099-08-04 09:00"}, exitFailed, "text"},
+		{"notice_complete", []string{"notice", "complete", "1", "--reason", "live again", "--format", "json"}, exitOK, "json"},
+		{"notice_withdraw_completed", []string{"notice", "withdraw", "1", "--reason", "late"}, exitFailed, "text"},
+		{"notice_deliver", []string{"notice", "deliver"}, exitOK, "text"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { compareModes(t, local, srv, tc) })
 	}

@@ -14,6 +14,7 @@ import (
 	"trueup/config"
 	"trueup/monitor"
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/reconcile"
 	"trueup/rules"
 	"trueup/server"
@@ -137,6 +138,7 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 		Version:       version,
 		Rules:         mon,
 		Notices:       ntc,
+		NoticeOps:     ops.NewNotices(ntc),
 		Tables:        tables,
 		Auth:          a.cfg.Auth,
 		Audit:         a.ledger,

@@ -1,0 +1,89 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"trueup/notices"
+	"trueup/ops"
+)
+
+// Notices is ops.Notices through the server. The server's own worker delivers what a write
+// queues; Deliver asks it for a pass now.
+func (c *Client) Notices() ops.Notices { return noticeOps{c} }
+
+type noticeOps struct{ c *Client }
+
+// noticePage is how many notices one list request asks for (the API's most).
+const noticePage = 1000
+
+func noticePath(id int64) string { return "notices/" + strconv.FormatInt(id, 10) }
+
+func (o noticeOps) List(ctx context.Context, req ops.NoticeListRequest) ([]notices.JSON, error) {
+	q := url.Values{}
+	if req.Table != "" {
+		q.Set("table", req.Table)
+	}
+	if req.State != "" {
+		q.Set("state", string(req.State))
+	}
+	if req.Limit > 0 { // one window, as asked
+		q.Set("limit", strconv.Itoa(req.Limit))
+		q.Set("offset", strconv.Itoa(req.Offset))
+		var page []notices.JSON
+		if err := o.c.Call(ctx, http.MethodGet, "notices", q, nil, &page); err != nil {
+			return nil, err
+		}
+		if page == nil {
+			page = []notices.JSON{}
+		}
+		return page, nil
+	}
+	all := []notices.JSON{}
+	for offset := req.Offset; ; offset += noticePage {
+		q.Set("limit", strconv.Itoa(noticePage))
+		q.Set("offset", strconv.Itoa(offset))
+		var page []notices.JSON
+		if err := o.c.Call(ctx, http.MethodGet, "notices", q, nil, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if len(page) < noticePage {
+			return all, nil
+		}
+	}
+}
+
+func (o noticeOps) one(ctx context.Context, method, path string, body any) (notices.JSON, error) {
+	var n notices.JSON
+	err := o.c.Call(ctx, method, path, nil, body, &n)
+	return n, err
+}
+
+func (o noticeOps) Show(ctx context.Context, req ops.NoticeRequest) (notices.JSON, error) {
+	return o.one(ctx, http.MethodGet, noticePath(req.ID), nil)
+}
+
+func (o noticeOps) Edit(ctx context.Context, req ops.NoticeEditRequest) (notices.JSON, error) {
+	return o.one(ctx, http.MethodPost, noticePath(req.ID)+"/edit", req)
+}
+
+func (o noticeOps) Announce(ctx context.Context, req ops.NoticeRequest) (notices.JSON, error) {
+	return o.one(ctx, http.MethodPost, noticePath(req.ID)+"/announce", nil)
+}
+
+func (o noticeOps) Withdraw(ctx context.Context, req ops.NoticeReasonRequest) (notices.JSON, error) {
+	return o.one(ctx, http.MethodPost, noticePath(req.ID)+"/withdraw", req)
+}
+
+func (o noticeOps) Complete(ctx context.Context, req ops.NoticeReasonRequest) (notices.JSON, error) {
+	return o.one(ctx, http.MethodPost, noticePath(req.ID)+"/complete", req)
+}
+
+func (o noticeOps) Deliver(ctx context.Context) (notices.Report, error) {
+	var rep notices.Report
+	err := o.c.Call(ctx, http.MethodPost, "notices/deliver", nil, nil, &rep)
+	return rep, err
+}
