@@ -52,6 +52,8 @@ type Monitor struct {
 	log    *slog.Logger
 	onRun  func(run *rules.Run, alerts []rules.Alert)
 	send   func(ctx context.Context, a rules.Alert) error
+	// trigger is what a run on demand (RunNow, RunSelected) is recorded as
+	trigger string
 
 	wake   chan struct{} // a replaced rule set: recompute the next slot
 	slotMu sync.Mutex    // one reader-writer of the slot store at a time: start and Replace
@@ -78,6 +80,10 @@ func WithOnRun(fn func(run *rules.Run, alerts []rules.Alert)) Option {
 	return func(m *Monitor) { m.onRun = fn }
 }
 
+// WithTrigger records runs on demand (RunNow, RunSelected) with trigger t instead of
+// rules.TriggerManual: `trueup check` runs its rules as rules.TriggerCLI.
+func WithTrigger(t string) Option { return func(m *Monitor) { m.trigger = t } }
+
 // WithAlerts hands alerts (state changes) to the notification channels: every recorded alert
 // not handed on yet, at start-up and after each run, each once it is accepted (see
 // rules.Store.SendAlerts). send may be called again for an alert it accepted if trueup stopped
@@ -93,7 +99,7 @@ func New(rs []*rules.Rule, runner Runner, store Recorder, slots SlotStore, opts 
 		rules: rs, byName: map[string]*rules.Rule{}, runner: runner, store: store, slots: slots,
 		clock: wallClock{}, log: slog.New(slog.DiscardHandler),
 		running: map[string]bool{}, next: map[string]time.Time{}, last: map[string]rules.Result{},
-		wake: make(chan struct{}, 1),
+		wake: make(chan struct{}, 1), trigger: rules.TriggerManual,
 	}
 	for _, r := range rs {
 		m.byName[r.Name] = r
@@ -313,7 +319,7 @@ func (m *Monitor) RunNow(ctx context.Context, name, actor string) (*rules.Run, e
 	}
 	m.running[name] = true
 	m.mu.Unlock()
-	return m.execute(ctx, []*rules.Rule{r}, rules.TriggerManual, actor)
+	return m.execute(ctx, []*rules.Rule{r}, m.trigger, actor)
 }
 
 // execute runs rules that are marked running, records the run and hands on its alerts.

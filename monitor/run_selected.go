@@ -14,13 +14,9 @@ import (
 // through a server. Not found (fault) for an unknown name or when nothing matches, Busy when one
 // of them is running.
 func (m *Monitor) RunSelected(ctx context.Context, names, tags []string, actor string) (*rules.Run, error) {
-	set := &rules.Set{Rules: m.Rules()}
-	rs, err := set.Select(names, tags)
+	rs, err := m.selected(names, tags)
 	if err != nil {
-		return nil, fmt.Errorf("monitor: %w", err) // rules.NotFound
-	}
-	if len(rs) == 0 {
-		return nil, fmt.Errorf("monitor: %w", fault.New(fault.NotFound, "No rule matches --rule %q --tag %q.", strings.Join(names, ","), strings.Join(tags, ",")))
+		return nil, err
 	}
 	m.mu.Lock()
 	for _, r := range rs {
@@ -33,5 +29,28 @@ func (m *Monitor) RunSelected(ctx context.Context, names, tags []string, actor s
 		m.running[r.Name] = true
 	}
 	m.mu.Unlock()
-	return m.execute(ctx, rs, rules.TriggerManual, actor)
+	return m.execute(ctx, rs, m.trigger, actor)
+}
+
+// PlanSelected is what RunSelected would run, without running it: the SQL that `trueup check
+// --explain` prints. Not found as RunSelected.
+func (m *Monitor) PlanSelected(names, tags []string) (*rules.Plan, error) {
+	rs, err := m.selected(names, tags)
+	if err != nil {
+		return nil, err
+	}
+	return m.runner.Plan(rs), nil
+}
+
+// selected are the rules RunSelected runs; not found for an unknown name or when none matches.
+func (m *Monitor) selected(names, tags []string) ([]*rules.Rule, error) {
+	set := &rules.Set{Rules: m.Rules()}
+	rs, err := set.Select(names, tags)
+	if err != nil {
+		return nil, fmt.Errorf("monitor: %w", err) // rules.NotFound
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("monitor: %w", fault.New(fault.NotFound, "No rule matches --rule %q --tag %q.", strings.Join(names, ","), strings.Join(tags, ",")))
+	}
+	return rs, nil
 }

@@ -4,13 +4,9 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-)
 
-// checkRequest is the body of POST /api/v1/check: `trueup check --rule … --tag …` as JSON.
-type checkRequest struct {
-	Rules []string `json:"rules" form:"rules"`
-	Tags  []string `json:"tags" form:"tags"`
-}
+	"trueup/ops"
+)
 
 // apiCheckRun answers POST /api/v1/check: one run of the rules named (every rule when none is)
 // that carry any of the tags, recorded and answered as `trueup check --format json` prints it.
@@ -20,11 +16,12 @@ func (s *Server) apiCheckRun(c echo.Context) error {
 	if s.opt.Rules == nil {
 		return echo.NewHTTPError(http.StatusNotFound, "No rules are loaded on this server.")
 	}
-	var req checkRequest
+	var req ops.CheckRequest
 	if err := bindBody(c, &req, `a check request {"rules": […], "tags": […]}`); err != nil {
 		return err
 	}
-	run, err := s.opt.Rules.RunSelected(c.Request().Context(), req.Rules, req.Tags, s.actor(c))
+	req.Actor = s.actor(c)
+	run, err := s.rules.Check(c.Request().Context(), req)
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,9 @@ func (r *slowRules) RunNow(_ context.Context, name, _ string) (*rules.Run, error
 func (r *slowRules) RunSelected(context.Context, []string, []string, string) (*rules.Run, error) {
 	return nil, rules.NotFound("any")
 }
+func (r *slowRules) PlanSelected([]string, []string) (*rules.Plan, error) {
+	return nil, rules.NotFound("any")
+}
 func (r *slowRules) History(context.Context, string, int) ([]rules.Result, error) { return nil, nil }
 func (r *slowRules) Alerts(context.Context, string, int) ([]rules.Alert, error)   { return nil, nil }
 func (r *slowRules) Plan(name string) (*rules.Plan, error)                        { return nil, rules.NotFound(name) }

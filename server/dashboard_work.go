@@ -18,12 +18,15 @@ import (
 // dashboardWork gathers what needs a person now, from every service the server has.
 func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.Work, error) {
 	var w page.Work
-	for _, st := range s.ruleStatuses() {
-		status := ruleStatus(st)
+	infos, err := s.rules.List(ctx)
+	if err != nil {
+		return w, err
+	}
+	for _, info := range infos {
+		status := info.Status
 		if status != "fail" && status != "error" {
 			continue
 		}
-		info := ruleInfo(st)
 		detail := info.Message
 		if n := len(info.FailingPartitions); n > 0 {
 			detail = fmt.Sprintf("%d failing partitions: %s", n, strings.Join(info.FailingPartitions[:min(n, 3)], ", "))

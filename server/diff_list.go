@@ -15,10 +15,10 @@ const diffsPerPage = 50
 
 // diffList reads one window of the stored diffs, newest first, and whether more follow.
 func (s *Server) diffList(c echo.Context, w window) ([]reconcile.Saved, bool, error) {
-	if s.opt.Diffs == nil {
-		return nil, false, echo.NewHTTPError(http.StatusNotFound, "Diffs are not kept by this server.")
+	if s.diffs == nil {
+		return nil, false, errNoDiffs
 	}
-	list, err := s.opt.Diffs.List(c.Request().Context(), w.Offset+w.Limit+1)
+	list, err := s.diffs.List(c.Request().Context(), w.Offset+w.Limit+1)
 	if err != nil {
 		return nil, false, err
 	}

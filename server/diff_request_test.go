@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"trueup/ops"
 	"trueup/server"
 	"trueup/sql/sqltest"
 )
@@ -37,8 +38,8 @@ func TestAPIDiffSamplesAreBounded(t *testing.T) {
 		status  int
 		error   string
 	}{
-		{"the_most", server.MaxDiffSamples, http.StatusOK, ""},
-		{"one_too_many", server.MaxDiffSamples + 1, http.StatusBadRequest, "samples 1001: want 0 to 1000"},
+		{"the_most", ops.MaxDiffSamples, http.StatusOK, ""},
+		{"one_too_many", ops.MaxDiffSamples + 1, http.StatusBadRequest, "samples 1001: want 0 to 1000"},
 		{"negative", -1, http.StatusBadRequest, "samples -1: want 0 to 1000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

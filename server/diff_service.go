@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,16 +11,17 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/reconcile"
 	"trueup/server/page"
 )
 
-// DiffService is what the diff pages and API need (reconcile.Store).
-type DiffService interface {
-	Get(ctx context.Context, id int64) (*reconcile.Result, error)
-	List(ctx context.Context, limit int) ([]reconcile.Saved, error)
-	Save(ctx context.Context, r *reconcile.Result, label, actor string) (int64, error)
-}
+// DiffService is what the diff pages and API stand on (reconcile.Store); the handlers reach it
+// through ops.Diffs.
+type DiffService = ops.DiffStore
+
+// errNoDiffs answers the diff routes of a server without a diff store.
+var errNoDiffs = echo.NewHTTPError(http.StatusNotFound, "Diffs are not kept by this server.")
 
 func diffHref(id int64) string { return "/diffs/" + strconv.FormatInt(id, 10) }
 
@@ -31,14 +31,14 @@ func diffPartitionHref(id int64, partition string) string {
 
 // diffOf loads the diff named in the path, or a 404.
 func (s *Server) diffOf(c echo.Context) (*reconcile.Result, error) {
-	if s.opt.Diffs == nil {
-		return nil, echo.NewHTTPError(http.StatusNotFound, "Diffs are not kept by this server.")
+	if s.diffs == nil {
+		return nil, errNoDiffs
 	}
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id <= 0 {
 		return nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("There is no diff %s.", c.Param("id")))
 	}
-	return s.opt.Diffs.Get(c.Request().Context(), id)
+	return s.diffs.Get(c.Request().Context(), id)
 }
 
 // diffPartitionOf finds the partition named in the path, or a 404.

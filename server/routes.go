@@ -33,6 +33,7 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	get("/api/v1/rules/:rule", s.apiRuleShow)
 	e.POST("/api/v1/rules/:rule/run", s.apiRuleRun)
 	e.POST("/api/v1/check", s.apiCheckRun)
+	get("/api/v1/alerts", s.apiAlertList)
 	get("/backfills", s.backfillList)
 	get("/backfills/:name", s.backfillShow)
 	get("/backfills/:name/progress", s.backfillProgress)

@@ -2,62 +2,13 @@ package server
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"trueup/monitor"
+	"trueup/ops"
 	"trueup/rules"
 	"trueup/server/page"
 )
-
-// ruleJSON is one rule and its last result in the API.
-type ruleJSON struct {
-	Rule              string     `json:"rule"`
-	Kind              string     `json:"kind"`
-	Severity          string     `json:"severity"`
-	Table             string     `json:"table,omitempty"`
-	Description       string     `json:"description,omitempty"`
-	Owner             string     `json:"owner,omitempty"`
-	Tags              []string   `json:"tags"`
-	Schedule          string     `json:"schedule,omitempty"`
-	NextRun           *time.Time `json:"next_run,omitempty"`
-	Status            string     `json:"status"` // pass, fail, error, running, never run
-	LastRunID         int64      `json:"last_run_id,omitempty"`
-	LastAt            *time.Time `json:"last_at,omitempty"`
-	Violations        int64      `json:"violations"`
-	FailingPartitions []string   `json:"failing_partitions"`
-	Message           string     `json:"message,omitempty"`
-}
-
-func ruleInfo(st monitor.Status) ruleJSON {
-	r := st.Rule
-	out := ruleJSON{
-		Rule: r.Name, Kind: string(r.Kind), Severity: string(r.Severity), Table: r.Table,
-		Description: r.Description, Owner: r.Owner, Tags: append([]string{}, r.Tags...),
-		Status: ruleStatus(st), FailingPartitions: []string{},
-	}
-	if r.Schedule != nil {
-		out.Schedule = r.Schedule.String()
-		if !st.Next.IsZero() {
-			next := st.Next
-			out.NextRun = &next
-		}
-	}
-	if last := st.Last; last != nil {
-		at := last.At
-		out.LastRunID, out.LastAt, out.Violations, out.Message = last.RunID, &at, last.Violations, last.Message
-		out.FailingPartitions = append(out.FailingPartitions, last.FailingPartitions...)
-	}
-	return out
-}
-
-func (s *Server) ruleStatuses() []monitor.Status {
-	if s.opt.Rules == nil {
-		return nil
-	}
-	return s.opt.Rules.Statuses()
-}
 
 // apiRuleList answers GET /api/v1/rules: every rule with its status and last result.
 func (s *Server) apiRuleList(c echo.Context) error {
@@ -65,11 +16,36 @@ func (s *Server) apiRuleList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	all := s.ruleStatuses()
+	all, err := s.rules.List(c.Request().Context())
+	if err != nil {
+		return err
+	}
 	nextLink(c, w, len(all) > w.Offset+w.Limit)
-	out := []ruleJSON{}
-	for _, st := range slice(all, w) {
-		out = append(out, ruleInfo(st))
+	out := slice(all, w)
+	if out == nil {
+		out = []ops.RuleInfo{}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// recentAlerts is how many alerts the rule list shows, and the API answers by default.
+const recentAlerts = 20
+
+// apiAlertList answers GET /api/v1/alerts?rule=&limit=: the newest alerts of a rule, or of
+// every rule (20 by default, at most 1000).
+func (s *Server) apiAlertList(c echo.Context) error {
+	w, err := pageWindow(c, recentAlerts, 1000)
+	if err != nil {
+		return err
+	}
+	alerts, err := s.rules.Alerts(c.Request().Context(), ops.AlertsRequest{Rule: c.QueryParam("rule"), Limit: w.Offset + w.Limit + 1})
+	if err != nil {
+		return err
+	}
+	nextLink(c, w, len(alerts) > w.Offset+w.Limit)
+	out := slice(alerts, w)
+	if out == nil {
+		out = []rules.Alert{}
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -83,10 +59,13 @@ func (s *Server) ruleList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	all := s.ruleStatuses()
+	ctx := c.Request().Context()
+	all, err := s.rules.List(ctx)
+	if err != nil {
+		return err
+	}
 	d := page.RuleList{Chrome: s.chrome("Rules", "Rules"), Pager: pager(c, w, len(all) > w.Offset+w.Limit)}
-	for _, st := range slice(all, w) {
-		info := ruleInfo(st)
+	for _, info := range slice(all, w) {
 		row := page.RuleRow{
 			Name: info.Rule, Href: ruleHref(info.Rule), Kind: info.Kind, Table: info.Table,
 			Severity: info.Severity, Status: info.Status, Message: info.Message, Schedule: info.Schedule,
@@ -101,7 +80,7 @@ func (s *Server) ruleList(c echo.Context) error {
 		d.Rules = append(d.Rules, row)
 	}
 	if s.opt.Rules != nil {
-		alerts, err := s.opt.Rules.Alerts(c.Request().Context(), "", 20)
+		alerts, err := s.rules.Alerts(ctx, ops.AlertsRequest{Limit: recentAlerts})
 		if err != nil {
 			return err
 		}

@@ -5,16 +5,15 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+
+	"trueup/ops"
 )
 
 // ruleRun answers POST /rules/{rule}/run (the run-now button): it runs the rule, records the
 // run and sends the browser back to the rule's page to see the result.
 func (s *Server) ruleRun(c echo.Context) error {
 	name := c.Param("rule")
-	if _, err := s.ruleStatusOf(name); err != nil {
-		return err
-	}
-	run, err := s.opt.Rules.RunNow(c.Request().Context(), name, s.actor(c))
+	run, err := s.rules.RunNow(c.Request().Context(), ops.RunRequest{Rule: name, Actor: s.actor(c)})
 	if err != nil {
 		return err
 	}
@@ -27,11 +26,7 @@ func (s *Server) apiRuleRun(c echo.Context) error {
 	if err := bindNoBody(c); err != nil {
 		return err
 	}
-	name := c.Param("rule")
-	if _, err := s.ruleStatusOf(name); err != nil {
-		return err
-	}
-	run, err := s.opt.Rules.RunNow(c.Request().Context(), name, s.actor(c))
+	run, err := s.rules.RunNow(c.Request().Context(), ops.RunRequest{Rule: c.Param("rule"), Actor: s.actor(c)})
 	if err != nil {
 		return err
 	}

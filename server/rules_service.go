@@ -1,27 +1,18 @@
 package server
 
 import (
-	"context"
 	"net/url"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"trueup/monitor"
+	"trueup/ops"
 	"trueup/rules"
 )
 
-// RuleService is what the rule pages, the rule API and the rule metrics need (monitor.Monitor).
-type RuleService interface {
-	Statuses() []monitor.Status
-	Rule(name string) (*rules.Rule, error)
-	RunNow(ctx context.Context, name, actor string) (*rules.Run, error)
-	RunSelected(ctx context.Context, names, tags []string, actor string) (*rules.Run, error)
-	History(ctx context.Context, rule string, limit int) ([]rules.Result, error)
-	Alerts(ctx context.Context, rule string, limit int) ([]rules.Alert, error)
-	// Plan is what a rule compiles to when it runs on its own (`trueup check --explain`).
-	Plan(name string) (*rules.Plan, error)
-}
+// RuleService is what the rule pages, the rule API and the rule metrics stand on
+// (monitor.Monitor); the handlers reach it through ops.Rules.
+type RuleService = ops.RuleMonitor
 
 // localActor is who a write is attributed to while no API tokens are configured: the server
 // then listens on loopback only and every visitor is the local operator.
@@ -34,18 +25,6 @@ func formatTime(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format("2006-01-02 15:04 UTC")
-}
-
-// ruleStatus is a rule's status as shown: its last result's, "running" while it runs, or
-// "never run".
-func ruleStatus(st monitor.Status) string {
-	switch {
-	case st.Running:
-		return "running"
-	case st.Last == nil:
-		return "never run"
-	}
-	return string(st.Last.Status)
 }
 
 // ruleCollector exports each rule's last result to Prometheus when scraped.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"trueup/monitor"
+	"trueup/ops"
 	"trueup/rules"
 	"trueup/server/page"
 	tsql "trueup/sql"
@@ -22,83 +22,9 @@ const (
 	maxHistory   = 10_000
 )
 
-// ruleDetailJSON is one rule with its history in the API.
-type ruleDetailJSON struct {
-	ruleJSON
-	Path   string `json:"path"`
-	Checks string `json:"checks"`
-	// SQL is what the rule compiles to when it runs on its own, as `trueup check --explain`
-	// prints it, whether or not it has run (a run's own SQL, fused with the rules it ran
-	// beside, is its result's); SQLError says why it cannot run.
-	SQL      string         `json:"sql"`
-	SQLError string         `json:"sql_error,omitempty"`
-	Latest   *rules.Result  `json:"latest"`
-	History  []rules.Result `json:"history"`
-	Alerts   []rules.Alert  `json:"alerts"`
-}
-
-// ruleStatusOf finds one rule's status, or a 404.
-func (s *Server) ruleStatusOf(name string) (monitor.Status, error) {
-	if s.opt.Rules != nil {
-		if _, err := s.opt.Rules.Rule(name); err == nil {
-			for _, st := range s.opt.Rules.Statuses() {
-				if st.Rule.Name == name {
-					return st, nil
-				}
-			}
-		}
-	}
-	return monitor.Status{}, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("There is no rule %s.", name))
-}
-
-// ruleDetail reads a rule with the newest n results of its history.
-func (s *Server) ruleDetail(c echo.Context, n int) (ruleDetailJSON, error) {
-	st, err := s.ruleStatusOf(c.Param("rule"))
-	if err != nil {
-		return ruleDetailJSON{}, err
-	}
-	ctx := c.Request().Context()
-	hist, err := s.opt.Rules.History(ctx, st.Rule.Name, n)
-	if err != nil {
-		return ruleDetailJSON{}, err
-	}
-	alerts, err := s.opt.Rules.Alerts(ctx, st.Rule.Name, 20)
-	if err != nil {
-		return ruleDetailJSON{}, err
-	}
-	d := ruleDetailJSON{ruleJSON: ruleInfo(st), Path: st.Rule.Path, Checks: st.Rule.Explain(), History: hist, Alerts: alerts}
-	if d.SQL, d.SQLError, err = s.compiledSQL(st.Rule.Name); err != nil {
-		return ruleDetailJSON{}, err
-	}
-	if d.History == nil {
-		d.History = []rules.Result{}
-	}
-	if d.Alerts == nil {
-		d.Alerts = []rules.Alert{}
-	}
-	if len(hist) > 0 {
-		d.Latest = &hist[0]
-	}
-	return d, nil
-}
-
-// compiledSQL is the SQL a rule runs when it runs on its own, its statements in the order
-// `trueup check --explain` prints them, and why it cannot run ("" when it can).
-func (s *Server) compiledSQL(name string) (sql, problem string, err error) {
-	plan, err := s.opt.Rules.Plan(name)
-	if err != nil {
-		return "", "", err
-	}
-	texts := make([]string, len(plan.Queries))
-	for i, q := range plan.Queries {
-		texts[i] = q.SQL
-	}
-	for _, r := range plan.Rules {
-		if r.Rule == name {
-			problem = r.Error
-		}
-	}
-	return strings.Join(texts, ";\n\n"), problem, nil
+// ruleDetail reads the rule named in the path with the newest n results of its history.
+func (s *Server) ruleDetail(c echo.Context, n int) (ops.RuleDetail, error) {
+	return s.rules.Rule(c.Request().Context(), ops.RuleRequest{Rule: c.Param("rule"), History: n})
 }
 
 // apiRuleShow answers GET /api/v1/rules/{rule}: the rule, its last result and its history,

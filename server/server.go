@@ -86,6 +86,9 @@ type Server struct {
 	crossOrigin *http.CrossOriginProtection
 	flights     flights
 
+	rules ops.Rules // over Options.Rules
+	diffs ops.Diffs // over Options.Diffs and the targets; nil without Options.Diffs
+
 	mu        sync.Mutex
 	addr      string
 	listening chan struct{}
@@ -118,6 +121,14 @@ func New(opt Options) *Server {
 		logins:      newLoginLimiter(opt.Now),
 		csrfKey:     []byte(newSecret()),
 		crossOrigin: http.NewCrossOriginProtection(),
+	}
+	s.rules = ops.NewRules(opt.Rules)
+	if opt.Diffs != nil {
+		targets := make([]ops.Target, len(opt.Targets))
+		for i, t := range opt.Targets {
+			targets[i] = ops.Target{Name: t.Name, Engine: t.Engine}
+		}
+		s.diffs = ops.NewDiffs(opt.Diffs, ops.NamedTargets(targets, opt.DefaultTarget))
 	}
 	s.metrics.reg.MustRegister(ruleCollector{opt.Rules})
 	e := echo.New()

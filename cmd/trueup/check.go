@@ -15,6 +15,7 @@ import (
 
 	"trueup/monitor"
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/rules"
 	tsql "trueup/sql"
 )
@@ -56,79 +57,96 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	if err := e.localOnly("check", map[string]bool{"explain": *explain, "accept-schema": *accept, "target": e.globals.target != ""}); err != nil {
 		return err
 	}
-	if rc, err := e.remote(); rc != nil || err != nil {
-		if err != nil {
-			return err
-		}
-		var run rules.Run
-		body := map[string][]string{"rules": names, "tags": tags}
-		if err := rc.call(ctx, "check", "POST", "check", nil, body, &run); err != nil {
-			return err
-		}
-		return reportRun(e, *format, &run)
-	}
-	a, err := openApp(ctx, e.globals)
+	r, done, err := ruleOps(ctx, e, *accept)
 	if err != nil {
 		return err
 	}
-	defer a.close()
+	defer done.close()
+	req := ops.CheckRequest{Rules: names, Tags: tags, Actor: cliActor()}
+	if *explain {
+		plan, err := r.Explain(ctx, req)
+		if err != nil {
+			return err
+		}
+		return writeExplain(e.stdout, *format, plan)
+	}
+	run, err := r.Check(ctx, req)
+	if err != nil {
+		return err // an unknown rule, or none matches: not found
+	}
+	done.deliver(ctx)
+	return reportRun(e, *format, run)
+}
+
+// ruleOps is the rule operations a command runs: through the server with --server, else over
+// a monitor of the project's rules, loaded and validated afresh (every problem on stderr), whose
+// runs are recorded as the CLI's. With --target other than the default, the rules without a
+// target of their own run there, and the run is kept in the history named without credentials
+// while the rules' monitored state and alerts stay the configured targets'. acceptSchema
+// records the columns the schema rules find as their snapshot. The monitor hands its alerts to
+// the notices outbox as serve's does (newMonitor); done makes one delivery pass.
+func ruleOps(ctx context.Context, e *env, acceptSchema bool) (ops.Rules, *ruleDone, error) {
+	if rc, err := e.remote(); rc != nil || err != nil {
+		if err != nil {
+			return nil, nil, err
+		}
+		return rc.Rules(), &ruleDone{}, nil
+	}
+	a, err := openApp(ctx, e.globals)
+	if err != nil {
+		return nil, nil, err
+	}
 	targets := projectTargets(e, a)
 	if t := e.globals.target; t != "" && t != a.cfg.DefaultTarget {
-		// a check of another target is kept in the history, named without credentials, and
-		// leaves the rules' monitored state and alerts to the configured targets
 		targets.Chosen = tsql.Redact(t)
 	}
 	set, err := loadRules(ctx, e, a.cfg.ProjectDir("rules"), targets)
 	if err != nil {
-		return err
+		a.close()
+		return nil, nil, err
 	}
-	selected, err := set.Select(names, tags)
-	if err != nil {
-		return err // an unknown rule: not found
-	}
-	if len(selected) == 0 {
-		return usagef("check: no rule matches --rule %s --tag %s", names.String(), tags.String())
-	}
+	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	ob := notices.NewOutbox(a.ledger, noticeChannels(a.cfg.Notify), notices.OutboxOptions{Logger: log})
 	store := rules.NewStore(a.ledger)
-	runner := rules.NewRunner(targets, rules.WithSchemaStore(store), rules.WithAcceptSchema(*accept))
-	if *explain {
-		return writeExplain(e.stdout, *format, runner.Plan(selected))
+	runner := rules.NewRunner(targets, rules.WithSchemaStore(store), rules.WithAcceptSchema(acceptSchema))
+	// the monitor says only what went wrong: check reports its run on stdout
+	quiet := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	mon := newMonitor(a, set.Rules, runner, store, ob, quiet, monitor.WithTrigger(rules.TriggerCLI))
+	return ops.NewRules(mon), &ruleDone{app: a, ob: ob, log: log}, nil
+}
+
+// ruleDone is what a local check closes, and delivers, when its run is over.
+type ruleDone struct {
+	app *app
+	ob  *notices.Outbox
+	log *slog.Logger
+}
+
+func (d *ruleDone) close() {
+	if d.app != nil {
+		d.app.close()
 	}
-	run := runner.Run(ctx, selected)
-	run.Trigger = rules.TriggerCLI
-	if _, err := store.SaveRun(ctx, run, cliActor()); err != nil {
-		return err
-	}
-	sendCheckAlerts(ctx, e, a, store, set)
-	return reportRun(e, *format, run)
 }
 
 // checkDeliveryWait bounds check's delivery pass; what is not sent by then waits in the outbox.
 const checkDeliveryWait = 15 * time.Second
 
-// sendCheckAlerts hands the alerts waiting in the ledger (this run's state changes, and any
-// recorded earlier and not handed on yet) to the notices outbox, as serve does after its runs,
-// then makes one delivery pass so that subscribers hear of them before check returns. What
+// deliver makes one delivery pass of the notices outbox after a local check, so that
+// subscribers hear of its alerts (handed to the outbox by the run, with any recorded earlier
+// and not handed on yet) before check returns; a server's outbox does that on its own. What
 // cannot be delivered now is not lost: an alert not enqueued waits in rule_alerts, a delivery
 // not made waits in the outbox, for the next check or the server. Failing to deliver does not
 // change check's exit status, which is about the rules.
-func sendCheckAlerts(ctx context.Context, e *env, a *app, store *rules.Store, set *rules.Set) {
-	log := slog.New(slog.NewTextHandler(e.stderr, nil))
-	ob := notices.NewOutbox(a.ledger, noticeChannels(a.cfg.Notify), notices.OutboxOptions{Logger: log})
-	tables := map[string]string{}
-	for _, r := range set.Rules {
-		tables[r.Name] = r.Table
-	}
-	tableOf := func(rule string) string { return tables[rule] }
-	if _, err := store.SendAlerts(ctx, notices.AlertSender(ob, a.cfg.Notify.PublicURL, tableOf)); err != nil {
-		log.Error("alerts not handed on; the next check or the server sends them", "err", err)
+func (d *ruleDone) deliver(ctx context.Context) {
+	if d.ob == nil {
+		return
 	}
 	// the pass sends whatever is due in the outbox, also what an earlier check could not; a
 	// receiver that hangs does not hold check up for longer than checkDeliveryWait
 	dctx, cancel := context.WithTimeout(ctx, checkDeliveryWait)
 	defer cancel()
-	if _, err := ob.Deliver(dctx); err != nil {
-		log.Error("outbox delivery pass failed; the next check or the server retries it", "err", err)
+	if _, err := d.ob.Deliver(dctx); err != nil {
+		d.log.Error("outbox delivery pass failed; the next check or the server retries it", "err", err)
 	}
 }
 
@@ -190,9 +208,9 @@ func projectTargets(e *env, a *app) rules.TargetMap {
 }
 
 // openMonitor loads the project's rules for serve, refusing a broken rule set as check does,
-// and returns the monitor that runs the scheduled ones. A project without a rules folder
-// serves with no rules.
-func openMonitor(ctx context.Context, e *env, a *app, log *slog.Logger, opts ...monitor.Option) (*monitor.Monitor, error) {
+// and returns the monitor that runs the scheduled ones, handing its alerts to ob. A project
+// without a rules folder serves with no rules.
+func openMonitor(ctx context.Context, e *env, a *app, ob *notices.Outbox, log *slog.Logger) (*monitor.Monitor, error) {
 	targets := projectTargets(e, a)
 	var set []*rules.Rule
 	if dir := a.cfg.ProjectDir("rules"); dirExists(dir) {
@@ -203,9 +221,18 @@ func openMonitor(ctx context.Context, e *env, a *app, log *slog.Logger, opts ...
 		set = loaded.Rules
 	}
 	store := rules.NewStore(a.ledger)
-	runner := rules.NewRunner(targets, rules.WithSchemaStore(store))
-	opts = append([]monitor.Option{monitor.WithLogger(log)}, opts...)
-	return monitor.New(set, runner, store, monitor.NewLedgerSlots(a.ledger), opts...), nil
+	return newMonitor(a, set, rules.NewRunner(targets, rules.WithSchemaStore(store)), store, ob, log), nil
+}
+
+// newMonitor is the monitor of a rule set on the project's ledger, serve's and check's alike:
+// every alert its runs raise, and any recorded earlier and not handed on yet, goes to the
+// subscribers of the rule's table through ob (ops.RouteAlerts, the one routing of alerts).
+func newMonitor(a *app, set []*rules.Rule, runner *rules.Runner, store *rules.Store, ob *notices.Outbox, log *slog.Logger, opts ...monitor.Option) *monitor.Monitor {
+	var mon *monitor.Monitor
+	send := ops.RouteAlerts(ob, a.cfg.Notify.PublicURL, func(name string) (*rules.Rule, error) { return mon.Rule(name) })
+	opts = append([]monitor.Option{monitor.WithLogger(log), monitor.WithAlerts(send)}, opts...)
+	mon = monitor.New(set, runner, store, monitor.NewLedgerSlots(a.ledger), opts...)
+	return mon
 }
 
 func dirExists(dir string) bool {

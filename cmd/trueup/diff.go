@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"trueup/ops"
 	"trueup/reconcile"
-	"trueup/server"
 	tsql "trueup/sql"
 )
 
@@ -26,7 +26,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	fs.Var(&partitions, "only", "compare only these partitions (repeatable, or comma-separated)")
 	format := fs.String("format", "text", "output: text or json")
 	all := fs.Bool("all", false, "text output: list every partition, not only the ones that differ")
-	samples := fs.Int("samples", 10, fmt.Sprintf("sample rows kept per kind per partition (at most %d)", server.MaxDiffSamples))
+	samples := fs.Int("samples", 10, fmt.Sprintf("sample rows kept per kind per partition (at most %d)", ops.MaxDiffSamples))
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -45,8 +45,9 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	if *newTarget == "" {
 		*newTarget = e.globals.target
 	}
-	req := server.DiffRequest{Old: *oldRel, New: *newRel, Key: key, Partition: *partition, Measures: measures, Ignore: ignore,
-		Tolerance: tolerances, OldTarget: *oldTarget, NewTarget: *newTarget, Only: partitions, Samples: *samples}
+	req := ops.DiffRequest{Old: *oldRel, New: *newRel, Key: key, Partition: *partition, Measures: measures, Ignore: ignore,
+		Tolerance: tolerances, OldTarget: *oldTarget, NewTarget: *newTarget, Only: partitions, Samples: *samples,
+		Label: "cli", Actor: cliActor()}
 	if *expect != "" {
 		text, err := os.ReadFile(*expect)
 		if err != nil {
@@ -54,49 +55,43 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		}
 		req.Expect = string(text)
 	}
-	spec, err := req.Spec()
-	if err != nil {
+	if _, err := req.Spec(); err != nil {
 		return usagef("diff: %v", err)
 	}
-	if rc, err := e.remote(); rc != nil || err != nil {
-		if err != nil {
-			return err
-		}
-		var res reconcile.Result
-		if err := rc.call(ctx, "diff", "POST", "diffs", nil, req, &res); err != nil {
-			return err
-		}
-		return reportDiff(e, *format, *all, &res)
-	}
-
-	a, err := openApp(ctx, e.globals)
+	d, done, err := diffOps(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer a.close()
-	side := func(name string) (tsql.Engine, string, error) {
+	defer done()
+	res, err := d.Run(ctx, req)
+	if err != nil { // one that cannot run as asked is invalid (exit 2) and says why
+		return err
+	}
+	return reportDiff(e, *format, *all, res)
+}
+
+// diffOps is the diff operations a command runs: through the server with --server (which
+// opens only its own targets), else over the project's ledger, a side's target named or given
+// as a URL (saved and shown without credentials). done closes what was opened.
+func diffOps(ctx context.Context, e *env) (ops.Diffs, func(), error) {
+	if rc, err := e.remote(); rc != nil || err != nil {
+		if err != nil {
+			return nil, nil, err
+		}
+		return rc.Diffs(), func() {}, nil
+	}
+	a, err := openApp(ctx, e.globals)
+	if err != nil {
+		return nil, nil, err
+	}
+	side := func(ctx context.Context, name string) (tsql.Engine, string, error) {
 		en, err := a.open(ctx, name)
 		if err != nil {
 			return nil, "", err
 		}
-		// the name is saved with the diff and shown on its pages: a URL goes without credentials
 		return en, tsql.Redact(a.name(name)), nil
 	}
-	if spec.Old.Engine, spec.Old.Target, err = side(*oldTarget); err != nil {
-		return err
-	}
-	if spec.New.Engine, spec.New.Target, err = side(*newTarget); err != nil {
-		return err
-	}
-
-	res, err := reconcile.Diff(ctx, spec)
-	if err != nil { // one that cannot run as asked is invalid (exit 2) and says why
-		return fmt.Errorf("diff: %w", err)
-	}
-	if _, err := reconcile.NewStore(a.ledger).Save(ctx, res, "cli", cliActor()); err != nil {
-		return err
-	}
-	return reportDiff(e, *format, *all, res)
+	return ops.NewDiffs(reconcile.NewStore(a.ledger), side), a.close, nil
 }
 
 // reportDiff prints a diff and fails on an unexpected difference: the end of `trueup diff`,

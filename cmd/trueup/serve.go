@@ -113,14 +113,7 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 	}
 	// a rule's alerts go to the subscribers of its table, through the notices outbox: every
 	// alert not handed on yet, at start-up and after each run, whichever process raised it
-	var mon *monitor.Monitor
-	tableOf := func(rule string) string {
-		if r, err := mon.Rule(rule); err == nil {
-			return r.Table
-		}
-		return ""
-	}
-	mon, err = openMonitor(ctx, e, a, log, monitor.WithAlerts(notices.AlertSender(ntc.Outbox(), a.cfg.Notify.PublicURL, tableOf)))
+	mon, err := openMonitor(ctx, e, a, ntc.Outbox(), log)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,42 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"trueup/ops"
+	"trueup/reconcile"
+)
+
+// Diffs is ops.Diffs through the server.
+func (c *Client) Diffs() ops.Diffs { return diffs{c} }
+
+type diffs struct{ c *Client }
+
+func (d diffs) Run(ctx context.Context, req ops.DiffRequest) (*reconcile.Result, error) {
+	var res reconcile.Result
+	if err := d.c.Call(ctx, http.MethodPost, "diffs", nil, req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (d diffs) Get(ctx context.Context, id int64) (*reconcile.Result, error) {
+	var res reconcile.Result
+	if err := d.c.Call(ctx, http.MethodGet, "diffs/"+strconv.FormatInt(id, 10), nil, nil, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (d diffs) List(ctx context.Context, limit int) ([]reconcile.Saved, error) {
+	q := url.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(min(limit, pageLimit)))
+	}
+	out := []reconcile.Saved{}
+	err := d.c.Call(ctx, http.MethodGet, "diffs", q, nil, &out)
+	return out, err
+}

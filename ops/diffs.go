@@ -1,0 +1,171 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"trueup/fault"
+	"trueup/reconcile"
+	tsql "trueup/sql"
+)
+
+// Diffs is what an operator does with ad hoc diffs of two relations: run one (`trueup diff`,
+// POST /api/v1/diffs), read a stored one, list them. A diff that finds unexpected changes is not
+// an error: its result says so (ExpectationsMet).
+type Diffs interface {
+	Run(ctx context.Context, req DiffRequest) (*reconcile.Result, error)
+	// Get is a stored diff with every partition's samples, by its id.
+	Get(ctx context.Context, id int64) (*reconcile.Result, error)
+	// List is the newest limit stored diffs, newest first (at most 1000).
+	List(ctx context.Context, limit int) ([]reconcile.Saved, error)
+}
+
+// DiffRequest is an ad hoc diff as `trueup diff` takes it, flag for flag: the body of
+// POST /api/v1/diffs. Label (what ran it: cli, api) and Actor come from the caller.
+type DiffRequest struct {
+	Old       string   `json:"old"`
+	New       string   `json:"new"`
+	Key       []string `json:"key"`
+	Partition string   `json:"partition,omitempty"`
+	Measures  []string `json:"measure,omitempty"`
+	Ignore    []string `json:"ignore,omitempty"`
+	// Tolerance is COL=X, or X alone for every float or decimal column (0.01, or 0.1%).
+	Tolerance []string `json:"tolerance,omitempty"`
+	OldTarget string   `json:"old_target,omitempty"`
+	NewTarget string   `json:"new_target,omitempty"`
+	// Expect is the text of an expectations file, e.g. "inside 2026-07-10..2026-07-18 rows +0..6%".
+	Expect  string   `json:"expect,omitempty"`
+	Only    []string `json:"only,omitempty"`
+	Samples int      `json:"samples,omitempty"` // 0 to MaxDiffSamples; 0 is the default, 10
+	Label   string   `json:"-"`
+	Actor   string   `json:"-"`
+}
+
+// MaxDiffSamples bounds the sample rows a diff keeps per kind per partition: a diff is saved
+// whole and shown on a page, so a request must not make either as large as the relations.
+const MaxDiffSamples = 1000
+
+// Spec reads the request into a reconcile spec, engines not yet set; a bad value is invalid
+// (fault), saying which.
+func (r DiffRequest) Spec() (reconcile.Spec, error) {
+	spec := reconcile.Spec{
+		Old: reconcile.Side{Relation: r.Old, Target: r.OldTarget}, New: reconcile.Side{Relation: r.New, Target: r.NewTarget},
+		Key: r.Key, Partition: r.Partition, Measures: r.Measures, Ignore: r.Ignore, Partitions: r.Only, Samples: r.Samples,
+	}
+	if r.Old == "" || r.New == "" || len(r.Key) == 0 {
+		return spec, fault.New(fault.Invalid, "old, new and key are required")
+	}
+	if r.Samples < 0 || r.Samples > MaxDiffSamples {
+		return spec, fault.New(fault.Invalid, "samples %d: want 0 to %d", r.Samples, MaxDiffSamples)
+	}
+	for _, f := range r.Tolerance {
+		col, x, ok := strings.Cut(f, "=")
+		if !ok {
+			col, x = reconcile.AnyColumn, f
+		}
+		t, err := reconcile.ParseTolerance(x)
+		if err != nil {
+			return spec, fault.New(fault.Invalid, "tolerance %s: %w", f, err)
+		}
+		if spec.Tolerance == nil {
+			spec.Tolerance = map[string]reconcile.Tolerance{}
+		}
+		spec.Tolerance[strings.TrimSpace(col)] = t
+	}
+	if strings.TrimSpace(r.Expect) != "" {
+		e, err := reconcile.ParseExpectations(r.Expect)
+		if err != nil {
+			return spec, fault.New(fault.Invalid, "expectations: %w", err)
+		}
+		spec.Expect = e
+	}
+	return spec, nil
+}
+
+// DiffStore keeps diffs (reconcile.Store).
+type DiffStore interface {
+	Get(ctx context.Context, id int64) (*reconcile.Result, error)
+	List(ctx context.Context, limit int) ([]reconcile.Saved, error)
+	Save(ctx context.Context, r *reconcile.Result, label, actor string) (int64, error)
+}
+
+// DiffTargets opens the engine of a diff's side by the target the request names ("" for the
+// default) and says the target's name as it is saved and shown (without credentials).
+type DiffTargets func(ctx context.Context, target string) (tsql.Engine, string, error)
+
+// Target is a named engine.
+type Target struct {
+	Name   string
+	Engine tsql.Engine
+}
+
+// NamedTargets are the DiffTargets of a server: only the targets it was configured with, "" for
+// def (or the only one); any other name or URL is not found, as the server opens no other.
+func NamedTargets(targets []Target, def string) DiffTargets {
+	return func(_ context.Context, name string) (tsql.Engine, string, error) {
+		if name == "" {
+			name = def
+		}
+		var names []string
+		for _, t := range targets {
+			if t.Name == name {
+				return t.Engine, t.Name, nil
+			}
+			names = append(names, t.Name)
+		}
+		if name == "" && len(targets) == 1 {
+			return targets[0].Engine, targets[0].Name, nil
+		}
+		return nil, "", fault.New(fault.NotFound, "There is no target %q on this server (it has %s; it opens no other).", name, strings.Join(names, ", "))
+	}
+}
+
+// NewDiffs is Diffs over a diff store, opening sides through targets.
+func NewDiffs(store DiffStore, targets DiffTargets) Diffs {
+	return &localDiffs{store: store, targets: targets}
+}
+
+type localDiffs struct {
+	store   DiffStore
+	targets DiffTargets
+}
+
+func (d *localDiffs) Run(ctx context.Context, req DiffRequest) (*reconcile.Result, error) {
+	spec, err := req.Spec()
+	if err != nil {
+		return nil, err
+	}
+	if d.targets == nil {
+		return nil, fault.New(fault.NotFound, "There is no target %q here.", req.OldTarget)
+	}
+	if spec.Old.Engine, spec.Old.Target, err = d.targets(ctx, req.OldTarget); err != nil {
+		return nil, err
+	}
+	if spec.New.Engine, spec.New.Target, err = d.targets(ctx, req.NewTarget); err != nil {
+		return nil, err
+	}
+	res, err := reconcile.Diff(ctx, spec)
+	if err != nil { // one that cannot run as asked is invalid and says why
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	if _, err := d.store.Save(ctx, res, req.Label, req.Actor); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (d *localDiffs) Get(ctx context.Context, id int64) (*reconcile.Result, error) {
+	if id <= 0 {
+		return nil, fault.New(fault.NotFound, "There is no diff %d.", id)
+	}
+	return d.store.Get(ctx, id)
+}
+
+func (d *localDiffs) List(ctx context.Context, limit int) ([]reconcile.Saved, error) {
+	list, err := d.store.List(ctx, limit)
+	if list == nil && err == nil {
+		list = []reconcile.Saved{}
+	}
+	return list, err
+}
