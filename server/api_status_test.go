@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/server"
 )
 
@@ -15,7 +16,7 @@ import (
 // and samples too (a bad from/to was a 422, a bad sample was taken as 0).
 func TestAPIBadQueryIs400(t *testing.T) {
 	l := testLedger(t)
-	ts := serve(t, server.Options{Backfills: backfillService(t), Audit: l, Notices: notices.New(l, notices.Options{})})
+	ts := serve(t, server.Options{Backfills: ops.NewBackfills(backfillService(t)), Audit: l, Notices: notices.New(l, notices.Options{})})
 	for _, tc := range []struct {
 		method, path, error string
 	}{

@@ -23,7 +23,7 @@ func writeServer(t *testing.T, auth ...config.Auth) (server.Options, string, fun
 	store, _ := storedDiff(t)
 	opt := server.Options{
 		Tables: ops.NewTables(ops.TableServices{"w": tables}, "w"), DefaultTarget: "w",
-		Rules: ruleMonitor(t), Backfills: backfillService(t), Notices: noticeService(t), Diffs: store, Audit: testLedger(t),
+		Rules: ruleMonitor(t), Backfills: ops.NewBackfills(backfillService(t)), Notices: noticeService(t), Diffs: store, Audit: testLedger(t),
 	}
 	if len(auth) > 0 {
 		opt.Auth = auth[0]

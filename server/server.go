@@ -48,7 +48,7 @@ type Options struct {
 	// versions pages.
 	Tables ops.Tables
 	// Backfills plans, previews and runs backfills; nil answers 404.
-	Backfills BackfillService
+	Backfills ops.Backfills
 	// Diffs keeps reconcile results for the diff pages and API; nil answers 404.
 	Diffs DiffService
 	// Auth says who may do what. With no tokens every visitor is the local operator with every

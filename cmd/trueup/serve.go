@@ -14,6 +14,7 @@ import (
 	"trueup/config"
 	"trueup/monitor"
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/reconcile"
 	"trueup/rules"
 	"trueup/server"
@@ -151,7 +152,7 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 		}
 		bf := &backfill.Service{Runner: r, Log: log}
 		p.close = bf.Close
-		opts.Backfills = bf
+		opts.Backfills = ops.NewBackfills(bf)
 	}
 	if len(a.cfg.Auth.Tokens) == 0 {
 		opts.Notice = noTokensNotice
