@@ -149,6 +149,15 @@ func TestServerModeMatchesLocal(t *testing.T) {
 		{"versions_after", []string{"versions", "orders"}, exitOK, "text"},
 		{"notice_show_after", []string{"notice", "show", "1", "--format", "json"}, exitOK, "json"},
 		{"retire", []string{"versions", "orders", "--retire", "v3", "--reason", "old", "--format", "json"}, exitOK, "json"},
+		{"backfill_run_sample", []string{"backfill", "run", "fix_dedup_bug", "--sample", "1", "--format", "json"}, exitOK, "json"},
+		{"backfill_cancel", []string{"backfill", "cancel", "fix_dedup_bug"}, exitOK, "text"},
+		{"backfill_cancel_again", []string{"backfill", "cancel", "fix_dedup_bug"}, exitUsage, "text"},
+		{"backfill_resume", []string{"backfill", "resume", "fix_dedup_bug", "--format", "json"}, exitOK, "json"},
+		{"backfill_retry_validated", []string{"backfill", "retry", "fix_dedup_bug"}, exitUsage, "text"},
+		{"backfill_history", []string{"backfill", "history", "--format", "json"}, exitOK, "json"},
+		{"backfill_history_text", []string{"backfill", "history"}, exitOK, "text"},
+		{"backfill_status_unknown", []string{"backfill", "status", "nope"}, exitUsage, "text"},
+		{"backfill_resume_unknown", []string{"backfill", "resume", "nope"}, exitUsage, "text"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { compareModes(t, local, srv, tc) })
 	}
