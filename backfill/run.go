@@ -412,6 +412,15 @@ func (r *Runner) dropStaging(ctx context.Context, run *Run) error {
 	return nil
 }
 
+// resumed records a run about to be built again as running and this process's, as Execute does
+// first.
+func (r *Runner) resumed(ctx context.Context, id int64) error {
+	if err := r.claim(ctx, id); err != nil {
+		return err
+	}
+	return r.setRun(ctx, id, RunRunning, "", nil)
+}
+
 // claim records this process as the one building the run.
 func (r *Runner) claim(ctx context.Context, id int64) error {
 	r.mu.Lock()

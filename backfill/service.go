@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -118,9 +119,11 @@ func (s *Service) Start(ctx context.Context, name, actor string, sample int, sco
 	return run, nil
 }
 
-// Resume builds what is left of a backfill's latest run in the background.
+// Resume builds what is left of a backfill's latest run in the background. The run reads
+// running, and this process's, before Resume returns: who waits on its status from now on sees
+// the build, not the state it was resumed from (cancelled, interrupted, …).
 func (s *Service) Resume(ctx context.Context, name string) (*Run, error) {
-	run, err := s.Runner.Store.LatestRun(ctx, name)
+	run, err := s.latest(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -128,15 +131,21 @@ func (s *Service) Resume(ctx context.Context, name string) (*Run, error) {
 	case RunValidated, RunValidationFailed:
 		return nil, fault.New(fault.Invalid, "Run %d is %s: nothing left to build (start a new run).", run.ID, run.State)
 	}
-	if !s.background(run.ID, 0) {
+	w, ok := s.reserve(run.ID)
+	if !ok {
 		return nil, fault.New(fault.Conflict, "Run %d is being built now (or stopping after its partitions in flight): try again when it has stopped.", run.ID)
 	}
+	if err := s.Runner.resumed(ctx, run.ID); err != nil {
+		s.release(run.ID)
+		return nil, err
+	}
+	s.build(run.ID, 0, w)
 	return run, nil
 }
 
 // Cancel stops a backfill's latest run after the partitions in flight.
 func (s *Service) Cancel(ctx context.Context, name, actor string) (*Run, error) {
-	run, err := s.Runner.Store.LatestRun(ctx, name)
+	run, err := s.latest(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -154,11 +163,23 @@ func (s *Service) Cancel(ctx context.Context, name, actor string) (*Run, error) 
 
 // Status is a backfill's latest run's progress.
 func (s *Service) Status(ctx context.Context, name string) (*Status, error) {
-	run, err := s.Runner.Store.LatestRun(ctx, name)
+	run, err := s.latest(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	return s.Runner.Store.StatusOf(ctx, run.ID, s.Runner.now())
+}
+
+// latest is a backfill's newest run. A name that has no runs and no file is not a backfill at
+// all, and is said so; a backfill whose file went after it ran still has its runs.
+func (s *Service) latest(ctx context.Context, name string) (*Run, error) {
+	run, err := s.Runner.Store.LatestRun(ctx, name)
+	if errors.Is(err, fault.ErrNotFound) {
+		if _, gerr := s.Runner.Planner.Set.Get(name); gerr != nil {
+			return nil, gerr
+		}
+	}
+	return run, err
 }
 
 // History counts past runs by reason.
@@ -176,18 +197,40 @@ func (w *worker) stop() { w.once.Do(func() { close(w.stopCh) }) }
 
 // background builds a run in a goroutine of its own, unless one is building it already (false).
 func (s *Service) background(id int64, sample int) bool {
+	w, ok := s.reserve(id)
+	if ok {
+		s.build(id, sample, w)
+	}
+	return ok
+}
+
+// reserve records that a goroutine of this service is about to build run id, unless one is
+// building it already (false).
+func (s *Service) reserve(id int64) (*worker, bool) {
 	w := &worker{stopCh: make(chan struct{})}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if _, busy := s.running[id]; busy {
-		s.mu.Unlock()
-		return false
+		return nil, false
 	}
 	if s.running == nil {
 		s.running = map[int64]*worker{}
 	}
 	s.running[id] = w
 	s.wg.Add(1)
+	return w, true
+}
+
+// release undoes a reserve whose build does not start.
+func (s *Service) release(id int64) {
+	s.mu.Lock()
+	delete(s.running, id)
 	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// build builds run id in a goroutine, as w, reserved for it.
+func (s *Service) build(id int64, sample int, w *worker) {
 	go func() {
 		defer s.wg.Done()
 		defer func() {
@@ -199,7 +242,6 @@ func (s *Service) background(id int64, sample int) bool {
 			s.Log.Error("backfill run failed", "run_id", id, "err", err)
 		}
 	}()
-	return true
 }
 
 // Close stops every run after its partitions in flight and waits for them: a resume picks

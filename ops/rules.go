@@ -20,7 +20,7 @@ type Rules interface {
 	// Explain is what Check would run, compiled and fused per relation, without running it
 	// (`trueup check --explain`; local only).
 	Explain(ctx context.Context, req CheckRequest) (*rules.Plan, error)
-	RunNow(ctx context.Context, req RunRequest) (*rules.Run, error)
+	RunNow(ctx context.Context, req RuleRunRequest) (*rules.Run, error)
 	List(ctx context.Context) ([]RuleInfo, error)
 	Rule(ctx context.Context, req RuleRequest) (RuleDetail, error)
 	// Alerts are the newest alerts of one rule, or of every rule for Rule "".
@@ -35,8 +35,8 @@ type CheckRequest struct {
 	Actor string   `json:"-" form:"-"`
 }
 
-// RunRequest names the rule to run now (from the path) and who asks.
-type RunRequest struct {
+// RuleRunRequest names the rule to run now (from the path) and who asks.
+type RuleRunRequest struct {
 	Rule  string
 	Actor string
 }
@@ -126,7 +126,7 @@ func (l *localRules) Explain(_ context.Context, req CheckRequest) (*rules.Plan, 
 	return l.m.PlanSelected(req.Rules, req.Tags)
 }
 
-func (l *localRules) RunNow(ctx context.Context, req RunRequest) (*rules.Run, error) {
+func (l *localRules) RunNow(ctx context.Context, req RuleRunRequest) (*rules.Run, error) {
 	if _, err := l.status(req.Rule); err != nil {
 		return nil, err
 	}

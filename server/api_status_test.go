@@ -17,7 +17,7 @@ import (
 func TestAPIBadQueryIs400(t *testing.T) {
 	l := testLedger(t)
 	ntc := notices.New(l, notices.Options{})
-	ts := serve(t, server.Options{Backfills: backfillService(t), Audit: l, Notices: ntc, NoticeOps: ops.NewNotices(ntc)})
+	ts := serve(t, server.Options{Backfills: ops.NewBackfills(backfillService(t)), Audit: l, Notices: ntc, NoticeOps: ops.NewNotices(ntc)})
 	for _, tc := range []struct {
 		method, path, error string
 	}{

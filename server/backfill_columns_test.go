@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"trueup/ops"
 	"trueup/server"
 )
 
@@ -24,7 +25,7 @@ func TestBackfillPlanNamesColumnMismatch(t *testing.T) {
 		header := string(orig[:strings.Index(string(orig), "SELECT\n")])
 		os.WriteFile(file, []byte(header+"SELECT * FROM orders_raw WHERE order_date >= $start AND order_date < $end\n"), 0o644)
 	})
-	ts := serve(t, server.Options{Backfills: svc})
+	ts := serve(t, server.Options{Backfills: ops.NewBackfills(svc)})
 	const finding = "its rows have columns orders does not: event_id, ingest_delay_days"
 
 	doc := getPage(t, ts.URL+"/backfills/fix_dedup_bug", http.StatusOK)

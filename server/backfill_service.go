@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,24 +9,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"trueup/backfill"
+	"trueup/ops"
 	"trueup/server/page"
 )
 
-// BackfillService is what the backfill pages and API need (backfill.Service).
-type BackfillService interface {
-	List(ctx context.Context) ([]backfill.Summary, error)
-	Plan(ctx context.Context, name, actor string, scope *backfill.Scope) (*backfill.Plan, error)
-	DryRun(ctx context.Context, name string, scope *backfill.Scope) (*backfill.Preview, error)
-	Start(ctx context.Context, name, actor string, sample int, scope *backfill.Scope) (*backfill.Run, error)
-	Resume(ctx context.Context, name string) (*backfill.Run, error)
-	Cancel(ctx context.Context, name, actor string) (*backfill.Run, error)
-	Status(ctx context.Context, name string) (*backfill.Status, error)
-	History(ctx context.Context) ([]backfill.ReasonCount, error)
-}
-
 func backfillHref(name string) string { return "/backfills/" + url.PathEscape(name) }
 
-func (s *Server) backfills() (BackfillService, error) {
+func (s *Server) backfills() (ops.Backfills, error) {
 	if s.opt.Backfills == nil {
 		return nil, echo.NewHTTPError(http.StatusNotFound, "no backfills are loaded")
 	}

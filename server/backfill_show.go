@@ -11,6 +11,7 @@ import (
 
 	"trueup/backfill"
 	"trueup/fault"
+	"trueup/ops"
 	"trueup/server/page"
 )
 
@@ -24,7 +25,7 @@ func (s *Server) backfillShow(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	name := c.Param("name")
-	p, err := svc.Plan(ctx, name, s.actor(c), nil)
+	p, err := svc.Plan(ctx, ops.BackfillRequest{Name: name, Actor: s.actor(c)})
 	if errors.Is(err, fault.ErrNotFound) {
 		return err
 	}
@@ -34,7 +35,7 @@ func (s *Server) backfillShow(c echo.Context) error {
 	} else {
 		fillPlan(&d, p)
 	}
-	if st, err := svc.Status(ctx, name); err == nil {
+	if st, err := svc.Status(ctx, ops.BackfillRequest{Name: name}); err == nil {
 		d.Progress = progressView(name, st)
 	} else if !errors.Is(err, fault.ErrNotFound) {
 		return err
@@ -78,7 +79,7 @@ func (s *Server) backfillProgress(c echo.Context) error {
 		return err
 	}
 	name := c.Param("name")
-	st, err := svc.Status(c.Request().Context(), name)
+	st, err := svc.Status(c.Request().Context(), ops.BackfillRequest{Name: name})
 	if err != nil {
 		return err
 	}
@@ -95,7 +96,7 @@ func (s *Server) apiBackfillShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := svc.Plan(c.Request().Context(), c.Param("name"), s.actor(c), scope)
+	p, err := svc.Plan(c.Request().Context(), ops.BackfillRequest{Name: c.Param("name"), Scope: scope, Actor: s.actor(c)})
 	if err != nil {
 		return err
 	}
@@ -108,7 +109,7 @@ func (s *Server) apiBackfillStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := svc.Status(c.Request().Context(), c.Param("name"))
+	st, err := svc.Status(c.Request().Context(), ops.BackfillRequest{Name: c.Param("name")})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"trueup/backfill"
 	"trueup/fixtures"
 	"trueup/ledger"
+	"trueup/ops"
 	"trueup/rules"
 	"trueup/server"
 	tsql "trueup/sql"
@@ -61,7 +62,7 @@ func editedBackfillService(t *testing.T, edit func(dir string)) *backfill.Servic
 
 func TestBackfillPages(t *testing.T) {
 	svc := backfillService(t)
-	ts := serve(t, server.Options{Backfills: svc})
+	ts := serve(t, server.Options{Backfills: ops.NewBackfills(svc)})
 
 	doc := getPage(t, ts.URL+"/backfills", http.StatusOK)
 	row := doc.Find(`[data-testid=backfill-row][data-backfill=fix_dedup_bug]`)

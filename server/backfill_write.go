@@ -9,6 +9,7 @@ import (
 
 	"trueup/backfill"
 	"trueup/fault"
+	"trueup/ops"
 	"trueup/server/page"
 )
 
@@ -20,7 +21,7 @@ func (s *Server) backfillDryRun(c echo.Context) error {
 		return err
 	}
 	name := c.Param("name")
-	pv, err := svc.DryRun(c.Request().Context(), name, nil)
+	pv, err := svc.DryRun(c.Request().Context(), ops.BackfillRequest{Name: name})
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func (s *Server) backfillRun(c echo.Context) error {
 		return err
 	}
 	sample, _ := strconv.Atoi(c.FormValue("sample"))
-	if _, err := svc.Start(c.Request().Context(), c.Param("name"), s.actor(c), max(sample, 0), nil); err != nil {
+	if _, err := svc.Run(c.Request().Context(), ops.RunRequest{Name: c.Param("name"), Sample: max(sample, 0), Actor: s.actor(c)}); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, backfillHref(c.Param("name")))
@@ -74,7 +75,7 @@ func (s *Server) backfillResume(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := svc.Resume(c.Request().Context(), c.Param("name")); err != nil {
+	if _, err := svc.Resume(c.Request().Context(), ops.BackfillRequest{Name: c.Param("name"), Actor: s.actor(c)}); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, backfillHref(c.Param("name")))
@@ -86,7 +87,7 @@ func (s *Server) backfillCancel(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := svc.Cancel(c.Request().Context(), c.Param("name"), s.actor(c)); err != nil {
+	if _, err := svc.Cancel(c.Request().Context(), ops.BackfillRequest{Name: c.Param("name"), Actor: s.actor(c)}); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, backfillHref(c.Param("name")))
@@ -101,14 +102,15 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, name := c.Request().Context(), c.Param("name")
+	ctx := c.Request().Context()
 	scope, err := apiScope(c)
 	if err != nil {
 		return err
 	}
+	req := ops.BackfillRequest{Name: c.Param("name"), Scope: scope, Actor: s.actor(c)}
 	switch c.Param("action") {
 	case "dry-run":
-		pv, err := svc.DryRun(ctx, name, scope)
+		pv, err := svc.DryRun(ctx, req)
 		if err != nil {
 			return err
 		}
@@ -120,19 +122,19 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("?sample=%q: want a number of partitions, 0 or more.", v))
 			}
 		}
-		run, err := svc.Start(ctx, name, s.actor(c), sample, scope)
+		run, err := svc.Run(ctx, ops.RunRequest{Name: req.Name, Sample: sample, Scope: scope, Actor: req.Actor})
 		if err != nil {
 			return err
 		}
 		return c.JSON(http.StatusAccepted, run)
 	case "resume":
-		run, err := svc.Resume(ctx, name)
+		run, err := svc.Resume(ctx, req)
 		if err != nil {
 			return err
 		}
 		return c.JSON(http.StatusAccepted, run)
 	case "cancel":
-		run, err := svc.Cancel(ctx, name, s.actor(c))
+		run, err := svc.Cancel(ctx, req)
 		if err != nil {
 			return err
 		}

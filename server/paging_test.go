@@ -158,7 +158,7 @@ func TestRuleHistoryIsPaged(t *testing.T) {
 }
 
 func TestBackfillListIsPaged(t *testing.T) {
-	ts := serve(t, server.Options{Backfills: backfillService(t)})
+	ts := serve(t, server.Options{Backfills: ops.NewBackfills(backfillService(t))})
 	resp, body := get(t, ts.URL+"/api/v1/backfills?limit=1")
 	var got []map[string]any
 	if err := json.Unmarshal([]byte(body), &got); err != nil || len(got) != 1 {

@@ -24,7 +24,7 @@ func writeServer(t *testing.T, auth ...config.Auth) (server.Options, string, fun
 	ntc := noticeService(t)
 	opt := server.Options{
 		Tables: ops.NewTables(ops.TableServices{"w": tables}, "w"), DefaultTarget: "w",
-		Rules: ruleMonitor(t), Backfills: backfillService(t), Notices: ntc, NoticeOps: ops.NewNotices(ntc), Diffs: store, Audit: testLedger(t),
+		Rules: ruleMonitor(t), Backfills: ops.NewBackfills(backfillService(t)), Notices: ntc, NoticeOps: ops.NewNotices(ntc), Diffs: store, Audit: testLedger(t),
 	}
 	if len(auth) > 0 {
 		opt.Auth = auth[0]

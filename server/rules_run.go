@@ -13,7 +13,7 @@ import (
 // run and sends the browser back to the rule's page to see the result.
 func (s *Server) ruleRun(c echo.Context) error {
 	name := c.Param("rule")
-	run, err := s.rules.RunNow(c.Request().Context(), ops.RunRequest{Rule: name, Actor: s.actor(c)})
+	run, err := s.rules.RunNow(c.Request().Context(), ops.RuleRunRequest{Rule: name, Actor: s.actor(c)})
 	if err != nil {
 		return err
 	}
@@ -26,7 +26,7 @@ func (s *Server) apiRuleRun(c echo.Context) error {
 	if err := bindNoBody(c); err != nil {
 		return err
 	}
-	run, err := s.rules.RunNow(c.Request().Context(), ops.RunRequest{Rule: c.Param("rule"), Actor: s.actor(c)})
+	run, err := s.rules.RunNow(c.Request().Context(), ops.RuleRunRequest{Rule: c.Param("rule"), Actor: s.actor(c)})
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ type Options struct {
 	// delivers their messages (the notice API and the operator's forms); nil answers 404.
 	NoticeOps ops.Notices
 	// Backfills plans, previews and runs backfills; nil answers 404.
-	Backfills BackfillService
+	Backfills ops.Backfills
 	// Diffs keeps reconcile results for the diff pages and API; nil answers 404.
 	Diffs DiffService
 	// Auth says who may do what. With no tokens every visitor is the local operator with every

@@ -14,6 +14,7 @@ import (
 	"trueup/backfill"
 	"trueup/fault"
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/reconcile"
 	"trueup/rules"
 	"trueup/sqlfile"
@@ -57,21 +58,104 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 		return usagef("backfill: --sample %d: want a positive number", *sample)
 	}
 	out := &backfillOutput{w: e.stdout, json: *format == "json"}
-	if rc, err := e.remote(); rc != nil || err != nil {
-		if err != nil {
-			return err
+	switch verb {
+	case "plan", "dry-run", "run", "resume", "retry", "status", "cancel", "history":
+	case "verify":
+		if e.globals.server != "" {
+			return usagef("backfill verify works only locally, not with --server")
 		}
-		return backfillRemote(ctx, e, rc, verb, name, scope, *sample, out)
+		return backfillVerify(ctx, e, name, scope, out)
+	default:
+		return usagef("backfill: unknown action %q (want %s)", verb, backfillUsage)
 	}
-	a, err := openApp(ctx, e.globals)
+	b, done, err := backfillOps(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer a.close()
+	defer done.close()
+	req := ops.BackfillRequest{Name: name, Scope: scope, Actor: cliActor()}
+	switch verb {
+	case "plan":
+		p, err := b.Plan(ctx, req)
+		if err != nil {
+			return backfillFailed("plan", err)
+		}
+		return reportPlan(out, name, p)
+	case "dry-run":
+		pv, err := b.DryRun(ctx, req)
+		if err != nil {
+			return backfillRefused("dry-run", err)
+		}
+		return reportDryRun(out, name, pv)
+	case "run":
+		run, err := b.Run(ctx, ops.RunRequest{Name: name, Sample: *sample, Scope: scope, Actor: cliActor()})
+		if err != nil {
+			return backfillRefused("run", err) // another run holding the table is a conflict: exit 1, as a 409
+		}
+		fmt.Fprintf(e.stderr, "backfill %s: run %d building %s%s\n", name, run.ID, versionsOf(run), done.where())
+		return awaitBuilt(ctx, e, b, done, name, out)
+	case "resume", "retry":
+		run, err := b.Resume(ctx, req)
+		if err != nil {
+			return backfillRefused("resume", err)
+		}
+		fmt.Fprintf(e.stderr, "backfill %s: resuming run %d (%s)%s\n", name, run.ID, run.State, done.where())
+		return awaitBuilt(ctx, e, b, done, name, out)
+	case "status":
+		st, err := b.Status(ctx, req)
+		if err != nil {
+			return backfillRefused("status", err)
+		}
+		return out.status(st)
+	case "cancel":
+		if _, err := b.Cancel(ctx, req); err != nil {
+			return backfillRefused("cancel", err)
+		}
+		st, err := awaitStopped(ctx, b, name)
+		if err != nil {
+			return backfillRefused("cancel", err)
+		}
+		return out.status(st)
+	}
+	// history
+	h, err := b.History(ctx)
+	if err != nil {
+		return backfillFailed("history", err)
+	}
+	return out.history(h)
+}
+
+// backfillOps is the backfill operations a command runs: through the server with --server, else
+// over the project's backfills as serve wires them (a backfill.Service, which builds a run in
+// the background of this process), with the progress bar on a terminal, the crash point and
+// the notice drafter.
+func backfillOps(ctx context.Context, e *env) (ops.Backfills, *backfillDone, error) {
+	if rc, err := e.remote(); rc != nil || err != nil {
+		if err != nil {
+			return nil, nil, err
+		}
+		return rc.Backfills(), &backfillDone{server: rc.Base()}, nil
+	}
+	a, r, err := openBackfillRunner(ctx, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	// No logger: a run that fails says why in its status, which the command reports.
+	svc := &backfill.Service{Runner: r}
+	return ops.NewBackfills(svc), &backfillDone{app: a, svc: svc}, nil
+}
+
+// openBackfillRunner opens the project and wires its backfill runner as a local command runs it.
+func openBackfillRunner(ctx context.Context, e *env) (*app, *backfill.Runner, error) {
+	a, err := openApp(ctx, e.globals)
+	if err != nil {
+		return nil, nil, err
+	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ntc, err := openNotices(ctx, e, a, log)
 	if err != nil {
-		return err
+		a.close()
+		return nil, nil, err
 	}
 	var opts []backfill.Option
 	if isTerminal(e.stderr) {
@@ -79,38 +163,41 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 	}
 	r, err := newBackfillRunner(ctx, e, a, ntc, log, opts...)
 	if err != nil {
-		return err
+		a.close()
+		return nil, nil, err
 	}
-	switch verb {
-	case "plan":
-		return backfillPlan(ctx, r, name, scope, out)
-	case "dry-run":
-		return backfillDryRun(ctx, r, name, scope, out)
-	case "run":
-		return backfillRun(ctx, e, r, name, scope, *sample, out)
-	case "resume", "retry":
-		return backfillResume(ctx, e, r, name, out)
-	case "status":
-		return backfillStatus(ctx, r, name, out)
-	case "cancel":
-		run, err := latestRun(ctx, r, name)
-		if err != nil {
-			return err
-		}
-		if _, err := r.Cancel(ctx, run.ID, cliActor()); err != nil {
-			return backfillRefused("cancel", err)
-		}
-		return backfillStatus(ctx, r, name, out)
-	case "verify":
-		return backfillVerify(ctx, r, name, scope, out)
-	case "history":
-		h, err := r.Store.History(ctx)
-		if err != nil {
-			return err
-		}
-		return out.history(h)
+	return a, r, nil
+}
+
+// backfillDone is what a backfill command holds besides its operations: the server it goes
+// through, or the local service building its run and the app under it.
+type backfillDone struct {
+	server string
+	app    *app
+	svc    *backfill.Service
+}
+
+// where says on which server a run is being built ("" locally).
+func (d *backfillDone) where() string {
+	if d.server == "" {
+		return ""
 	}
-	return usagef("backfill: unknown action %q (want %s)", verb, backfillUsage)
+	return " on " + d.server
+}
+
+// settle waits until a local build has wholly ended (its notice drafted): the status said it
+// stopped. Through a server there is nothing to wait for.
+func (d *backfillDone) settle() {
+	if d.svc != nil {
+		d.svc.Close()
+	}
+}
+
+func (d *backfillDone) close() {
+	d.settle() // a local build left going (an error while waiting) stops after its partitions in flight
+	if d.app != nil {
+		d.app.close()
+	}
 }
 
 func scopeFlags(from, to string) (*backfill.Scope, error) {
@@ -186,17 +273,6 @@ func shownDir(dir string) string {
 	return dir
 }
 
-func latestRun(ctx context.Context, r *backfill.Runner, name string) (*backfill.Run, error) {
-	if _, err := r.Planner.Set.Get(name); err != nil {
-		return nil, err
-	}
-	run, err := r.Store.LatestRun(ctx, name)
-	if err != nil {
-		return nil, backfillRefused("", err)
-	}
-	return run, nil
-}
-
 // backfillRefused is err as a backfill command answers it. An error of a kind (fault) is the
 // backfill package's sentence, which a server answers too, with its exit code; any other
 // failure (the warehouse, the ledger) is named after the command and exits 2, as it always has.
@@ -205,6 +281,15 @@ func backfillRefused(verb string, err error) error {
 		return err
 	}
 	return usagef("%s: %w", strings.TrimSpace("backfill "+verb), err)
+}
+
+// backfillFailed is err as plan and history answer it: an error of a kind as it is, any other
+// failure named after the command, exit 1.
+func backfillFailed(verb string, err error) error {
+	if fault.Of(err) != fault.None {
+		return err
+	}
+	return fmt.Errorf("backfill %s: %w", verb, err)
 }
 
 type backfillOutput struct {
@@ -237,21 +322,6 @@ func (o *backfillOutput) encode(v any) error {
 	enc := json.NewEncoder(o.w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-func backfillPlan(ctx context.Context, r *backfill.Runner, name string, scope *backfill.Scope, out *backfillOutput) error {
-	b, err := r.Planner.Set.Get(name)
-	if err != nil {
-		return err
-	}
-	p, err := r.Planner.Plan(ctx, b, scope)
-	if err != nil {
-		return err
-	}
-	if _, err := r.Store.SavePlan(ctx, cliActor(), p); err != nil {
-		return err
-	}
-	return reportPlan(out, name, p)
 }
 
 // reportPlan prints a plan and fails when findings block it.

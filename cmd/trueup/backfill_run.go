@@ -6,18 +6,12 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"trueup/backfill"
+	"trueup/ops"
 	"trueup/reconcile"
 )
-
-func backfillDryRun(ctx context.Context, r *backfill.Runner, name string, scope *backfill.Scope, out *backfillOutput) error {
-	pv, err := r.DryRun(ctx, name, scope)
-	if err != nil {
-		return backfillRefused("dry-run", err)
-	}
-	return reportDryRun(out, name, pv)
-}
 
 // reportDryRun prints a dry run and fails when the change does not meet its expectations.
 func reportDryRun(out *backfillOutput, name string, pv *backfill.Preview) error {
@@ -39,7 +33,14 @@ func reportDryRun(out *backfillOutput, name string, pv *backfill.Preview) error 
 	return nil
 }
 
-func backfillVerify(ctx context.Context, r *backfill.Runner, name string, scope *backfill.Scope, out *backfillOutput) error {
+// backfillVerify recomputes the live table from its inputs and code over scope, in this process:
+// it is local only.
+func backfillVerify(ctx context.Context, e *env, name string, scope *backfill.Scope, out *backfillOutput) error {
+	a, r, err := openBackfillRunner(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer a.close()
 	pv, err := r.Verify(ctx, name, scope.From, scope.To)
 	if err != nil {
 		return backfillRefused("verify", err)
@@ -96,44 +97,48 @@ func writePartitionTable(w io.Writer, res *reconcile.Result) {
 	fmt.Fprintf(w, "  rows: %d added, %d removed, %d changed\n", res.Rows.Added, res.Rows.Removed, res.Rows.Changed)
 }
 
-func backfillRun(ctx context.Context, e *env, r *backfill.Runner, name string, scope *backfill.Scope, sample int, out *backfillOutput) error {
-	run, err := r.Start(ctx, name, backfill.RunOptions{Actor: cliActor(), Sample: sample, Scope: scope})
-	if err != nil {
-		return backfillRefused("run", err) // another run holding the table is a conflict: exit 1, as a 409
-	}
-	fmt.Fprintf(e.stderr, "backfill %s: run %d building %s\n", name, run.ID, versionsOf(run))
-	return execute(ctx, e, r, run, sample, out)
-}
+// backfillPoll is how often a run or resume asks how its build is going.
+const backfillPoll = 250 * time.Millisecond
 
-func backfillResume(ctx context.Context, e *env, r *backfill.Runner, name string, out *backfillOutput) error {
-	run, err := latestRun(ctx, r, name)
+// awaitBuilt waits until the backfill's latest run stops building, then reports it. Locally and
+// through a server alike the build goes on in the background of the process holding the
+// operations, and the command follows its status; only an interrupt differs. Through a server
+// the run goes on there and the command stops waiting. Locally the build is this process's, so
+// it stops after the partitions in flight, and the run, cancelled, is reported as any other end.
+func awaitBuilt(ctx context.Context, e *env, b ops.Backfills, done *backfillDone, name string, out *backfillOutput) error {
+	st, err := awaitStopped(ctx, b, name)
+	if ctx.Err() != nil {
+		if done.svc == nil {
+			fmt.Fprintf(e.stderr, "backfill: stopped waiting; the run goes on in the server (trueup backfill status|cancel NAME --server %s)\n", done.server)
+			return ctx.Err()
+		}
+		done.settle() // stops the build after the partitions in flight, and waits for it
+		st, err = b.Status(context.WithoutCancel(ctx), ops.BackfillRequest{Name: name})
+	}
 	if err != nil {
 		return err
 	}
-	switch run.State {
-	case backfill.RunValidated, backfill.RunValidationFailed:
-		return usagef("backfill resume: run %d is %s: nothing left to build (start a new run)", run.ID, run.State)
-	}
-	fmt.Fprintf(e.stderr, "backfill %s: resuming run %d (%s)\n", name, run.ID, run.State)
-	return execute(ctx, e, r, run, 0, out)
-}
-
-// execute builds a run; an interrupt stops it after the partitions in flight.
-func execute(ctx context.Context, e *env, r *backfill.Runner, run *backfill.Run, sample int, out *backfillOutput) error {
-	stop := make(chan struct{})
-	go func() {
-		<-ctx.Done()
-		close(stop)
-	}()
-	done, err := r.Execute(context.WithoutCancel(ctx), run.ID, backfill.ExecOptions{Stop: stop, Limit: sample})
-	if err != nil {
-		return fmt.Errorf("%v", err)
-	}
-	st, err := r.Store.StatusOf(ctx, done.ID, r.Store.L.Now())
-	if err != nil {
-		return err
-	}
+	done.settle()
 	return reportBuilt(out, st)
+}
+
+// awaitStopped polls the status of the backfill's latest run until it is neither building nor
+// validating.
+func awaitStopped(ctx context.Context, b ops.Backfills, name string) (*backfill.Status, error) {
+	for {
+		st, err := b.Status(ctx, ops.BackfillRequest{Name: name})
+		if err != nil {
+			return nil, err
+		}
+		if st.State != backfill.RunRunning && st.State != backfill.RunValidating {
+			return st, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(backfillPoll):
+		}
+	}
 }
 
 // progressBar draws a run's progress on w, a terminal, as the partitions start and end.
@@ -184,18 +189,6 @@ func versionsOf(run *backfill.Run) string {
 		parts = append(parts, fmt.Sprintf("%s__v%d", t.Table, t.Version))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func backfillStatus(ctx context.Context, r *backfill.Runner, name string, out *backfillOutput) error {
-	run, err := latestRun(ctx, r, name)
-	if err != nil {
-		return err
-	}
-	st, err := r.Store.StatusOf(ctx, run.ID, r.Store.L.Now())
-	if err != nil {
-		return err
-	}
-	return out.status(st)
 }
 
 func writeStatus(w io.Writer, st *backfill.Status) {

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"net/url"
 	"os"
 
-	"trueup/fault"
 	"trueup/ops/client"
 )
 
@@ -47,15 +43,4 @@ func (e *env) localOnly(cmd string, set map[string]bool) error {
 		}
 	}
 	return nil
-}
-
-// call is one API request of a command not yet served by an ops noun: the client's Call. A
-// refusal of a kind is the server's sentence, the line the local command says too; anything else
-// is said as the command's (cmd: …).
-func (r *remote) call(ctx context.Context, cmd, method, path string, query url.Values, body, out any) error {
-	err := r.Call(ctx, method, path, query, body, out)
-	if err != nil && fault.Of(err) == fault.None {
-		return fmt.Errorf("%s: %w", cmd, err)
-	}
-	return err
 }

@@ -146,7 +146,7 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 		}
 		bf := &backfill.Service{Runner: r, Log: log}
 		p.close = bf.Close
-		opts.Backfills = bf
+		opts.Backfills = ops.NewBackfills(bf)
 	}
 	if len(a.cfg.Auth.Tokens) == 0 {
 		opts.Notice = noTokensNotice

@@ -39,7 +39,7 @@ func (r rulesOps) Explain(context.Context, ops.CheckRequest) (*rules.Plan, error
 	return nil, fault.New(fault.Invalid, "check: --explain works only locally, not with --server")
 }
 
-func (r rulesOps) RunNow(ctx context.Context, req ops.RunRequest) (*rules.Run, error) {
+func (r rulesOps) RunNow(ctx context.Context, req ops.RuleRunRequest) (*rules.Run, error) {
 	var run rules.Run
 	if err := r.c.Call(ctx, http.MethodPost, rulePath(req.Rule)+"/run", nil, nil, &run); err != nil {
 		return nil, err

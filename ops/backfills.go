@@ -1,0 +1,86 @@
+package ops
+
+import (
+	"context"
+
+	"trueup/backfill"
+	"trueup/fault"
+)
+
+// Backfills is what an operator does with backfills: list them, plan one, preview it (dry run),
+// start a run, resume or cancel the latest run, follow its status, and count past runs by
+// reason. A run is built in the background of the process that holds the operations (the
+// server's, or the CLI's own); who started it follows Status until the run is neither running
+// nor validating. (verify recomputes the live table in the caller's process: it is the CLI's
+// alone.)
+type Backfills interface {
+	List(ctx context.Context) ([]backfill.Summary, error)
+	Plan(ctx context.Context, req BackfillRequest) (*backfill.Plan, error)
+	DryRun(ctx context.Context, req BackfillRequest) (*backfill.Preview, error)
+	// Run starts a run and returns once it is recorded, its build going on.
+	Run(ctx context.Context, req RunRequest) (*backfill.Run, error)
+	// Resume builds what is left of the latest run; it returns the run as it was.
+	Resume(ctx context.Context, req BackfillRequest) (*backfill.Run, error)
+	// Cancel stops the latest run after its partitions in flight.
+	Cancel(ctx context.Context, req BackfillRequest) (*backfill.Run, error)
+	Status(ctx context.Context, req BackfillRequest) (*backfill.Status, error)
+	History(ctx context.Context) ([]backfill.ReasonCount, error)
+}
+
+// BackfillRequest names a backfill (the path's :name) for GET /api/v1/backfills/{name},
+// …/status and POST …/dry-run, …/resume, …/cancel. Scope, when not nil, replaces the file's: the
+// from and to query parameters (YYYY-MM-DD), as --from and --to do (plan and dry-run). Actor
+// is who is asking, never from the request.
+type BackfillRequest struct {
+	Name  string
+	Scope *backfill.Scope
+	Actor string
+}
+
+// RunRequest is POST /api/v1/backfills/{name}/run: Sample (?sample=) builds and validates only
+// that many partitions, then stops for review; Scope is ?from=&to=.
+type RunRequest struct {
+	Name   string
+	Sample int
+	Scope  *backfill.Scope
+	Actor  string
+}
+
+// NewBackfills is Backfills over a backfill service, which builds runs in the background of this
+// process and stops them after their partitions in flight when it is closed.
+func NewBackfills(svc *backfill.Service) Backfills { return backfills{svc} }
+
+type backfills struct{ svc *backfill.Service }
+
+func (b backfills) List(ctx context.Context) ([]backfill.Summary, error) { return b.svc.List(ctx) }
+
+func (b backfills) Plan(ctx context.Context, req BackfillRequest) (*backfill.Plan, error) {
+	return b.svc.Plan(ctx, req.Name, req.Actor, req.Scope)
+}
+
+func (b backfills) DryRun(ctx context.Context, req BackfillRequest) (*backfill.Preview, error) {
+	return b.svc.DryRun(ctx, req.Name, req.Scope)
+}
+
+func (b backfills) Run(ctx context.Context, req RunRequest) (*backfill.Run, error) {
+	if req.Sample < 0 {
+		return nil, fault.New(fault.Invalid, "sample %d: want a number of partitions, 0 or more.", req.Sample)
+	}
+	return b.svc.Start(ctx, req.Name, req.Actor, req.Sample, req.Scope)
+}
+
+func (b backfills) Resume(ctx context.Context, req BackfillRequest) (*backfill.Run, error) {
+	return b.svc.Resume(ctx, req.Name)
+}
+
+func (b backfills) Cancel(ctx context.Context, req BackfillRequest) (*backfill.Run, error) {
+	return b.svc.Cancel(ctx, req.Name, req.Actor)
+}
+
+func (b backfills) Status(ctx context.Context, req BackfillRequest) (*backfill.Status, error) {
+	return b.svc.Status(ctx, req.Name)
+}
+
+func (b backfills) History(ctx context.Context) ([]backfill.ReasonCount, error) {
+	return b.svc.History(ctx)
+}
