@@ -51,21 +51,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	}
 	e.globals.config = cfgPath
 	e.globals.target = ""
-	cfg, err := loadConfig(e.globals)
-	if err != nil {
-		return err
-	}
-	ln, err := listen(ctx, cfg, *addr)
-	if err != nil {
-		return err
-	}
-	defer ln.Close()
-	a, err := openConfigured(ctx, e.globals, cfg)
-	if err != nil {
-		return err
-	}
-	defer a.close()
-	return serve(ctx, e, a, ln)
+	return listenAndServe(ctx, e, *addr)
 }
 
 // checkDemo runs the demo's rules once, so the dashboard opens on what they found: the totals

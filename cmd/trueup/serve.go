@@ -29,11 +29,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
+	return listenAndServe(ctx, e, *addr)
+}
+
+// listenAndServe serves the project of e's config on addr (else the config's address): the
+// address is bound first, so a busy port fails before anything is opened or written.
+func listenAndServe(ctx context.Context, e *env, addr string) error {
 	cfg, err := loadConfig(e.globals)
 	if err != nil {
 		return err
 	}
-	ln, err := listen(ctx, cfg, *addr)
+	ln, err := listen(ctx, cfg, addr)
 	if err != nil {
 		return err
 	}
