@@ -180,8 +180,9 @@ func formatPartition(t time.Time, grain string) string {
 	return t.Format("2006-01-02")
 }
 
-// parsePartition reads a partition as formatPartition writes it (or a plain date).
-func parsePartition(s, grain string) (time.Time, error) {
+// ParsePartition reads a partition as a plan lists it (formatPartition), or a plain date, as the
+// start of its grain.
+func ParsePartition(s, grain string) (time.Time, error) {
 	for _, layout := range []string{"2006-01-02", "2006-01", "2006-01-02T15:04", "2006-01-02 15:04:05"} {
 		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
 			return tsql.TruncGrain(t, grain), nil

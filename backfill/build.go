@@ -204,7 +204,7 @@ func (r *Runner) buildBatch(ctx context.Context, run *Run, t RunTable, b *Backfi
 	e := r.Planner.Engine
 	writes := make([]tsql.PartitionWrite, len(parts))
 	for i, part := range parts {
-		start, err := parsePartition(part, b.Grain)
+		start, err := ParsePartition(part, b.Grain)
 		if err != nil {
 			return alone()
 		}
@@ -241,7 +241,7 @@ func (r *Runner) buildBatch(ctx context.Context, run *Run, t RunTable, b *Backfi
 func (r *Runner) buildPartition(ctx context.Context, run *Run, t RunTable, b *Backfill, physical string,
 	typ tsql.Type, sql, part string) (int64, error) {
 	e := r.Planner.Engine
-	start, err := parsePartition(part, b.Grain)
+	start, err := ParsePartition(part, b.Grain)
 	if err != nil {
 		return 0, err
 	}

@@ -99,7 +99,7 @@ func (r *Runner) DryRun(ctx context.Context, name string, scope *Scope) (*Previe
 	}
 	parts := map[string][]time.Time{}
 	for _, p := range plan.Partitions {
-		t, _ := parsePartition(p, b.Grain)
+		t, _ := ParsePartition(p, b.Grain)
 		parts[b.Table] = append(parts[b.Table], t)
 	}
 	order := []*Backfill{b}
@@ -108,7 +108,7 @@ func (r *Runner) DryRun(ctx context.Context, name string, scope *Scope) (*Previe
 		if _, seen := parts[d.Table]; !seen {
 			order = append(order, db)
 		}
-		t, _ := parsePartition(d.Partition, db.Grain)
+		t, _ := ParsePartition(d.Partition, db.Grain)
 		parts[d.Table] = append(parts[d.Table], t)
 	}
 	rewrite := map[string]string{}

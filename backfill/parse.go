@@ -218,11 +218,11 @@ func parseScope(v, grain string) (Scope, error) {
 	if !ok {
 		return Scope{}, fmt.Errorf("scope %q: want FROM..TO (e.g. 2026-07-10..2026-07-18) or from-rule: NAME", v)
 	}
-	f, err := parsePartition(from, grain)
+	f, err := ParsePartition(from, grain)
 	if err != nil {
 		return Scope{}, fmt.Errorf("scope: %v", err)
 	}
-	t, err := parsePartition(to, grain)
+	t, err := ParsePartition(to, grain)
 	if err != nil {
 		return Scope{}, fmt.Errorf("scope: %v", err)
 	}

@@ -214,7 +214,7 @@ func (pl Planner) scopePartitions(ctx context.Context, b *Backfill, s Scope, liv
 		}
 		var out []time.Time
 		for _, f := range failing {
-			t, err := parsePartition(f, b.Grain)
+			t, err := ParsePartition(f, b.Grain)
 			if err != nil {
 				return nil, fmt.Errorf("scope from-rule: %s: %w", s.FromRule, err)
 			}

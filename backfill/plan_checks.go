@@ -51,7 +51,7 @@ func (pl Planner) downstreamTransforms(ctx context.Context, b *Backfill, p *Plan
 		}
 		_, typ, err := pl.liveVersion(ctx, db.Table, db.Partition)
 		for _, part := range t.parts {
-			start, perr := parsePartition(part, db.Grain)
+			start, perr := ParsePartition(part, db.Grain)
 			if err == nil && perr == nil {
 				t.windows = append(t.windows, window(db.Partition, typ, start, db.Grain))
 			}

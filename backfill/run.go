@@ -361,7 +361,7 @@ func (r *Runner) windows(ctx context.Context, run *Run, t RunTable, b *Backfill,
 		if p.Table != t.Table {
 			continue
 		}
-		start, err := parsePartition(p.Partition, b.Grain)
+		start, err := ParsePartition(p.Partition, b.Grain)
 		if err != nil {
 			return nil, err
 		}

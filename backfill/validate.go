@@ -239,7 +239,7 @@ func (r *Runner) reconcileTable(ctx context.Context, run *Run, t RunTable, b *Ba
 		if p.Table != t.Table {
 			continue
 		}
-		start, err := parsePartition(p.Partition, b.Grain)
+		start, err := ParsePartition(p.Partition, b.Grain)
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	flow "trueup/app"
 	"trueup/backfill"
 	"trueup/fault"
 	"trueup/notices"
@@ -237,7 +238,7 @@ func newBackfillRunner(ctx context.Context, e *env, a *app, ntc *notices.Service
 		return nil, backfillProblems(e, err)
 	}
 	if ntc != nil {
-		opts = append(opts, draftNotices(v, ntc, log))
+		opts = append(opts, flow.DraftNotices(v, ntc, log))
 	}
 	// After opts: a progress bar is drawn before the process is killed, as it always was.
 	if crash := crashPoint("backfill.partition-done"); crash != nil {

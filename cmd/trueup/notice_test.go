@@ -10,11 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"trueup/backfill"
-	"trueup/fault"
 	"trueup/ledger"
 	"trueup/notices"
-	"trueup/reconcile"
 )
 
 // draftDemoNotice drafts a notice in the demo project's ledger, as the backfill runner does when
@@ -180,55 +177,6 @@ func TestNoticeFromDemoBackfill(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, doc.Evidence.Compared); diff != "" {
 		t.Errorf("evidence.compared (-want +got):\n%s", diff)
-	}
-}
-
-// fakeDiffs is a diff store holding one saved diff per id, of n partitions.
-type fakeDiffs map[int64]int
-
-func (f fakeDiffs) Get(_ context.Context, id int64) (*reconcile.Result, error) {
-	n, ok := f[id]
-	if !ok {
-		return nil, fault.New(fault.NotFound, "There is no diff %d.", id)
-	}
-	return &reconcile.Result{Partitions: make([]*reconcile.Partition, n)}, nil
-}
-
-// A partition the old version did not have has no percentage (reconcile gives none): the
-// notice calls it new rather than "0%".
-func TestNoticeNewPartitionFromRun(t *testing.T) {
-	pct := 2.0
-	v := backfill.Validation{Passed: true, Tables: []backfill.TableCheck{{Table: "events", DiffID: 7, ExpectationsMet: true, Expect: "inside scope",
-		Changed: []backfill.PartitionSummary{
-			{Partition: "2026-07-01", OldCount: 50, NewCount: 51, PctChange: &pct, Verdict: "expected", Measure: "sum(amount)", OldTotal: 100, NewTotal: 104},
-			{Partition: "2026-07-02", OldCount: 0, NewCount: 40, Verdict: "expected", Measure: "sum(amount)", NewTotal: 80},
-		}}}}
-	run := &backfill.Run{ID: 1, Backfill: "late_events", Reason: "late-data", Validation: v.JSON(),
-		Tables: []backfill.RunTable{{Table: "events", Version: 2}},
-		Plan:   &backfill.Plan{Column: "day", Grain: "day", Partitions: []string{"2026-07-01", "2026-07-02"}}}
-	ev := evidenceOf(context.Background(), run, fakeDiffs{7: 30})
-	n := notices.Notice{Title: "Late data", State: notices.StateDraft, Evidence: ev}
-	_, n.Body = notices.Compose(ev)
-	text := notices.Text(n)
-	for _, want := range []string{
-		"- events: of 30 days compared, 2 changed as expected (rows +2.0%, 1 new partition, sum(amount) +4.0%), 28 are identical and none changed unexpectedly.",
-		"(28 identical partitions left out)",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("notice lacks %q:\n%s", want, text)
-		}
-	}
-	var row []string
-	for _, line := range strings.Split(text, "\n") {
-		if f := strings.Fields(line); len(f) > 1 && f[1] == "2026-07-02" {
-			row = f
-		}
-	}
-	if diff := cmp.Diff([]string{"events", "2026-07-02", "0", "40", "new", "sum(amount)", "0", "80", "new", "expected"}, row); diff != "" {
-		t.Errorf("new partition's row (-want +got):\n%s", diff)
-	}
-	if ev := evidenceOf(context.Background(), run, nil); ev.Compared != nil || strings.Contains(notices.Numbers(ev), "identical partitions left out") {
-		t.Errorf("without the saved diff the notice claims a count of identical partitions: %+v", ev.Compared)
 	}
 }
 

@@ -1,46 +1,59 @@
-package main
+// Package app owns the flow between trueup's capabilities that no one capability owns: what a
+// backfill run tells its change notice (its plan, then its validation). The adapters wire it
+// once; the capabilities stay unaware of each other.
+package app
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
-	"time"
 
 	"trueup/backfill"
 	"trueup/notices"
 	"trueup/reconcile"
+	tsql "trueup/sql"
 )
 
-// storedDiffs reads back the diffs a validation saved (reconcile.Store).
-type storedDiffs interface {
+// StoredDiffs reads back the diffs a validation saved (reconcile.Store).
+type StoredDiffs interface {
 	Get(ctx context.Context, id int64) (*reconcile.Result, error)
 }
 
-// draftNotices makes a backfill runner validating with v draft the change notice of each run
+// DraftNotices makes a backfill runner validating with v draft the change notice of each run
 // when it is created and refresh it when validation ends.
-func draftNotices(v backfill.Validator, svc *notices.Service, log *slog.Logger) backfill.Option {
+func DraftNotices(v backfill.Validator, svc *notices.Service, log *slog.Logger) backfill.Option {
 	// The validation lists changed partitions only; the diffs it saved know how many were
 	// compared. The runner's diff store is where they were saved, so it is where they are read.
-	diffs, _ := v.Diffs.(storedDiffs)
+	diffs, _ := v.Diffs.(StoredDiffs)
 	return backfill.WithListener(noticeDrafter{svc: svc, diffs: diffs, log: log})
 }
 
 // noticeDrafter drafts and refreshes the change notice of the runs it hears about.
 type noticeDrafter struct {
 	svc   *notices.Service
-	diffs storedDiffs
+	diffs StoredDiffs
 	log   *slog.Logger
 }
 
 func (d noticeDrafter) RunChanged(ctx context.Context, run *backfill.Run) {
-	if _, err := d.svc.Draft(ctx, evidenceOf(ctx, run, d.diffs)); err != nil && d.log != nil {
+	ev, err := Evidence(ctx, run, d.diffs)
+	if err != nil && d.log != nil {
+		// the notice is drafted from the plan all the same: people hear of the change, and the
+		// log says why its checks are missing
+		d.log.Error("notice evidence", "backfill", run.Backfill, "run_id", run.ID, "err", err)
+	}
+	if _, err := d.svc.Draft(ctx, ev); err != nil && d.log != nil {
 		d.log.Error("draft notice", "backfill", run.Backfill, "run_id", run.ID, "err", err)
 	}
 }
 
-// evidenceOf is what a run tells the notice: its plan, and its validation once there is one.
-// diffs (nil when there are none) count the partitions each table's comparison covered.
-func evidenceOf(ctx context.Context, run *backfill.Run, diffs storedDiffs) notices.Evidence {
+// Evidence is what a run tells the notice: its plan, and its validation once there is one.
+// diffs (nil when there are none) count the partitions each table's comparison covered. The
+// scope is from the first partition's start to the end of the last, at the plan's grain (day,
+// hour or month). A validation that cannot be read is an error, with the evidence of the plan.
+func Evidence(ctx context.Context, run *backfill.Run, diffs StoredDiffs) (notices.Evidence, error) {
 	p := run.Plan
 	ev := notices.Evidence{
 		Backfill: run.Backfill, RunID: run.ID, Target: run.Target, Reason: run.Reason, Objective: p.Objective,
@@ -54,17 +67,20 @@ func evidenceOf(ctx context.Context, run *backfill.Run, diffs storedDiffs) notic
 		ev.Tables = append(ev.Tables, t.Table)
 		ev.Versions[t.Table] = t.Version
 	}
-	if len(p.Partitions) > 0 && p.Grain == "day" {
-		ev.From, _ = time.Parse("2006-01-02", p.Partitions[0])
-		last, _ := time.Parse("2006-01-02", p.Partitions[len(p.Partitions)-1])
-		ev.To = last.AddDate(0, 0, 1)
+	if len(p.Partitions) > 0 {
+		first, err1 := backfill.ParsePartition(p.Partitions[0], p.Grain)
+		last, err2 := backfill.ParsePartition(p.Partitions[len(p.Partitions)-1], p.Grain)
+		if err := errors.Join(err1, err2); err != nil {
+			return ev, fmt.Errorf("run %d's scope: %w", run.ID, err)
+		}
+		ev.From, ev.To = first, tsql.NextGrain(last, p.Grain)
 	}
 	if len(run.Validation) == 0 {
-		return ev
+		return ev, nil
 	}
 	var v backfill.Validation
-	if json.Unmarshal(run.Validation, &v) != nil {
-		return ev
+	if err := json.Unmarshal(run.Validation, &v); err != nil {
+		return ev, fmt.Errorf("run %d's validation cannot be read: %w", run.ID, err)
 	}
 	for _, r := range v.Rules {
 		ev.Rules = append(ev.Rules, notices.RuleCheck{Rule: r.Rule, Table: r.Table, Passed: r.Status == "pass", Message: r.Message})
@@ -87,12 +103,12 @@ func evidenceOf(ctx context.Context, run *backfill.Run, diffs storedDiffs) notic
 			ev.Compared = append(ev.Compared, notices.TableComparison{Table: t.Table, Partitions: n, Identical: n - changed})
 		}
 	}
-	return ev
+	return ev, nil
 }
 
 // comparedPartitions is how many partitions the saved diff id compared; false when it cannot
 // be read (the notice then says nothing of the identical ones rather than "0").
-func comparedPartitions(ctx context.Context, diffs storedDiffs, id int64) (int, bool) {
+func comparedPartitions(ctx context.Context, diffs StoredDiffs, id int64) (int, bool) {
 	if diffs == nil || id == 0 {
 		return 0, false
 	}
