@@ -240,12 +240,12 @@ func TestServeDeliversAlerts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.close()
-	engine := a.targets["warehouse"]
+	defer a.Close()
+	engine := a.Targets["warehouse"]
 
 	// what a check killed between recording its run and handing on the alert leaves behind
-	store := rules.NewStore(a.ledger)
-	set, err := loadRules(ctx, e, a.cfg.ProjectDir("rules"), projectTargets(e, a))
+	store := rules.NewStore(a.Ledger)
+	set, err := loadRules(ctx, e, a.Config.ProjectDir("rules"), projectTargets(e, a))
 	if err != nil {
 		t.Fatal(err)
 	}

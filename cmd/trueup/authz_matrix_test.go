@@ -108,8 +108,8 @@ func openMatrixProject(t *testing.T, tokens bool) *matrixProject {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(a.close)
-	w := a.targets[a.cfg.DefaultTarget]
+	t.Cleanup(a.Close)
+	w := a.Targets[a.Config.DefaultTarget]
 	for _, n := range []string{"2", "3"} {
 		if err := w.Exec(ctx, "CREATE TABLE orders__v"+n+" AS SELECT * FROM orders__v1"); err != nil {
 			t.Fatal(err)
@@ -336,7 +336,7 @@ func ledgerSnapshot(t *testing.T, a *app) string {
 	t.Helper()
 	ctx := context.Background()
 	var parts []string
-	rows, err := a.ledger.DB().QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' ORDER BY table_name")
+	rows, err := a.Ledger.DB().QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' ORDER BY table_name")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +349,7 @@ func ledgerSnapshot(t *testing.T, a *app) string {
 	rows.Close()
 	for _, n := range tables {
 		var c int64
-		if err := a.ledger.DB().QueryRowContext(ctx, `SELECT count(*) FROM "`+n+`"`).Scan(&c); err != nil {
+		if err := a.Ledger.DB().QueryRowContext(ctx, `SELECT count(*) FROM "`+n+`"`).Scan(&c); err != nil {
 			t.Fatal(err)
 		}
 		parts = append(parts, fmt.Sprintf("ledger.%s=%d", n, c))
@@ -363,7 +363,7 @@ func warehouseSnapshot(t *testing.T, a *app) string {
 	t.Helper()
 	ctx := context.Background()
 	var parts []string
-	w := a.targets[a.cfg.DefaultTarget]
+	w := a.Targets[a.Config.DefaultTarget]
 	rels, err := w.Relations(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -155,7 +155,7 @@ func openBackfillRunner(ctx context.Context, e *env) (*app, *backfill.Runner, er
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ntc, err := openNotices(ctx, e, a, log)
 	if err != nil {
-		a.close()
+		a.Close()
 		return nil, nil, err
 	}
 	var opts []backfill.Option
@@ -164,7 +164,7 @@ func openBackfillRunner(ctx context.Context, e *env) (*app, *backfill.Runner, er
 	}
 	r, err := newBackfillRunner(ctx, e, a, ntc, log, opts...)
 	if err != nil {
-		a.close()
+		a.Close()
 		return nil, nil, err
 	}
 	return a, r, nil
@@ -197,7 +197,7 @@ func (d *backfillDone) settle() {
 func (d *backfillDone) close() {
 	d.settle() // a local build left going (an error while waiting) stops after its partitions in flight
 	if d.app != nil {
-		d.app.close()
+		d.app.Close()
 	}
 }
 
@@ -212,23 +212,23 @@ func scopeFlags(from, to string) (*backfill.Scope, error) {
 // newBackfillRunner loads the project's backfills and rules and wires the runner, with opts
 // besides what every runner gets.
 func newBackfillRunner(ctx context.Context, e *env, a *app, ntc *notices.Service, log *slog.Logger, opts ...backfill.Option) (*backfill.Runner, error) {
-	dir := a.cfg.ProjectDir("backfills")
+	dir := a.Config.ProjectDir("backfills")
 	set, err := backfill.Load(os.DirFS(dir), shownDir(dir))
 	if err != nil {
 		return nil, backfillProblems(e, err)
 	}
 	targetName := e.globals.target
 	if targetName == "" {
-		targetName = a.cfg.DefaultTarget
+		targetName = a.Config.DefaultTarget
 	}
-	eng, err := a.engine(targetName)
+	eng, err := a.Engine(targetName)
 	if err != nil {
 		return nil, err
 	}
-	targets := rules.TargetMap{Default: targetName, Engines: a.targets}
-	v := backfill.Validator{Diffs: reconcile.NewStore(a.ledger)}
-	if st, err := os.Stat(a.cfg.ProjectDir("rules")); err == nil && st.IsDir() {
-		rs, err := loadRules(ctx, e, a.cfg.ProjectDir("rules"), targets)
+	targets := rules.TargetMap{Default: targetName, Engines: a.Targets}
+	v := backfill.Validator{Diffs: reconcile.NewStore(a.Ledger)}
+	if st, err := os.Stat(a.Config.ProjectDir("rules")); err == nil && st.IsDir() {
+		rs, err := loadRules(ctx, e, a.Config.ProjectDir("rules"), targets)
 		if err != nil {
 			return nil, err
 		}
@@ -249,7 +249,7 @@ func newBackfillRunner(ctx context.Context, e *env, a *app, ntc *notices.Service
 		}))
 	}
 	return backfill.NewRunner(backfill.Planner{Set: set, Engine: eng, Target: targetName, Rules: v},
-		backfill.Store{L: a.ledger}, v, opts...), nil
+		backfill.Store{L: a.Ledger}, v, opts...), nil
 }
 
 // backfillProblems prints each problem of the backfill files as path:line: message and

@@ -40,7 +40,7 @@ func backfillVerify(ctx context.Context, e *env, name string, scope *backfill.Sc
 	if err != nil {
 		return err
 	}
-	defer a.close()
+	defer a.Close()
 	pv, err := r.Verify(ctx, name, scope.From, scope.To)
 	if err != nil {
 		return backfillRefused("verify", err)

@@ -97,17 +97,17 @@ func ruleOps(ctx context.Context, e *env, acceptSchema bool) (ops.Rules, *ruleDo
 		return nil, nil, err
 	}
 	targets := projectTargets(e, a)
-	if t := e.globals.target; t != "" && t != a.cfg.DefaultTarget {
+	if t := e.globals.target; t != "" && t != a.Config.DefaultTarget {
 		targets.Chosen = tsql.Redact(t)
 	}
-	set, err := loadRules(ctx, e, a.cfg.ProjectDir("rules"), targets)
+	set, err := loadRules(ctx, e, a.Config.ProjectDir("rules"), targets)
 	if err != nil {
-		a.close()
+		a.Close()
 		return nil, nil, err
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
-	ob := notices.NewOutbox(a.ledger, noticeChannels(a.cfg.Notify), notices.OutboxOptions{Logger: log})
-	store := rules.NewStore(a.ledger)
+	ob := notices.NewOutbox(a.Ledger, noticeChannels(a.Config.Notify), notices.OutboxOptions{Logger: log})
+	store := rules.NewStore(a.Ledger)
 	runner := rules.NewRunner(targets, rules.WithSchemaStore(store), rules.WithAcceptSchema(acceptSchema))
 	// the monitor says only what went wrong: check reports its run on stdout
 	quiet := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
@@ -124,7 +124,7 @@ type ruleDone struct {
 
 func (d *ruleDone) close() {
 	if d.app != nil {
-		d.app.close()
+		d.app.Close()
 	}
 }
 
@@ -200,7 +200,7 @@ func loadRulesFor(ctx context.Context, e *env, cmd, dir string, targets rules.Ta
 
 // projectTargets are the engines rules run on; --target picks the default one.
 func projectTargets(e *env, a *app) rules.TargetMap {
-	targets := rules.TargetMap{Default: a.cfg.DefaultTarget, Engines: a.targets}
+	targets := rules.TargetMap{Default: a.Config.DefaultTarget, Engines: a.Targets}
 	if e.globals.target != "" {
 		targets.Default = e.globals.target
 	}
@@ -213,14 +213,14 @@ func projectTargets(e *env, a *app) rules.TargetMap {
 func openMonitor(ctx context.Context, e *env, a *app, ob *notices.Outbox, log *slog.Logger) (*monitor.Monitor, error) {
 	targets := projectTargets(e, a)
 	var set []*rules.Rule
-	if dir := a.cfg.ProjectDir("rules"); dirExists(dir) {
+	if dir := a.Config.ProjectDir("rules"); dirExists(dir) {
 		loaded, err := loadRulesFor(ctx, e, "serve", dir, targets)
 		if err != nil {
 			return nil, err
 		}
 		set = loaded.Rules
 	}
-	store := rules.NewStore(a.ledger)
+	store := rules.NewStore(a.Ledger)
 	return newMonitor(a, set, rules.NewRunner(targets, rules.WithSchemaStore(store)), store, ob, log), nil
 }
 
@@ -229,9 +229,9 @@ func openMonitor(ctx context.Context, e *env, a *app, ob *notices.Outbox, log *s
 // subscribers of the rule's table through ob (ops.RouteAlerts, the one routing of alerts).
 func newMonitor(a *app, set []*rules.Rule, runner *rules.Runner, store *rules.Store, ob *notices.Outbox, log *slog.Logger, opts ...monitor.Option) *monitor.Monitor {
 	var mon *monitor.Monitor
-	send := ops.RouteAlerts(ob, a.cfg.Notify.PublicURL, func(name string) (*rules.Rule, error) { return mon.Rule(name) })
+	send := ops.RouteAlerts(ob, a.Config.Notify.PublicURL, func(name string) (*rules.Rule, error) { return mon.Rule(name) })
 	opts = append([]monitor.Option{monitor.WithLogger(log), monitor.WithAlerts(send)}, opts...)
-	mon = monitor.New(set, runner, store, monitor.NewLedgerSlots(a.ledger), opts...)
+	mon = monitor.New(set, runner, store, monitor.NewLedgerSlots(a.Ledger), opts...)
 	return mon
 }
 

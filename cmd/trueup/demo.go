@@ -61,13 +61,13 @@ func checkDemo(ctx context.Context, e *env, cfgPath string) error {
 	if err != nil {
 		return err
 	}
-	defer a.close()
-	targets := rules.TargetMap{Default: a.cfg.DefaultTarget, Engines: a.targets}
-	set, err := loadRules(ctx, e, a.cfg.ProjectDir("rules"), targets)
+	defer a.Close()
+	targets := rules.TargetMap{Default: a.Config.DefaultTarget, Engines: a.Targets}
+	set, err := loadRules(ctx, e, a.Config.ProjectDir("rules"), targets)
 	if err != nil {
 		return err
 	}
-	store := rules.NewStore(a.ledger)
+	store := rules.NewStore(a.Ledger)
 	run := rules.NewRunner(targets, rules.WithSchemaStore(store), rules.WithAcceptSchema(true)).Run(ctx, set.Rules)
 	run.Trigger = "demo"
 	if _, err := store.SaveRun(ctx, run, "demo"); err != nil {

@@ -85,13 +85,13 @@ func diffOps(ctx context.Context, e *env) (ops.Diffs, func(), error) {
 		return nil, nil, err
 	}
 	side := func(ctx context.Context, name string) (tsql.Engine, string, error) {
-		en, err := a.open(ctx, name)
+		en, err := a.OpenTarget(ctx, name)
 		if err != nil {
 			return nil, "", err
 		}
-		return en, tsql.Redact(a.name(name)), nil
+		return en, tsql.Redact(a.Name(name)), nil
 	}
-	return ops.NewDiffs(reconcile.NewStore(a.ledger), side), a.close, nil
+	return ops.NewDiffs(reconcile.NewStore(a.Ledger), side), a.Close, nil
 }
 
 // reportDiff prints a diff and fails on an unexpected difference: the end of `trueup diff`,

@@ -258,7 +258,7 @@ func TestInjectionThroughTheCLI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer a.close()
+		defer a.Close()
 		return warehouseSnapshot(t, a)
 	}
 	before := snap()

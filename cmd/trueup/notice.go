@@ -144,7 +144,7 @@ func noticeOps(ctx context.Context, e *env) (ops.Notices, *opsDone, error) {
 	}
 	svc, err := openNotices(ctx, e, a, slog.New(slog.NewTextHandler(e.stderr, nil)))
 	if err != nil {
-		a.close()
+		a.Close()
 		return nil, nil, err
 	}
 	return ops.NewNotices(svc), &opsDone{app: a, ntc: svc}, nil
@@ -156,7 +156,7 @@ func noticeOps(ctx context.Context, e *env) (ops.Notices, *opsDone, error) {
 func openNotices(ctx context.Context, e *env, a *app, log *slog.Logger) (*notices.Service, error) {
 	targets := projectTargets(e, a)
 	var xs []*notices.Exposure
-	if dir := a.cfg.ProjectDir("exposures"); dirExists(dir) {
+	if dir := a.Config.ProjectDir("exposures"); dirExists(dir) {
 		shown := dir
 		if wd, err := os.Getwd(); err == nil {
 			if rel, err := filepath.Rel(wd, dir); err == nil && !strings.HasPrefix(rel, "..") {
@@ -179,9 +179,9 @@ func openNotices(ctx context.Context, e *env, a *app, log *slog.Logger) (*notice
 			return nil, usagef("exposures: %v", err)
 		}
 	}
-	ch := noticeChannels(a.cfg.Notify)
-	ob := notices.NewOutbox(a.ledger, ch, notices.OutboxOptions{Logger: log})
-	return notices.New(a.ledger, notices.Options{Channels: ch, Outbox: ob, Exposures: xs, Targets: targets}), nil
+	ch := noticeChannels(a.Config.Notify)
+	ob := notices.NewOutbox(a.Ledger, ch, notices.OutboxOptions{Logger: log})
+	return notices.New(a.Ledger, notices.Options{Channels: ch, Outbox: ob, Exposures: xs, Targets: targets}), nil
 }
 
 // noticeOutput prints notices as the API shapes them (notices.ToJSON), so a local command and

@@ -143,9 +143,9 @@ func busyRuleServer(t *testing.T, dir, rule string) (url string, release func())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(a.close)
+	t.Cleanup(a.Close)
 	targets := projectTargets(e, a)
-	set, err := loadRules(ctx, e, a.cfg.ProjectDir("rules"), targets)
+	set, err := loadRules(ctx, e, a.Config.ProjectDir("rules"), targets)
 	if err != nil {
 		t.Fatal(err)
 	}

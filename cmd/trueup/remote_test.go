@@ -37,7 +37,7 @@ func serveDemo(t *testing.T, dir string) *servedDemo {
 	}
 	p, err := openServed(ctx, e, a, "127.0.0.1:0", slog.New(slog.DiscardHandler))
 	if err != nil {
-		a.close()
+		a.Close()
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -46,7 +46,7 @@ func serveDemo(t *testing.T, dir string) *servedDemo {
 		cancel()
 		<-done
 		p.close()
-		a.close()
+		a.Close()
 	})
 	select {
 	case <-p.srv.Listening():
@@ -227,7 +227,7 @@ func TestServerModeRefusals(t *testing.T) {
 	buildVersions(t, dir, 2, "validated")
 	srv := serveDemo(t, dir)
 	// bob holds orders as a swap in another process would: his lock row is in the ledger.
-	if _, err := srv.a.ledger.DB().Exec(`INSERT INTO view_locks (target, table_name, swap_id, holder, kind, since)
+	if _, err := srv.a.Ledger.DB().Exec(`INSERT INTO view_locks (target, table_name, swap_id, holder, kind, since)
 		VALUES ('warehouse', 'orders', 99, 'bob', 'swap', now())`); err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func listenAndServe(ctx context.Context, e *env, addr string) error {
 	if err != nil {
 		return err
 	}
-	defer a.close()
+	defer a.Close()
 	return serve(ctx, e, a, ln)
 }
 
@@ -110,8 +110,8 @@ type served struct {
 // openServed wires the project's services into a server listening on addr (not yet running).
 func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logger) (*served, error) {
 	var targets []server.Target
-	for _, name := range a.names {
-		targets = append(targets, server.Target{Name: name, Engine: a.targets[name]})
+	for _, name := range a.Names {
+		targets = append(targets, server.Target{Name: name, Engine: a.Targets[name]})
 	}
 	ntc, err := openNotices(ctx, e, a, log)
 	if err != nil {
@@ -133,19 +133,19 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 		Logger:  log,
 		Targets: targets,
 		// A request that names no target uses the config's default, as the CLI does.
-		DefaultTarget: a.cfg.DefaultTarget,
+		DefaultTarget: a.Config.DefaultTarget,
 		Version:       version,
 		Rules:         mon,
 		Notices:       ntc,
 		NoticeOps:     ops.NewNotices(ntc),
 		Tables:        tables,
-		Auth:          a.cfg.Auth,
-		Audit:         a.ledger,
+		Auth:          a.Config.Auth,
+		Audit:         a.Ledger,
 		// Many people on the same page share one build of it for half a second.
 		ReadCache: readCache,
-		Diffs:     reconcile.NewStore(a.ledger),
+		Diffs:     reconcile.NewStore(a.Ledger),
 	}
-	if dirExists(a.cfg.ProjectDir("backfills")) {
+	if dirExists(a.Config.ProjectDir("backfills")) {
 		r, err := newBackfillRunner(ctx, e, a, ntc, log)
 		if err != nil {
 			return nil, err
@@ -154,7 +154,7 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 		p.close = bf.Close
 		opts.Backfills = ops.NewBackfills(bf)
 	}
-	if len(a.cfg.Auth.Tokens) == 0 {
+	if len(a.Config.Auth.Tokens) == 0 {
 		opts.Notice = noTokensNotice
 	}
 	p.srv = server.New(opts)
@@ -184,7 +184,7 @@ func reloadOnHangup(ctx context.Context, e *env, a *app, mon *monitor.Monitor, l
 // running set stays.
 func reloadRules(ctx context.Context, e *env, a *app, mon *monitor.Monitor, log *slog.Logger) {
 	var set []*rules.Rule
-	if dir := a.cfg.ProjectDir("rules"); dirExists(dir) {
+	if dir := a.Config.ProjectDir("rules"); dirExists(dir) {
 		loaded, err := loadRulesFor(ctx, e, "reload", dir, projectTargets(e, a))
 		if err != nil {
 			log.Error("rules not reloaded; the running rules stay", "err", err)

@@ -103,10 +103,10 @@ func tableOps(ctx context.Context, e *env, notify bool) (ops.Tables, *opsDone, e
 			ntc = nil
 		}
 	}
-	names := a.names
+	names := a.Names
 	if t := e.globals.target; t != "" && !slices.Contains(names, t) {
-		if _, err := a.engine(t); err != nil {
-			a.close()
+		if _, err := a.Engine(t); err != nil {
+			a.Close()
 			return nil, nil, err
 		}
 		names = append(slices.Clip(names), t)
@@ -119,7 +119,7 @@ func tableOps(ctx context.Context, e *env, notify bool) (ops.Tables, *opsDone, e
 		// Go on: tables whose intent could not be settled stay locked and refuse a swap.
 		fmt.Fprintf(e.stderr, "recovery incomplete: %v\n", oneLine(err))
 	}
-	return ops.NewTables(services, a.cfg.DefaultTarget), &opsDone{app: a, ntc: ntc}, nil
+	return ops.NewTables(services, a.Config.DefaultTarget), &opsDone{app: a, ntc: ntc}, nil
 }
 
 // opsDone is what a local command closes, and delivers, when its operation is over.
@@ -130,7 +130,7 @@ type opsDone struct {
 
 func (d *opsDone) close() {
 	if d.app != nil {
-		d.app.close()
+		d.app.Close()
 	}
 }
 
@@ -158,18 +158,18 @@ func recoveredViews(ctx context.Context, a *app, names []string, ntc *notices.Se
 
 // newViews is the views service of one target, telling ntc (when not nil) about publishes.
 func newViews(a *app, name string, log *slog.Logger, ntc *notices.Service) *views.Service {
-	opts := []views.Option{views.WithLogger(log), views.WithRetention(a.cfg.Retention.KeepVersions, a.cfg.Retention.Auto),
+	opts := []views.Option{views.WithLogger(log), views.WithRetention(a.Config.Retention.KeepVersions, a.Config.Retention.Auto),
 		views.WithHooks(crashHooks())}
 	if ntc != nil {
 		opts = append(opts, views.WithListener(ntc))
 	}
-	return views.New(name, a.targets[name], a.ledger, opts...)
+	return views.New(name, a.Targets[name], a.Ledger, opts...)
 }
 
 // openTables gives serve the table operations over every target, recovered as start-up must
 // before anything is served: the ledger and the views agree, whatever a crash left behind.
 func openTables(ctx context.Context, a *app, ntc *notices.Service, log *slog.Logger) (ops.Tables, error) {
-	services, repairs, err := recoveredViews(ctx, a, a.names, ntc, log)
+	services, repairs, err := recoveredViews(ctx, a, a.Names, ntc, log)
 	for _, r := range repairs {
 		log.Info("recovery", "target", r.Target, "table", r.Table, "what", r.What)
 	}
@@ -178,7 +178,7 @@ func openTables(ctx context.Context, a *app, ntc *notices.Service, log *slog.Log
 		// swapping it is refused until a later start-up settles it; the others are fine.
 		log.Error("recovery incomplete", "err", err)
 	}
-	return ops.NewTables(services, a.cfg.DefaultTarget), nil
+	return ops.NewTables(services, a.Config.DefaultTarget), nil
 }
 
 func writeJSON(w io.Writer, v any) error {
