@@ -18,7 +18,7 @@ type Backfills interface {
 	Plan(ctx context.Context, req BackfillRequest) (*backfill.Plan, error)
 	DryRun(ctx context.Context, req BackfillRequest) (*backfill.Preview, error)
 	// Run starts a run and returns once it is recorded, its build going on.
-	Run(ctx context.Context, req RunRequest) (*backfill.Run, error)
+	Run(ctx context.Context, req BackfillRunRequest) (*backfill.Run, error)
 	// Resume builds what is left of the latest run; it returns the run as it was.
 	Resume(ctx context.Context, req BackfillRequest) (*backfill.Run, error)
 	// Cancel stops the latest run after its partitions in flight.
@@ -37,9 +37,9 @@ type BackfillRequest struct {
 	Actor string
 }
 
-// RunRequest is POST /api/v1/backfills/{name}/run: Sample (?sample=) builds and validates only
+// BackfillRunRequest is POST /api/v1/backfills/{name}/run: Sample (?sample=) builds and validates only
 // that many partitions, then stops for review; Scope is ?from=&to=.
-type RunRequest struct {
+type BackfillRunRequest struct {
 	Name   string
 	Sample int
 	Scope  *backfill.Scope
@@ -62,7 +62,7 @@ func (b backfills) DryRun(ctx context.Context, req BackfillRequest) (*backfill.P
 	return b.svc.DryRun(ctx, req.Name, req.Scope)
 }
 
-func (b backfills) Run(ctx context.Context, req RunRequest) (*backfill.Run, error) {
+func (b backfills) Run(ctx context.Context, req BackfillRunRequest) (*backfill.Run, error) {
 	if req.Sample < 0 {
 		return nil, fault.New(fault.Invalid, "sample %d: want a number of partitions, 0 or more.", req.Sample)
 	}

@@ -63,7 +63,7 @@ func (s *Server) backfillRun(c echo.Context) error {
 		return err
 	}
 	sample, _ := strconv.Atoi(c.FormValue("sample"))
-	if _, err := svc.Run(c.Request().Context(), ops.RunRequest{Name: c.Param("name"), Sample: max(sample, 0), Actor: s.actor(c)}); err != nil {
+	if _, err := svc.Run(c.Request().Context(), ops.BackfillRunRequest{Name: c.Param("name"), Sample: max(sample, 0), Actor: s.actor(c)}); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, backfillHref(c.Param("name")))
@@ -122,7 +122,7 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("?sample=%q: want a number of partitions, 0 or more.", v))
 			}
 		}
-		run, err := svc.Run(ctx, ops.RunRequest{Name: req.Name, Sample: sample, Scope: scope, Actor: req.Actor})
+		run, err := svc.Run(ctx, ops.BackfillRunRequest{Name: req.Name, Sample: sample, Scope: scope, Actor: req.Actor})
 		if err != nil {
 			return err
 		}

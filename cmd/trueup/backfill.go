@@ -89,7 +89,7 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 		}
 		return reportDryRun(out, name, pv)
 	case "run":
-		run, err := b.Run(ctx, ops.RunRequest{Name: name, Sample: *sample, Scope: scope, Actor: cliActor()})
+		run, err := b.Run(ctx, ops.BackfillRunRequest{Name: name, Sample: *sample, Scope: scope, Actor: cliActor()})
 		if err != nil {
 			return backfillRefused("run", err) // another run holding the table is a conflict: exit 1, as a 409
 		}

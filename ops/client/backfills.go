@@ -62,7 +62,7 @@ func (b backfills) DryRun(ctx context.Context, req ops.BackfillRequest) (*backfi
 	return &pv, nil
 }
 
-func (b backfills) Run(ctx context.Context, req ops.RunRequest) (*backfill.Run, error) {
+func (b backfills) Run(ctx context.Context, req ops.BackfillRunRequest) (*backfill.Run, error) {
 	q := scopeQuery(req.Scope)
 	if req.Sample != 0 {
 		q.Set("sample", strconv.Itoa(req.Sample))
