@@ -158,4 +158,3 @@ func prepareDemoTarget(ctx context.Context, e tsql.Engine, fresh bool) error {
 	}
 	return fixtures.Drop(ctx, e)
 }
-
