@@ -175,6 +175,9 @@ func (pl Planner) Plan(ctx context.Context, b *Backfill, override *Scope) (*Plan
 func (pl Planner) liveVersion(ctx context.Context, table, partition string) (views.Version, tsql.Type, error) {
 	src, err := pl.Engine.ViewSource(ctx, table)
 	if err != nil {
+		if _, cerr := pl.Engine.Columns(ctx, table); cerr == nil {
+			return views.Version{}, 0, fmt.Errorf("table %s is a plain table in target %s, not a logical table yet: run trueup adopt %s", table, pl.Target, table)
+		}
 		return views.Version{}, 0, fmt.Errorf("table %s: no live view in target %s (%v)", table, pl.Target, err)
 	}
 	name, n, ok := views.ParseVersion(src)

@@ -21,6 +21,22 @@ type Tables interface {
 	Retire(ctx context.Context, req RetireRequest) (views.ListingJSON, error)
 	// Publish is one done or attempted swap or rollback of a table, by its number.
 	Publish(ctx context.Context, req PublishLookup) (views.Publish, error)
+	// Adopt turns a plain table into a logical table (its rows become v1 under a view of its
+	// name), or with Undo reverses that while v1 is the only version.
+	Adopt(ctx context.Context, req AdoptRequest) (views.Publish, error)
+}
+
+// AdoptRequest is the body of POST /api/v1/tables/{table}/adopt. Partition and Grain, when
+// given, are checked against the table (the column exists and holds dates or timestamps) and
+// recorded with the adopt. Table comes from the path and Actor from who is asking.
+type AdoptRequest struct {
+	Target    string `json:"target" form:"target"`
+	Partition string `json:"partition" form:"partition"`
+	Grain     string `json:"grain" form:"grain"`
+	Reason    string `json:"reason" form:"reason"`
+	Undo      bool   `json:"undo" form:"undo"`
+	Table     string `json:"-" form:"-"`
+	Actor     string `json:"-" form:"-"`
 }
 
 // VersionsRequest names a table and, optionally, its target; History asks for that many of its
@@ -198,4 +214,27 @@ func (t *tables) Publish(ctx context.Context, req PublishLookup) (views.Publish,
 		return views.Publish{}, err
 	}
 	return s.GetPublish(ctx, req.ID)
+}
+
+// Adopt goes to the named target, else the default one, else the only one: the table is not a
+// logical table yet, so no target can be found by it.
+func (t *tables) Adopt(ctx context.Context, req AdoptRequest) (views.Publish, error) {
+	target := req.Target
+	if target == "" {
+		target = t.def
+		if _, ok := t.services[target]; !ok && len(t.services) == 1 {
+			for n := range t.services {
+				target = n
+			}
+		}
+	}
+	s, ok := t.services[target]
+	if !ok {
+		return views.Publish{}, fault.New(fault.NotFound, "There is no target %q.", target)
+	}
+	r := views.AdoptRequest{Table: req.Table, Partition: req.Partition, Grain: req.Grain, Actor: req.Actor, Reason: req.Reason}
+	if req.Undo {
+		return s.Unadopt(ctx, r)
+	}
+	return s.Adopt(ctx, r)
 }

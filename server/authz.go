@@ -43,6 +43,9 @@ var writeRoles = map[string]Role{
 	"POST /api/v1/tables/:table/rollback":  roleApprover,
 	// Retiring drops a version's table: as weighty as a swap.
 	"POST /api/v1/tables/:table/retire": roleApprover,
+	// Adopting renames a table readers query: as weighty as a swap.
+	"POST /tables/:table/adopt":        roleApprover,
+	"POST /api/v1/tables/:table/adopt": roleApprover,
 }
 
 // publicReads are the pages anyone may read without logging in: the notices people outside

@@ -28,6 +28,9 @@ func (s *Server) tableShow(c echo.Context) error {
 	ctx := c.Request().Context()
 	table := c.Param("table")
 	j, err := t.Versions(ctx, ops.VersionsRequest{Target: requestTarget(c), Table: table, History: w.Offset + w.Limit + 1})
+	if plain := s.plainTablePage(c, err); plain != nil {
+		return plain
+	}
 	if err != nil {
 		return err
 	}
@@ -38,9 +41,9 @@ func (s *Server) tableShow(c echo.Context) error {
 	d.Pager = pager(c, w, more)
 	if id, err := strconv.ParseInt(c.QueryParam("done"), 10, 64); err == nil && id > 0 {
 		if p, err := t.Publish(ctx, ops.PublishLookup{Target: j.Target, Table: table, ID: id}); err == nil {
-			verb := "Swapped"
-			if p.Kind == views.KindRollback {
-				verb = "Rolled back"
+			verb := map[string]string{views.KindRollback: "Rolled back", views.KindAdopt: "Adopted"}[p.Kind]
+			if verb == "" {
+				verb = "Swapped"
 			}
 			d.Flash = fmt.Sprintf("%s (#%d, %d ms): %s.", verb, p.ID, p.Duration().Milliseconds(), p.Summary())
 			for _, w := range p.Warnings {

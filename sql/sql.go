@@ -223,6 +223,14 @@ type Engine interface {
 	CopyPartitions(ctx context.Context, dst, src string, column string, exclude []Window) error
 	// RepointViews makes each view read from its table, all at once where the engine allows.
 	RepointViews(ctx context.Context, points []ViewPoint) error
+	// AdoptRefusal says why a plain table cannot become its own first version under a view
+	// ("" when it can): what the rename would break, in the engine's terms.
+	AdoptRefusal(ctx context.Context, table string) (string, error)
+	// AdoptTable renames table to version and creates a view of table's name over it (see
+	// adopt.go for how each engine keeps the name readable meanwhile).
+	AdoptTable(ctx context.Context, table, version string) error
+	// UnadoptTable drops the view and puts version back under table's name.
+	UnadoptTable(ctx context.Context, table, version string) error
 	DropTable(ctx context.Context, table string) error
 	Close() error
 }

@@ -99,6 +99,9 @@ func (s *Service) VersionsWithHistory(ctx context.Context, table string, history
 		}
 	}
 	if len(vs) == 0 && st.live == 0 {
+		if r, err := s.relation(ctx, table); err == nil && r.exists && !r.view && len(r.versions) == 0 {
+			return Listing{}, &PlainTableError{Table: table, Target: s.target}
+		}
 		return Listing{}, notFoundf("%s is not a logical table of target %s (no view over %s__v<N>)", table, s.target, table)
 	}
 	l := Listing{Target: s.target, Table: table, Live: st.live}

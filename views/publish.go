@@ -18,6 +18,7 @@ import (
 const (
 	KindSwap     = "swap"
 	KindRollback = "rollback"
+	// KindAdopt and KindUnadopt: adopt.go
 )
 
 // States of a publish in the ledger.
@@ -40,6 +41,9 @@ func (c Change) String() string {
 	from := "(none)"
 	if c.From != 0 {
 		from = fmt.Sprintf("v%d", c.From)
+	}
+	if c.To == 0 {
+		return fmt.Sprintf("%s %s → (a plain table)", c.Table, from)
 	}
 	return fmt.Sprintf("%s %s → v%d", c.Table, from, c.To)
 }

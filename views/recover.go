@@ -148,6 +148,13 @@ func (s *Service) recoverIntent(ctx context.Context, p Publish) ([]Repair, error
 	}
 	defer unlock()
 	s.setSwapID(h, p.ID)
+	if p.Kind == KindAdopt || p.Kind == KindUnadopt {
+		settled, err := s.settleAdopt(ctx, p, nil)
+		if err != nil {
+			return nil, err
+		}
+		return []Repair{{Target: s.target, Table: p.Table, What: fmt.Sprintf("%s #%d (%s) recovered after a crash: %s %s", p.Kind, p.ID, p.Changes[0], settled.State, settled.Detail)}}, nil
+	}
 	at, err := s.actual(ctx, p.Changes)
 	if err != nil {
 		return nil, err

@@ -25,9 +25,12 @@ func (s *Service) tell(ctx context.Context, p Publish) error {
 		return nil
 	}
 	var err error
-	if p.Kind == KindRollback {
+	switch p.Kind {
+	case KindAdopt, KindUnadopt:
+		// nothing for a listener: no data changed, only where the name reads it
+	case KindRollback:
 		err = s.listener.RolledBack(ctx, p, p.Reason)
-	} else {
+	default:
 		err = s.listener.Published(ctx, p)
 	}
 	if err != nil {

@@ -51,6 +51,7 @@ func commands() []command {
 		{"backfill", "plan, dry-run, run, resume, cancel and verify backfills", runBackfill},
 		{"notice", "list, show, announce, withdraw and complete change notices; deliver the outbox", runNotice},
 		{"diff", "compare two relations per partition and per row, judged against expectations", runDiff},
+		{"adopt", "turn a plain table into a logical table (its rows become v1 under a view of its name)", runAdopt},
 		{"versions", "list a logical table's versions; --retire an old one", runVersions},
 		{"swap", "make a validated version live, with its downstream tables, atomically", runSwap},
 		{"rollback", "take back the swap in effect on a table, atomically", runRollback},

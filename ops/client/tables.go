@@ -74,3 +74,9 @@ func (t tables) Publish(ctx context.Context, req ops.PublishLookup) (views.Publi
 	err := t.c.Call(ctx, http.MethodGet, tablePath(req.Table)+"/publishes/"+strconv.FormatInt(req.ID, 10), targetQuery(req.Target), nil, &p)
 	return p, err
 }
+
+func (t tables) Adopt(ctx context.Context, req ops.AdoptRequest) (views.Publish, error) {
+	var p views.Publish
+	err := t.c.Call(ctx, http.MethodPost, tablePath(req.Table)+"/adopt", targetQuery(req.Target), req, &p)
+	return p, err
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+)
+
+// plainWarehouse writes a project over a warehouse that is not the demo: a plain table sales
+// (what dashboards read and a pipeline writes), sales_fixed with the corrected rows, and a
+// backfill of sales from it. It returns the config's path.
+func plainWarehouse(t *testing.T, url string) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := tsql.Create(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := []tsql.Column{{Name: "id", Kind: tsql.TypeInt}, {Name: "d", Kind: tsql.TypeDate}, {Name: "amount", Kind: tsql.TypeInt}}
+	var sales, fixed [][]any
+	for i := range 31 * 4 {
+		d := time.Date(2026, 7, 1+i/4, 0, 0, 0, 0, time.UTC)
+		sales = append(sales, []any{int64(i), d, int64(10)})
+		fixed = append(fixed, []any{int64(i), d, int64(12)})
+	}
+	for name, rows := range map[string][][]any{"sales": sales, "sales_fixed": fixed} {
+		if err := e.CreateTable(ctx, name, cols, "d", []string{"id"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Insert(ctx, name, []string{"id", "d", "amount"}, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Close()
+	files := map[string]string{
+		"trueup.yaml": fmt.Sprintf("state: state.duckdb\ndefault_target: w\ntargets:\n  w:\n    url: %q\n", url),
+		"backfills/fix_sales.sql": `-- table: sales
+-- partition: d
+-- grain: day
+-- key: id
+-- reason: bug
+-- objective: sales_fixed has the corrected amounts of the days the pipeline priced wrong.
+-- expect: inside scope rows +0..0%, sum(amount) +19..21%; outside scope identical
+SELECT id, d, amount FROM sales_fixed WHERE d >= $start AND d < $end
+`,
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "trueup.yaml")
+}
+
+// TestAdoptBackfillSwapRollback is a new user's first day on their own warehouse, on each
+// engine: the plan of a plain table says to adopt it; adopt keeps its rows under its name as v1;
+// a backfill builds v2 beside it; swap and rollback move readers; undo is refused once v2
+// exists.
+func TestAdoptBackfillSwapRollback(t *testing.T) {
+	urls := map[string]string{"duckdb": sqltest.DuckDBURL(t)}
+	if u := sqltest.ClickHouseURL(t); u != "" {
+		urls["clickhouse"] = u
+	}
+	for name, url := range urls {
+		t.Run(name, func(t *testing.T) {
+			cfg := plainWarehouse(t, url)
+			run := func(want int, args ...string) string {
+				t.Helper()
+				code, out, errs := cli(t, append([]string{"--config", cfg}, args...)...)
+				if code != want {
+					t.Fatalf("%v: exit %d, want %d\n%s%s", args, code, want, out, errs)
+				}
+				return out + errs
+			}
+			if out := run(2, "backfill", "plan", "fix_sales", "--from", "2026-07-10", "--to", "2026-07-12"); !strings.Contains(out, "run trueup adopt sales") {
+				t.Errorf("the plan of a plain table does not say to adopt it:\n%s", out)
+			}
+			if out := run(2, "versions", "sales"); !strings.Contains(out, "sales is a plain table of target w, not a logical table yet: run trueup adopt sales") {
+				t.Errorf("versions of a plain table:\n%s", out)
+			}
+			out := run(0, "adopt", "sales", "--partition", "d", "--grain", "day")
+			if !strings.Contains(out, "adopted sales in w") || !strings.Contains(out, "v1 live: 124 rows, checksum ") {
+				t.Errorf("adopt said:\n%s", out)
+			}
+			var vs []map[string]any
+			if err := json.Unmarshal([]byte(run(0, "versions", "sales", "--format", "json")), &vs); err != nil {
+				t.Fatal(err)
+			}
+			if len(vs) != 1 || vs[0]["version"] != "v1" || vs[0]["state"] != "live" || vs[0]["rows"] != float64(124) || vs[0]["checksum"] == "" {
+				t.Errorf("versions after the adopt: %v", vs)
+			}
+			if out := run(2, "adopt", "sales"); !strings.Contains(out, "sales is a logical table already: its view reads sales__v1") {
+				t.Errorf("a second adopt:\n%s", out)
+			}
+			run(0, "backfill", "run", "fix_sales", "--from", "2026-07-10", "--to", "2026-07-12")
+			if out := run(2, "adopt", "--undo", "sales"); !strings.Contains(out, "an adopt can be undone only while v1 is its only version") {
+				t.Errorf("undo with v2 built:\n%s", out)
+			}
+			total := func() int64 {
+				t.Helper()
+				e := sqltest.Open(t, url)
+				defer e.Close()
+				res, err := e.Query(context.Background(), "SELECT sum(amount) FROM sales")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return tsql.AsInt64(res.Rows[0][0])
+			}
+			if got := total(); got != 124*10 {
+				t.Errorf("sales sums to %d before the swap, want %d", got, 124*10)
+			}
+			run(0, "swap", "sales", "--to", "v2")
+			if got := total(); got != 124*10+12*2 {
+				t.Errorf("sales sums to %d after the swap, want %d (three days of four rows, +2 each)", got, 124*10+12*2)
+			}
+			run(0, "rollback", "sales")
+			if got := total(); got != 124*10 {
+				t.Errorf("sales sums to %d after the rollback, want %d", got, 124*10)
+			}
+		})
+	}
+}

@@ -1,0 +1,95 @@
+package sql_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+)
+
+// TestAdoptTableKeepsRowsUnderTheName adopts a plain table on each engine: the name reads the
+// same rows through a view over <table>__v1, and undoing it puts the table back.
+func TestAdoptTableKeepsRowsUnderTheName(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		cols := []tsql.Column{{Name: "id", Kind: tsql.TypeInt}, {Name: "d", Kind: tsql.TypeDate}}
+		if err := e.CreateTable(ctx, "sales", cols, "d", []string{"id"}); err != nil {
+			t.Fatal(err)
+		}
+		rows := [][]any{{int64(1), time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)}, {int64(2), time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)}}
+		if err := e.Insert(ctx, "sales", []string{"id", "d"}, rows); err != nil {
+			t.Fatal(err)
+		}
+		if why, err := e.AdoptRefusal(ctx, "sales"); err != nil || why != "" {
+			t.Fatalf("refusal %q, %v", why, err)
+		}
+		if err := e.AdoptTable(ctx, "sales", "sales__v1"); err != nil {
+			t.Fatal(err)
+		}
+		if src, err := e.ViewSource(ctx, "sales"); err != nil || src != "sales__v1" {
+			t.Fatalf("view source %q, %v", src, err)
+		}
+		count := func(rel string) int64 {
+			res, err := e.Query(ctx, "SELECT count(*) FROM "+rel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tsql.AsInt64(res.Rows[0][0])
+		}
+		if n := count("sales"); n != 2 {
+			t.Errorf("sales has %d rows after the adopt, want 2", n)
+		}
+		if err := e.UnadoptTable(ctx, "sales", "sales__v1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.ViewSource(ctx, "sales"); err == nil {
+			t.Error("sales is still a view after the undo")
+		}
+		if n := count("sales"); n != 2 {
+			t.Errorf("sales has %d rows after the undo, want 2", n)
+		}
+	})
+}
+
+// TestAdoptRefusals names what a rename would break, per engine, and changes nothing.
+func TestAdoptRefusals(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		engine string
+		setup  []string
+		want   string
+	}{
+		{"duckdb", []string{"CREATE TABLE sales (id INTEGER, d DATE)", "CREATE INDEX sales_d ON sales (d)"}, "index sales_d"},
+		{"duckdb", []string{"CREATE TABLE sales (id INTEGER PRIMARY KEY)", "CREATE TABLE lines (sale INTEGER REFERENCES sales (id))"}, "foreign key of lines"},
+		{"clickhouse", []string{"CREATE TABLE sales (id Int32) ENGINE = Null"}, "engine Null"},
+		{"clickhouse", []string{"CREATE TABLE sales (id Int32, d Date) ENGINE = MergeTree ORDER BY id",
+			"CREATE MATERIALIZED VIEW sales_copy ENGINE = Memory AS SELECT id FROM sales"}, "materialized view sales_copy reads sales"},
+		{"clickhouse", []string{"CREATE TABLE sales (id Int32, d Date) ENGINE = MergeTree ORDER BY id",
+			"CREATE TABLE raw (id Int32, d Date) ENGINE = MergeTree ORDER BY id",
+			"CREATE MATERIALIZED VIEW raw_to_sales TO sales AS SELECT id, d FROM raw"}, "materialized view raw_to_sales writes TO sales"},
+	} {
+		t.Run(tc.engine+"/"+tc.want, func(t *testing.T) {
+			var e tsql.Engine
+			if tc.engine == "duckdb" {
+				e = sqltest.DuckDB(t)
+			} else {
+				e = sqltest.ClickHouse(t)
+			}
+			for _, q := range tc.setup {
+				if err := e.Exec(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			why, err := e.AdoptRefusal(ctx, "sales")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(why, tc.want) {
+				t.Errorf("refusal %q, want it to say %q", why, tc.want)
+			}
+		})
+	}
+}
