@@ -232,10 +232,12 @@ func (l *Ledger) migrateFS(ctx context.Context, fsys fs.FS) error {
 	}
 	// Every migration not applied yet runs, in number order: one numbered below the newest
 	// applied (written on a branch at the same time) is not skipped.
+	ran := false
 	for _, m := range ms {
 		if applied[m.version] {
 			continue
 		}
+		ran = true
 		err := l.Tx(ctx, func(tx *dbsql.Tx) error {
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)
@@ -245,6 +247,15 @@ func (l *Ledger) migrateFS(ctx context.Context, fsys fs.FS) error {
 		})
 		if err != nil {
 			return err
+		}
+	}
+	if ran {
+		// The schema goes into the database file now, not only into its write-ahead log:
+		// DuckDB (as duckdb-go v2.10506 bundles it) cannot replay a log that holds the schema's DDL after the process was
+		// killed (Failure while replaying WAL file: … no default database set), so a kill -9
+		// during a project's first command would leave a ledger nothing can open.
+		if _, err := l.db.ExecContext(ctx, "CHECKPOINT"); err != nil {
+			return fmt.Errorf("checkpoint after the migrations: %w", err)
 		}
 	}
 	return nil

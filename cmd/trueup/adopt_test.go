@@ -131,3 +131,35 @@ func TestAdoptBackfillSwapRollback(t *testing.T) {
 		})
 	}
 }
+
+// TestAdoptKilled kills trueup adopt after its intent is recorded and after the engine has
+// renamed the table and made its view: the next command's start-up recovery settles it from
+// what the engine has — abandoned (sales still plain, adopting again works) or done (v1 live).
+func TestAdoptKilled(t *testing.T) {
+	urls := map[string]string{"duckdb": sqltest.DuckDBURL(t)}
+	if u := sqltest.ClickHouseURL(t); u != "" {
+		urls["clickhouse"] = u
+	}
+	for name, url := range urls {
+		t.Run(name, func(t *testing.T) {
+			cfg := plainWarehouse(t, url)
+			killedAt(t, "adopt.after-intent", "--config", cfg, "adopt", "sales")
+			code, out, errs := cli(t, "--config", cfg, "versions", "sales")
+			if code != 2 || !strings.Contains(errs, "adopt #1 (sales (none) → v1) recovered after a crash: abandoned") || !strings.Contains(errs, "sales is a plain table") {
+				t.Errorf("after a kill before the rename: exit %d\n%s%s", code, out, errs)
+			}
+			killedAt(t, "adopt.after-rename", "--config", cfg, "adopt", "sales")
+			code, out, errs = cli(t, "--config", cfg, "versions", "sales", "--format", "json")
+			if code != 0 || !strings.Contains(errs, "adopt #2 (sales (none) → v1) recovered after a crash: done") {
+				t.Fatalf("after a kill after the rename: exit %d\n%s%s", code, out, errs)
+			}
+			var vs []map[string]any
+			if err := json.Unmarshal([]byte(out), &vs); err != nil {
+				t.Fatal(err)
+			}
+			if len(vs) != 1 || vs[0]["state"] != "live" || vs[0]["rows"] != float64(124) {
+				t.Errorf("versions after the recovered adopt: %v", vs)
+			}
+		})
+	}
+}

@@ -14,7 +14,9 @@ import (
 // rather than at a moment timing luck picks: TRUEUP_CRASH_AT=POINT kills the process with SIGKILL
 // the first time it reaches POINT, TRUEUP_CRASH_AT=POINT:N the N-th time. Unset, nothing happens.
 // The points: swap.after-outcome, rollback.after-outcome (the outcome is in the ledger, the
-// notices have not heard of it) and backfill.partition-done (a partition's checkpoint is written).
+// notices have not heard of it), backfill.partition-done (a partition's checkpoint is written),
+// adopt.after-intent (the adopt's intent is in the ledger, the table untouched) and
+// adopt.after-rename (the table is renamed and its view made, the outcome not recorded).
 const crashEnv = "TRUEUP_CRASH_AT"
 
 // crashPoint returns the function to call at point: it kills the process when crashEnv names
@@ -37,18 +39,34 @@ func crashPoint(point string) func() {
 	}
 }
 
-// crashHooks are the views' hooks for the crash points of swaps and rollbacks.
+// crashHooks are the views' hooks for the crash points of swaps, rollbacks and adopts.
 func crashHooks() views.Hooks {
 	swap, rollback := crashPoint("swap.after-outcome"), crashPoint("rollback.after-outcome")
-	if swap == nil && rollback == nil {
-		return views.Hooks{}
+	adoptIntent, adoptDone := crashPoint("adopt.after-intent"), crashPoint("adopt.after-rename")
+	var h views.Hooks
+	if swap != nil || rollback != nil {
+		h.AfterOutcome = func(p views.Publish) {
+			if p.Kind == views.KindSwap && swap != nil {
+				swap()
+			}
+			if p.Kind == views.KindRollback && rollback != nil {
+				rollback()
+			}
+		}
 	}
-	return views.Hooks{AfterOutcome: func(p views.Publish) {
-		if p.Kind == views.KindSwap && swap != nil {
-			swap()
+	if adoptIntent != nil {
+		h.AfterIntent = func(p views.Publish) {
+			if p.Kind == views.KindAdopt {
+				adoptIntent()
+			}
 		}
-		if p.Kind == views.KindRollback && rollback != nil {
-			rollback()
+	}
+	if adoptDone != nil {
+		h.AfterRepoint = func(p views.Publish) {
+			if p.Kind == views.KindAdopt {
+				adoptDone()
+			}
 		}
-	}}
+	}
+	return h
 }
