@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -58,12 +57,8 @@ func (s *Server) apiTableAdopt(c echo.Context) error {
 	return c.JSON(http.StatusOK, p)
 }
 
-// plainTablePage is the page of a table that is plain, not logical yet (err says so), else nil.
-func (s *Server) plainTablePage(c echo.Context, err error) error {
-	var pe *views.PlainTableError
-	if !errors.As(err, &pe) {
-		return nil
-	}
+// plainTablePage is the page of a table that is plain, not logical yet.
+func (s *Server) plainTablePage(c echo.Context, pe *views.PlainTableError) error {
 	d := s.adoptView(pe.Table, pe.Target)
 	if id, err := strconv.ParseInt(c.QueryParam("done"), 10, 64); err == nil && id > 0 {
 		d.Flash = "The adopt was undone: " + pe.Table + " is a plain table again."

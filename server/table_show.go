@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -28,8 +29,8 @@ func (s *Server) tableShow(c echo.Context) error {
 	ctx := c.Request().Context()
 	table := c.Param("table")
 	j, err := t.Versions(ctx, ops.VersionsRequest{Target: requestTarget(c), Table: table, History: w.Offset + w.Limit + 1})
-	if plain := s.plainTablePage(c, err); plain != nil {
-		return plain
+	if pe, ok := errors.AsType[*views.PlainTableError](err); ok {
+		return s.plainTablePage(c, pe)
 	}
 	if err != nil {
 		return err

@@ -9,7 +9,6 @@ import (
 	"trueup/fault"
 	"trueup/ledger"
 	tsql "trueup/sql"
-	"trueup/sqlfile"
 )
 
 // Kinds of publish that adopt a plain table and undo that.
@@ -41,6 +40,8 @@ func (e *PlainTableError) Error() string {
 // Is makes errors.Is(err, fault.ErrNotFound) true.
 func (e *PlainTableError) Is(target error) bool { return target == fault.ErrNotFound }
 
+var errNoActor = fmt.Errorf("views: an adopt needs the actor who asks for it")
+
 // relation is what one name is in the engine.
 type relation struct {
 	exists, view bool
@@ -71,14 +72,10 @@ func (s *Service) checkAdoptable(ctx context.Context, req AdoptRequest) error {
 	if name, n, ok := ParseVersion(t); ok {
 		return refusef("%s is version v%d of %s, not a plain table: adopt %s", t, n, name, name)
 	}
-	if !sqlfile.ValidName(t) {
-		return refusef("%q needs quoting: trueup adopts tables named with letters, digits and _ (rename it first, e.g. ALTER TABLE … RENAME TO %s)",
-			t, strings.Map(func(r rune) rune {
-				if r < 128 && (r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-					return r
-				}
-				return '_'
-			}, t))
+	// A name that needs quoting (order-lines, umsätze) is quoted like every identifier; one
+	// with a qualifier is another schema's, which the target's views do not cover.
+	if t == "" || strings.ContainsAny(t, ".\x00") {
+		return refusef("%q: name a table of the target's own schema, without a qualifier", t)
 	}
 	switch req.Grain {
 	case "", "day", "hour", "month":
@@ -131,10 +128,13 @@ func (s *Service) checkAdoptable(ctx context.Context, req AdoptRequest) error {
 // view of its name reads it, so readers keep querying the name. The intent is recorded first,
 // so start-up recovery finishes or undoes an adopt a crash cut short (Recover). v1 is then
 // recorded live with its rows and checksum, as a version trueup built would be. A table that
-// cannot be adopted as asked (a view, missing, adopted already, a version, a name that needs
-// quoting, a partition column it does not have, something the rename would break) is refused
+// cannot be adopted as asked (a view, missing, adopted already, a version, a qualified name, a
+// partition column it does not have, something the rename would break) is refused
 // with the reason, and nothing is changed.
 func (s *Service) Adopt(ctx context.Context, req AdoptRequest) (Publish, error) {
+	if req.Actor == "" {
+		return Publish{}, errNoActor
+	}
 	h, unlock, err := s.lock([]string{req.Table}, req.Actor, KindAdopt)
 	if err != nil {
 		return Publish{}, err
@@ -155,6 +155,9 @@ func (s *Service) Adopt(ctx context.Context, req AdoptRequest) (Publish, error) 
 // again records it afresh).
 func (s *Service) Unadopt(ctx context.Context, req AdoptRequest) (Publish, error) {
 	t := req.Table
+	if req.Actor == "" {
+		return Publish{}, errNoActor
+	}
 	h, unlock, err := s.lock([]string{t}, req.Actor, KindUnadopt)
 	if err != nil {
 		return Publish{}, err

@@ -174,6 +174,15 @@ func TestServerModeMatchesLocal(t *testing.T) {
 		{"backfill_history_text", []string{"backfill", "history"}, exitOK, "text"},
 		{"backfill_status_unknown", []string{"backfill", "status", "nope"}, exitUsage, "text"},
 		{"backfill_resume_unknown", []string{"backfill", "resume", "nope"}, exitUsage, "text"},
+		{"adopt", []string{"adopt", "orders_raw", "--partition", "order_date", "--grain", "day", "--reason", "first", "--format", "json"}, exitOK, "json"},
+		{"versions_adopted", []string{"versions", "orders_raw", "--format", "json"}, exitOK, "json"},
+		{"adopt_again", []string{"adopt", "orders_raw"}, exitUsage, "text"},
+		{"adopt_logical", []string{"adopt", "orders"}, exitUsage, "text"},
+		{"adopt_missing", []string{"adopt", "nope"}, exitUsage, "text"},
+		{"adopt_bad_partition", []string{"adopt", "customers", "--partition", "nope"}, exitUsage, "text"},
+		{"adopt_undo", []string{"adopt", "--undo", "orders_raw", "--format", "json"}, exitOK, "json"},
+		{"adopt_undo_again", []string{"adopt", "--undo", "orders_raw"}, exitUsage, "text"},
+		{"adopt_text", []string{"adopt", "orders_raw"}, exitOK, "text"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { compareModes(t, local, srv, tc) })
 	}
