@@ -63,6 +63,10 @@ func TestInitEmptyFolder(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "0 rules, 0 passed, 0 failed") {
 		t.Fatalf("check in the new project: exit %d\n%s\n%s", code, out, errs)
 	}
+	code, _, errs = cli(t, "check", "--state", "other.duckdb")
+	if code != exitUsage || !strings.Contains(errs, "check: --state is for running without a trueup.yaml") {
+		t.Errorf("--state in a project: exit %d: %s", code, errs)
+	}
 	for _, verb := range [][]string{{"backfill", "history"}, {"notice", "list"}} {
 		if code, out, errs := cli(t, verb...); code != exitOK {
 			t.Errorf("%v in the new project: exit %d\n%s\n%s", verb, code, out, errs)
