@@ -7,7 +7,6 @@ import (
 
 	"trueup/fault"
 	"trueup/monitor"
-	"trueup/notices"
 	"trueup/rules"
 )
 
@@ -254,19 +253,4 @@ func ruleInfo(st monitor.Status) RuleInfo {
 		out.FailingPartitions = append(out.FailingPartitions, last.FailingPartitions...)
 	}
 	return out
-}
-
-// RouteAlerts is where rule alerts go, whatever raised them (a schedule, the run-now button,
-// the API, `trueup check`): to the notices outbox, addressed to the subscribers of the table of
-// the alert's rule (rule looks it up; a rule no longer known has none), linking to the rule's
-// page under publicURL. It is the one routing of alerts: serve's monitor and check's hand
-// theirs on through it (monitor.WithAlerts).
-func RouteAlerts(ob *notices.Outbox, publicURL string, rule func(name string) (*rules.Rule, error)) func(context.Context, rules.Alert) error {
-	tableOf := func(name string) string {
-		if r, err := rule(name); err == nil && r != nil {
-			return r.Table
-		}
-		return ""
-	}
-	return notices.AlertSender(ob, publicURL, tableOf)
 }

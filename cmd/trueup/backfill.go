@@ -7,16 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 
-	flow "trueup/app"
 	"trueup/backfill"
 	"trueup/fault"
 	"trueup/notices"
 	"trueup/ops"
-	"trueup/reconcile"
 	"trueup/rules"
 	"trueup/sqlfile"
 )
@@ -209,37 +205,10 @@ func scopeFlags(from, to string) (*backfill.Scope, error) {
 	return scope, nil
 }
 
-// newBackfillRunner loads the project's backfills and rules and wires the runner, with opts
-// besides what every runner gets.
+// newBackfillRunner is the runner of the project's backfills on --target (app.Project.BackfillRunner),
+// with opts and, last, the crash point of the tests; each problem of the backfill or rule files
+// is said on stderr.
 func newBackfillRunner(ctx context.Context, e *env, a *app, ntc *notices.Service, log *slog.Logger, opts ...backfill.Option) (*backfill.Runner, error) {
-	dir := a.Config.ProjectDir("backfills")
-	set, err := backfill.Load(os.DirFS(dir), shownDir(dir))
-	if err != nil {
-		return nil, backfillProblems(e, err)
-	}
-	targetName := e.globals.target
-	if targetName == "" {
-		targetName = a.Config.DefaultTarget
-	}
-	eng, err := a.Engine(targetName)
-	if err != nil {
-		return nil, err
-	}
-	targets := rules.TargetMap{Default: targetName, Engines: a.Targets}
-	v := backfill.Validator{Diffs: reconcile.NewStore(a.Ledger)}
-	if st, err := os.Stat(a.Config.ProjectDir("rules")); err == nil && st.IsDir() {
-		rs, err := loadRules(ctx, e, a.Config.ProjectDir("rules"), targets)
-		if err != nil {
-			return nil, err
-		}
-		v.Rules, v.Runner = rs, rules.NewRunner(targets)
-	}
-	if err := set.CheckValidate(v.Rules); err != nil {
-		return nil, backfillProblems(e, err)
-	}
-	if ntc != nil {
-		opts = append(opts, flow.DraftNotices(v, ntc, log))
-	}
 	// After opts: a progress bar is drawn before the process is killed, as it always was.
 	if crash := crashPoint("backfill.partition-done"); crash != nil {
 		opts = append(opts, backfill.WithProgress(func(p backfill.Progress) {
@@ -248,12 +217,21 @@ func newBackfillRunner(ctx context.Context, e *env, a *app, ntc *notices.Service
 			}
 		}))
 	}
-	return backfill.NewRunner(backfill.Planner{Set: set, Engine: eng, Target: targetName, Rules: v},
-		backfill.Store{L: a.Ledger}, v, opts...), nil
+	r, err := a.BackfillRunner(ctx, e.globals.target, ntc, log, opts...)
+	var le *rules.LoadError
+	switch {
+	case err == nil:
+		return r, nil
+	case errors.As(err, &le):
+		return nil, ruleProblems(e, "check", err)
+	case fault.Of(err) != fault.None && !errors.As(err, new(sqlfile.Problems)):
+		return nil, err
+	}
+	return nil, backfillProblems(e, err)
 }
 
 // backfillProblems prints each problem of the backfill files as path:line: message and
-// returns the exit-2 error that says nothing was run.
+// returns the usage error that ends the command.
 func backfillProblems(e *env, err error) error {
 	var ps sqlfile.Problems
 	if !errors.As(err, &ps) {
@@ -263,15 +241,6 @@ func backfillProblems(e *env, err error) error {
 		fmt.Fprintln(e.stderr, p)
 	}
 	return usagef("backfill: %d %s in the backfill files, nothing was run", len(ps), pluralWord(len(ps), "problem", "problems"))
-}
-
-func shownDir(dir string) string {
-	if wd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(wd, dir); err == nil && !strings.HasPrefix(rel, "..") {
-			return filepath.ToSlash(rel)
-		}
-	}
-	return dir
 }
 
 // backfillRefused is err as a backfill command answers it. An error of a kind (fault) is the

@@ -9,10 +9,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
+	flow "trueup/app"
 	"trueup/monitor"
 	"trueup/notices"
 	"trueup/ops"
@@ -87,8 +87,8 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 // target of their own run there, and the run is kept in the history named without credentials
 // while the rules' monitored state and alerts stay the configured targets'. acceptSchema
 // records the columns the schema rules find as their snapshot. The monitor hands its alerts to
-// the notices outbox as serve's does (newMonitor); done makes one delivery pass. Without a
-// project (openLocal) the rules come from local.rules and run on --target, a URL.
+// the notices outbox as serve's does (app.Project.Monitor); done makes one delivery pass.
+// Without a project (openLocal) the rules come from local.rules and run on --target, a URL.
 func ruleOps(ctx context.Context, e *env, local localCheck) (ops.Rules, *ruleDone, error) {
 	if rc, err := e.remote(); rc != nil || err != nil {
 		if err != nil {
@@ -117,12 +117,12 @@ func ruleOps(ctx context.Context, e *env, local localCheck) (ops.Rules, *ruleDon
 		return nil, nil, err
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
-	ob := notices.NewOutbox(a.Ledger, noticeChannels(a.Config.Notify), notices.OutboxOptions{Logger: log})
+	ob := a.Outbox(log)
 	store := rules.NewStore(a.Ledger)
 	runner := rules.NewRunner(targets, rules.WithSchemaStore(store), rules.WithAcceptSchema(local.acceptSchema))
 	// the monitor says only what went wrong: check reports its run on stdout
 	quiet := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	mon := newMonitor(a, set.Rules, runner, store, ob, quiet, monitor.WithTrigger(rules.TriggerCLI))
+	mon := a.Monitor(set.Rules, runner, store, ob, quiet, monitor.WithTrigger(rules.TriggerCLI))
 	return ops.NewRules(mon), &ruleDone{app: a, ob: ob, log: log}, nil
 }
 
@@ -193,64 +193,43 @@ func loadRules(ctx context.Context, e *env, dir string, targets rules.Targets) (
 
 // loadRulesFor is loadRules with the command named in its messages.
 func loadRulesFor(ctx context.Context, e *env, cmd, dir string, targets rules.Targets) (*rules.Set, error) {
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+	if !dirExists(dir) {
 		return nil, usagef("%s: no rules folder at %s (rules live in rules/<table>/<rule>.sql beside the config)", cmd, dir)
 	}
-	shown := dir
-	if wd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(wd, dir); err == nil && !strings.HasPrefix(rel, "..") {
-			shown = rel
-		}
+	set, err := flow.LoadRules(ctx, dir, targets)
+	if err != nil {
+		return nil, ruleProblems(e, cmd, err)
 	}
-	set, err := rules.Load(ctx, os.DirFS(dir), filepath.ToSlash(shown), targets)
+	return set, nil
+}
+
+// ruleProblems is a rule set's load error as a command answers it: each problem on stderr, one
+// a line, then their count.
+func ruleProblems(e *env, cmd string, err error) error {
 	var le *rules.LoadError
 	if errors.As(err, &le) {
 		for _, p := range le.Problems {
 			fmt.Fprintln(e.stderr, p)
 		}
-		return nil, usagef("%s: %d %s in the rule set, nothing was run", cmd, len(le.Problems), pluralWord(len(le.Problems), "problem", "problems"))
+		return usagef("%s: %d %s in the rule set, nothing was run", cmd, len(le.Problems), pluralWord(len(le.Problems), "problem", "problems"))
 	}
-	if err != nil {
-		return nil, usagef("%s: %v", cmd, err)
-	}
-	return set, nil
+	return usagef("%s: %v", cmd, err)
 }
 
 // projectTargets are the engines rules run on; --target picks the default one.
 func projectTargets(e *env, a *app) rules.TargetMap {
-	targets := rules.TargetMap{Default: a.Config.DefaultTarget, Engines: a.Targets}
-	if e.globals.target != "" {
-		targets.Default = e.globals.target
-	}
-	return targets
+	return a.RuleTargets(e.globals.target)
 }
 
 // openMonitor loads the project's rules for serve, refusing a broken rule set as check does,
 // and returns the monitor that runs the scheduled ones, handing its alerts to ob. A project
 // without a rules folder serves with no rules.
 func openMonitor(ctx context.Context, e *env, a *app, ob *notices.Outbox, log *slog.Logger) (*monitor.Monitor, error) {
-	targets := projectTargets(e, a)
-	var set []*rules.Rule
-	if dir := a.Config.ProjectDir("rules"); dirExists(dir) {
-		loaded, err := loadRulesFor(ctx, e, "serve", dir, targets)
-		if err != nil {
-			return nil, err
-		}
-		set = loaded.Rules
+	mon, err := a.ServedMonitor(ctx, projectTargets(e, a), ob, log)
+	if err != nil {
+		return nil, ruleProblems(e, "serve", err)
 	}
-	store := rules.NewStore(a.Ledger)
-	return newMonitor(a, set, rules.NewRunner(targets, rules.WithSchemaStore(store)), store, ob, log), nil
-}
-
-// newMonitor is the monitor of a rule set on the project's ledger, serve's and check's alike:
-// every alert its runs raise, and any recorded earlier and not handed on yet, goes to the
-// subscribers of the rule's table through ob (ops.RouteAlerts, the one routing of alerts).
-func newMonitor(a *app, set []*rules.Rule, runner *rules.Runner, store *rules.Store, ob *notices.Outbox, log *slog.Logger, opts ...monitor.Option) *monitor.Monitor {
-	var mon *monitor.Monitor
-	send := ops.RouteAlerts(ob, a.Config.Notify.PublicURL, func(name string) (*rules.Rule, error) { return mon.Rule(name) })
-	opts = append([]monitor.Option{monitor.WithLogger(log), monitor.WithAlerts(send)}, opts...)
-	mon = monitor.New(set, runner, store, monitor.NewLedgerSlots(a.Ledger), opts...)
-	return mon
+	return mon, nil
 }
 
 func dirExists(dir string) bool {

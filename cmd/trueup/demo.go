@@ -10,7 +10,6 @@ import (
 	"trueup/fixtures"
 	"trueup/rules"
 	tsql "trueup/sql"
-	"trueup/views"
 )
 
 func runDemo(ctx context.Context, e *env, args []string) error {
@@ -124,7 +123,7 @@ func writeDemo(ctx context.Context, dir, target string, opt fixtures.Options, fr
 		return err
 	}
 	if err := fixtures.Warehouse(ctx, eng, opt); err != nil {
-		dropDemo(context.WithoutCancel(ctx), eng) // leave no half-built warehouse behind
+		fixtures.Drop(context.WithoutCancel(ctx), eng) // leave no half-built warehouse behind
 		return fmt.Errorf("demo: build warehouse in %s: %w", url, err)
 	}
 	if err := fixtures.WriteProject(tmp, projectURL); err != nil {
@@ -157,30 +156,5 @@ func prepareDemoTarget(ctx context.Context, e tsql.Engine, fresh bool) error {
 	if !fresh {
 		return usagef("demo: target %s already has %d relations (use --fresh to replace the demo's tables, or an empty database)", e.Info().Target, len(rels))
 	}
-	return dropDemo(ctx, e)
-}
-
-// dropDemo drops the demo's relations, every version of its logical tables included.
-func dropDemo(ctx context.Context, e tsql.Engine) error {
-	rels, err := e.Relations(ctx)
-	if err != nil {
-		return fmt.Errorf("demo: %w", err)
-	}
-	demo := map[string]bool{}
-	for _, name := range fixtures.Tables() {
-		demo[name] = true
-	}
-	// Views first: they read from the tables.
-	for _, view := range []bool{true, false} {
-		for _, r := range rels {
-			base, _, versioned := views.ParseVersion(r.Name)
-			if r.View != view || !(demo[r.Name] || versioned && demo[base]) {
-				continue
-			}
-			if err := e.Exec(ctx, e.Dialect().Drop(r.Name, view)); err != nil {
-				return fmt.Errorf("demo: drop %s: %w", r.Name, err)
-			}
-		}
-	}
-	return nil
+	return fixtures.Drop(ctx, e)
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -154,34 +152,18 @@ func noticeOps(ctx context.Context, e *env) (ops.Notices, *opsDone, error) {
 // (checked against their targets, every problem printed) and the outbox. A project without an
 // exposures folder has no exposures.
 func openNotices(ctx context.Context, e *env, a *app, log *slog.Logger) (*notices.Service, error) {
-	targets := projectTargets(e, a)
-	var xs []*notices.Exposure
-	if dir := a.Config.ProjectDir("exposures"); dirExists(dir) {
-		shown := dir
-		if wd, err := os.Getwd(); err == nil {
-			if rel, err := filepath.Rel(wd, dir); err == nil && !strings.HasPrefix(rel, "..") {
-				shown = rel
-			}
+	svc, err := a.Notices(ctx, projectTargets(e, a), log)
+	var ps sqlfile.Problems
+	if errors.As(err, &ps) {
+		for _, p := range ps {
+			fmt.Fprintln(e.stderr, p)
 		}
-		var err error
-		xs, err = notices.LoadExposures(os.DirFS(dir), filepath.ToSlash(shown))
-		if err == nil {
-			err = notices.CheckExposures(ctx, xs, targets)
-		}
-		var ps sqlfile.Problems
-		if errors.As(err, &ps) {
-			for _, p := range ps {
-				fmt.Fprintln(e.stderr, p)
-			}
-			return nil, usagef("%d %s in the exposures", len(ps), pluralWord(len(ps), "problem", "problems"))
-		}
-		if err != nil {
-			return nil, usagef("exposures: %v", err)
-		}
+		return nil, usagef("%d %s in the exposures", len(ps), pluralWord(len(ps), "problem", "problems"))
 	}
-	ch := noticeChannels(a.Config.Notify)
-	ob := notices.NewOutbox(a.Ledger, ch, notices.OutboxOptions{Logger: log})
-	return notices.New(a.Ledger, notices.Options{Channels: ch, Outbox: ob, Exposures: xs, Targets: targets}), nil
+	if err != nil {
+		return nil, usagef("exposures: %v", err)
+	}
+	return svc, nil
 }
 
 // noticeOutput prints notices as the API shapes them (notices.ToJSON), so a local command and

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	flow "trueup/app"
 	"trueup/notices"
 	"trueup/ops"
 	"trueup/server/page"
@@ -143,27 +144,11 @@ func (d *opsDone) deliver(ctx context.Context, e *env) error {
 	return deliverNotices(ctx, e, d.ntc)
 }
 
-// recoveredViews is the views service of each named target, recovered.
+// recoveredViews is the views service of each named target, recovered (app.Project.RecoveredViews),
+// with the crash points of the tests.
 func recoveredViews(ctx context.Context, a *app, names []string, ntc *notices.Service, log *slog.Logger) (ops.TableServices, []views.Repair, error) {
-	out := ops.TableServices{}
-	var all []*views.Service
-	for _, name := range names {
-		s := newViews(a, name, log, ntc)
-		out[name] = s
-		all = append(all, s)
-	}
-	repairs, err := views.Recover(ctx, all...)
-	return out, repairs, err
-}
-
-// newViews is the views service of one target, telling ntc (when not nil) about publishes.
-func newViews(a *app, name string, log *slog.Logger, ntc *notices.Service) *views.Service {
-	opts := []views.Option{views.WithLogger(log), views.WithRetention(a.Config.Retention.KeepVersions, a.Config.Retention.Auto),
-		views.WithHooks(crashHooks())}
-	if ntc != nil {
-		opts = append(opts, views.WithListener(ntc))
-	}
-	return views.New(name, a.Targets[name], a.Ledger, opts...)
+	services, repairs, err := a.RecoveredViews(ctx, names, flow.ViewsOptions{Logger: log, Notices: ntc, Hooks: crashHooks()})
+	return ops.TableServices(services), repairs, err
 }
 
 // openTables gives serve the table operations over every target, recovered as start-up must

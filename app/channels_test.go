@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"os"
@@ -34,7 +34,7 @@ notify:
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := noticeChannels(cfg.Notify)
+	got := Channels(cfg.Notify)
 	want := notices.Channels{
 		PublicURL: "https://trueup.example.com",
 		Webhooks:  map[string]notices.Webhook{"finance": {URL: "https://hooks.example.com/f", Secret: "s3cret"}},
@@ -55,7 +55,7 @@ notify:
 	if r := got.Subscriptions[1].Recipient(); r != "email:cfo@example.com" {
 		t.Errorf("email recipient %q, want the bare lower-cased address", r)
 	}
-	if d := cmp.Diff(notices.Channels{}, noticeChannels(config.Notify{})); d != "" {
+	if d := cmp.Diff(notices.Channels{}, Channels(config.Notify{})); d != "" {
 		t.Errorf("no notify section (-want +got):\n%s", d)
 	}
 }
