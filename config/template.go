@@ -70,7 +70,11 @@ func NewProject(o ProjectOptions) ([]ProjectFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path == "trueup.yaml" && out[j].Path != "trueup.yaml" })
+	// in the order a reader meets them: the config, what git leaves out, then the folders
+	rank := func(p string) int {
+		return strings.Index("trueup.yaml .gitignore rules/ backfills/ exposures/", strings.SplitAfter(p, "/")[0])
+	}
+	sort.SliceStable(out, func(i, j int) bool { return rank(out[i].Path) < rank(out[j].Path) })
 	return out, nil
 }
 

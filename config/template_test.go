@@ -111,7 +111,7 @@ func TestNewProjectExamplesCommentedOut(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"trueup.yaml", "backfills/example.sql", "exposures/example.sql", ".gitignore", "rules/example/orders_every_day.sql"}
+	want := []string{"trueup.yaml", ".gitignore", "rules/example/orders_every_day.sql", "backfills/example.sql", "exposures/example.sql"}
 	if diff := cmp.Diff(want, paths); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)
 	}
