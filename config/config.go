@@ -63,11 +63,21 @@ func Load(path string) (*Config, error) {
 	case errors.As(err, &tooLarge):
 		return nil, fault.Mark(fault.Invalid, err)
 	case errors.Is(err, os.ErrNotExist):
-		return nil, fault.New(fault.Invalid, "%s: file not found (pass --config or run trueup demo)", path)
+		return nil, NotFound(path)
 	case err != nil:
 		return nil, fault.New(fault.Invalid, "%s: %v", path, err)
 	}
 	return Parse(path, []byte(text))
+}
+
+// NotFound is the error of a config file that does not exist: it names the folder it was looked
+// for in and the command that makes a project there.
+func NotFound(path string) error {
+	dir := filepath.Dir(path)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return fault.New(fault.Invalid, "%s not found in %s: run trueup init to make a project (or pass --config)", filepath.Base(path), dir)
 }
 
 // Parse validates the YAML text of a config read from path.

@@ -64,7 +64,7 @@ func TestLoadErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := config.Load(filepath.Join(t.TempDir(), "missing.yaml")); err == nil || !strings.Contains(err.Error(), "file not found") {
+	if _, err := config.Load(filepath.Join(t.TempDir(), "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml not found in ") || !strings.Contains(err.Error(), "run trueup init") {
 		t.Errorf("missing file: %v", err)
 	}
 }

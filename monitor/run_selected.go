@@ -49,7 +49,9 @@ func (m *Monitor) selected(names, tags []string) ([]*rules.Rule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("monitor: %w", err) // rules.NotFound
 	}
-	if len(rs) == 0 {
+	// A project with no rules yet (a fresh `trueup init`) checks clean: asked for everything,
+	// it runs nothing. A --rule or --tag that matches nothing is still not found.
+	if len(rs) == 0 && len(names)+len(tags) > 0 {
 		return nil, fmt.Errorf("monitor: %w", fault.New(fault.NotFound, "No rule matches --rule %q --tag %q.", strings.Join(names, ","), strings.Join(tags, ",")))
 	}
 	return rs, nil

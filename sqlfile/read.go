@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strings"
 )
 
 // MaxSize is the largest file trueup reads. The files users write are a few kilobytes; a
@@ -65,6 +66,7 @@ func tooLarge(shown string, size int64) Problems {
 // ReadEach reads every *.sql file of fsys (in any folder, in name order) and hands fn its shown
 // path (prefix joined before it) and text. A file over MaxSize is not handed on: it comes back
 // among the Problems, so a loader reports it with the problems fn finds; any other error stops.
+// A file that is commented out (CommentedOut) is not handed on either: it says nothing to run.
 func ReadEach(fsys fs.FS, prefix string, fn func(shown, text string)) (Problems, error) {
 	paths, err := Files(fsys)
 	if err != nil {
@@ -81,7 +83,20 @@ func ReadEach(fsys fs.FS, prefix string, fn func(shown, text string)) (Problems,
 		if err != nil {
 			return nil, err
 		}
+		if CommentedOut(text) {
+			continue
+		}
 		fn(shown, text)
 	}
 	return problems, nil
+}
+
+// CommentedOut reports whether text is a file whose every line is a comment or blank, with at
+// least one comment and no `key: value` header line among them: a whole file commented out, as
+// the examples `trueup init` writes are until someone edits them ("-- -- kind: …" is a comment,
+// "-- kind: …" is a header line). An empty file is not commented out: it is refused as the
+// loader refuses any file that lacks what it needs, as a mistake is more likely than intent.
+func CommentedOut(text string) bool {
+	f := Scan("", text)
+	return f.Body == "" && len(f.Keys) == 0 && len(f.problems) == 0 && strings.Contains(text, "--")
 }

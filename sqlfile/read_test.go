@@ -46,3 +46,36 @@ func TestScanIgnoresByteOrderMark(t *testing.T) {
 		t.Errorf("body %q on line %d", f.Body, f.BodyLine)
 	}
 }
+
+// A file whose every line is a comment, and none a header line, is commented out: the loaders
+// skip it. A file with a header line, a body, or nothing at all is not.
+func TestCommentedOut(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       bool
+	}{
+		{"whole_example_commented", "-- -- kind: completeness\n-- -- table: orders\n--\n-- SELECT 1\n", true},
+		{"prose_only", "-- nothing here yet, still thinking\n\n", true},
+		{"header_line", "-- kind: completeness\n", false},
+		{"body", "-- -- kind: custom\nSELECT 1\n", false},
+		{"empty", "", false},
+		{"blank", "\n\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := sqlfile.CommentedOut(tc.text); got != tc.want {
+				t.Errorf("CommentedOut(%q) = %v, want %v", tc.text, got, tc.want)
+			}
+		})
+	}
+	fsys := fstest.MapFS{
+		"a/off.sql": {Data: []byte("-- -- kind: completeness\n")},
+		"a/on.sql":  {Data: []byte("-- kind: completeness\n")},
+	}
+	var got []string
+	if _, err := sqlfile.ReadEach(fsys, "rules", func(shown, _ string) { got = append(got, shown) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != "rules/a/on.sql" {
+		t.Errorf("ReadEach handed on %v, want only rules/a/on.sql", got)
+	}
+}

@@ -41,6 +41,8 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	format := fs.String("format", "text", "output: text, json or junit")
 	explain := fs.Bool("explain", false, "print the SQL each rule compiles to, fused per relation, without running it")
 	accept := fs.Bool("accept-schema", false, "record the current columns as the snapshot of the schema rules run")
+	rulesDir := fs.String("rules", "", "the rules folder (default: rules/ beside the config); with --target URL it needs no trueup.yaml")
+	state := fs.String("state", "", "without a trueup.yaml: keep the run in this state file (default: printed, not kept)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -54,10 +56,11 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	}
 	// --target makes the rules without a target: of their own run on another target; a server
 	// runs its rules on the targets it was configured with.
-	if err := e.localOnly("check", map[string]bool{"explain": *explain, "accept-schema": *accept, "target": e.globals.target != ""}); err != nil {
+	if err := e.localOnly("check", map[string]bool{"explain": *explain, "accept-schema": *accept, "target": e.globals.target != "",
+		"rules": *rulesDir != "", "state": *state != ""}); err != nil {
 		return err
 	}
-	r, done, err := ruleOps(ctx, e, *accept)
+	r, done, err := ruleOps(ctx, e, localCheck{acceptSchema: *accept, rules: *rulesDir, state: *state})
 	if err != nil {
 		return err
 	}
@@ -85,14 +88,18 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 // while the rules' monitored state and alerts stay the configured targets'. acceptSchema
 // records the columns the schema rules find as their snapshot. The monitor hands its alerts to
 // the notices outbox as serve's does (app.Project.Monitor); done makes one delivery pass.
-func ruleOps(ctx context.Context, e *env, acceptSchema bool) (ops.Rules, *ruleDone, error) {
+// Without a project (openLocal) the rules come from local.rules and run on --target, a URL.
+func ruleOps(ctx context.Context, e *env, local localCheck) (ops.Rules, *ruleDone, error) {
 	if rc, err := e.remote(); rc != nil || err != nil {
 		if err != nil {
 			return nil, nil, err
 		}
 		return rc.Rules(), &ruleDone{}, nil
 	}
-	a, err := openApp(ctx, e.globals)
+	if e.globals.withoutProject() && local.rules == "" {
+		return nil, nil, usagef("check: there is no trueup.yaml here: name the rules and the target, --rules DIR --target URL (or run trueup init to make a project)")
+	}
+	a, err := openLocal(ctx, e, "check", local.state, "name the target by URL: --rules DIR --target URL", e.globals.target)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -100,7 +107,11 @@ func ruleOps(ctx context.Context, e *env, acceptSchema bool) (ops.Rules, *ruleDo
 	if t := e.globals.target; t != "" && t != a.Config.DefaultTarget {
 		targets.Chosen = tsql.Redact(t)
 	}
-	set, err := loadRules(ctx, e, a.Config.ProjectDir("rules"), targets)
+	dir := local.rules
+	if dir == "" {
+		dir = a.Config.ProjectDir("rules")
+	}
+	set, err := loadRules(ctx, e, dir, targets)
 	if err != nil {
 		a.Close()
 		return nil, nil, err
@@ -108,11 +119,18 @@ func ruleOps(ctx context.Context, e *env, acceptSchema bool) (ops.Rules, *ruleDo
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	ob := a.Outbox(log)
 	store := rules.NewStore(a.Ledger)
-	runner := rules.NewRunner(targets, rules.WithSchemaStore(store), rules.WithAcceptSchema(acceptSchema))
+	runner := rules.NewRunner(targets, rules.WithSchemaStore(store), rules.WithAcceptSchema(local.acceptSchema))
 	// the monitor says only what went wrong: check reports its run on stdout
 	quiet := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	mon := a.Monitor(set.Rules, runner, store, ob, quiet, monitor.WithTrigger(rules.TriggerCLI))
 	return ops.NewRules(mon), &ruleDone{app: a, ob: ob, log: log}, nil
+}
+
+// localCheck is what a local check takes besides the global flags: --accept-schema, --rules
+// and --state.
+type localCheck struct {
+	acceptSchema bool
+	rules, state string
 }
 
 // ruleDone is what a local check closes, and delivers, when its run is over.

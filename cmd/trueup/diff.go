@@ -13,7 +13,7 @@ import (
 func runDiff(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("diff")
 	oldRel := fs.String("old", "", "the old relation (e.g. orders__v1)")
-	newRel := fs.String("new", "", "the new relation (e.g. orders__v2)")
+	newRel := fs.String("new", "", "the new relation (e.g. orders__v2; default: --old, when the targets differ)")
 	var key, measures, ignore, tolerances, partitions listFlag
 	fs.Var(&key, "key", "columns identifying a row (comma-separated)")
 	partition := fs.String("partition", "", "the partition column; without it the relations are compared whole")
@@ -26,6 +26,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	fs.Var(&partitions, "only", "compare only these partitions (repeatable, or comma-separated)")
 	format := fs.String("format", "text", "output: text or json")
 	all := fs.Bool("all", false, "text output: list every partition, not only the ones that differ")
+	state := fs.String("state", "", "without a trueup.yaml: keep the diff in this state file (default: printed, not kept)")
 	samples := fs.Int("samples", 10, fmt.Sprintf("sample rows kept per kind per partition (at most %d)", ops.MaxDiffSamples))
 	if err := parse(fs, args); err != nil {
 		return err
@@ -36,14 +37,17 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	if *format != "text" && *format != "json" {
 		return usagef("diff: --format %q: want text or json", *format)
 	}
-	if *oldRel == "" || *newRel == "" || len(key) == 0 {
-		return usagef("diff: --old, --new and --key are required")
-	}
 	if *oldTarget == "" {
 		*oldTarget = e.globals.target
 	}
 	if *newTarget == "" {
 		*newTarget = e.globals.target
+	}
+	if *newRel == "" && *oldTarget != *newTarget {
+		*newRel = *oldRel // the same table in two targets, as reladiff compares them
+	}
+	if *oldRel == "" || *newRel == "" || len(key) == 0 {
+		return usagef("diff: --old, --new and --key are required")
 	}
 	req := ops.DiffRequest{Old: *oldRel, New: *newRel, Key: key, Partition: *partition, Measures: measures, Ignore: ignore,
 		Tolerance: tolerances, OldTarget: *oldTarget, NewTarget: *newTarget, Only: partitions, Samples: *samples,
@@ -58,7 +62,10 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	if _, err := req.Spec(); err != nil {
 		return usagef("diff: %v", err)
 	}
-	d, done, err := diffOps(ctx, e)
+	if err := e.localOnly("diff", map[string]bool{"state": *state != ""}); err != nil {
+		return err
+	}
+	d, done, err := diffOps(ctx, e, *state, *oldTarget, *newTarget)
 	if err != nil {
 		return err
 	}
@@ -72,15 +79,17 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 
 // diffOps is the diff operations a command runs: through the server with --server (which
 // opens only its own targets), else over the project's ledger, a side's target named or given
-// as a URL (saved and shown without credentials). done closes what was opened.
-func diffOps(ctx context.Context, e *env) (ops.Diffs, func(), error) {
+// as a URL (saved and shown without credentials); without a project (openLocal) both sides are
+// URLs and the ledger is state's, or one in memory. done closes what was opened.
+func diffOps(ctx context.Context, e *env, state, oldTarget, newTarget string) (ops.Diffs, func(), error) {
 	if rc, err := e.remote(); rc != nil || err != nil {
 		if err != nil {
 			return nil, nil, err
 		}
 		return rc.Diffs(), func() {}, nil
 	}
-	a, err := openApp(ctx, e.globals)
+	a, err := openLocal(ctx, e, "diff", state, "name both sides' targets by URL: --target URL, or --old-target URL --new-target URL",
+		oldTarget, newTarget)
 	if err != nil {
 		return nil, nil, err
 	}

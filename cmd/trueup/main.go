@@ -47,6 +47,7 @@ func commands() []command {
 	return []command{
 		{"serve", "run the server: pages, JSON API, scheduled rules", runServe},
 		{"demo", "write the demo project and warehouse, then serve it", runDemo},
+		{"init", "make a project here: trueup.yaml, rules/, backfills/, exposures/; --target lists what it holds", runInit},
 		{"check", "run the project's rules once and report (text, json or junit)", runCheck},
 		{"backfill", "plan, dry-run, run, resume, cancel and verify backfills", runBackfill},
 		{"notice", "list, show, announce, withdraw and complete change notices; deliver the outbox", runNotice},

@@ -56,7 +56,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown_flag", []string{"serve", "--bogus"}, "flag provided but not defined: -bogus"},
 		{"unknown_global_flag", []string{"--bogus", "serve"}, "flag provided but not defined: -bogus"},
 		{"extra_argument", []string{"serve", "now"}, `unexpected argument "now"`},
-		{"missing_config", []string{"--config", filepath.Join(dir, "nope.yaml"), "serve"}, "nope.yaml: file not found"},
+		{"missing_config", []string{"--config", filepath.Join(dir, "nope.yaml"), "serve"}, "nope.yaml not found in " + dir + ": run trueup init"},
 		{"unknown_config_key", []string{"--config", badKey, "serve"}, badKey + ":4: field retension not found"},
 		{"bad_target_url", []string{"--config", badURL, "serve"}, badURL + `:2: target w: url "mysql://x"`},
 		{"unreachable_clickhouse", []string{"--config", unreachable, "serve"}, "clickhouse://127.0.0.1:1/default"},
