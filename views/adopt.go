@@ -281,6 +281,10 @@ func (s *Service) settleAdopt(ctx context.Context, p Publish, cause error) (Publ
 		if err := s.writeOutcome(ctx, tx, &p, false); err != nil {
 			return err
 		}
+		// no listener hears of an adopt (tell): nothing is left to tell after a crash either
+		if _, err := tx.ExecContext(ctx, `UPDATE swaps SET notified_at = ? WHERE id = ?`, s.ledger.Now(), p.ID); err != nil {
+			return err
+		}
 		if p.State == PublishDone {
 			// adopting again after an undo records v1 afresh: the ledger keeps no version of a
 			// plain table

@@ -120,7 +120,9 @@ func TestAdoptBackfillSwapRollback(t *testing.T) {
 			if got := total(); got != 124*10 {
 				t.Errorf("sales sums to %d before the swap, want %d", got, 124*10)
 			}
-			run(0, "swap", "sales", "--to", "v2")
+			if out := run(0, "swap", "sales", "--to", "v2"); strings.Contains(out, "recovery:") {
+				t.Errorf("a swap after a clean adopt found something to recover:\n%s", out)
+			}
 			if got := total(); got != 124*10+12*2 {
 				t.Errorf("sales sums to %d after the swap, want %d (three days of four rows, +2 each)", got, 124*10+12*2)
 			}
