@@ -240,19 +240,13 @@ func (e *chEngine) partitionIDs(ctx context.Context, table string) ([]string, er
 	return out, nil
 }
 
-// UnadoptTable puts version back under table's name: EXCHANGE then drop the view in an Atomic
-// database; elsewhere drop the view, then RENAME (a moment without the name).
+// UnadoptTable puts version back under table's name: drop the view, then RENAME, with a moment
+// without the name, on every server. (EXCHANGE of the view and the table would leave, until it
+// is dropped, a view of version's name reading itself, and a read of a view that reads itself
+// brings ClickHouse 18.16 down.)
 func (e *chEngine) UnadoptTable(ctx context.Context, table, version string) error {
 	d := e.dialect
-	atomic, err := e.atomic(ctx)
-	if err != nil {
-		return fmt.Errorf("undo adopt of %s: %w", table, err)
-	}
-	stmts := []string{d.Drop(table, true), "RENAME TABLE " + d.QuoteRelation(version) + " TO " + d.QuoteRelation(table)}
-	if atomic {
-		stmts = []string{"EXCHANGE TABLES " + d.QuoteRelation(table) + " AND " + d.QuoteRelation(version), d.Drop(version, true)}
-	}
-	for _, s := range stmts {
+	for _, s := range []string{d.Drop(table, true), "RENAME TABLE " + d.QuoteRelation(version) + " TO " + d.QuoteRelation(table)} {
 		if err := e.Exec(ctx, s); err != nil {
 			return fmt.Errorf("undo adopt of %s: %w", table, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"trueup/fault"
 	"trueup/ledger/ledgertest"
@@ -37,6 +38,8 @@ func TestAdoptWhileReading(t *testing.T) {
 		s := views.New("w", e, ledgertest.Open(t))
 		var reads, failed atomic.Int64
 		var firstErr atomic.Value
+		var mu sync.Mutex
+		var firstFail, lastFail time.Time
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		for range 4 {
@@ -51,6 +54,12 @@ func TestAdoptWhileReading(t *testing.T) {
 					reads.Add(1)
 					if err != nil || tsql.AsInt64(res.Rows[0][0]) != 500 {
 						failed.Add(1)
+						mu.Lock()
+						if firstFail.IsZero() {
+							firstFail = time.Now()
+						}
+						lastFail = time.Now()
+						mu.Unlock()
 						if err != nil {
 							firstErr.CompareAndSwap(nil, err.Error())
 						}
@@ -79,7 +88,8 @@ func TestAdoptWhileReading(t *testing.T) {
 		if err != nil || len(l.Versions) != 1 || !l.Versions[0].Live || l.Versions[0].Rows != 500 || l.Versions[0].Checksum == "" {
 			t.Errorf("versions after the adopt: %+v, %v", l.Versions, err)
 		}
-		t.Logf("%s: %d reads during the adopt, %d failed (%v), adopt took %d ms", e.Dialect().Name(), reads.Load(), failed.Load(), firstErr.Load(), p.Duration().Milliseconds())
+		t.Logf("%s: %d reads during the adopt, %d failed (%v) within %s, adopt took %d ms", e.Dialect().Name(), reads.Load(), failed.Load(),
+			firstErr.Load(), lastFail.Sub(firstFail), p.Duration().Milliseconds())
 		if e.Dialect().Name() == "duckdb" && failed.Load() != 0 {
 			t.Errorf("%d reads failed on DuckDB: %v", failed.Load(), firstErr.Load())
 		}

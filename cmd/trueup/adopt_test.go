@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,6 +83,34 @@ func TestAdoptBackfillSwapRollback(t *testing.T) {
 					t.Fatalf("%v: exit %d, want %d\n%s%s", args, code, want, out, errs)
 				}
 				return out + errs
+			}
+			if name == "clickhouse" {
+				// A reader queries sales throughout, from its own connection; the reads that fail
+				// (the moment of ClickHouse 18.16's RENAME before CREATE VIEW) are reported. On
+				// DuckDB one process owns the file: views.TestAdoptWhileReading reads throughout
+				// there, in-process, and none fails.
+				reader := sqltest.Open(t, url)
+				var reads, failed atomic.Int64
+				stop, done := make(chan struct{}), make(chan struct{})
+				go func() {
+					defer close(done)
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						if _, err := reader.Query(context.Background(), "SELECT sum(amount) FROM sales"); err != nil {
+							failed.Add(1)
+						}
+						reads.Add(1)
+					}
+				}()
+				defer func() {
+					close(stop)
+					<-done
+					t.Logf("ClickHouse: %d of %d reads of sales failed during adopt, backfill, swap and rollback", failed.Load(), reads.Load())
+				}()
 			}
 			if out := run(2, "backfill", "plan", "fix_sales", "--from", "2026-07-10", "--to", "2026-07-12"); !strings.Contains(out, "run trueup adopt sales") {
 				t.Errorf("the plan of a plain table does not say to adopt it:\n%s", out)
