@@ -96,6 +96,9 @@ write_config() {
 		-e "s|<http_port>[0-9]*</http_port>|<http_port>$http</http_port>|" \
 		"$src/config.xml" >"$dir/config.xml"
 	cp "$src/users.xml" "$dir/users.xml"
+	if [[ -f $src/dictionaries.xml ]]; then
+		sed -e "s|@PORT@|$native|g" "$src/dictionaries.xml" >"$dir/dictionaries.xml"
+	fi
 	grep -q "<tcp_port>$native</tcp_port>" "$dir/config.xml" || die "could not set tcp_port in $dir/config.xml"
 	grep -q "<http_port>$http</http_port>" "$dir/config.xml" || die "could not set http_port in $dir/config.xml"
 }

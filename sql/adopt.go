@@ -114,7 +114,8 @@ func (e *chEngine) AdoptRefusal(ctx context.Context, table string) (string, erro
 		return "", fmt.Errorf("adopt %s: %w", table, err)
 	}
 	for _, r := range res.Rows {
-		if src := AsText(r[1]); strings.Contains(src, db+"."+table) && !strings.Contains(src, db+"."+table+"_") {
+		// e.g. "ClickHouse: db.table", as 18.16 and later servers describe a ClickHouse source
+		if src := AsText(r[1]); strings.TrimSpace(strings.TrimPrefix(src, "ClickHouse:")) == db+"."+table {
 			return fmt.Sprintf("the dictionary %s loads from %s (%s)", AsText(r[0]), table, src), nil
 		}
 	}

@@ -93,3 +93,30 @@ func TestAdoptRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestAdoptRefusesADictionarySource: the test server's dictionary (scripts/clickhouse/
+// dictionaries.xml) loads from trueup_dict.source; adopting that table is refused.
+func TestAdoptRefusesADictionarySource(t *testing.T) {
+	base := sqltest.ClickHouseURL(t) // skips without a server
+	if base == "" {
+		return
+	}
+	ctx := context.Background()
+	admin := sqltest.Open(t, base)
+	for _, q := range []string{"CREATE DATABASE IF NOT EXISTS trueup_dict",
+		"CREATE TABLE IF NOT EXISTS trueup_dict.source (id UInt64, name String) ENGINE = MergeTree ORDER BY id",
+		// a lazily loaded dictionary is in system.dictionaries once something asked for it
+		"SYSTEM RELOAD DICTIONARY trueup_test_dict"} {
+		if err := admin.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := sqltest.Open(t, base[:strings.LastIndexByte(base, '/')+1]+"trueup_dict")
+	why, err := e.AdoptRefusal(ctx, "source")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(why, "the dictionary trueup_test_dict loads from source") {
+		t.Errorf("refusal %q", why)
+	}
+}
