@@ -58,6 +58,9 @@ var wantRole = map[string]string{
 	"POST /tables/:table/rollback":         config.RoleApprover,
 	"POST /api/v1/tables/:table/rollback":  config.RoleApprover,
 	"POST /api/v1/tables/:table/retire":    config.RoleApprover,
+	// orders is a logical table already: refused by the service, not by authorization
+	"POST /tables/:table/adopt":        config.RoleApprover,
+	"POST /api/v1/tables/:table/adopt": config.RoleApprover,
 }
 
 var roleRank = map[string]int{"public": 0, config.RoleViewer: 1, config.RoleOperator: 2, config.RoleApprover: 3}
