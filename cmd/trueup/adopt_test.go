@@ -129,6 +129,17 @@ func TestAdoptBackfillSwapRollback(t *testing.T) {
 			if len(vs) != 1 || vs[0]["version"] != "v1" || vs[0]["state"] != "live" || vs[0]["rows"] != float64(124) || vs[0]["checksum"] == "" {
 				t.Errorf("versions after the adopt: %v", vs)
 			}
+			writeTarget := func() string {
+				t.Helper()
+				code, out, errs := cli(t, "--config", cfg, "versions", "sales", "--write-target")
+				if code != 0 {
+					t.Fatalf("write target: exit %d: %s", code, errs)
+				}
+				return out
+			}
+			if got := writeTarget(); got != "sales__v1\n" {
+				t.Errorf("write target after the adopt: %q", got)
+			}
 			if out := run(2, "adopt", "sales"); !strings.Contains(out, "sales is a logical table already: its view reads sales__v1") {
 				t.Errorf("a second adopt:\n%s", out)
 			}
@@ -152,10 +163,16 @@ func TestAdoptBackfillSwapRollback(t *testing.T) {
 			if out := run(0, "swap", "sales", "--to", "v2"); strings.Contains(out, "recovery:") {
 				t.Errorf("a swap after a clean adopt found something to recover:\n%s", out)
 			}
+			if got := writeTarget(); got != "sales__v2\n" {
+				t.Errorf("write target after the swap: %q", got)
+			}
 			if got := total(); got != 124*10+12*2 {
 				t.Errorf("sales sums to %d after the swap, want %d (three days of four rows, +2 each)", got, 124*10+12*2)
 			}
 			run(0, "rollback", "sales")
+			if got := writeTarget(); got != "sales__v1\n" {
+				t.Errorf("write target after the rollback: %q", got)
+			}
 			if got := total(); got != 124*10 {
 				t.Errorf("sales sums to %d after the rollback, want %d", got, 124*10)
 			}
