@@ -231,6 +231,8 @@ type Engine interface {
 	AdoptTable(ctx context.Context, table, version string) error
 	// UnadoptTable drops the view and puts version back under table's name.
 	UnadoptTable(ctx context.Context, table, version string) error
+	// Ping asks the engine for one row: whether it answers readers now.
+	Ping(ctx context.Context) error
 	DropTable(ctx context.Context, table string) error
 	Close() error
 }
