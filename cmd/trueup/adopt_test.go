@@ -64,16 +64,21 @@ SELECT id, d, amount FROM sales_fixed WHERE d >= $start AND d < $end
 	return filepath.Join(dir, "trueup.yaml")
 }
 
+// warehouseURLs are a new DuckDB file and, with a test server, a new ClickHouse database.
+func warehouseURLs(t *testing.T) map[string]string {
+	urls := map[string]string{"duckdb": sqltest.DuckDBURL(t)}
+	if u := sqltest.ClickHouseURL(t); u != "" {
+		urls["clickhouse"] = u
+	}
+	return urls
+}
+
 // TestAdoptBackfillSwapRollback is a new user's first day on their own warehouse, on each
 // engine: the plan of a plain table says to adopt it; adopt keeps its rows under its name as v1;
 // a backfill builds v2 beside it; swap and rollback move readers; undo is refused once v2
 // exists.
 func TestAdoptBackfillSwapRollback(t *testing.T) {
-	urls := map[string]string{"duckdb": sqltest.DuckDBURL(t)}
-	if u := sqltest.ClickHouseURL(t); u != "" {
-		urls["clickhouse"] = u
-	}
-	for name, url := range urls {
+	for name, url := range warehouseURLs(t) {
 		t.Run(name, func(t *testing.T) {
 			cfg := plainWarehouse(t, url)
 			run := func(want int, args ...string) string {
@@ -184,11 +189,7 @@ func TestAdoptBackfillSwapRollback(t *testing.T) {
 // renamed the table and made its view: the next command's start-up recovery settles it from
 // what the engine has — abandoned (sales still plain, adopting again works) or done (v1 live).
 func TestAdoptKilled(t *testing.T) {
-	urls := map[string]string{"duckdb": sqltest.DuckDBURL(t)}
-	if u := sqltest.ClickHouseURL(t); u != "" {
-		urls["clickhouse"] = u
-	}
-	for name, url := range urls {
+	for name, url := range warehouseURLs(t) {
 		t.Run(name, func(t *testing.T) {
 			cfg := plainWarehouse(t, url)
 			killedAt(t, "adopt.after-intent", "--config", cfg, "adopt", "sales")
