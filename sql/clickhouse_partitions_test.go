@@ -129,4 +129,3 @@ func TestClickHouseCoarsePartitions(t *testing.T) {
 		}
 	})
 }
-

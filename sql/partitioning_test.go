@@ -59,10 +59,10 @@ func TestChPartitionKeyFromEngineFull(t *testing.T) {
 		"MergeTree PARTITION BY toMonday(d) ORDER BY x SETTINGS index_granularity = 8192":             "toMonday(d)",
 		"MergeTree PARTITION BY toYYYYMM(`my d`) ORDER BY x SETTINGS index_granularity = 8192":        "toYYYYMM(`my d`)",
 		"MergeTree PARTITION BY intHash32(x) % 10 ORDER BY x SETTINGS index_granularity = 8192":       "intHash32(x) % 10",
-		"MergeTree ORDER BY x SETTINGS index_granularity = 8192":                                     "",
-		"MergeTree(d, x, 8192)":                                                                       "toYYYYMM(d)",
-		"ReplicatedMergeTree('/clickhouse/t', 'r1', d, (x, y), 8192)":                                 "toYYYYMM(d)",
-		"Memory":                                                                                      "",
+		"MergeTree ORDER BY x SETTINGS index_granularity = 8192":                                      "",
+		"MergeTree(d, x, 8192)": "toYYYYMM(d)",
+		"ReplicatedMergeTree('/clickhouse/t', 'r1', d, (x, y), 8192)": "toYYYYMM(d)",
+		"Memory": "",
 	} {
 		if got := chPartitionKey(full); got != want {
 			t.Errorf("%s: %q, want %q", full, got, want)
