@@ -170,11 +170,14 @@ func (pl Planner) Plan(ctx context.Context, b *Backfill, override *Scope) (*Plan
 		pl.layouts(ctx, b, live.Physical(), p)
 		if len(p.Layouts) > 0 && p.Layouts[0].Table == b.Table && b.Mode != ModeFullRebuild {
 			l := p.Layouts[0]
-			p.Write = fmt.Sprintf("build %s beside the live %s: carry over the partitions outside the scope unchanged; "+
-				"the %d in scope fall in %d coarser %s of the table (%s), each rebuilt whole from its live rows outside the scope "+
-				"and the transform's rows, and replaced atomically (rerunning rebuilds it again); the live view is not touched",
-				views.Physical(b.Table, live.N+1)+" (or the next free version)", live.Physical(), len(parts), len(l.Partitions),
-				pluralOf("partition", len(l.Partitions)), orKey(l.Key))
+			in := fmt.Sprintf("%d %s %s", len(l.Partitions), l.Grain, pluralOf("partition", len(l.Partitions)))
+			if l.WholeTable {
+				in = "the table's one partition"
+			}
+			p.Write = fmt.Sprintf("build %s beside the live %s: carry over the rows outside the scope unchanged; "+
+				"the %d %s in scope fall in %s (%s), each rebuilt whole from its rows outside the scope as carried from live "+
+				"and the transform's rows, then replaced atomically (rerunning rebuilds it again); the live view is not touched",
+				views.Physical(b.Table, live.N+1)+" (or the next free version)", live.Physical(), len(parts), pluralOf(b.Grain, len(parts)), in, orKey(l.Key))
 		}
 	}
 	for _, t := range closure {
