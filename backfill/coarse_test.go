@@ -137,6 +137,21 @@ func TestCoarsePartitions(t *testing.T) {
 			case tc.text != "" && (len(p.Layouts) != 1 || !strings.HasPrefix(p.Layouts[0].Text, tc.text)):
 				t.Errorf("plan layouts %+v\nwant %q", p.Layouts, tc.text)
 			}
+			// the dry run compares at the backfill's grain: nine days of 9 rows now, 10 rebuilt
+			pv, err := r.DryRun(ctx, "fix_sales", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var days []string
+			for _, part := range pv.Tables[0].Result.Partitions {
+				if part.OldCount != 9 || part.NewCount != 10 {
+					t.Errorf("dry run %s: %d rows live, %d rebuilt, want 9 and 10", part.Partition, part.OldCount, part.NewCount)
+				}
+				days = append(days, part.Partition)
+			}
+			if !pv.OK || len(days) != 9 || days[0] != "2026-07-10" || days[8] != "2026-07-18" {
+				t.Errorf("dry run: ok %v, partitions %v, want the nine days", pv.OK, days)
+			}
 			var versions []string
 			for i := 0; i < 2; i++ { // a second run rebuilds the same version
 				run, err := r.Start(ctx, "fix_sales", backfill.RunOptions{})

@@ -94,6 +94,26 @@ func TestClickHouseCoarsePartitions(t *testing.T) {
 			if len(carried) != 62-9 {
 				t.Errorf("carried %d days, want 53", len(carried))
 			}
+			if k.name == "tuple" {
+				// As a process killed between the replaces of one unit leaves it: July's eu
+				// partition rebuilt, July's us one not yet. The replaces below rebuild from there.
+				for _, q := range []string{
+					"CREATE TABLE half AS " + dst,
+					"INSERT INTO half SELECT * FROM " + dst + " WHERE region = 'eu' AND toYYYYMM(d) = 202607 AND NOT (d >= '2026-07-10' AND d <= '2026-07-18')",
+					"INSERT INTO half SELECT id, d, region, amount * 2 FROM " + src + " WHERE region = 'eu' AND d >= '2026-07-10' AND d <= '2026-07-18' AND id % 10 != 0",
+				} {
+					if err := e.Exec(ctx, q); err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+				}
+				res, err := e.Query(ctx, "SELECT DISTINCT _partition_id FROM half")
+				if err != nil || len(res.Rows) != 1 {
+					t.Fatalf("the partition of July's eu rows: %v %v", res, err)
+				}
+				if err := e.Exec(ctx, "ALTER TABLE "+dst+" REPLACE PARTITION ID '"+tsql.AsText(res.Rows[0][0])+"' FROM half"); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for i := 0; i < 2; i++ {
 				rows, err := e.ReplacePartitions(ctx, dst, writes)
 				if err != nil {
