@@ -1,6 +1,9 @@
 package sql
 
 import (
+	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +86,50 @@ func TestTruncGrainWeek(t *testing.T) {
 		d, _ := time.Parse("2006-01-02", in)
 		if got := TruncGrain(d, "week").Format("2006-01-02"); got != want {
 			t.Errorf("week of %s: %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestEngineFullAgreesWithPartitionKey reads each table's key both ways on the test server: the
+// engine_full fallback (older servers) finds what system.tables.partition_key says.
+func TestEngineFullAgreesWithPartitionKey(t *testing.T) {
+	base := os.Getenv("TRUEUP_TEST_CLICKHOUSE")
+	if base == "" {
+		t.Skip("TRUEUP_TEST_CLICKHOUSE is not set")
+	}
+	ctx := context.Background()
+	e, err := Open(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	db := "t_pk_" + randomSuffix()
+	if err := e.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Exec(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS "+db)
+	ch := e.(*chEngine)
+	for i, clause := range []string{"ENGINE = MergeTree PARTITION BY toYYYYMM(d) ORDER BY x", "ENGINE = MergeTree() PARTITION BY (toMonday(`my d`), x) ORDER BY x",
+		"ENGINE = MergeTree ORDER BY x", "ENGINE = MergeTree PARTITION BY intHash32(x) % 10 ORDER BY x SETTINGS index_granularity = 1024", "ENGINE = MergeTree(d, x, 8192)"} {
+		table := fmt.Sprintf("%s.t%d", db, i)
+		if err := e.Exec(ctx, "CREATE TABLE "+table+" (d Date, `my d` Date, x UInt64) "+clause); err != nil {
+			t.Fatal(err)
+		}
+		probe, keyQ, fullQ, args := ch.dialect.partitionKeyQueries(table)
+		res, err := e.Query(ctx, probe)
+		if err != nil || AsInt64(res.Rows[0][0]) != 1 {
+			t.Fatalf("the test server has no system.tables.partition_key: %v %v", res, err)
+		}
+		key, err := ch.oneText(ctx, table, keyQ, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := ch.oneText(ctx, table, fullQ, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := chPartitionKey(full); got != key {
+			t.Errorf("%s: engine_full %q gives %q, partition_key is %q", clause, full, got, key)
 		}
 	}
 }
