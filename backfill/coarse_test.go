@@ -209,6 +209,24 @@ func TestCoarsePartitions(t *testing.T) {
 		checkRebuilt(t, e, "sales__v2")
 	})
 
+	t.Run("weeks_under_a_month_grain", func(t *testing.T) {
+		e := sqltest.ClickHouse(t)
+		if e == nil {
+			t.Skip("partition keys are ClickHouse's")
+		}
+		loadSalesTables(t, e, "PARTITION BY toMonday(d)")
+		file := strings.Replace(strings.Replace(salesFile, "-- grain: day", "-- grain: month", 1), "2026-07-10..2026-07-18", "2026-07-01..2026-07-31", 1)
+		r := salesRunner(t, e, file)
+		b, _ := r.Planner.Set.Get("fix_sales")
+		p, err := r.Planner.Plan(ctx, b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "table sales__v1 is partitioned by toMonday(d): its weeks and the backfill's months do not line up"; !p.Blocked() || !hasFinding(p, "blocking", want) {
+			t.Errorf("findings %+v, want blocking %q", p.Findings, want)
+		}
+	})
+
 	t.Run("refused_keys", func(t *testing.T) {
 		for name, clause := range map[string]string{"hash": "intHash32(id) % 10", "other_column": "toYYYYMM(shipped)"} {
 			t.Run(name, func(t *testing.T) {

@@ -100,12 +100,12 @@ func (pl Planner) layout(ctx context.Context, tb *Backfill, rel string, partitio
 	if err != nil {
 		return nil, err
 	}
+	if !pt.Nests(tb.Grain) {
+		return nil, fmt.Errorf("table %s is partitioned by %s: its %ss and the backfill's %ss do not line up (a week holds days of two months), so one partition would be rebuilt by two %ss; use grain: day",
+			rel, pt.Key, pt.Grain, tb.Grain, tb.Grain)
+	}
 	if !pt.Coarser(tb.Grain) || len(partitions) == 0 {
 		return nil, nil
-	}
-	if !pt.Nests(tb.Grain) {
-		return nil, fmt.Errorf("table %s is partitioned by %s: its %ss do not hold whole %ss, the backfill's grain, so a partition would be shared with %ss outside the scope; use grain: day",
-			rel, pt.Key, pt.Grain, tb.Grain, tb.Grain)
 	}
 	l := &Layout{Table: tb.Table, Key: pt.Key, Grain: pt.Grain, WholeTable: pt.Whole, Partitions: []CoarsePartition{}}
 	unit := grainWord(tb.Grain, len(partitions))

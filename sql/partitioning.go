@@ -44,14 +44,11 @@ func (p Partitioning) Coarser(g string) bool {
 	return p.Whole || grainRank(p.Grain) > grainRank(g)
 }
 
-// Nests reports whether every partition is a union of whole windows of grain g, so the windows
-// of a scope fall into partitions without sharing one with a window outside the partition. A week
-// holds days and hours but not months, and a month holds no whole weeks.
+// Nests reports whether partitions and windows of grain g line up: each partition lies inside
+// one window or holds whole windows, so two windows never share a partition unless they are
+// one unit of it. Weeks and months do not: a week holds days of two months.
 func (p Partitioning) Nests(g string) bool {
-	if p.Whole || !p.Coarser(g) {
-		return true
-	}
-	return !(p.Grain == "week" && g == "month")
+	return p.Whole || !(p.Grain == "week" && g == "month")
 }
 
 // partitionGrains are the functions of a date or timestamp column a ClickHouse partition key may

@@ -133,3 +133,28 @@ func TestEngineFullAgreesWithPartitionKey(t *testing.T) {
 		}
 	}
 }
+
+func TestCoarserAndNests(t *testing.T) {
+	for _, tc := range []struct {
+		p              Partitioning
+		grain          string
+		coarser, nests bool
+	}{
+		{Partitioning{Grain: "month"}, "day", true, true},
+		{Partitioning{Grain: "month"}, "month", false, true},
+		{Partitioning{Grain: "week"}, "day", true, true},
+		{Partitioning{Grain: "week"}, "hour", true, true},
+		{Partitioning{Grain: "week"}, "month", false, false},
+		{Partitioning{Grain: "day"}, "month", false, true},
+		{Partitioning{Grain: "day"}, "hour", true, true},
+		{Partitioning{}, "hour", false, true},
+		{Partitioning{Whole: true}, "month", true, true},
+	} {
+		if got := tc.p.Coarser(tc.grain); got != tc.coarser {
+			t.Errorf("%+v coarser than %s: %v", tc.p, tc.grain, got)
+		}
+		if got := tc.p.Nests(tc.grain); got != tc.nests {
+			t.Errorf("%+v nests %s: %v", tc.p, tc.grain, got)
+		}
+	}
+}
