@@ -186,18 +186,26 @@ func TestBackfillWholeTableRewrite(t *testing.T) {
 			t.Errorf("plan: exit %d, lacks %q:\n%s%s", code, want, out, errs)
 		}
 	}
-	code, out, errs = run("backfill", "run", "fix_sales")
-	if code != exitUsage || !strings.Contains(errs, "sales has no PARTITION BY and 558 rows") || !strings.Contains(errs, "run it with --allow-full-rewrite") {
-		t.Errorf("run unasked: exit %d, want %d:\n%s%s", code, exitUsage, out, errs)
+	// unasked: refused alike locally and through a server, exit 2, nothing written
+	srv := serveDemo(t, filepath.Dir(cfg))
+	for _, mode := range [][]string{nil, {"--server", srv.url}} {
+		code, out, errs = cli(t, append(append([]string{"--config", cfg}, mode...), "backfill", "run", "fix_sales")...)
+		if code != exitUsage || !strings.Contains(errs, "sales has no PARTITION BY and 558 rows") || !strings.Contains(errs, "run it with --allow-full-rewrite") {
+			t.Errorf("run unasked %v: exit %d, want %d:\n%s%s", mode, code, exitUsage, out, errs)
+		}
+	}
+	code, out, errs = cli(t, "--config", cfg, "--server", srv.url, "backfill", "run", "fix_sales", "--allow-full-rewrite")
+	if code != 0 || !strings.Contains(out, "run 1 of fix_sales: validated, v2") {
+		t.Fatalf("run --allow-full-rewrite through the server: exit %d: %s%s", code, out, errs)
 	}
 	code, out, errs = run("backfill", "run", "fix_sales", "--allow-full-rewrite")
-	if code != 0 || !strings.Contains(out, "run 1 of fix_sales: validated, v2") {
+	if code != 0 || !strings.Contains(out, "run 2 of fix_sales: validated, v3") {
 		t.Fatalf("run --allow-full-rewrite: exit %d: %s%s", code, out, errs)
 	}
-	live, got := dayChecksums(t, url, "sales__v1"), dayChecksums(t, url, "sales__v2")
+	live, remote, local := dayChecksums(t, url, "sales__v1"), dayChecksums(t, url, "sales__v2"), dayChecksums(t, url, "sales__v3")
 	for day := range live {
-		if inScope := day >= "2026-07-10" && day <= "2026-07-18"; inScope == (live[day] == got[day]) {
-			t.Errorf("%s: live %s, v2 %s (in scope: %v)", day, live[day], got[day], inScope)
+		if inScope := day >= "2026-07-10" && day <= "2026-07-18"; inScope == (live[day] == local[day]) || remote[day] != local[day] {
+			t.Errorf("%s: live %s, v2 %s, v3 %s (in scope: %v)", day, live[day], remote[day], local[day], inScope)
 		}
 	}
 }
