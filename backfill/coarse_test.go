@@ -51,11 +51,17 @@ func loadSalesTables(t *testing.T, e tsql.Engine, clause string) {
 // salesRunner is a runner over the sales backfill (file may edit it) with no rules.
 func salesRunner(t *testing.T, e tsql.Engine, file string) *backfill.Runner {
 	t.Helper()
+	return salesRunnerAt(t, e, file, filepath.Join(t.TempDir(), "state.duckdb"))
+}
+
+// salesRunnerAt is salesRunner with its ledger at state.
+func salesRunnerAt(t *testing.T, e tsql.Engine, file, state string) *backfill.Runner {
+	t.Helper()
 	b, ps := backfill.Parse("backfills/fix_sales.sql", file)
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}
-	l := ledgertest.OpenAt(t, filepath.Join(t.TempDir(), "state.duckdb"))
+	l := ledgertest.OpenAt(t, state)
 	pl := backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"}
 	return backfill.NewRunner(pl, backfill.Store{L: l}, backfill.Validator{})
 }
@@ -76,12 +82,17 @@ func salesDays(t *testing.T, e tsql.Engine, rel, where string) map[string]string
 	return out
 }
 
-func scoped(day string) bool { return day >= "2026-07-10" && day <= "2026-07-18" }
-
 // checkRebuilt fails unless version rel has the live sales__v1's rows on every day outside the
 // scope, byte for byte (by checksum), and the transform's on the nine days inside it.
 func checkRebuilt(t *testing.T, e tsql.Engine, rel string) {
 	t.Helper()
+	checkRebuiltScope(t, e, rel, "2026-07-10", "2026-07-18")
+}
+
+// checkRebuiltScope is checkRebuilt for the scope from..to.
+func checkRebuiltScope(t *testing.T, e tsql.Engine, rel, from, to string) {
+	t.Helper()
+	scoped := func(day string) bool { return day >= from && day <= to }
 	live, got, want := salesDays(t, e, "sales__v1", ""), salesDays(t, e, rel, ""), salesDays(t, e, "sales_raw", "")
 	if len(got) != 62 {
 		t.Errorf("%s has %d days, want 62", rel, len(got))
