@@ -41,16 +41,20 @@ func (s *Server) diffOf(c echo.Context) (*reconcile.Result, error) {
 	return s.diffs.Get(c.Request().Context(), id)
 }
 
-// diffPartitionOf finds the partition named in the path, or a 404.
-func diffPartitionOf(c echo.Context, r *reconcile.Result) (*reconcile.Partition, error) {
+// diffPartitionOf reads the diff and finds the partition named in the path, or a 404.
+func (s *Server) diffPartitionOf(c echo.Context) (*reconcile.Result, *reconcile.Partition, error) {
+	r, err := s.diffOf(c)
+	if err != nil {
+		return nil, nil, err
+	}
 	name, err := url.PathUnescape(c.Param("partition"))
 	if err != nil {
 		name = c.Param("partition")
 	}
 	if p := r.Partition(name); p != nil {
-		return p, nil
+		return r, p, nil
 	}
-	return nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("Diff %d has no partition %s.", r.ID, name))
+	return nil, nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("Diff %d has no partition %s.", r.ID, name))
 }
 
 func sideLabel(s reconcile.SideInfo) string {
