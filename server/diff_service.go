@@ -155,27 +155,6 @@ func schemaLine(sign string, c reconcile.ColumnInfo) string {
 	return s
 }
 
-// valueText shows a sample value: NULL for nil, numbers and text as they are.
-func valueText(v any) string {
-	if v == nil {
-		return "NULL"
-	}
-	return fmt.Sprint(v)
-}
-
-func keyText(k map[string]any) string {
-	names := make([]string, 0, len(k))
-	for n := range k {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = n + "=" + valueText(k[n])
-	}
-	return strings.Join(parts, " ")
-}
-
 // diffPartitionView lays one partition and its samples out for the drill-down.
 func (s *Server) diffPartitionView(r *reconcile.Result, p *reconcile.Partition) page.DiffPartition {
 	d := page.DiffPartition{
@@ -193,7 +172,7 @@ func (s *Server) diffPartitionView(r *reconcile.Result, p *reconcile.Partition) 
 	row := func(x reconcile.Row) []string {
 		cells := make([]string, len(r.Compared))
 		for i, c := range r.Compared {
-			cells[i] = valueText(x.Values[c])
+			cells[i] = reconcile.ValueText(x.Values[c])
 		}
 		return cells
 	}
@@ -204,14 +183,14 @@ func (s *Server) diffPartitionView(r *reconcile.Result, p *reconcile.Partition) 
 		d.Removed = append(d.Removed, row(x))
 	}
 	for _, x := range p.Samples.Changed {
-		ch := page.DiffChange{Key: keyText(x.Key)}
+		ch := page.DiffChange{Key: reconcile.KeyText(x.Key)}
 		for _, c := range x.Columns {
-			ch.Columns = append(ch.Columns, page.DiffValueChange{Column: c.Column, Old: valueText(c.Old), New: valueText(c.New)})
+			ch.Columns = append(ch.Columns, page.DiffValueChange{Column: c.Column, Old: reconcile.ValueText(c.Old), New: reconcile.ValueText(c.New)})
 		}
 		d.Changed = append(d.Changed, ch)
 	}
 	for _, x := range p.Samples.Duplicates {
-		d.Duplicates = append(d.Duplicates, page.DiffDuplicate{Key: keyText(x.Key), OldRows: x.OldRows, NewRows: x.NewRows})
+		d.Duplicates = append(d.Duplicates, page.DiffDuplicate{Key: reconcile.KeyText(x.Key), OldRows: x.OldRows, NewRows: x.NewRows})
 	}
 	return d
 }
