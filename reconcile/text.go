@@ -5,7 +5,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -77,13 +76,8 @@ func (r *Result) WriteText(w io.Writer, opt TextOptions) error {
 	fmt.Fprintf(b, "\nrows: %d added, %d removed, %d changed, %d duplicate %s\n", r.Rows.Added, r.Rows.Removed,
 		r.Rows.Changed, r.Rows.DuplicateKeys, plural(int(r.Rows.DuplicateKeys), "key", "keys"))
 	if len(r.ChangedColumns) > 0 {
-		names := make([]string, 0, len(r.ChangedColumns))
-		for c := range r.ChangedColumns {
-			names = append(names, c)
-		}
-		sort.Strings(names)
 		var parts []string
-		for _, c := range names {
+		for _, c := range slices.Sorted(maps.Keys(r.ChangedColumns)) {
 			parts = append(parts, fmt.Sprintf("%s %d", c, r.ChangedColumns[c]))
 		}
 		fmt.Fprintf(b, "changed columns: %s\n", strings.Join(parts, ", "))
