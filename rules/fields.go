@@ -26,18 +26,18 @@ func (p *fieldParser) get(key string) (string, int, bool) {
 }
 
 func (p *fieldParser) ident(key string) string {
-	v, line, ok := p.get(key)
-	if ok && !identRe.MatchString(v) {
-		p.bad(line, "%s %q: want one column name", key, v)
-		return ""
-	}
-	return v
+	return p.matching(key, identRe, "one column name")
 }
 
 func (p *fieldParser) relation(key string) string {
+	return p.matching(key, relationRe, "a table or view name (name or schema.name)")
+}
+
+// matching reads key, saying `key "value": want what` (and giving "") where re refuses it.
+func (p *fieldParser) matching(key string, re *regexp.Regexp, what string) string {
 	v, line, ok := p.get(key)
-	if ok && !relationRe.MatchString(v) {
-		p.bad(line, "%s %q: want a table or view name (name or schema.name)", key, v)
+	if ok && !re.MatchString(v) {
+		p.bad(line, "%s %q: want %s", key, v, what)
 		return ""
 	}
 	return v
