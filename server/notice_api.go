@@ -86,11 +86,7 @@ func (s *Server) apiNoticeEdit(c echo.Context) error {
 }
 
 func (s *Server) apiNotice(c echo.Context, fn func(ops.Notices, int64) (notices.JSON, error)) error {
-	n, err := s.notices()
-	if err != nil {
-		return err
-	}
-	id, err := noticeID(c)
+	n, id, err := s.noticesFor(c)
 	if err != nil {
 		return err
 	}
