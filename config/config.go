@@ -8,9 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"trueup/fault"
 	"unicode/utf8"
@@ -195,12 +196,7 @@ func (c *Config) validate(data []byte) error {
 
 // TargetNames lists the targets in name order.
 func (c *Config) TargetNames() []string {
-	names := make([]string, 0, len(c.Targets))
-	for n := range c.Targets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(c.Targets))
 }
 
 // TargetURL returns the URL of a named target with relative DuckDB paths resolved against the

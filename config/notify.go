@@ -2,10 +2,11 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/mail"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -147,12 +148,7 @@ func (n *Notify) UnmarshalYAML(node *yaml.Node) error {
 
 // WebhookNames lists the webhooks in name order.
 func (n *Notify) WebhookNames() []string {
-	names := make([]string, 0, len(n.Webhooks))
-	for name := range n.Webhooks {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(n.Webhooks))
 }
 
 // UnmarshalYAML decodes and checks one webhook.

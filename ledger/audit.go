@@ -83,7 +83,7 @@ func (l *Ledger) AuditLog(ctx context.Context, f AuditFilter) ([]Entry, error) {
 		f.Limit = 100
 	}
 	f.Limit = min(f.Limit, MaxAuditLimit+1)
-	rows, err := l.db.QueryContext(ctx, `SELECT id, at_time, actor, action, target, CAST(params AS VARCHAR), outcome, detail
+	out, err := Select(ctx, l.db, scanEntry, `SELECT id, at_time, actor, action, target, CAST(params AS VARCHAR), outcome, detail
 		FROM audit_log
 		WHERE (? = '' OR action = ?) AND (? = '' OR target = ?) AND (? = '' OR actor = ?)
 		ORDER BY id DESC LIMIT ? OFFSET ?`,
@@ -91,19 +91,18 @@ func (l *Ledger) AuditLog(ctx context.Context, f AuditFilter) ([]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger: audit log: %w", err)
 	}
-	defer rows.Close()
-	var out []Entry
-	for rows.Next() {
-		var e Entry
-		var params string
-		if err := rows.Scan(&e.ID, &e.At, &e.Actor, &e.Action, &e.Target, &params, &e.Outcome, &e.Detail); err != nil {
-			return nil, err
-		}
-		e.At = e.At.UTC()
-		if err := json.Unmarshal([]byte(params), &e.Params); err != nil {
-			return nil, fmt.Errorf("ledger: audit %d params: %w", e.ID, err)
-		}
-		out = append(out, e)
+	return out, nil
+}
+
+func scanEntry(sc Scanner) (Entry, error) {
+	var e Entry
+	var params string
+	if err := sc.Scan(&e.ID, &e.At, &e.Actor, &e.Action, &e.Target, &params, &e.Outcome, &e.Detail); err != nil {
+		return e, err
 	}
-	return out, rows.Err()
+	e.At = e.At.UTC()
+	if err := json.Unmarshal([]byte(params), &e.Params); err != nil {
+		return e, fmt.Errorf("audit %d params: %w", e.ID, err)
+	}
+	return e, nil
 }

@@ -271,6 +271,16 @@ func (l *Ledger) SchemaVersion(ctx context.Context) (int, error) {
 // Scanner is a row, or the current row of a result set.
 type Scanner = interface{ Scan(...any) error }
 
+// Select runs query on q and reads every row it returns with scan: the query-then-Collect of
+// every store's list reads, written once so that a caller wraps its one error once.
+func Select[T any](ctx context.Context, q Querier, scan func(Scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return Collect(rows, scan)
+}
+
 // Collect reads every row of rows with scan, then closes rows.
 func Collect[T any](rows *dbsql.Rows, scan func(Scanner) (T, error)) ([]T, error) {
 	defer rows.Close()

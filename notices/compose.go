@@ -259,12 +259,8 @@ func stateLine(n Notice) string {
 		if t.From == StateRolledBack {
 			// a rollback (or a swap) made the change live again; the reason is the operator's
 			// words, as on the rolled-back line
-			s := "Status: completed. The new data went live again" + at(StateCompleted) +
-				", after it had been rolled back" + at(StateRolledBack) + "."
-			if t.Reason != "" {
-				s += " Reason: " + t.Reason
-			}
-			return s
+			return withReason("Status: completed. The new data went live again"+at(StateCompleted)+
+				", after it had been rolled back"+at(StateRolledBack)+".", t.Reason)
 		}
 		s := "Status: completed. The new data went live" + at(StateCompleted)
 		if t.From == StateWithdrawn {
@@ -277,20 +273,20 @@ func stateLine(n Notice) string {
 		return s
 	case StateRolledBack:
 		t, _ := n.Transitioned(StateRolledBack)
-		s := "Status: rolled back" + at(StateRolledBack) + ". The previous data is live again."
-		if t.Reason != "" {
-			s += " Reason: " + t.Reason
-		}
-		return s
+		return withReason("Status: rolled back"+at(StateRolledBack)+". The previous data is live again.", t.Reason)
 	case StateWithdrawn:
 		t, _ := n.Transitioned(StateWithdrawn)
-		s := "Status: withdrawn" + at(StateWithdrawn) + ". The change will not happen as announced."
-		if t.Reason != "" {
-			s += " Reason: " + t.Reason
-		}
-		return s
+		return withReason("Status: withdrawn"+at(StateWithdrawn)+". The change will not happen as announced.", t.Reason)
 	}
 	return "Status: " + string(n.State) + "."
+}
+
+// withReason adds the operator's reason to a status line, in their words, when they gave one.
+func withReason(status, reason string) string {
+	if reason == "" {
+		return status
+	}
+	return status + " Reason: " + reason
 }
 
 // sentence makes a reason someone typed read as a sentence: a capital first letter and a full

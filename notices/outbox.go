@@ -290,11 +290,7 @@ func (o *Outbox) backoff(attempts int) time.Duration {
 }
 
 func (o *Outbox) query(ctx context.Context, where string, args ...any) ([]Delivery, error) {
-	rows, err := o.l.DB().QueryContext(ctx, "SELECT "+deliveryCols+" FROM outbox "+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("notices: outbox: %w", err)
-	}
-	out, err := ledger.Collect(rows, scanDelivery)
+	out, err := ledger.Select(ctx, o.l.DB(), scanDelivery, "SELECT "+deliveryCols+" FROM outbox "+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("notices: outbox: %w", err)
 	}

@@ -103,64 +103,50 @@ func getNotice(ctx context.Context, q ledger.Querier, id int64) (Notice, error) 
 }
 
 func loadHistory(ctx context.Context, q ledger.Querier, n *Notice) error {
-	rows, err := q.QueryContext(ctx, `SELECT from_state, to_state, at_time, actor, reason FROM notice_transitions
-		WHERE notice_id = ? ORDER BY seq`, n.ID)
+	var err error
+	n.Transitions, err = ledger.Select(ctx, q, scanTransition, `SELECT from_state, to_state, at_time, actor, reason
+		FROM notice_transitions WHERE notice_id = ? ORDER BY seq`, n.ID)
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var t Transition
-		if err := rows.Scan(&t.From, &t.To, &t.At, &t.Actor, &t.Reason); err != nil {
-			rows.Close()
-			return err
-		}
-		t.At = t.At.UTC()
-		n.Transitions = append(n.Transitions, t)
-	}
-	rows.Close()
-	rows, err = q.QueryContext(ctx, `SELECT revision, title, body, at_time, actor FROM notice_revisions
-		WHERE notice_id = ? ORDER BY revision`, n.ID)
+	n.Revisions, err = ledger.Select(ctx, q, scanRevision, `SELECT revision, title, body, at_time, actor
+		FROM notice_revisions WHERE notice_id = ? ORDER BY revision`, n.ID)
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var r Revision
-		if err := rows.Scan(&r.N, &r.Title, &r.Body, &r.At, &r.Actor); err != nil {
-			rows.Close()
-			return err
-		}
-		r.At = r.At.UTC()
-		n.Revisions = append(n.Revisions, r)
+	n.Recipients, err = ledger.Select(ctx, q, scanRecipient, `SELECT recipient, token, added_at, acked_at
+		FROM notice_recipients WHERE notice_id = ? ORDER BY recipient`, n.ID)
+	return err
+}
+
+func scanTransition(sc ledger.Scanner) (Transition, error) {
+	var t Transition
+	err := sc.Scan(&t.From, &t.To, &t.At, &t.Actor, &t.Reason)
+	t.At = t.At.UTC()
+	return t, err
+}
+
+func scanRevision(sc ledger.Scanner) (Revision, error) {
+	var r Revision
+	err := sc.Scan(&r.N, &r.Title, &r.Body, &r.At, &r.Actor)
+	r.At = r.At.UTC()
+	return r, err
+}
+
+func scanRecipient(sc ledger.Scanner) (Recipient, error) {
+	var r Recipient
+	var acked dbsql.NullTime
+	err := sc.Scan(&r.ID, &r.Token, &r.AddedAt, &acked)
+	r.AddedAt = r.AddedAt.UTC()
+	if acked.Valid {
+		r.AckedAt = acked.Time.UTC()
 	}
-	rows.Close()
-	rows, err = q.QueryContext(ctx, `SELECT recipient, token, added_at, acked_at FROM notice_recipients
-		WHERE notice_id = ? ORDER BY recipient`, n.ID)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var r Recipient
-		var acked dbsql.NullTime
-		if err := rows.Scan(&r.ID, &r.Token, &r.AddedAt, &acked); err != nil {
-			return err
-		}
-		r.AddedAt = r.AddedAt.UTC()
-		if acked.Valid {
-			r.AckedAt = acked.Time.UTC()
-		}
-		n.Recipients = append(n.Recipients, r)
-	}
-	return rows.Err()
+	return r, err
 }
 
 // listNotices returns every notice newest first, without history.
 func listNotices(ctx context.Context, q ledger.Querier) ([]Notice, error) {
-	rows, err := q.QueryContext(ctx, "SELECT "+noticeCols+" FROM notices ORDER BY id DESC")
-	if err != nil {
-		return nil, fmt.Errorf("notices: list: %w", err)
-	}
-	out, err := ledger.Collect(rows, scanNotice)
+	out, err := ledger.Select(ctx, q, scanNotice, "SELECT "+noticeCols+" FROM notices ORDER BY id DESC")
 	if err != nil {
 		return nil, fmt.Errorf("notices: list: %w", err)
 	}

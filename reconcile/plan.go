@@ -313,24 +313,23 @@ func (p *plan) keyHash(d tsql.Dialect, new bool) string {
 
 // keyNotNull is the condition that leaves out rows whose key has a NULL ("" when none can).
 func (p *plan) keyNotNull(d tsql.Dialect, new bool) string {
-	var conds []string
-	for _, c := range p.key {
-		if col := c.side(new); col.Nullable {
-			conds = append(conds, d.Quote(col.Name)+" IS NOT NULL")
-		}
-	}
-	return strings.Join(conds, " AND ")
+	return p.nullableKeyTest(d, new, " IS NOT NULL", " AND ")
 }
 
 // keyIsNull is the condition matching rows whose key has a NULL ("" when none can).
 func (p *plan) keyIsNull(d tsql.Dialect, new bool) string {
+	return p.nullableKeyTest(d, new, " IS NULL", " OR ")
+}
+
+// nullableKeyTest puts test after each key column of one side that may hold a NULL, joined by op.
+func (p *plan) nullableKeyTest(d tsql.Dialect, new bool, test, op string) string {
 	var conds []string
 	for _, c := range p.key {
 		if col := c.side(new); col.Nullable {
-			conds = append(conds, d.Quote(col.Name)+" IS NULL")
+			conds = append(conds, d.Quote(col.Name)+test)
 		}
 	}
-	return strings.Join(conds, " OR ")
+	return strings.Join(conds, op)
 }
 
 // nullableKey reports whether either side may hold a row whose key has a NULL.

@@ -138,24 +138,21 @@ func (s *Store) Get(ctx context.Context, id int64) (*Result, error) {
 		return nil, fmt.Errorf("reconcile: diff %d: %w", id, err)
 	}
 	r.ID = id
-	rows, err := s.l.DB().QueryContext(ctx, "SELECT CAST(detail AS VARCHAR) FROM reconcile_partitions WHERE diff_id = ? ORDER BY seq", id)
+	ps, err := ledger.Select(ctx, s.l.DB(), scanPartition, "SELECT CAST(detail AS VARCHAR) FROM reconcile_partitions WHERE diff_id = ? ORDER BY seq", id)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: diff %d: %w", id, err)
 	}
-	defer rows.Close()
-	r.Partitions = r.Partitions[:0]
-	for rows.Next() {
-		var detail string
-		if err := rows.Scan(&detail); err != nil {
-			return nil, err
-		}
-		p := &Partition{}
-		if err := decode(detail, p); err != nil {
-			return nil, fmt.Errorf("reconcile: diff %d: %w", id, err)
-		}
-		r.Partitions = append(r.Partitions, p)
+	r.Partitions = append(r.Partitions[:0], ps...)
+	return r, nil
+}
+
+func scanPartition(sc ledger.Scanner) (*Partition, error) {
+	var detail string
+	if err := sc.Scan(&detail); err != nil {
+		return nil, err
 	}
-	return r, rows.Err()
+	p := &Partition{}
+	return p, decode(detail, p)
 }
 
 // decode reads JSON keeping numbers in samples exact (json.Number), not rounded through float64.
@@ -170,30 +167,29 @@ func (s *Store) List(ctx context.Context, limit int) ([]Saved, error) {
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}
-	rows, err := s.l.DB().QueryContext(ctx, `SELECT id, created_at, label, actor, CAST(json_extract(result, '$.old') AS VARCHAR),
+	out, err := ledger.Select(ctx, s.l.DB(), scanSaved, `SELECT id, created_at, label, actor, CAST(json_extract(result, '$.old') AS VARCHAR),
 		CAST(json_extract(result, '$.new') AS VARCHAR), differs, expectations_met, partitions, unexpected, rows_added,
 		rows_removed, rows_changed, duplicate_keys, rows_transferred FROM reconcile_diffs ORDER BY id DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: list diffs: %w", err)
 	}
-	defer rows.Close()
-	var out []Saved
-	for rows.Next() {
-		var d Saved
-		var old, new string
-		if err := rows.Scan(&d.ID, &d.CreatedAt, &d.Label, &d.Actor, &old, &new, &d.Differs, &d.ExpectationsMet,
-			&d.Partitions, &d.Unexpected, &d.Rows.Added, &d.Rows.Removed, &d.Rows.Changed, &d.Rows.DuplicateKeys,
-			&d.RowsTransferred); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal([]byte(old), &d.Old); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal([]byte(new), &d.New); err != nil {
-			return nil, err
-		}
-		d.CreatedAt = d.CreatedAt.UTC()
-		out = append(out, d)
+	return out, nil
+}
+
+func scanSaved(sc ledger.Scanner) (Saved, error) {
+	var d Saved
+	var old, new string
+	if err := sc.Scan(&d.ID, &d.CreatedAt, &d.Label, &d.Actor, &old, &new, &d.Differs, &d.ExpectationsMet,
+		&d.Partitions, &d.Unexpected, &d.Rows.Added, &d.Rows.Removed, &d.Rows.Changed, &d.Rows.DuplicateKeys,
+		&d.RowsTransferred); err != nil {
+		return d, err
 	}
-	return out, rows.Err()
+	if err := json.Unmarshal([]byte(old), &d.Old); err != nil {
+		return d, err
+	}
+	if err := json.Unmarshal([]byte(new), &d.New); err != nil {
+		return d, err
+	}
+	d.CreatedAt = d.CreatedAt.UTC()
+	return d, nil
 }

@@ -3,7 +3,8 @@ package reconcile
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -75,13 +76,8 @@ func (r *Result) WriteText(w io.Writer, opt TextOptions) error {
 	fmt.Fprintf(b, "\nrows: %d added, %d removed, %d changed, %d duplicate %s\n", r.Rows.Added, r.Rows.Removed,
 		r.Rows.Changed, r.Rows.DuplicateKeys, plural(int(r.Rows.DuplicateKeys), "key", "keys"))
 	if len(r.ChangedColumns) > 0 {
-		names := make([]string, 0, len(r.ChangedColumns))
-		for c := range r.ChangedColumns {
-			names = append(names, c)
-		}
-		sort.Strings(names)
 		var parts []string
-		for _, c := range names {
+		for _, c := range slices.Sorted(maps.Keys(r.ChangedColumns)) {
 			parts = append(parts, fmt.Sprintf("%s %d", c, r.ChangedColumns[c]))
 		}
 		fmt.Fprintf(b, "changed columns: %s\n", strings.Join(parts, ", "))
@@ -122,18 +118,6 @@ func writeSamples(b *strings.Builder, s Samples, n int) {
 	if n <= 0 {
 		n = 5
 	}
-	key := func(k map[string]any) string {
-		names := make([]string, 0, len(k))
-		for c := range k {
-			names = append(names, c)
-		}
-		sort.Strings(names)
-		var parts []string
-		for _, c := range names {
-			parts = append(parts, fmt.Sprintf("%s=%v", c, show(k[c])))
-		}
-		return strings.Join(parts, " ")
-	}
 	var lines []string
 	for i, c := range s.Changed {
 		if i == n {
@@ -141,38 +125,49 @@ func writeSamples(b *strings.Builder, s Samples, n int) {
 		}
 		var cols []string
 		for _, x := range c.Columns {
-			cols = append(cols, fmt.Sprintf("%s %v → %v", x.Column, show(x.Old), show(x.New)))
+			cols = append(cols, fmt.Sprintf("%s %v → %v", x.Column, ValueText(x.Old), ValueText(x.New)))
 		}
-		lines = append(lines, fmt.Sprintf("  changed  %s  %s: %s", c.Partition, key(c.Key), strings.Join(cols, ", ")))
+		lines = append(lines, fmt.Sprintf("  changed  %s  %s: %s", c.Partition, KeyText(c.Key), strings.Join(cols, ", ")))
 	}
 	for i, a := range s.Added {
 		if i == n {
 			break
 		}
-		lines = append(lines, fmt.Sprintf("  added    %s  %s", a.Partition, key(a.Key)))
+		lines = append(lines, fmt.Sprintf("  added    %s  %s", a.Partition, KeyText(a.Key)))
 	}
 	for i, a := range s.Removed {
 		if i == n {
 			break
 		}
-		lines = append(lines, fmt.Sprintf("  removed  %s  %s", a.Partition, key(a.Key)))
+		lines = append(lines, fmt.Sprintf("  removed  %s  %s", a.Partition, KeyText(a.Key)))
 	}
 	for i, d := range s.Duplicates {
 		if i == n {
 			break
 		}
-		lines = append(lines, fmt.Sprintf("  duplicate %s  %s: %d old rows, %d new rows", d.Partition, key(d.Key), d.OldRows, d.NewRows))
+		lines = append(lines, fmt.Sprintf("  duplicate %s  %s: %d old rows, %d new rows", d.Partition, KeyText(d.Key), d.OldRows, d.NewRows))
 	}
 	if len(lines) > 0 {
 		b.WriteString("samples:\n" + strings.Join(lines, "\n") + "\n")
 	}
 }
 
-func show(v any) string {
+// ValueText shows a sample value: NULL for nil, numbers and text as they are. The text and the
+// pages show samples alike.
+func ValueText(v any) string {
 	if v == nil {
 		return "NULL"
 	}
 	return fmt.Sprint(v)
+}
+
+// KeyText shows a sample row's key as column=value pairs in column-name order.
+func KeyText(k map[string]any) string {
+	parts := make([]string, 0, len(k))
+	for _, c := range slices.Sorted(maps.Keys(k)) {
+		parts = append(parts, c+"="+ValueText(k[c]))
+	}
+	return strings.Join(parts, " ")
 }
 
 func schemaText(s Schema) string {

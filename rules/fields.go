@@ -26,21 +26,41 @@ func (p *fieldParser) get(key string) (string, int, bool) {
 }
 
 func (p *fieldParser) ident(key string) string {
+	return p.matching(key, identRe, "one column name")
+}
+
+func (p *fieldParser) relation(key string) string {
+	return p.matching(key, relationRe, "a table or view name (name or schema.name)")
+}
+
+// matching reads key, saying `key "value": want what` (and giving "") where re refuses it.
+func (p *fieldParser) matching(key string, re *regexp.Regexp, what string) string {
 	v, line, ok := p.get(key)
-	if ok && !identRe.MatchString(v) {
-		p.bad(line, "%s %q: want one column name", key, v)
+	if ok && !re.MatchString(v) {
+		p.bad(line, "%s %q: want %s", key, v, what)
 		return ""
 	}
 	return v
 }
 
-func (p *fieldParser) relation(key string) string {
+// parsed reads key with parse, saying `key "value": why` where parse refuses it; the zero T
+// when the key is not given. A refused value is still returned, as parse left it.
+func parsed[T any](p *fieldParser, key string, parse func(string) (T, error)) T {
 	v, line, ok := p.get(key)
-	if ok && !relationRe.MatchString(v) {
-		p.bad(line, "%s %q: want a table or view name (name or schema.name)", key, v)
-		return ""
+	if !ok {
+		var zero T
+		return zero
 	}
-	return v
+	x, err := parse(v)
+	if err != nil {
+		p.bad(line, "%s %q: %v", key, v, err)
+	}
+	return x
+}
+
+// checkedExpression is a measure as written, checked to be one SQL expression.
+func checkedExpression(v string) (string, error) {
+	return v, expression(v)
 }
 
 func (p *fieldParser) list(key string, re *regexp.Regexp, what string) []string {
@@ -103,13 +123,7 @@ func (p *fieldParser) fill(r *Rule) {
 		}
 		r.MinRows = n
 	}
-	if v, line, ok := p.get("expect"); ok {
-		e, err := parseExpect(v)
-		if err != nil {
-			p.bad(line, "expect %q: %v", v, err)
-		}
-		r.Expect = e
-	}
+	r.Expect = parsed(p, "expect", parseExpect)
 	r.Column = p.ident("column")
 	r.Parent = p.relation("parent")
 	r.ParentCol = p.ident("parent_column")
@@ -117,23 +131,12 @@ func (p *fieldParser) fill(r *Rule) {
 		r.ParentCol = r.Column
 	}
 	r.Dimension = p.ident("dimension")
-	if v, line, ok := p.get("measure"); ok {
-		if err := expression(v); err != nil {
-			p.bad(line, "measure %q: %v", v, err)
-		}
-		r.Measure = v
-	}
+	r.Measure = parsed(p, "measure", checkedExpression)
 	if r.Kind == Distribution && r.Measure == "" {
 		r.Measure = "count(*)"
 	}
 	p.reference(r)
-	if v, line, ok := p.get("tolerance"); ok {
-		t, err := parseTolerance(v)
-		if err != nil {
-			p.bad(line, "tolerance %q: %v", v, err)
-		}
-		r.Tolerance = t
-	}
+	r.Tolerance = parsed(p, "tolerance", parseTolerance)
 	if v, line, ok := p.get("baseline"); ok {
 		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSuffix(v, " partitions"), " days"))
 		if err != nil || n < 1 || n > 366 {
@@ -148,13 +151,7 @@ func (p *fieldParser) fill(r *Rule) {
 		}
 		r.Threshold = f
 	}
-	if v, line, ok := p.get("max_age"); ok {
-		d, err := parseAge(v)
-		if err != nil {
-			p.bad(line, "max_age %q: %v", v, err)
-		}
-		r.MaxAge = d
-	}
+	r.MaxAge = parsed(p, "max_age", parseAge)
 }
 
 func (p *fieldParser) reference(r *Rule) {
@@ -174,12 +171,7 @@ func (p *fieldParser) reference(r *Rule) {
 	}
 	r.Reference.Target, _, _ = p.get("reference_target")
 	r.Reference.Partition = p.ident("reference_partition")
-	if v, line, ok := p.get("reference_measure"); ok {
-		if err := expression(v); err != nil {
-			p.bad(line, "reference_measure %q: %v", v, err)
-		}
-		r.Reference.Measure = v
-	}
+	r.Reference.Measure = parsed(p, "reference_measure", checkedExpression)
 	if r.Reference.Select != "" {
 		for _, k := range []string{"reference_partition", "reference_measure"} {
 			if h, ok := p.keys[k]; ok {

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"trueup/fault"
 
@@ -48,11 +48,7 @@ func (m TargetMap) Engine(name string) (tsql.Engine, error) {
 	if e, ok := m.Engines[name]; ok {
 		return e, nil
 	}
-	names := make([]string, 0, len(m.Engines))
-	for n := range m.Engines {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(m.Engines))
 	return nil, fmt.Errorf("unknown target %q (have %s)", name, strings.Join(names, ", "))
 }
 

@@ -2,6 +2,8 @@ package rules
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -285,14 +287,14 @@ func limited(query string, n int) string {
 	return "SELECT * FROM (\n" + query + "\n) AS _tu_q LIMIT " + strconv.Itoa(n)
 }
 
+// ruleNames are the names of the rules the query checks, in name order.
+func (q *query) ruleNames() []string {
+	return slices.Sorted(maps.Keys(q.rules))
+}
+
 func (q *query) render() string {
 	d := q.engine.Dialect()
-	names := make([]string, 0, len(q.rules))
-	for r := range q.rules {
-		names = append(names, r)
-	}
-	sort.Strings(names)
-	head := "-- rules: " + strings.Join(names, ", ") + "\n"
+	head := "-- rules: " + strings.Join(q.ruleNames(), ", ") + "\n"
 	switch q.mode {
 	case rawNeed:
 		if q.limit > 0 {

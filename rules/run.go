@@ -93,12 +93,7 @@ func (rn *Runner) Plan(rules []*Rule) *Plan {
 	index := map[*query]int{}
 	for i, q := range p.queries {
 		index[q] = i
-		var names []string
-		for n := range q.rules {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		out.Queries = append(out.Queries, PlannedQuery{Target: q.engine.Info().Target, SQL: q.render(), Rules: names})
+		out.Queries = append(out.Queries, PlannedQuery{Target: q.engine.Info().Target, SQL: q.render(), Rules: q.ruleNames()})
 	}
 	for _, c := range checks {
 		pr := PlannedRule{Rule: c.rule.Name, Kind: c.rule.Kind, Judge: c.rule.Explain()}

@@ -187,11 +187,8 @@ func (s *Store) History(ctx context.Context, rule string, limit int) ([]Result, 
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.l.DB().QueryContext(ctx, "SELECT "+resultColumns+" FROM rule_results WHERE rule = ? ORDER BY at_time DESC, run_id DESC LIMIT ?", rule, limit)
-	if err != nil {
-		return nil, fmt.Errorf("rules: history of %s: %w", rule, err)
-	}
-	out, err := ledger.Collect(rows, scanResult)
+	out, err := ledger.Select(ctx, s.l.DB(), scanResult,
+		"SELECT "+resultColumns+" FROM rule_results WHERE rule = ? ORDER BY at_time DESC, run_id DESC LIMIT ?", rule, limit)
 	if err != nil {
 		return nil, fmt.Errorf("rules: history of %s: %w", rule, err)
 	}
@@ -242,12 +239,8 @@ func (s *Store) Alerts(ctx context.Context, rule string, limit int) ([]Alert, er
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.l.DB().QueryContext(ctx, "SELECT "+alertColumns+" FROM rule_alerts WHERE (? = '' OR rule = ?) ORDER BY id DESC LIMIT ?",
-		rule, rule, limit)
-	if err != nil {
-		return nil, fmt.Errorf("rules: alerts: %w", err)
-	}
-	out, err := ledger.Collect(rows, scanAlert)
+	out, err := ledger.Select(ctx, s.l.DB(), scanAlert,
+		"SELECT "+alertColumns+" FROM rule_alerts WHERE (? = '' OR rule = ?) ORDER BY id DESC LIMIT ?", rule, rule, limit)
 	if err != nil {
 		return nil, fmt.Errorf("rules: alerts: %w", err)
 	}
@@ -280,11 +273,7 @@ func scanAlert(sc ledger.Scanner) (Alert, error) {
 func (s *Store) SendAlerts(ctx context.Context, send func(context.Context, Alert) error) (int, error) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
-	rows, err := s.l.DB().QueryContext(ctx, "SELECT "+alertColumns+" FROM rule_alerts WHERE delivered_at IS NULL ORDER BY id")
-	if err != nil {
-		return 0, fmt.Errorf("rules: send alerts: %w", err)
-	}
-	waiting, err := ledger.Collect(rows, scanAlert)
+	waiting, err := ledger.Select(ctx, s.l.DB(), scanAlert, "SELECT "+alertColumns+" FROM rule_alerts WHERE delivered_at IS NULL ORDER BY id")
 	if err != nil {
 		return 0, fmt.Errorf("rules: send alerts: %w", err)
 	}

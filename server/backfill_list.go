@@ -60,12 +60,7 @@ func (s *Server) apiBackfillList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	nextLink(c, w, len(list) > w.Offset+w.Limit)
-	list = slice(list, w)
-	if list == nil {
-		return c.JSON(http.StatusOK, []any{})
-	}
-	return c.JSON(http.StatusOK, list)
+	return c.JSON(http.StatusOK, apiWindow(c, w, list))
 }
 
 // apiBackfillHistory answers GET /api/v1/backfills/history: past runs counted by reason.

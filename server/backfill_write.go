@@ -58,39 +58,41 @@ func previewTable(t backfill.PreviewTable) page.DiffTable {
 
 // backfillRun answers POST /backfills/:name/run: start building in the background.
 func (s *Server) backfillRun(c echo.Context) error {
-	svc, err := s.backfills()
-	if err != nil {
+	return s.backfillWrite(c, func(svc ops.Backfills, req ops.BackfillRequest) error {
+		sample, _ := strconv.Atoi(c.FormValue("sample"))
+		_, err := svc.Run(c.Request().Context(), ops.BackfillRunRequest{Name: req.Name, Sample: max(sample, 0), Actor: req.Actor})
 		return err
-	}
-	sample, _ := strconv.Atoi(c.FormValue("sample"))
-	if _, err := svc.Run(c.Request().Context(), ops.BackfillRunRequest{Name: c.Param("name"), Sample: max(sample, 0), Actor: s.actor(c)}); err != nil {
-		return err
-	}
-	return c.Redirect(http.StatusSeeOther, backfillHref(c.Param("name")))
+	})
 }
 
 // backfillResume answers POST /backfills/:name/resume.
 func (s *Server) backfillResume(c echo.Context) error {
-	svc, err := s.backfills()
-	if err != nil {
+	return s.backfillWrite(c, func(svc ops.Backfills, req ops.BackfillRequest) error {
+		_, err := svc.Resume(c.Request().Context(), req)
 		return err
-	}
-	if _, err := svc.Resume(c.Request().Context(), ops.BackfillRequest{Name: c.Param("name"), Actor: s.actor(c)}); err != nil {
-		return err
-	}
-	return c.Redirect(http.StatusSeeOther, backfillHref(c.Param("name")))
+	})
 }
 
 // backfillCancel answers POST /backfills/:name/cancel.
 func (s *Server) backfillCancel(c echo.Context) error {
+	return s.backfillWrite(c, func(svc ops.Backfills, req ops.BackfillRequest) error {
+		_, err := svc.Cancel(c.Request().Context(), req)
+		return err
+	})
+}
+
+// backfillWrite carries out a form's action on the backfill named in the path, as the signed-in
+// operator, and takes the browser back to the backfill's page.
+func (s *Server) backfillWrite(c echo.Context, fn func(ops.Backfills, ops.BackfillRequest) error) error {
 	svc, err := s.backfills()
 	if err != nil {
 		return err
 	}
-	if _, err := svc.Cancel(c.Request().Context(), ops.BackfillRequest{Name: c.Param("name"), Actor: s.actor(c)}); err != nil {
+	name := c.Param("name")
+	if err := fn(svc, ops.BackfillRequest{Name: name, Actor: s.actor(c)}); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, backfillHref(c.Param("name")))
+	return c.Redirect(http.StatusSeeOther, backfillHref(name))
 }
 
 // apiBackfillAction answers POST /api/v1/backfills/:name/{dry-run,run,resume,cancel}.

@@ -11,11 +11,7 @@ import (
 // diffPartitionShow answers GET /diffs/{id}/partitions/{partition}: one partition's counts,
 // verdict and reasons, and its sample added, removed, changed and duplicate rows.
 func (s *Server) diffPartitionShow(c echo.Context) error {
-	r, err := s.diffOf(c)
-	if err != nil {
-		return err
-	}
-	p, err := diffPartitionOf(c, r)
+	r, p, err := s.diffPartitionOf(c)
 	if err != nil {
 		return err
 	}
@@ -24,11 +20,7 @@ func (s *Server) diffPartitionShow(c echo.Context) error {
 
 // apiDiffPartitionShow answers GET /api/v1/diffs/{id}/partitions/{partition}.
 func (s *Server) apiDiffPartitionShow(c echo.Context) error {
-	r, err := s.diffOf(c)
-	if err != nil {
-		return err
-	}
-	p, err := diffPartitionOf(c, r)
+	_, p, err := s.diffPartitionOf(c)
 	if err != nil {
 		return err
 	}

@@ -41,16 +41,20 @@ func (s *Server) diffOf(c echo.Context) (*reconcile.Result, error) {
 	return s.diffs.Get(c.Request().Context(), id)
 }
 
-// diffPartitionOf finds the partition named in the path, or a 404.
-func diffPartitionOf(c echo.Context, r *reconcile.Result) (*reconcile.Partition, error) {
+// diffPartitionOf reads the diff and finds the partition named in the path, or a 404.
+func (s *Server) diffPartitionOf(c echo.Context) (*reconcile.Result, *reconcile.Partition, error) {
+	r, err := s.diffOf(c)
+	if err != nil {
+		return nil, nil, err
+	}
 	name, err := url.PathUnescape(c.Param("partition"))
 	if err != nil {
 		name = c.Param("partition")
 	}
 	if p := r.Partition(name); p != nil {
-		return p, nil
+		return r, p, nil
 	}
-	return nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("Diff %d has no partition %s.", r.ID, name))
+	return nil, nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("Diff %d has no partition %s.", r.ID, name))
 }
 
 func sideLabel(s reconcile.SideInfo) string {
@@ -151,27 +155,6 @@ func schemaLine(sign string, c reconcile.ColumnInfo) string {
 	return s
 }
 
-// valueText shows a sample value: NULL for nil, numbers and text as they are.
-func valueText(v any) string {
-	if v == nil {
-		return "NULL"
-	}
-	return fmt.Sprint(v)
-}
-
-func keyText(k map[string]any) string {
-	names := make([]string, 0, len(k))
-	for n := range k {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = n + "=" + valueText(k[n])
-	}
-	return strings.Join(parts, " ")
-}
-
 // diffPartitionView lays one partition and its samples out for the drill-down.
 func (s *Server) diffPartitionView(r *reconcile.Result, p *reconcile.Partition) page.DiffPartition {
 	d := page.DiffPartition{
@@ -189,7 +172,7 @@ func (s *Server) diffPartitionView(r *reconcile.Result, p *reconcile.Partition) 
 	row := func(x reconcile.Row) []string {
 		cells := make([]string, len(r.Compared))
 		for i, c := range r.Compared {
-			cells[i] = valueText(x.Values[c])
+			cells[i] = reconcile.ValueText(x.Values[c])
 		}
 		return cells
 	}
@@ -200,14 +183,14 @@ func (s *Server) diffPartitionView(r *reconcile.Result, p *reconcile.Partition) 
 		d.Removed = append(d.Removed, row(x))
 	}
 	for _, x := range p.Samples.Changed {
-		ch := page.DiffChange{Key: keyText(x.Key)}
+		ch := page.DiffChange{Key: reconcile.KeyText(x.Key)}
 		for _, c := range x.Columns {
-			ch.Columns = append(ch.Columns, page.DiffValueChange{Column: c.Column, Old: valueText(c.Old), New: valueText(c.New)})
+			ch.Columns = append(ch.Columns, page.DiffValueChange{Column: c.Column, Old: reconcile.ValueText(c.Old), New: reconcile.ValueText(c.New)})
 		}
 		d.Changed = append(d.Changed, ch)
 	}
 	for _, x := range p.Samples.Duplicates {
-		d.Duplicates = append(d.Duplicates, page.DiffDuplicate{Key: keyText(x.Key), OldRows: x.OldRows, NewRows: x.NewRows})
+		d.Duplicates = append(d.Duplicates, page.DiffDuplicate{Key: reconcile.KeyText(x.Key), OldRows: x.OldRows, NewRows: x.NewRows})
 	}
 	return d
 }

@@ -21,11 +21,7 @@ func (s *Server) noticeAck(c echo.Context) error {
 }
 
 func (s *Server) noticeAckPage(c echo.Context, record bool) error {
-	svc, err := s.noticeReads()
-	if err != nil {
-		return err
-	}
-	id, err := noticeID(c)
+	svc, id, err := s.noticeReadsFor(c)
 	if err != nil {
 		return err
 	}

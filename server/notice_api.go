@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -52,13 +53,19 @@ func (s *Server) apiNoticeAnnounce(c echo.Context) error {
 
 // apiNoticeWithdraw answers POST /api/v1/notices/{id}/withdraw.
 func (s *Server) apiNoticeWithdraw(c echo.Context) error {
+	return s.apiNoticeReason(c, "a withdrawal", ops.Notices.Withdraw)
+}
+
+// apiNoticeReason binds a {"reason": …} body (what names it in a 400) and carries out op with
+// it on the notice the path names, as the caller.
+func (s *Server) apiNoticeReason(c echo.Context, what string, op func(ops.Notices, context.Context, ops.NoticeReasonRequest) (notices.JSON, error)) error {
 	var req ops.NoticeReasonRequest
-	if err := bindBody(c, &req, `a withdrawal {"reason": "…"}`); err != nil {
+	if err := bindBody(c, &req, what+` {"reason": "…"}`); err != nil {
 		return err
 	}
 	return s.apiNotice(c, func(n ops.Notices, id int64) (notices.JSON, error) {
 		req.ID, req.Actor = id, s.actor(c)
-		return n.Withdraw(c.Request().Context(), req)
+		return op(n, c.Request().Context(), req)
 	})
 }
 
@@ -79,11 +86,7 @@ func (s *Server) apiNoticeEdit(c echo.Context) error {
 }
 
 func (s *Server) apiNotice(c echo.Context, fn func(ops.Notices, int64) (notices.JSON, error)) error {
-	n, err := s.notices()
-	if err != nil {
-		return err
-	}
-	id, err := noticeID(c)
+	n, id, err := s.noticesFor(c)
 	if err != nil {
 		return err
 	}

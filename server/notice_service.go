@@ -62,6 +62,28 @@ func (s *Server) notices() (ops.Notices, error) {
 	return s.opt.NoticeOps, nil
 }
 
+// noticeReadsFor returns what the public notice pages read and the notice the path names, or
+// a 404 (no notices on this server first, then no such notice).
+func (s *Server) noticeReadsFor(c echo.Context) (NoticeService, int64, error) {
+	svc, err := s.noticeReads()
+	if err != nil {
+		return nil, 0, err
+	}
+	id, err := noticeID(c)
+	return svc, id, err
+}
+
+// noticesFor returns the notice operations and the notice the path names, or a 404 as
+// noticeReadsFor does.
+func (s *Server) noticesFor(c echo.Context) (ops.Notices, int64, error) {
+	n, err := s.notices()
+	if err != nil {
+		return nil, 0, err
+	}
+	id, err := noticeID(c)
+	return n, id, err
+}
+
 // noticeID parses the :id parameter.
 func noticeID(c echo.Context) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)

@@ -11,11 +11,7 @@ import (
 
 // noticeShow answers GET /notices/{id}: the public page of one notice, plain language first.
 func (s *Server) noticeShow(c echo.Context) error {
-	svc, err := s.noticeReads()
-	if err != nil {
-		return err
-	}
-	id, err := noticeID(c)
+	svc, id, err := s.noticeReadsFor(c)
 	if err != nil {
 		return err
 	}

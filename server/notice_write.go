@@ -58,11 +58,7 @@ func checkPlannedSwap(req ops.NoticeEditRequest) error {
 }
 
 func (s *Server) noticeWrite(c echo.Context, action string, fn func(ops.Notices, int64) error) error {
-	n, err := s.notices()
-	if err != nil {
-		return err
-	}
-	id, err := noticeID(c)
+	n, id, err := s.noticesFor(c)
 	if err != nil {
 		return err
 	}

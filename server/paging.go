@@ -67,6 +67,16 @@ func slice[T any](all []T, w window) []T {
 	return all[w.Offset:min(len(all), w.Offset+w.Limit)]
 }
 
+// apiWindow is the window's part of all as an API answers it: an empty window is [] (never
+// null), and a Link header names the next window when all goes beyond this one.
+func apiWindow[T any](c echo.Context, w window, all []T) []T {
+	nextLink(c, w, len(all) > w.Offset+w.Limit)
+	if out := slice(all, w); out != nil {
+		return out
+	}
+	return []T{}
+}
+
 // pager links the previous and next pages of a page-numbered list; more says whether there
 // are rows beyond this page. Other query parameters (filters) are kept.
 func pager(c echo.Context, w window, more bool) page.Pager {

@@ -20,12 +20,7 @@ func (s *Server) apiRuleList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	nextLink(c, w, len(all) > w.Offset+w.Limit)
-	out := slice(all, w)
-	if out == nil {
-		out = []ops.RuleInfo{}
-	}
-	return c.JSON(http.StatusOK, out)
+	return c.JSON(http.StatusOK, apiWindow(c, w, all))
 }
 
 // recentAlerts is how many alerts the rule list shows, and the API answers by default.
@@ -42,12 +37,7 @@ func (s *Server) apiAlertList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	nextLink(c, w, len(alerts) > w.Offset+w.Limit)
-	out := slice(alerts, w)
-	if out == nil {
-		out = []rules.Alert{}
-	}
-	return c.JSON(http.StatusOK, out)
+	return c.JSON(http.StatusOK, apiWindow(c, w, alerts))
 }
 
 // rulesPerPage is how many rules a page of the list shows.

@@ -41,10 +41,7 @@ func (s *Server) apiRuleShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	nextLink(c, w, len(d.History) > w.Offset+w.Limit)
-	if d.History = slice(d.History, w); d.History == nil {
-		d.History = []rules.Result{}
-	}
+	d.History = apiWindow(c, w, d.History)
 	return c.JSON(http.StatusOK, d)
 }
 
