@@ -339,13 +339,6 @@ func orKey(key string) string {
 	return "PARTITION BY " + key
 }
 
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
 // TableRefreshes is how many partitions of one downstream table a plan refreshes.
 type TableRefreshes struct {
 	Table      string

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"trueup/fault"
 	tsql "trueup/sql"
 )
 
@@ -210,7 +211,7 @@ func (pl Planner) checkOutput(ctx context.Context, t transform) error {
 	}
 	res, err := pl.Engine.Query(ctx, "SELECT * FROM ("+q+") AS q LIMIT 0", args...)
 	if err != nil {
-		return fmt.Errorf("does not prepare: %s", firstLine(err.Error()))
+		return fmt.Errorf("does not prepare: %s", fault.FirstLine(err.Error()))
 	}
 	for _, c := range append([]string{b.Partition}, b.Key...) {
 		if !slices.Contains(res.Columns, c) {

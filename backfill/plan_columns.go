@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"trueup/fault"
 	tsql "trueup/sql"
 )
 
@@ -27,7 +28,7 @@ func (pl Planner) checkColumns(ctx context.Context, t transform, p *Plan) {
 	}
 	got, err := pl.Engine.Describe(ctx, q, args...)
 	if err != nil {
-		p.block("%stransform: columns: %s", label, firstLine(err.Error()))
+		p.block("%stransform: columns: %s", label, fault.FirstLine(err.Error()))
 		return
 	}
 	live, err := pl.Engine.ViewSource(ctx, b.Table)

@@ -17,6 +17,7 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Kind is the class of an error that decides how an edge answers it.
@@ -173,3 +174,16 @@ func Message(err error) string {
 	}
 	return err.Error()
 }
+
+// FirstLine is the first line of a message: engines' errors often go on with a stack trace or
+// the query, which a one-line cause leaves out.
+func FirstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// OneLine is err's whole message on one line, each run of spaces and newlines one space: for
+// places that show one line per problem.
+func OneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"trueup/fault"
 	tsql "trueup/sql"
 	"trueup/sqlfile"
 )
@@ -118,7 +119,7 @@ func CheckExposures(ctx context.Context, xs []*Exposure, targets Targets) error 
 			continue
 		}
 		if err := e.Check(ctx, x.SQL); err != nil {
-			problems = append(problems, sqlfile.Problem{Path: x.Path, Line: 1, Msg: "exposure SQL does not prepare: " + firstLine(err.Error())})
+			problems = append(problems, sqlfile.Problem{Path: x.Path, Line: 1, Msg: "exposure SQL does not prepare: " + fault.FirstLine(err.Error())})
 		}
 	}
 	return problems.Err()
@@ -146,11 +147,4 @@ func containsFold(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"trueup/fault"
 	tsql "trueup/sql"
 )
 
@@ -137,7 +138,7 @@ func EvaluateExposures(ctx context.Context, xs []*Exposure, targets Targets, ver
 			c, err = x.Evaluate(ctx, e, to)
 		}
 		if err != nil {
-			c.Error = firstLine(err.Error())
+			c.Error = fault.FirstLine(err.Error())
 		}
 		out = append(out, c)
 	}

@@ -208,7 +208,7 @@ func (v *validator) relation(r *Rule, key, target, rel string) (tsql.Engine, []t
 		return e, nil, false
 	}
 	if err != nil {
-		v.bad(r, key, "%s %s: %s", key, rel, firstLine(err.Error()))
+		v.bad(r, key, "%s %s: %s", key, rel, fault.FirstLine(err.Error()))
 		return e, nil, false
 	}
 	return e, cols, true
@@ -356,7 +356,7 @@ func partitionExpr(d tsql.Dialect, col string, typ tsql.Type, grain string) stri
 
 // engineMessage shortens an engine error to its first line, without driver boilerplate.
 func engineMessage(err error) string {
-	msg := firstLine(err.Error())
+	msg := fault.FirstLine(err.Error())
 	if i := strings.Index(msg, "DB::Exception: "); i >= 0 {
 		msg = msg[i+len("DB::Exception: "):]
 	}
@@ -364,11 +364,4 @@ func engineMessage(err error) string {
 		msg = msg[:i]
 	}
 	return strings.TrimSpace(msg)
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

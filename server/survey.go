@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
+	"trueup/fault"
 	"trueup/views"
 )
 
@@ -61,6 +61,4 @@ func sortTables(ts []views.Table) {
 
 // oneLine flattens an error for places that show one line per problem (engines' messages often
 // span several).
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
-}
+func oneLine(err error) string { return fault.OneLine(err) }

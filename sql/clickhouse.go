@@ -23,7 +23,7 @@ type chEngine struct {
 func openClickHouse(ctx context.Context, url string) (Engine, error) {
 	opts, err := clickhouse.ParseDSN(url)
 	if err != nil {
-		return nil, fault.New(fault.Invalid, "%s: %s", url, firstLine(err.Error()))
+		return nil, fault.New(fault.Invalid, "%s: %s", url, fault.FirstLine(err.Error()))
 	}
 	if len(opts.Addr) == 0 || opts.Addr[0] == "" {
 		return nil, fault.New(fault.Invalid, "%s: missing host:port", url)
@@ -48,7 +48,7 @@ func openClickHouse(ctx context.Context, url string) (Engine, error) {
 	var v string
 	if err := pool.QueryRowContext(pctx, "SELECT version()").Scan(&v); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("%w: %s: %s", ErrUnreachable, url, firstLine(err.Error()))
+		return nil, fmt.Errorf("%w: %s: %s", ErrUnreachable, url, fault.FirstLine(err.Error()))
 	}
 	ver := parseVersion(v)
 	return &chEngine{

@@ -71,14 +71,7 @@ func duckOpenError(url string, err error) error {
 		}
 		return fmt.Errorf("%w: %s is held by %s (stop it, or use --server to talk to it)", ErrLocked, url, who)
 	}
-	return fault.New(fault.Invalid, "%s: %s", url, firstLine(msg))
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
+	return fault.New(fault.Invalid, "%s: %s", url, fault.FirstLine(msg))
 }
 
 func (e *duckEngine) Dialect() Dialect { return e.dialect }

@@ -116,7 +116,7 @@ func exitCode(stderr io.Writer, err error) int {
 	return exitFailed
 }
 
-func oneLine(err error) string { return flatten(err.Error()) }
+func oneLine(err error) string { return fault.OneLine(err) }
 
 // flatten is s on one line, its runs of spaces and newlines one space each.
 func flatten(s string) string { return strings.Join(strings.Fields(s), " ") }
