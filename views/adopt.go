@@ -204,8 +204,9 @@ func adoptReason(req AdoptRequest) string {
 	return b.String()
 }
 
-// carryOut records p's intent, runs do on the engine and records the outcome, which adoptState
-// reads from the engine: done when the table is as p asked, failed when it is as it was.
+// carryOut records p's intent, runs do on the engine and records the outcome, which
+// settleAdopt reads from the engine: done when the table is as p asked, failed when it is as it
+// was.
 func (s *Service) carryOut(ctx context.Context, h *holder, p Publish, do func(context.Context) error) (Publish, error) {
 	if err := s.recordIntent(ctx, h, &p); err != nil {
 		return p, err
