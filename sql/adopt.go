@@ -180,9 +180,21 @@ func (e *chEngine) AdoptTable(ctx context.Context, table, version string) error 
 			return fmt.Errorf("adopt %s: %w", table, err)
 		}
 	}
-	// Rows written to the old table between the first copy and the EXCHANGE are carried now.
+	return e.FinishAdopt(ctx, table, version)
+}
+
+// FinishAdopt carries into version the rows written to the old table between an Atomic adopt's
+// first copy and its EXCHANGE, then drops the old table: the end of AdoptTable, and what
+// start-up recovery runs after a crash left the old table behind (nothing to do when there is
+// none, as always on 18.16 and DuckDB).
+func (e *chEngine) FinishAdopt(ctx context.Context, table, version string) error {
+	d := e.dialect
 	old := table + adoptingSuffix
-	if parts, err = e.partitionIDs(ctx, old); err != nil {
+	if _, err := e.engineOf(ctx, old); err != nil {
+		return nil // no old table left: nothing to finish
+	}
+	parts, err := e.partitionIDs(ctx, old)
+	if err != nil {
 		return fmt.Errorf("adopt %s: %w", table, err)
 	}
 	for _, s := range append(replacePartitionsFrom(d, version, old, parts), d.Drop(old, false)) {
@@ -192,6 +204,9 @@ func (e *chEngine) AdoptTable(ctx context.Context, table, version string) error 
 	}
 	return nil
 }
+
+// FinishAdopt has nothing to do on DuckDB: its adopt is one transaction.
+func (e *duckEngine) FinishAdopt(context.Context, string, string) error { return nil }
 
 // adoptingSuffix names the helper an Atomic adopt uses: the view before the EXCHANGE, the old
 // table after it.

@@ -127,3 +127,47 @@ func TestAdoptRefusesADictionarySource(t *testing.T) {
 		t.Errorf("refusal %q", why)
 	}
 }
+
+// TestFinishAdoptCarriesLateRows: an Atomic adopt that stopped after its EXCHANGE leaves the old
+// table (sales__adopting) beside the view; finishing it carries the rows written there after the
+// first copy into sales__v1 and drops it. The statements run on 18.16 too, so the state is made
+// by hand here.
+func TestFinishAdoptCarriesLateRows(t *testing.T) {
+	e := sqltest.ClickHouse(t)
+	if e == nil {
+		return
+	}
+	ctx := context.Background()
+	cols := []tsql.Column{{Name: "id", Kind: tsql.TypeInt}, {Name: "d", Kind: tsql.TypeDate}}
+	day := func(n int) time.Time { return time.Date(2026, 7, n, 0, 0, 0, 0, time.UTC) }
+	for name, rows := range map[string][][]any{
+		"sales__v1":       {{int64(1), day(1)}, {int64(2), day(2)}},
+		"sales__adopting": {{int64(1), day(1)}, {int64(2), day(2)}, {int64(3), day(2)}},
+	} {
+		if err := e.CreateTable(ctx, name, cols, "d", []string{"id"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Insert(ctx, name, []string{"id", "d"}, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "sales", Table: "sales__v1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.FinishAdopt(ctx, "sales", "sales__v1"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Query(ctx, "SELECT count(*) FROM sales")
+	if err != nil || tsql.AsInt64(res.Rows[0][0]) != 3 {
+		t.Errorf("sales after finishing: %v, %v", res, err)
+	}
+	if err := e.FinishAdopt(ctx, "sales", "sales__v1"); err != nil {
+		t.Errorf("finishing again: %v", err)
+	}
+	rels, _ := e.Relations(ctx)
+	for _, r := range rels {
+		if r.Name == "sales__adopting" {
+			t.Error("the old table is still there")
+		}
+	}
+}

@@ -234,6 +234,9 @@ type Engine interface {
 	// AdoptTable renames table to version and creates a view of table's name over it (see
 	// adopt.go for how each engine keeps the name readable meanwhile).
 	AdoptTable(ctx context.Context, table, version string) error
+	// FinishAdopt completes an adopt whose view reads version already but which left work
+	// behind (see adopt.go); nothing when there is none.
+	FinishAdopt(ctx context.Context, table, version string) error
 	// UnadoptTable drops the view and puts version back under table's name.
 	UnadoptTable(ctx context.Context, table, version string) error
 	// Ping asks the engine for one row: whether it answers readers now.

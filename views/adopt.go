@@ -250,7 +250,10 @@ func (s *Service) settleAdopt(ctx context.Context, p Publish, cause error) (Publ
 		}
 	}
 	switch {
-	case p.Kind == KindAdopt && adopted, p.Kind == KindUnadopt && plain:
+	case p.Kind == KindAdopt && adopted:
+		err = s.engine.FinishAdopt(ctx, t, Physical(t, 1))
+		p.State = PublishDone
+	case p.Kind == KindUnadopt && plain:
 		p.State = PublishDone
 	case p.Kind == KindAdopt && !r.exists && hasV1:
 		err = s.engine.RepointViews(ctx, []tsql.ViewPoint{{View: t, Table: Physical(t, 1)}})
