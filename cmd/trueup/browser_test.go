@@ -225,6 +225,14 @@ func TestBrowserWalk(t *testing.T) {
 
 	// 7. Swap: the confirmation says exactly what changes; then v2 is live.
 	b.click("versions page", `[data-testid=review-publish]`, `[data-testid=swap-button]`)
+	// The product's main action is on screen as the page loads: not in a column scrolled off
+	// to the side.
+	if off := get(b, "swap button on screen", chromedp.Evaluate[bool](
+		`(() => { const r = document.querySelector('[data-testid=swap-button]').getBoundingClientRect();
+			return r.left < 0 || r.right > window.innerWidth || r.bottom > window.innerHeight })()`)); off {
+		t.Error("the swap button is outside the viewport when the versions page loads")
+	}
+	b.shot("versions")
 	b.click("swap", `[data-testid=swap-button]`, `[data-testid=confirm-button]`)
 	changes := b.text(`[data-testid=changes]`)
 	for _, want := range []string{"orders", "daily_revenue", "customer_ltv", "region_summary", "v1", "v2"} {
