@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"trueup/config"
 	"trueup/fault"
@@ -18,6 +19,21 @@ type Project struct {
 	Targets map[string]tsql.Engine // by name, and by URL for the ones OpenTarget opened
 	Names   []string               // the configured targets, in the config's order
 	Ledger  *ledger.Ledger
+
+	background sync.WaitGroup // work the services started in the background (Wait)
+	stopOnce   sync.Once
+	stop       chan struct{} // closed by Close: background work stops
+}
+
+// stopped is a context that ends when the project is closed: the background work's.
+func (p *Project) stopped() context.Context {
+	p.stopOnce.Do(func() { p.stop = make(chan struct{}) })
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-p.stop
+		cancel()
+	}()
+	return ctx
 }
 
 // Open opens every target of cfg, and extra when it names a target by URL (the CLI's --target),
@@ -92,8 +108,20 @@ func (p *Project) Name(target string) string {
 	return target
 }
 
-// Close closes every engine once, then the ledger.
+// Wait returns when the work the project's services started in the background (rules rerun
+// after a swap) has ended.
+func (p *Project) Wait() { p.background.Wait() }
+
+// Close stops the background work and waits for it, then closes every engine once, then the
+// ledger.
 func (p *Project) Close() {
+	p.stopOnce.Do(func() { p.stop = make(chan struct{}) })
+	select {
+	case <-p.stop:
+	default:
+		close(p.stop)
+	}
+	p.Wait()
 	closed := map[tsql.Engine]bool{}
 	for _, e := range p.Targets {
 		if !closed[e] {

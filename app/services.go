@@ -159,15 +159,25 @@ func (p *Project) ServedMonitor(ctx context.Context, targets rules.Targets, ob *
 type ViewsOptions struct {
 	Logger  *slog.Logger
 	Notices *notices.Service // told of publishes, when not nil
-	Hooks   views.Hooks
+	// Rules, when not nil, reruns the rules of the tables a swap or rollback moved, in the
+	// background (serve's monitor): the dashboard does not go on showing the fixed rule failing.
+	Rules *monitor.Monitor
+	Hooks views.Hooks
 }
 
 // Views is the views service of one target: the config's retention, o's listener and hooks.
 func (p *Project) Views(target string, o ViewsOptions) *views.Service {
 	opts := []views.Option{views.WithLogger(o.Logger), views.WithRetention(p.Config.Retention.KeepVersions, p.Config.Retention.Auto),
 		views.WithHooks(o.Hooks)}
+	var ls listeners
 	if o.Notices != nil {
-		opts = append(opts, views.WithListener(o.Notices))
+		ls = append(ls, o.Notices)
+	}
+	if o.Rules != nil {
+		ls = append(ls, &rerun{mon: o.Rules, log: o.Logger, wg: &p.background, done: p.stopped})
+	}
+	if len(ls) > 0 {
+		opts = append(opts, views.WithListener(ls))
 	}
 	return views.New(target, p.Targets[target], p.Ledger, opts...)
 }

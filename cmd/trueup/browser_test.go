@@ -250,6 +250,23 @@ func TestBrowserWalk(t *testing.T) {
 	}
 	b.shot("swapped")
 
+	// The swap reruns the rules of the tables it moved: the dashboard stops listing the fixed
+	// rule as failing, without anyone pressing Run now. (The rerun runs beside the request;
+	// the dashboard is read again until it has landed, a minute at most.)
+	for deadline := time.Now().Add(time.Minute); ; {
+		b.do("dashboard after the swap", 30*time.Second, chromedp.Navigate(b.base+"/"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid=nav]`)))
+		gone := get(b, "failing rule listed", chromedp.Evaluate[bool](
+			`document.querySelector('[data-testid=work-rules] [data-name=matches_raw]') === null`))
+		if gone {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a minute after the swap the dashboard still lists matches_raw as failing")
+		}
+	}
+	b.shot("dashboard-after-swap")
+
 	// 8. The notice completed itself on the swap and tells readers what changed.
 	b.do("notices", 30*time.Second, chromedp.Navigate(b.base+"/notices"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=notice-row] a`)))

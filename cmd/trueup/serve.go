@@ -123,7 +123,7 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
-	tables, err := openTables(ctx, a, ntc, log)
+	tables, err := openTables(ctx, a, ntc, mon, log)
 	if err != nil {
 		return nil, err
 	}

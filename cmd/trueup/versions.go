@@ -13,6 +13,7 @@ import (
 	"time"
 
 	flow "trueup/app"
+	"trueup/monitor"
 	"trueup/notices"
 	"trueup/ops"
 	"trueup/server/page"
@@ -167,9 +168,10 @@ func recoveredViews(ctx context.Context, a *app, names []string, ntc *notices.Se
 }
 
 // openTables gives serve the table operations over every target, recovered as start-up must
-// before anything is served: the ledger and the views agree, whatever a crash left behind.
-func openTables(ctx context.Context, a *app, ntc *notices.Service, log *slog.Logger) (ops.Tables, error) {
-	services, repairs, err := recoveredViews(ctx, a, a.Names, ntc, log)
+// before anything is served: the ledger and the views agree, whatever a crash left behind. The
+// rules of the tables a swap or rollback moves are rerun by mon afterwards.
+func openTables(ctx context.Context, a *app, ntc *notices.Service, mon *monitor.Monitor, log *slog.Logger) (ops.Tables, error) {
+	services, repairs, err := a.RecoveredViews(ctx, a.Names, flow.ViewsOptions{Logger: log, Notices: ntc, Rules: mon, Hooks: crashHooks()})
 	for _, r := range repairs {
 		log.Info("recovery", "target", r.Target, "table", r.Table, "what", r.What)
 	}
