@@ -259,9 +259,9 @@ func versionsAt(ctx context.Context, s *views.Service, logical []logicalTable, n
 		switch v, ok := named[t.name]; {
 		case ok:
 			if _, err := s.Retained(ctx, t.name, v); err != nil {
-				if fault.Of(err) == fault.Invalid {
+				if k := fault.Of(err); k == fault.Invalid || k == fault.NotFound {
 					retained, _, _ := s.RetainedVersions(ctx, t.name)
-					return nil, fault.New(fault.Invalid, "%s (retained: %s)", fault.Message(err), strings.Join(retained, ", "))
+					return nil, fault.New(k, "%s (retained: %s)", fault.Message(err), strings.Join(retained, ", "))
 				}
 				return nil, err
 			}
