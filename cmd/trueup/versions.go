@@ -153,7 +153,7 @@ func recoveredViews(ctx context.Context, a *app, names []string, ntc *notices.Se
 
 // openTables gives serve the table operations over every target, recovered as start-up must
 // before anything is served: the ledger and the views agree, whatever a crash left behind.
-func openTables(ctx context.Context, a *app, ntc *notices.Service, log *slog.Logger) (ops.Tables, error) {
+func openTables(ctx context.Context, a *app, ntc *notices.Service, log *slog.Logger) (ops.Tables, ops.TableServices, error) {
 	services, repairs, err := recoveredViews(ctx, a, a.Names, ntc, log)
 	for _, r := range repairs {
 		log.Info("recovery", "target", r.Target, "table", r.Table, "what", r.What)
@@ -163,7 +163,7 @@ func openTables(ctx context.Context, a *app, ntc *notices.Service, log *slog.Log
 		// swapping it is refused until a later start-up settles it; the others are fine.
 		log.Error("recovery incomplete", "err", err)
 	}
-	return ops.NewTables(services, a.Config.DefaultTarget), nil
+	return ops.NewTables(services, a.Config.DefaultTarget), services, nil
 }
 
 func writeJSON(w io.Writer, v any) error {
