@@ -20,12 +20,12 @@ func (s *Server) queries() (ops.Queries, error) {
 // logical tables at named versions or as of a time, and with compare_to_live the live answer
 // beside it. `trueup query` through a server. A read: a viewer may.
 func (s *Server) apiQuery(c echo.Context) error {
-	q, err := s.queries()
-	if err != nil {
-		return err
-	}
 	var req ops.QueryRequest
 	if err := bindBody(c, &req, `a query {"sql": "SELECT …", "versions": {"orders": "v1"}, "as_of": "2026-07-20T09:00:00Z", "compare_to_live": true}`); err != nil {
+		return err
+	}
+	q, err := s.queries()
+	if err != nil {
 		return err
 	}
 	if t := c.QueryParam("target"); t != "" {
