@@ -14,6 +14,7 @@ import (
 	"trueup/notices"
 	"trueup/ops"
 	"trueup/server/page"
+	"trueup/views"
 )
 
 // queryShow answers GET /query: the time-travel page. With sql or exposure it runs the query:
@@ -200,3 +201,56 @@ func queryHref(target, exposure, sql string, versions map[string]string) string 
 }
 
 func sortedNames(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+
+// reportLinks opens each report reading a done swap's or rollback's tables as of before and
+// after it (at the versions Sides gives, each report at the tables it reads), compared with live.
+func (s *Server) reportLinks(target string, p views.Publish) []page.ReportLink {
+	if s.opt.Notices == nil || s.opt.Queries == nil || p.State != views.PublishDone ||
+		(p.Kind != views.KindSwap && p.Kind != views.KindRollback) {
+		return nil
+	}
+	before, after := views.Sides(p)
+	var out []page.ReportLink
+	for _, x := range notices.Reading(s.opt.Notices.Exposures(), p.Tables()) {
+		out = append(out, page.ReportLink{Title: x.Title,
+			Before: queryHref(target, x.Name, "", only(before, x.Tables)),
+			After:  queryHref(target, x.Name, "", only(after, x.Tables))})
+	}
+	return out
+}
+
+// noticeReportLinks opens each report a notice compares as of before (when the notice was
+// drafted, before its change went live) and after (the versions it announces).
+func (s *Server) noticeReportLinks(n notices.Notice) []page.ReportLink {
+	if s.opt.Notices == nil || s.opt.Queries == nil || len(n.Evidence.Versions) == 0 {
+		return nil
+	}
+	after := map[string]string{}
+	for t, v := range n.Evidence.Versions {
+		after[t] = views.VersionName(v)
+	}
+	var out []page.ReportLink
+	for _, x := range s.opt.Notices.Exposures() {
+		if !slices.ContainsFunc(n.Evidence.Exposures, func(c notices.ExposureChange) bool { return c.Exposure == x.Name }) {
+			continue
+		}
+		b := url.Values{"exposure": {x.Name}, "as_of": {n.CreatedAt.UTC().Format("2006-01-02 15:04:05")}, "compare": {"yes"}}
+		if n.Evidence.Target != "" {
+			b.Set("target", n.Evidence.Target)
+		}
+		out = append(out, page.ReportLink{Title: x.Title, Before: "/query?" + b.Encode(),
+			After: queryHref(n.Evidence.Target, x.Name, "", only(after, x.Tables))})
+	}
+	return out
+}
+
+// only is the versions of m of tables.
+func only(m map[string]string, tables []string) map[string]string {
+	out := map[string]string{}
+	for _, t := range tables {
+		if v, ok := m[t]; ok {
+			out[t] = v
+		}
+	}
+	return out
+}
