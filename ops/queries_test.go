@@ -29,7 +29,7 @@ type clock struct {
 	now time.Time
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 func (c *clock) set(t time.Time) { c.mu.Lock(); c.now = t; c.mu.Unlock() }
 
 // The times of the history TestQueryAsOf builds: trueup learns of sales at t0 (v1 live), swaps
@@ -243,4 +243,3 @@ func rowText(a ops.Answer, i int) string {
 	}
 	return "[" + strings.Join(parts, ",") + "]"
 }
-
