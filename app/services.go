@@ -217,6 +217,6 @@ func (p *Project) BackfillRunner(ctx context.Context, target string, ntc *notice
 	if ntc != nil {
 		opts = append(opts, DraftNotices(v, ntc, log))
 	}
-	return backfill.NewRunner(backfill.Planner{Set: set, Engine: eng, Target: target, Rules: v},
+	return backfill.NewRunner(backfill.Planner{Set: set, Engine: eng, Target: target, Rules: v, FullRewriteRows: p.Config.Backfill.FullRewriteRows},
 		backfill.Store{L: p.Ledger}, v, opts...), nil
 }

@@ -46,6 +46,13 @@ func (r *Runner) buildTable(ctx context.Context, run *Run, t RunTable, b *Backfi
 	if only == nil && opt.Limit > 0 {
 		return false, 0, nil // sampling: tables without sampled partitions wait
 	}
+	pt, err := r.Planner.Engine.Partitioning(ctx, physical, b.Partition)
+	if err != nil {
+		return false, 0, err
+	}
+	// The partitions of one coarser partition of the table are one unit: two batches of them
+	// at once would each rebuild it from rows the other is replacing.
+	units := unitsOf(todo, b.Grain, pt)
 	jobs := make(chan []string)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -89,10 +96,15 @@ func (r *Runner) buildTable(ctx context.Context, run *Run, t RunTable, b *Backfi
 	}
 feed:
 	for len(todo) > 0 {
-		mu.Lock()
-		size := batchSize(b, only, perPartition)
-		mu.Unlock()
-		batch := todo[:min(size, len(todo))]
+		var batch []string
+		if units != nil {
+			batch, units = units[0], units[1:] // units hold todo's partitions in its order
+		} else {
+			mu.Lock()
+			size := batchSize(b, only, perPartition)
+			mu.Unlock()
+			batch = todo[:min(size, len(todo))]
+		}
 		todo = todo[len(batch):]
 		select {
 		case <-opt.Stop:
@@ -188,7 +200,8 @@ func batchSize(b *Backfill, only []string, perPartition time.Duration) int {
 }
 
 // buildBatch replaces a batch of partitions in one transaction and checkpoints them together. If
-// the batch fails, its partitions are built one by one, so one bad partition fails alone.
+// the batch fails, its partitions are built one by one, so one bad partition fails alone (a
+// unit of one coarse partition too: one after another, each rebuilds the partition anew).
 func (r *Runner) buildBatch(ctx context.Context, run *Run, t RunTable, b *Backfill, physical string,
 	typ tsql.Type, sql string, parts []string) ([]int64, []error) {
 	rows, errs := make([]int64, len(parts)), make([]error, len(parts))

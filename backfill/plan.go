@@ -19,21 +19,24 @@ type RuleScope interface {
 
 // Plan is the one-page run plan: computed, not typed.
 type Plan struct {
-	Backfill     string    `json:"backfill"`
-	Table        string    `json:"table"`
-	Target       string    `json:"target"`
-	Reason       string    `json:"reason"`
-	Objective    string    `json:"objective"`
-	Scope        string    `json:"scope"`
-	Grain        string    `json:"grain"`
-	Column       string    `json:"partition_column"`
-	Partitions   []string  `json:"partitions"`
-	Mode         string    `json:"mode"`
-	Write        string    `json:"write"`
-	Live         string    `json:"live_version"`
-	Inputs       []Input   `json:"inputs"`
-	InputsOK     bool      `json:"inputs_ok"`
-	Downstream   []Refresh `json:"downstream_refreshes"`
+	Backfill   string    `json:"backfill"`
+	Table      string    `json:"table"`
+	Target     string    `json:"target"`
+	Reason     string    `json:"reason"`
+	Objective  string    `json:"objective"`
+	Scope      string    `json:"scope"`
+	Grain      string    `json:"grain"`
+	Column     string    `json:"partition_column"`
+	Partitions []string  `json:"partitions"`
+	Mode       string    `json:"mode"`
+	Write      string    `json:"write"`
+	Live       string    `json:"live_version"`
+	Inputs     []Input   `json:"inputs"`
+	InputsOK   bool      `json:"inputs_ok"`
+	Downstream []Refresh `json:"downstream_refreshes"`
+	// Layouts are the tables whose partitions are coarser than their grain, and how the scope
+	// falls in them.
+	Layouts      []Layout  `json:"partition_layouts,omitempty"`
 	Validation   []string  `json:"validation"`
 	Expect       string    `json:"expect"`
 	Rollback     string    `json:"rollback"`
@@ -89,6 +92,9 @@ type Planner struct {
 	Engine tsql.Engine
 	Target string // target name
 	Rules  RuleScope
+	// FullRewriteRows is the size above which a run rewrites a table with no partitions only
+	// when asked (RunOptions.AllowFullRewrite); 0 is DefaultFullRewriteRows.
+	FullRewriteRows int64
 }
 
 func (p *Plan) block(format string, args ...any) {
@@ -158,6 +164,20 @@ func (pl Planner) Plan(ctx context.Context, b *Backfill, override *Scope) (*Plan
 			p.block("%v", err)
 		} else {
 			closure = append(closure, pl.downstreamTransforms(ctx, b, p)...)
+		}
+	}
+	if len(parts) > 0 {
+		pl.layouts(ctx, b, live.Physical(), p)
+		if len(p.Layouts) > 0 && p.Layouts[0].Table == b.Table && b.Mode != ModeFullRebuild {
+			l := p.Layouts[0]
+			in := fmt.Sprintf("%d %s %s", len(l.Partitions), l.Grain, pluralOf("partition", len(l.Partitions)))
+			if l.WholeTable {
+				in = "the table's one partition"
+			}
+			p.Write = fmt.Sprintf("build %s beside the live %s: carry over the rows outside the scope unchanged; "+
+				"the %d %s in scope fall in %s (%s), each rebuilt whole from its rows outside the scope as carried from live "+
+				"and the transform's rows, then replaced atomically (rerunning rebuilds it again); the live view is not touched",
+				views.Physical(b.Table, live.N+1)+" (or the next free version)", live.Physical(), len(parts), pluralOf(b.Grain, len(parts)), in, orKey(l.Key))
 		}
 	}
 	for _, t := range closure {
@@ -309,6 +329,14 @@ func (pl Planner) downstream(ctx context.Context, b *Backfill, parts []time.Time
 		}
 	}
 	return nil
+}
+
+// orKey names a partition key, or its absence.
+func orKey(key string) string {
+	if key == "" {
+		return "no PARTITION BY"
+	}
+	return "PARTITION BY " + key
 }
 
 func firstLine(s string) string {

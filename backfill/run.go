@@ -82,6 +82,9 @@ type RunOptions struct {
 	Actor  string
 	Sample int    // build and validate only this many partitions, then stop for review
 	Scope  *Scope // replaces the file's scope
+	// AllowFullRewrite lets a run rewrite a table with no partitions larger than the
+	// planner's FullRewriteRows (--allow-full-rewrite).
+	AllowFullRewrite bool
 }
 
 func (r *Runner) now() time.Time {
@@ -131,6 +134,10 @@ func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, 
 			}
 		}
 		return nil, fault.New(fault.Invalid, "Backfill %s is blocked: %s.", name, strings.TrimSuffix(strings.Join(msgs, "; "), "."))
+	}
+	if full := plan.fullRewritesRefused(); len(full) > 0 && !opt.AllowFullRewrite {
+		return nil, fault.New(fault.Invalid, "Backfill %s is refused: %s, more than the %s rows a run rewrites unasked; run it with --allow-full-rewrite.",
+			name, strings.Join(full, "; "), count(r.Planner.fullRewriteRows()))
 	}
 	if opt.Actor == "" {
 		opt.Actor = "local"

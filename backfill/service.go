@@ -110,12 +110,17 @@ func (s *Service) DryRun(ctx context.Context, name string, scope *Scope) (*Previ
 // Start creates a run and builds it in the background; sample > 0 stops for review after
 // that many partitions, and a scope replaces the file's.
 func (s *Service) Start(ctx context.Context, name, actor string, sample int, scope *Scope) (*Run, error) {
-	run, err := s.Runner.Start(ctx, name, RunOptions{Actor: actor, Sample: sample, Scope: scope})
+	return s.StartRun(ctx, name, RunOptions{Actor: actor, Sample: sample, Scope: scope})
+}
+
+// StartRun is Start with every choice of RunOptions.
+func (s *Service) StartRun(ctx context.Context, name string, opt RunOptions) (*Run, error) {
+	run, err := s.Runner.Start(ctx, name, opt)
 	if err != nil {
 		return nil, err
 	}
 	s.forget(name)
-	s.background(run.ID, sample) // false only when a resume got to the new run first: it is built once
+	s.background(run.ID, opt.Sample) // false only when a resume got to the new run first: it is built once
 	return run, nil
 }
 

@@ -41,6 +41,8 @@ type Config struct {
 	Notify Notify `yaml:"notify"`
 	// Auth configures API tokens and roles (server).
 	Auth Auth `yaml:"auth"`
+	// Backfill holds the settings of backfill runs (backfill).
+	Backfill Backfill `yaml:"backfill"`
 }
 
 // Target is one engine connection.
@@ -182,7 +184,7 @@ func (c *Config) validate(data []byte) error {
 		c.Server.Addr = "127.0.0.1:8080"
 	}
 	for _, check := range []func(bad func(key, format string, args ...any) error) error{
-		c.Retention.validate, c.Notify.validate, c.Auth.validate,
+		c.Retention.validate, c.Notify.validate, c.Auth.validate, c.Backfill.validate,
 	} {
 		if err := check(bad); err != nil {
 			return err

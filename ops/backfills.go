@@ -38,12 +38,14 @@ type BackfillRequest struct {
 }
 
 // BackfillRunRequest is POST /api/v1/backfills/{name}/run: Sample (?sample=) builds and validates only
-// that many partitions, then stops for review; Scope is ?from=&to=.
+// that many partitions, then stops for review; Scope is ?from=&to=; AllowFullRewrite
+// (?allow_full_rewrite=true) lets it rewrite a large table that has no partitions.
 type BackfillRunRequest struct {
-	Name   string
-	Sample int
-	Scope  *backfill.Scope
-	Actor  string
+	Name             string
+	Sample           int
+	Scope            *backfill.Scope
+	Actor            string
+	AllowFullRewrite bool
 }
 
 // NewBackfills is Backfills over a backfill service, which builds runs in the background of this
@@ -66,7 +68,7 @@ func (b backfills) Run(ctx context.Context, req BackfillRunRequest) (*backfill.R
 	if req.Sample < 0 {
 		return nil, fault.New(fault.Invalid, "sample %d: want a number of partitions, 0 or more.", req.Sample)
 	}
-	return b.svc.Start(ctx, req.Name, req.Actor, req.Sample, req.Scope)
+	return b.svc.StartRun(ctx, req.Name, backfill.RunOptions{Actor: req.Actor, Sample: req.Sample, Scope: req.Scope, AllowFullRewrite: req.AllowFullRewrite})
 }
 
 func (b backfills) Resume(ctx context.Context, req BackfillRequest) (*backfill.Run, error) {

@@ -24,6 +24,17 @@ type Tables interface {
 	// Adopt turns a plain table into a logical table (its rows become v1 under a view of its
 	// name), or with Undo reverses that while v1 is the only version.
 	Adopt(ctx context.Context, req AdoptRequest) (views.Publish, error)
+	// WriteTarget is the physical table writers of a logical table insert into now: its live
+	// version (a view takes no inserts).
+	WriteTarget(ctx context.Context, req VersionsRequest) (WriteTarget, error)
+}
+
+// WriteTarget is the answer of GET /api/v1/tables/{table}/write-target.
+type WriteTarget struct {
+	Target      string `json:"target"`
+	Table       string `json:"table"`
+	Version     string `json:"version"`
+	WriteTarget string `json:"write_target"`
 }
 
 // AdoptRequest is the body of POST /api/v1/tables/{table}/adopt. Partition and Grain, when
@@ -237,4 +248,19 @@ func (t *tables) Adopt(ctx context.Context, req AdoptRequest) (views.Publish, er
 		return s.Unadopt(ctx, r)
 	}
 	return s.Adopt(ctx, r)
+}
+
+func (t *tables) WriteTarget(ctx context.Context, req VersionsRequest) (WriteTarget, error) {
+	s, err := t.service(ctx, req.Target, req.Table)
+	if err != nil {
+		return WriteTarget{}, err
+	}
+	l, err := s.Versions(ctx, req.Table)
+	if err != nil {
+		return WriteTarget{}, err
+	}
+	if l.Live == 0 {
+		return WriteTarget{}, fault.New(fault.Conflict, "%s has no live version (its view does not exist): nothing to write to until one is published", req.Table)
+	}
+	return WriteTarget{Target: l.Target, Table: req.Table, Version: views.VersionName(l.Live), WriteTarget: views.Physical(req.Table, l.Live)}, nil
 }

@@ -70,6 +70,9 @@ func fillPlan(d *page.BackfillShow, p *backfill.Plan) {
 	for _, f := range p.Findings {
 		d.Findings = append(d.Findings, page.Finding{Severity: f.Severity, Message: f.Message})
 	}
+	for _, l := range p.Layouts {
+		d.Layouts = append(d.Layouts, page.KeyValue{Key: l.Table, Value: l.Text})
+	}
 }
 
 // backfillProgress answers GET /backfills/:name/progress: the fragment htmx polls.

@@ -122,7 +122,13 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("?sample=%q: want a number of partitions, 0 or more.", v))
 			}
 		}
-		run, err := svc.Run(ctx, ops.BackfillRunRequest{Name: req.Name, Sample: sample, Scope: scope, Actor: req.Actor})
+		full := false
+		if v := c.QueryParam("allow_full_rewrite"); v != "" {
+			if full, err = strconv.ParseBool(v); err != nil {
+				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("?allow_full_rewrite=%q: want true or false.", v))
+			}
+		}
+		run, err := svc.Run(ctx, ops.BackfillRunRequest{Name: req.Name, Sample: sample, Scope: scope, Actor: req.Actor, AllowFullRewrite: full})
 		if err != nil {
 			return err
 		}

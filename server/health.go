@@ -35,7 +35,7 @@ func (s *Server) readyz(c echo.Context) error {
 			}
 			ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
 			defer cancel()
-			_, err := t.Engine.Query(ctx, "SELECT 1")
+			err := t.Engine.Ping(ctx)
 			if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				err = fmt.Errorf("no answer within %s", readyTimeout)
 			}

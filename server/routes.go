@@ -24,6 +24,7 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	e.POST("/tables/:table/adopt", s.tableAdopt)
 	get("/api/v1/tables/:table", s.apiTableShow)
 	get("/api/v1/tables/:table/publishes/:id", s.apiTablePublishShow)
+	get("/api/v1/tables/:table/write-target", s.apiTableWriteTarget)
 	e.POST("/api/v1/tables/:table/swap", s.apiTableSwap)
 	e.POST("/api/v1/tables/:table/rollback", s.apiTableRollback)
 	e.POST("/api/v1/tables/:table/retire", s.apiTableRetire)

@@ -9,6 +9,7 @@ import (
 	"trueup/ops"
 	"trueup/server"
 	tsql "trueup/sql"
+	"trueup/views"
 )
 
 // TestTableAdoptPage: the page of a plain table offers the adopt; the button adopts it and
@@ -75,4 +76,28 @@ func TestTableAdoptPage(t *testing.T) {
 func sourceOrNone(e tsql.Engine, view string) string {
 	src, _ := e.ViewSource(context.Background(), view)
 	return src
+}
+
+// TestTableWriteTarget: the write target is the live version's table, in the API and on the
+// versions page, and follows a swap.
+func TestTableWriteTarget(t *testing.T) {
+	_, s := versionedWarehouse(t)
+	ts := serve(t, server.Options{Tables: ops.NewTables(ops.TableServices{"w": s}, "w")})
+	resp, body := get(t, ts.URL+"/api/v1/tables/orders/write-target")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"write_target":"orders__v1"`) {
+		t.Errorf("write target: %d %s", resp.StatusCode, body)
+	}
+	if _, err := s.Swap(t.Context(), views.SwapRequest{Table: "orders", To: "v2", Actor: "ann", Reason: "fix"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := get(t, ts.URL+"/api/v1/tables/orders/write-target"); !strings.Contains(body, `"write_target":"orders__v2"`) {
+		t.Errorf("write target after the swap: %s", body)
+	}
+	doc := getPage(t, ts.URL+"/tables/orders", http.StatusOK)
+	if got := text(doc.Find(`[data-testid="write-target"] code`).First()); got != "orders__v2" {
+		t.Errorf("the page's write target: %q", got)
+	}
+	if resp, _ := get(t, ts.URL+"/api/v1/tables/nosuch/write-target"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("write target of no table: %d", resp.StatusCode)
+	}
 }

@@ -96,3 +96,17 @@ func (s *Server) apiTablePublishShow(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, p)
 }
+
+// apiTableWriteTarget answers GET /api/v1/tables/{table}/write-target: the physical table
+// writers insert into now, for a pipeline to resolve at the start of each load.
+func (s *Server) apiTableWriteTarget(c echo.Context) error {
+	t, err := s.tables()
+	if err != nil {
+		return err
+	}
+	w, err := t.WriteTarget(c.Request().Context(), ops.VersionsRequest{Target: c.QueryParam("target"), Table: c.Param("table")})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, w)
+}

@@ -23,6 +23,10 @@ func TestAdoptTableKeepsRowsUnderTheName(t *testing.T) {
 		if err := e.Insert(ctx, "sales", []string{"id", "d"}, rows); err != nil {
 			t.Fatal(err)
 		}
+		// a view that reads the table keeps reading it, through the adopt's view
+		if err := e.Exec(ctx, "CREATE VIEW sales_july AS SELECT * FROM sales WHERE d < '2026-08-01'"); err != nil {
+			t.Fatal(err)
+		}
 		if why, err := e.AdoptRefusal(ctx, "sales"); err != nil || why != "" {
 			t.Fatalf("refusal %q, %v", why, err)
 		}
@@ -41,6 +45,9 @@ func TestAdoptTableKeepsRowsUnderTheName(t *testing.T) {
 		}
 		if n := count("sales"); n != 2 {
 			t.Errorf("sales has %d rows after the adopt, want 2", n)
+		}
+		if n := count("sales_july"); n != 1 {
+			t.Errorf("the view sales_july has %d rows after the adopt, want 1", n)
 		}
 		if err := e.UnadoptTable(ctx, "sales", "sales__v1"); err != nil {
 			t.Fatal(err)

@@ -57,6 +57,18 @@ func (e *db) on(ctx context.Context, fn func(q querier) error) error {
 
 func (e *db) Info() Info { return e.info }
 
+// Ping asks the engine for one row, as a reader would: the readiness probe.
+func (e *db) Ping(ctx context.Context) error {
+	ctx = e.reading(ctx)
+	return e.on(ctx, func(q querier) error {
+		rows, err := q.QueryContext(ctx, "SELECT 1")
+		if err != nil {
+			return err
+		}
+		return rows.Close()
+	})
+}
+
 func (e *db) Close() error { return e.pool.Close() }
 
 func (e *db) Query(ctx context.Context, query string, args ...any) (*Result, error) {

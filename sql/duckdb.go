@@ -546,3 +546,11 @@ func OpenDuckDBFile(ctx context.Context, path string) (*dbsql.DB, error) {
 	}
 	return pool, nil
 }
+
+// Partitioning: DuckDB has no partitions; any window of rows is replaced on its own.
+func (e *duckEngine) Partitioning(ctx context.Context, table, column string) (Partitioning, error) {
+	if _, err := e.Columns(ctx, table); err != nil {
+		return Partitioning{}, err
+	}
+	return Partitioning{}, nil
+}

@@ -2,7 +2,8 @@ package sql
 
 import "time"
 
-// Grains are the partition steps trueup knows: day, month and hour.
+// Grains are the partition steps trueup knows: day, month and hour, and the week (from Monday)
+// a table's partitions may span.
 
 // TruncGrain brings t down to the start of its grain (UTC); an unknown grain is a day.
 func TruncGrain(t time.Time, grain string) time.Time {
@@ -12,6 +13,9 @@ func TruncGrain(t time.Time, grain string) time.Time {
 		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
 	case "hour":
 		return t.Truncate(time.Hour)
+	case "week":
+		d := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+		return d.AddDate(0, 0, -(int(d.Weekday())+6)%7)
 	}
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
@@ -23,6 +27,8 @@ func NextGrain(t time.Time, grain string) time.Time {
 		return t.AddDate(0, 1, 0)
 	case "hour":
 		return t.Add(time.Hour)
+	case "week":
+		return t.AddDate(0, 0, 7)
 	}
 	return t.AddDate(0, 0, 1)
 }

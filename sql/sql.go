@@ -212,12 +212,17 @@ type Engine interface {
 	Insert(ctx context.Context, table string, cols []string, rows [][]any) error
 	// ReplacePartition atomically replaces the rows of table inside w with the rows of query:
 	// readers see all of the old partition or all of the new one, and rerunning gives the same
-	// result. It returns how many rows the partition now holds.
+	// result. Rows outside w stay as they are, in a partition w shares with them too (see
+	// Partitioning). It returns how many rows the window now holds.
 	ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) (int64, error)
 	// ReplacePartitions replaces several partitions as ReplacePartition does each, at the cost of
 	// one commit where the engine has transactions (then all of them or none), else one by one.
 	// It returns how many rows each partition now holds.
 	ReplacePartitions(ctx context.Context, table string, writes []PartitionWrite) ([]int64, error)
+	// Partitioning says how table's rows are split into the units the engine replaces
+	// atomically, along the date or timestamp column; an error (naming the key) when they cannot
+	// be told apart along it.
+	Partitioning(ctx context.Context, table, column string) (Partitioning, error)
 	// CopyPartitions copies every partition of src outside the excluded windows into dst,
 	// by the engine's cheapest means.
 	CopyPartitions(ctx context.Context, dst, src string, column string, exclude []Window) error
@@ -231,6 +236,8 @@ type Engine interface {
 	AdoptTable(ctx context.Context, table, version string) error
 	// UnadoptTable drops the view and puts version back under table's name.
 	UnadoptTable(ctx context.Context, table, version string) error
+	// Ping asks the engine for one row: whether it answers readers now.
+	Ping(ctx context.Context) error
 	DropTable(ctx context.Context, table string) error
 	Close() error
 }

@@ -64,16 +64,21 @@ SELECT id, d, amount FROM sales_fixed WHERE d >= $start AND d < $end
 	return filepath.Join(dir, "trueup.yaml")
 }
 
+// warehouseURLs are a new DuckDB file and, with a test server, a new ClickHouse database.
+func warehouseURLs(t *testing.T) map[string]string {
+	urls := map[string]string{"duckdb": sqltest.DuckDBURL(t)}
+	if u := sqltest.ClickHouseURL(t); u != "" {
+		urls["clickhouse"] = u
+	}
+	return urls
+}
+
 // TestAdoptBackfillSwapRollback is a new user's first day on their own warehouse, on each
 // engine: the plan of a plain table says to adopt it; adopt keeps its rows under its name as v1;
 // a backfill builds v2 beside it; swap and rollback move readers; undo is refused once v2
 // exists.
 func TestAdoptBackfillSwapRollback(t *testing.T) {
-	urls := map[string]string{"duckdb": sqltest.DuckDBURL(t)}
-	if u := sqltest.ClickHouseURL(t); u != "" {
-		urls["clickhouse"] = u
-	}
-	for name, url := range urls {
+	for name, url := range warehouseURLs(t) {
 		t.Run(name, func(t *testing.T) {
 			cfg := plainWarehouse(t, url)
 			run := func(want int, args ...string) string {
@@ -129,6 +134,17 @@ func TestAdoptBackfillSwapRollback(t *testing.T) {
 			if len(vs) != 1 || vs[0]["version"] != "v1" || vs[0]["state"] != "live" || vs[0]["rows"] != float64(124) || vs[0]["checksum"] == "" {
 				t.Errorf("versions after the adopt: %v", vs)
 			}
+			writeTarget := func() string {
+				t.Helper()
+				code, out, errs := cli(t, "--config", cfg, "versions", "sales", "--write-target")
+				if code != 0 {
+					t.Fatalf("write target: exit %d: %s", code, errs)
+				}
+				return out
+			}
+			if got := writeTarget(); got != "sales__v1\n" {
+				t.Errorf("write target after the adopt: %q", got)
+			}
 			if out := run(2, "adopt", "sales"); !strings.Contains(out, "sales is a logical table already: its view reads sales__v1") {
 				t.Errorf("a second adopt:\n%s", out)
 			}
@@ -152,10 +168,16 @@ func TestAdoptBackfillSwapRollback(t *testing.T) {
 			if out := run(0, "swap", "sales", "--to", "v2"); strings.Contains(out, "recovery:") {
 				t.Errorf("a swap after a clean adopt found something to recover:\n%s", out)
 			}
+			if got := writeTarget(); got != "sales__v2\n" {
+				t.Errorf("write target after the swap: %q", got)
+			}
 			if got := total(); got != 124*10+12*2 {
 				t.Errorf("sales sums to %d after the swap, want %d (three days of four rows, +2 each)", got, 124*10+12*2)
 			}
 			run(0, "rollback", "sales")
+			if got := writeTarget(); got != "sales__v1\n" {
+				t.Errorf("write target after the rollback: %q", got)
+			}
 			if got := total(); got != 124*10 {
 				t.Errorf("sales sums to %d after the rollback, want %d", got, 124*10)
 			}
@@ -167,11 +189,7 @@ func TestAdoptBackfillSwapRollback(t *testing.T) {
 // renamed the table and made its view: the next command's start-up recovery settles it from
 // what the engine has — abandoned (sales still plain, adopting again works) or done (v1 live).
 func TestAdoptKilled(t *testing.T) {
-	urls := map[string]string{"duckdb": sqltest.DuckDBURL(t)}
-	if u := sqltest.ClickHouseURL(t); u != "" {
-		urls["clickhouse"] = u
-	}
-	for name, url := range urls {
+	for name, url := range warehouseURLs(t) {
 		t.Run(name, func(t *testing.T) {
 			cfg := plainWarehouse(t, url)
 			killedAt(t, "adopt.after-intent", "--config", cfg, "adopt", "sales")

@@ -29,6 +29,7 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 	from := fs.String("from", "", "first partition (YYYY-MM-DD): overrides the file's scope")
 	to := fs.String("to", "", "last partition, inclusive")
 	sample := fs.Int("sample", 0, "run: build and validate only this many partitions, then stop for review")
+	fullRewrite := fs.Bool("allow-full-rewrite", false, "run: rewrite a large table that has no partitions (the plan says when it must)")
 	pos, err := parseMixed(fs, args[1:])
 	if err != nil {
 		return err
@@ -85,7 +86,7 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 		}
 		return reportDryRun(out, name, pv)
 	case "run":
-		run, err := b.Run(ctx, ops.BackfillRunRequest{Name: name, Sample: *sample, Scope: scope, Actor: cliActor()})
+		run, err := b.Run(ctx, ops.BackfillRunRequest{Name: name, Sample: *sample, Scope: scope, Actor: cliActor(), AllowFullRewrite: *fullRewrite})
 		if err != nil {
 			return backfillRefused("run", err) // another run holding the table is a conflict: exit 1, as a 409
 		}
@@ -352,6 +353,17 @@ func writePlan(w io.Writer, p *backfill.Plan) {
 		fmt.Fprintf(w, "\n               %s: %s", in.Relation, state)
 	}
 	fmt.Fprintln(w)
+	for i, l := range p.Layouts {
+		label := "  Partitions   "
+		if i > 0 {
+			label = "               "
+		}
+		text := l.Text
+		if l.Table != p.Table {
+			text = l.Table + ": " + text
+		}
+		fmt.Fprintf(w, "%s%s\n", label, text)
+	}
 	fmt.Fprintf(w, "  Write        %s\n", p.Write)
 	fmt.Fprintf(w, "  Pace         concurrency %d, throttle %s", p.Concurrency, p.Throttle)
 	if p.Window != "" {

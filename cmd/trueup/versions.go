@@ -24,7 +24,8 @@ func runVersions(ctx context.Context, e *env, args []string) error {
 	format := fs.String("format", "text", "output: text or json")
 	retire := fs.String("retire", "", "retire (drop) this version, e.g. v1; never the live version or the rollback target")
 	reason := fs.String("reason", "", "with --retire: why")
-	table, err := oneTable(fs, args, "versions TABLE [--format text|json] [--retire vN --reason TEXT]")
+	writeTarget := fs.Bool("write-target", false, "print only the table writers must insert into now (the live version), for scripts")
+	table, err := oneTable(fs, args, "versions TABLE [--format text|json] [--retire vN --reason TEXT] [--write-target]")
 	if err != nil {
 		return err
 	}
@@ -34,11 +35,25 @@ func runVersions(ctx context.Context, e *env, args []string) error {
 	if *reason != "" && *retire == "" {
 		return usagef("versions: --reason goes with --retire")
 	}
+	if *writeTarget && *retire != "" {
+		return usagef("versions: --write-target and --retire do not go together")
+	}
 	t, done, err := tableOps(ctx, e, false)
 	if err != nil {
 		return err
 	}
 	defer done.close()
+	if *writeTarget {
+		w, err := t.WriteTarget(ctx, ops.VersionsRequest{Target: e.globals.target, Table: table})
+		if err != nil {
+			return err
+		}
+		if *format == "json" {
+			return writeJSON(e.stdout, w)
+		}
+		_, err = fmt.Fprintln(e.stdout, w.WriteTarget)
+		return err
+	}
 	var l views.ListingJSON
 	if *retire != "" {
 		l, err = t.Retire(ctx, ops.RetireRequest{Target: e.globals.target, Table: table, Version: *retire, Actor: cliActor(), Reason: *reason})

@@ -67,6 +67,9 @@ func (b backfills) Run(ctx context.Context, req ops.BackfillRunRequest) (*backfi
 	if req.Sample != 0 {
 		q.Set("sample", strconv.Itoa(req.Sample))
 	}
+	if req.AllowFullRewrite {
+		q.Set("allow_full_rewrite", "true")
+	}
 	return b.action(ctx, req.Name, "run", q)
 }
 

@@ -80,3 +80,9 @@ func (t tables) Adopt(ctx context.Context, req ops.AdoptRequest) (views.Publish,
 	err := t.c.Call(ctx, http.MethodPost, tablePath(req.Table)+"/adopt", targetQuery(req.Target), req, &p)
 	return p, err
 }
+
+func (t tables) WriteTarget(ctx context.Context, req ops.VersionsRequest) (ops.WriteTarget, error) {
+	var w ops.WriteTarget
+	err := t.c.Call(ctx, http.MethodGet, tablePath(req.Table)+"/write-target", targetQuery(req.Target), nil, &w)
+	return w, err
+}
