@@ -361,4 +361,16 @@ func TestBrowserWalk(t *testing.T) {
 		t.Errorf("days: %q", got)
 	}
 	b.shot("query-own-sql")
+
+	// The notice's report opens as of before its change: when it was drafted, v1 was live.
+	b.do("notice for its reports", 30*time.Second, chromedp.Navigate(noticeURL),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=report-before]`)))
+	b.click("report as of before the notice's change", `[data-testid=report-before]`, `[data-testid=query-live]`)
+	if got := b.text(`[data-testid=query-asked] [data-testid=query-read]`); !strings.Contains(got, "daily_revenue v1") {
+		t.Errorf("as of the notice's draft read %q, want daily_revenue v1", got)
+	}
+	if got := b.text(`[data-testid=query-head]`); !strings.Contains(got, "as of ") {
+		t.Errorf("head %q does not say the time", got)
+	}
+	b.shot("query-notice-before")
 }
