@@ -65,7 +65,8 @@ type TableRead struct {
 	Version string `json:"version"`
 	// Live: the version is the live one now.
 	Live bool `json:"live"`
-	// Since, Publish and Kind say which swap, rollback or adopt made it live (an as-of read).
+	// Since, Publish and Kind say which swap, rollback or adopt made it live (an as-of read);
+	// Since alone: it was live as trueup first knew the table, from then.
 	Since   time.Time `json:"since,omitzero"`
 	Publish int64     `json:"publish,omitempty"`
 	Kind    string    `json:"kind,omitempty"`

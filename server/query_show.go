@@ -166,8 +166,11 @@ func readText(rs []ops.TableRead) string {
 	var parts []string
 	for _, r := range rs {
 		p := r.Table + " " + r.Version
-		if r.Publish != 0 {
+		switch {
+		case r.Publish != 0:
 			p += " (live from " + shortTime(r.Since) + ", " + r.Kind + " #" + strconv.FormatInt(r.Publish, 10) + ")"
+		case !r.Since.IsZero():
+			p += " (live then: as trueup first knew it, " + shortTime(r.Since) + ")"
 		}
 		if r.Live {
 			p += " — live now"

@@ -11,9 +11,10 @@ import (
 
 // LiveVersion is the version of a logical table that was live at some time, and why.
 type LiveVersion struct {
-	Table   string    `json:"table"`
-	Version string    `json:"version"` // e.g. "v2"
-	Since   time.Time `json:"since,omitzero"`
+	Table   string `json:"table"`
+	Version string `json:"version"` // e.g. "v2"
+	// Since is when it went live: the publish's finish, or when trueup first knew the table.
+	Since time.Time `json:"since,omitzero"`
 	// Publish is the swap, rollback or adopt that made it live (0: it was live when trueup
 	// first knew the table).
 	Publish int64  `json:"publish,omitempty"`
@@ -72,7 +73,9 @@ func (s *Service) LiveAt(ctx context.Context, table string, at time.Time) (LiveV
 		n, live.Since, live.Publish, live.Kind = c.To, when(*last), last.ID, last.Kind
 	case len(done) > 0:
 		c, _ := done[0].change(table)
-		n = c.From
+		n, live.Since = c.From, known
+	default:
+		live.Since = known
 	}
 	if n == 0 {
 		return LiveVersion{}, refusef("%s was not a logical table at %s (no view over a version then); retained: %s",
@@ -127,7 +130,7 @@ func (s *Service) RetainedVersions(ctx context.Context, table string) (versions 
 // String says what a LiveVersion says, e.g. "v2 (live since 2026-07-20 09:00:00 UTC, swap #4)".
 func (v LiveVersion) String() string {
 	if v.Publish == 0 {
-		return v.Version
+		return fmt.Sprintf("%s (live since trueup first knew the table, %s)", v.Version, stamp(v.Since))
 	}
 	return fmt.Sprintf("%s (live since %s, %s #%d)", v.Version, stamp(v.Since), v.Kind, v.Publish)
 }

@@ -161,8 +161,11 @@ func readLine(rs []ops.TableRead) string {
 	for i, r := range rs {
 		parts[i] = r.Table + " " + r.Version
 		var notes []string
-		if r.Publish != 0 {
+		switch {
+		case r.Publish != 0:
 			notes = append(notes, fmt.Sprintf("live from %s, %s #%d", r.Since.UTC().Format("2006-01-02 15:04:05 UTC"), r.Kind, r.Publish))
+		case !r.Since.IsZero():
+			notes = append(notes, "live then: as trueup first knew it, "+r.Since.UTC().Format("2006-01-02 15:04:05 UTC"))
 		}
 		if r.Live {
 			notes = append(notes, "live now")
