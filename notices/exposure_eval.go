@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"trueup/fault"
@@ -61,63 +60,12 @@ func (x *Exposure) Evaluate(ctx context.Context, e tsql.Engine, to map[string]st
 	if err != nil {
 		return c, fmt.Errorf("notices: exposure %s on the new versions: %w", x.Name, err)
 	}
-	if strings.Join(before.Columns, ",") != strings.Join(after.Columns, ",") {
-		return c, fmt.Errorf("notices: exposure %s: columns differ between versions (%s vs %s)", x.Name,
-			strings.Join(before.Columns, ", "), strings.Join(after.Columns, ", "))
+	cmp, err := Compare(before, after, x.Labels)
+	if err != nil {
+		return c, fmt.Errorf("notices: exposure %s: %w", x.Name, err)
 	}
-	labels, values := splitColumns(before, after, x.Labels)
-	for _, i := range labels {
-		c.Labels = append(c.Labels, before.Columns[i])
-	}
-	for _, i := range values {
-		c.Values = append(c.Values, before.Columns[i])
-	}
-	monthly := map[int]bool{}
-	for _, i := range labels {
-		monthly[i] = allMonthStarts(before, i) && allMonthStarts(after, i)
-	}
-	label := func(row []any) string {
-		parts := make([]string, 0, len(labels))
-		for _, i := range labels {
-			parts = append(parts, labelText(row[i], monthly[i]))
-		}
-		return strings.Join(parts, ", ")
-	}
-	type key struct{ label, col string }
-	old := map[key]*float64{}
-	var order []key
-	for _, row := range before.Rows {
-		l := label(row)
-		for _, i := range values {
-			k := key{l, before.Columns[i]}
-			if _, dup := old[k]; !dup {
-				order = append(order, k)
-			}
-			old[k] = number(row[i])
-		}
-	}
-	now := map[key]*float64{}
-	for _, row := range after.Rows {
-		l := label(row)
-		for _, i := range values {
-			k := key{l, after.Columns[i]}
-			if _, seen := old[k]; !seen {
-				if _, dup := now[k]; !dup {
-					order = append(order, k)
-				}
-			}
-			now[k] = number(row[i])
-		}
-	}
-	for _, k := range order {
-		r := ExposureRow{Label: k.label, Column: k.col, Before: old[k], After: now[k]}
-		if same(r.Before, r.After) {
-			c.Unchanged++
-			continue
-		}
-		c.Rows = append(c.Rows, r)
-	}
-	return c, nil
+	cmp.Exposure, cmp.Title, cmp.Owner, cmp.Audience = c.Exposure, c.Title, c.Owner, c.Audience
+	return cmp.ExposureChange, nil
 }
 
 // EvaluateExposures evaluates every exposure that reads one of the changed tables (versions maps

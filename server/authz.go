@@ -16,9 +16,11 @@ import (
 var writeRoles = map[string]Role{
 	// Anyone: logging in and out, and a notice recipient acknowledging it (the link's token
 	// is the proof).
-	"POST /login":                   rolePublic,
-	"POST /logout":                  rolePublic,
-	"POST /notices/:id/ack/:token":  rolePublic,
+	"POST /login":                  rolePublic,
+	"POST /logout":                 rolePublic,
+	"POST /notices/:id/ack/:token": rolePublic,
+	// A query reads, whatever versions it reads: a viewer may (POST only for its JSON body).
+	"POST /api/v1/query":            roleViewer,
 	"POST /rules/:rule/run":         roleOperator,
 	"POST /api/v1/rules/:rule/run":  roleOperator,
 	"POST /api/v1/check":            roleOperator,

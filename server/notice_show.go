@@ -28,6 +28,9 @@ func (s *Server) noticeShow(c echo.Context) error {
 		return err
 	}
 	d := noticePage(n, ds, s.chrome(n.Title, "Notices"))
+	if seesDrafts(c) { // the query page needs a viewer
+		d.ReportLinks = s.noticeReportLinks(n)
+	}
 	d.Message = noticeMessages[c.QueryParam("done")]
 	return render(c, http.StatusOK, page.NoticeDetailPage(d))
 }

@@ -71,6 +71,7 @@ func TestJSONBodiesAreStrict(t *testing.T) {
 		{"POST /api/v1/notices/:id/edit", "/api/v1/notices/1/edit", `{"title": "T", "body": "B", "planned": "2026-08-04"}`, "planned"},
 		{"POST /api/v1/notices/:id/complete", "/api/v1/notices/1/complete", `{"why": "x"}`, "why"},
 		{"POST /api/v1/notices/deliver", "/api/v1/notices/deliver", `{"all": true}`, "all"},
+		{"POST /api/v1/query", "/api/v1/query", `{"sql": "SELECT 1", "compare": true}`, "compare"},
 	}
 	t.Run("every_json_write_route_is_covered", func(t *testing.T) {
 		var want, got []string

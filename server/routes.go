@@ -29,6 +29,8 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	e.POST("/api/v1/tables/:table/rollback", s.apiTableRollback)
 	e.POST("/api/v1/tables/:table/retire", s.apiTableRetire)
 	e.POST("/api/v1/tables/:table/adopt", s.apiTableAdopt)
+	get("/query", s.queryShow)
+	e.POST("/api/v1/query", s.apiQuery)
 	get("/rules", s.ruleList)
 	get("/rules/:rule", s.ruleShow)
 	e.POST("/rules/:rule/run", s.ruleRun)

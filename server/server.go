@@ -47,6 +47,9 @@ type Options struct {
 	// Tables swaps, rolls back and lists versions of logical tables; nil answers 404 on the
 	// versions pages.
 	Tables ops.Tables
+	// Queries reads logical tables at versions or as of a time (the query page and API); nil
+	// answers 404.
+	Queries ops.Queries
 	// NoticeOps lists, shows, edits, announces, withdraws and completes change notices and
 	// delivers their messages (the notice API and the operator's forms); nil answers 404.
 	NoticeOps ops.Notices

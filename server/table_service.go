@@ -88,7 +88,9 @@ func (s *Server) versionsView(l views.Listing, busy string) page.TableVersions {
 		d.Versions = append(d.Versions, row)
 	}
 	for _, p := range l.History {
-		d.History = append(d.History, publishRow(p))
+		row := publishRow(p)
+		row.Reports = s.reportLinks(l.Target, p)
+		d.History = append(d.History, row)
 	}
 	return d
 }

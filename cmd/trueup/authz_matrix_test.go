@@ -61,6 +61,8 @@ var wantRole = map[string]string{
 	// orders is a logical table already: refused by the service, not by authorization
 	"POST /tables/:table/adopt":        config.RoleApprover,
 	"POST /api/v1/tables/:table/adopt": config.RoleApprover,
+	// a query reads, at whatever versions: POST only for its JSON body
+	"POST /api/v1/query": config.RoleViewer,
 }
 
 var roleRank = map[string]int{"public": 0, config.RoleViewer: 1, config.RoleOperator: 2, config.RoleApprover: 3}
@@ -203,6 +205,8 @@ func (m *matrixProject) body(path, role string) url.Values {
 		v.Set("version", "v1") // the rollback target: refused by the service, not by authorization
 	case path == "/api/v1/check":
 		v.Set("rules", "matches_raw")
+	case path == "/api/v1/query":
+		v.Set("sql", "SELECT count(*) AS n FROM orders")
 	case path == "/api/v1/diffs":
 		v.Set("old", "orders__v1")
 		v.Set("new", "orders__v2")

@@ -118,6 +118,12 @@ func (b *browser) texts(sel string) []string {
 		`Array.from(document.querySelectorAll(`+strconv.Quote(sel)+`)).map(e => e.textContent.trim())`))
 }
 
+// mark marks the page shown, so that a wait for body:not([data-old]) … waits for the next one.
+func (b *browser) mark() {
+	b.t.Helper()
+	get(b, "mark the page", chromedp.Evaluate[bool](`document.body.dataset.old = "1", true`))
+}
+
 func (b *browser) click(step, sel, waitFor string) {
 	b.t.Helper()
 	b.do(step, 60*time.Second, chromedp.Click(chromedp.CSS(sel)), chromedp.WaitVisible(chromedp.CSS(waitFor)))
@@ -330,4 +336,66 @@ func TestBrowserWalk(t *testing.T) {
 		t.Error("2026-07-10 shows no added rows")
 	}
 	b.shot("diff-partition")
+
+	// 11. Time travel: the swap's row on daily_revenue's page opens the board report as of after
+	// the swap (v2), beside live now (v1 again since the rollback), the July numbers marked.
+	b.do("daily_revenue history", 30*time.Second, chromedp.Navigate(b.base+"/tables/daily_revenue?target=warehouse"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=publish-row]:last-child [data-testid=report-after]`)))
+	b.click("report as of after the swap", `[data-testid=publish-row]:last-child [data-testid=report-after]`, `[data-testid=query-live]`)
+	if got := b.text(`[data-testid=query-asked] [data-testid=query-read]`); !strings.Contains(got, "daily_revenue v2") {
+		t.Errorf("as asked read %q, want daily_revenue v2", got)
+	}
+	if got := b.text(`[data-testid=query-live] [data-testid=query-read]`); !strings.Contains(got, "daily_revenue v1") {
+		t.Errorf("live read %q, want daily_revenue v1", got)
+	}
+	numbers := b.texts(`[data-testid=query-changes] [data-testid=report-row]`)
+	marked := b.texts(`[data-testid=query-changed]`)
+	if len(numbers) == 0 || len(marked) != 2*len(numbers) {
+		t.Errorf("%d numbers differ, %d cells marked: want each marked on both sides", len(numbers), len(marked))
+	}
+	for _, c := range numbers {
+		if !strings.Contains(c, "July 2026") {
+			t.Errorf("a number outside July changed: %q", c)
+		}
+	}
+	b.shot("query-after-swap")
+
+	// The picker: daily_revenue at v1 is the live answer, no number differs. (The page before
+	// is marked, so that each wait is for the answer to the new request.)
+	b.mark()
+	b.do("pick v1", 30*time.Second, chromedp.SetValue(chromedp.CSS(`[data-testid=query-version][data-table=daily_revenue]`), "v1"),
+		chromedp.Click(chromedp.CSS(`[data-testid=query-run]`)), chromedp.WaitVisible(chromedp.CSS(`body:not([data-old]) [data-testid=query-unchanged]`)))
+	if got := b.text(`main`); !strings.Contains(got, "No number differs") {
+		t.Errorf("daily_revenue v1 against live v1: %q", got)
+	}
+	// The SQL box and the time: a time before trueup knew the table is refused with the reason.
+	b.mark()
+	b.do("own SQL as of long ago", 30*time.Second,
+		chromedp.SetValue(chromedp.CSS(`[data-testid=query-exposure]`), ""),
+		chromedp.SetValue(chromedp.CSS(`[data-testid=query-version][data-table=daily_revenue]`), ""),
+		chromedp.SetValue(chromedp.CSS(`[data-testid=query-sql]`), "SELECT count(*) AS days FROM daily_revenue"),
+		chromedp.SetValue(chromedp.CSS(`[data-testid=query-as-of]`), "2001-01-01"),
+		chromedp.Click(chromedp.CSS(`[data-testid=query-run]`)), chromedp.WaitVisible(chromedp.CSS(`body:not([data-old]) [data-testid=query-error]`)))
+	if got := b.text(`[data-testid=query-error]`); !strings.Contains(got, "daily_revenue: 2001-01-01 00:00:00 UTC is before trueup knew the table") {
+		t.Errorf("refusal %q", got)
+	}
+	b.mark()
+	b.do("own SQL live", 30*time.Second, chromedp.Clear(chromedp.CSS(`[data-testid=query-as-of]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=query-run]`)), chromedp.WaitVisible(chromedp.CSS(`body:not([data-old]) [data-testid=query-asked] [data-testid=query-row]`)))
+	if got := b.text(`[data-testid=query-asked] [data-testid=query-row]`); got == "" || got == "0" {
+		t.Errorf("days: %q", got)
+	}
+	b.shot("query-own-sql")
+
+	// The notice's report opens as of before its change: when it was drafted, v1 was live.
+	b.do("notice for its reports", 30*time.Second, chromedp.Navigate(noticeURL),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=report-before]`)))
+	b.click("report as of before the notice's change", `[data-testid=report-before]`, `[data-testid=query-live]`)
+	if got := b.text(`[data-testid=query-asked] [data-testid=query-read]`); !strings.Contains(got, "daily_revenue v1") {
+		t.Errorf("as of the notice's draft read %q, want daily_revenue v1", got)
+	}
+	if got := b.text(`[data-testid=query-head]`); !strings.Contains(got, "as of ") {
+		t.Errorf("head %q does not say the time", got)
+	}
+	b.shot("query-notice-before")
 }

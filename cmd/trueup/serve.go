@@ -123,7 +123,7 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
-	tables, err := openTables(ctx, a, ntc, mon, log)
+	tables, services, err := openTables(ctx, a, ntc, mon, log)
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +139,7 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 		Notices:       ntc,
 		NoticeOps:     ops.NewNotices(ntc),
 		Tables:        tables,
+		Queries:       ops.NewQueries(services, a.Config.DefaultTarget, ntc.Exposures()),
 		Auth:          a.Config.Auth,
 		Audit:         a.Ledger,
 		// Many people on the same page share one build of it for half a second.

@@ -170,8 +170,9 @@ func recoveredViews(ctx context.Context, a *app, names []string, ntc *notices.Se
 // openTables gives serve the table operations over every target, recovered as start-up must
 // before anything is served: the ledger and the views agree, whatever a crash left behind. The
 // rules of the tables a swap or rollback moves are rerun by mon afterwards.
-func openTables(ctx context.Context, a *app, ntc *notices.Service, mon *monitor.Monitor, log *slog.Logger) (ops.Tables, error) {
-	services, repairs, err := a.RecoveredViews(ctx, a.Names, flow.ViewsOptions{Logger: log, Notices: ntc, Rules: mon, Hooks: crashHooks()})
+func openTables(ctx context.Context, a *app, ntc *notices.Service, mon *monitor.Monitor, log *slog.Logger) (ops.Tables, ops.TableServices, error) {
+	all, repairs, err := a.RecoveredViews(ctx, a.Names, flow.ViewsOptions{Logger: log, Notices: ntc, Rules: mon, Hooks: crashHooks()})
+	services := ops.TableServices(all)
 	for _, r := range repairs {
 		log.Info("recovery", "target", r.Target, "table", r.Table, "what", r.What)
 	}
@@ -180,7 +181,7 @@ func openTables(ctx context.Context, a *app, ntc *notices.Service, mon *monitor.
 		// swapping it is refused until a later start-up settles it; the others are fine.
 		log.Error("recovery incomplete", "err", err)
 	}
-	return ops.NewTables(services, a.Config.DefaultTarget), nil
+	return ops.NewTables(services, a.Config.DefaultTarget), services, nil
 }
 
 func writeJSON(w io.Writer, v any) error {
