@@ -335,6 +335,9 @@ func (m *matrixProject) send(method, path, cred, role string, b *matrixBrowser) 
 // and what each view reads.
 func (m *matrixProject) snapshot() string {
 	m.t.Helper()
+	// What an earlier request started in the background (the rules a swap reruns) is its
+	// write, not this one's: it ends before the snapshot.
+	m.a.Wait()
 	return ledgerSnapshot(m.t, m.a) + "\n" + warehouseSnapshot(m.t, m.a)
 }
 
