@@ -1,6 +1,10 @@
 package views
 
 import (
+	"context"
+	dbsql "database/sql"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -114,4 +118,54 @@ func (s *Service) keepHeld(h *holder) {
 	s.locks.mu.Lock()
 	h.kept = true
 	s.locks.mu.Unlock()
+}
+
+// ledgerHolder reads the ledger lock row of one of tables, if any: an intent of another Service
+// on this ledger, or one a crash left that recovery could not settle yet.
+func (s *Service) ledgerHolder(ctx context.Context, tables ...string) (*ConflictError, error) {
+	err := s.recordedHolders(ctx)(tables)
+	if c, ok := errors.AsType[*ConflictError](err); ok {
+		return c, nil
+	}
+	return nil, err
+}
+
+// recordedHolders starts reading the ledger's lock rows of the target, while the caller reads
+// something else. The function it returns waits for them and returns the first that holds one of
+// tables as a *ConflictError. A publish that records no intent (executeNoted) takes no lock row,
+// but one may be there — an intent a crash left that recovery could not settle — and holds.
+func (s *Service) recordedHolders(ctx context.Context) func(tables []string) error {
+	var rows []*ConflictError
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var st *dbsql.Stmt
+		if st, err = s.ledger.Prepared(ctx, `SELECT table_name, holder, kind, swap_id, since FROM view_locks
+			WHERE target = ?`); err != nil {
+			return
+		}
+		var rs *dbsql.Rows
+		if rs, err = st.QueryContext(ctx, s.target); err != nil {
+			return
+		}
+		rows, err = ledger.Collect(rs, func(r ledger.Scanner) (*ConflictError, error) {
+			c := &ConflictError{Recorded: true}
+			return c, r.Scan(&c.Table, &c.Holder, &c.Kind, &c.SwapID, &c.Since)
+		})
+	}()
+	return func(tables []string) error {
+		<-done
+		if err != nil {
+			return fmt.Errorf("views: read the ledger's locks: %w", err)
+		}
+		for _, t := range tables { // the first of tables that is held, whatever order the rows came in
+			for _, c := range rows {
+				if c.Table == t {
+					return c
+				}
+			}
+		}
+		return nil
+	}
 }

@@ -3,14 +3,12 @@ package views
 import (
 	"context"
 	"crypto/rand"
-	dbsql "database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 	"trueup/fault"
 
 	tsql "trueup/sql"
@@ -114,67 +112,6 @@ func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *h
 		return p, true, fmt.Errorf("views: %s %s: %w", p.Kind, p.Table, repointErr)
 	}
 	return p, true, nil
-}
-
-// pendingOutcome is a done publish's outcome being written in a ledger transaction of its own
-// while the engine repoints: its row and the versions' states first, then, given the finish time,
-// the rest.
-// It is the one ledger transaction not run through ledger.Tx: it is opened in one call and
-// committed or thrown away in another, with the repoint in between.
-type pendingOutcome struct {
-	s      *Service
-	p      *Publish
-	gate   []GateCheck
-	ready  chan struct{} // closed when the first part is written, or failed (err)
-	tx     *dbsql.Tx
-	err    error
-	closed bool // committed or thrown away
-}
-
-// prepareOutcome starts writing p's outcome (fresh, done) at once; p's row has no finish time yet.
-func (s *Service) prepareOutcome(ctx context.Context, p *Publish, gate []GateCheck) *pendingOutcome {
-	o := &pendingOutcome{s: s, p: p, gate: gate, ready: make(chan struct{})}
-	go func() {
-		defer close(o.ready)
-		if o.tx, o.err = s.ledger.DB().BeginTx(ctx, nil); o.err != nil {
-			return
-		}
-		if o.err = s.outcomeStates(ctx, o.tx, p, gate, true); o.err != nil {
-			o.tx.Rollback()
-		}
-	}()
-	return o
-}
-
-// commit writes the finish time and the audit entry, and commits.
-func (o *pendingOutcome) commit(ctx context.Context, finished time.Time) error {
-	<-o.ready
-	if o.err != nil {
-		return o.err
-	}
-	if o.closed {
-		return errors.New("views: the outcome was thrown away")
-	}
-	o.closed = true
-	o.p.FinishedAt = finished
-	err := o.s.finishedAt(ctx, o.tx, *o.p)
-	if err == nil {
-		err = o.s.outcomeAudit(ctx, o.tx, *o.p, o.gate)
-	}
-	if err == nil {
-		return o.tx.Commit()
-	}
-	o.tx.Rollback()
-	return err
-}
-
-// abandon throws the outcome away, unless it was committed.
-func (o *pendingOutcome) abandon() {
-	<-o.ready
-	if o.err == nil && !o.closed {
-		o.closed = true
-		o.tx.Rollback()
-	}
 }
 
 // landed reports whether every view p moves carries p's note.

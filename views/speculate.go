@@ -13,43 +13,6 @@ import (
 // read first and the intent written only after the confirmation: an intent is a promise recovery
 // keeps after a crash, so it must never stand for a publish the engine would have refused.
 
-// recordedStates is what the engine says about tables when it agrees with the ledger: the view
-// reads the version recorded live, and every version not retired exists.
-func recordedStates(tables []string, vss map[string][]Version) map[string]engineState {
-	out := map[string]engineState{}
-	for _, t := range tables {
-		st := engineState{physical: map[int]bool{}}
-		for _, v := range vss[t] {
-			if v.State == StateLive {
-				st.live = v.N
-			}
-			if v.State != StateRetired {
-				st.physical[v.N] = true
-			}
-		}
-		out[t] = st
-	}
-	return out
-}
-
-// agrees reports whether the engine says about a table what the ledger does: the view reads one
-// of its versions, and sync would neither adopt nor repair anything.
-func agrees(st engineState, vs []Version) bool {
-	if st.foreign != "" || len(repairMoves(st, vs)) > 0 {
-		return false
-	}
-	known := map[int]bool{}
-	for _, v := range vs {
-		known[v.N] = true
-	}
-	for n := range st.physical {
-		if !known[n] {
-			return false
-		}
-	}
-	return true
-}
-
 // speculate carries out p, planned as plan from the ledger's versions vss, once the engine
 // confirms it: the engine agrees with the ledger and replan, given what it says, makes
 // the same plan. It reports false, having written nothing, when the publish must be planned
