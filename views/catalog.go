@@ -154,25 +154,6 @@ func repairMoves(st engineState, vs []Version) []repairMove {
 	return moves
 }
 
-// recordedStates is what the engine says about tables when it agrees with the ledger: the view
-// reads the version recorded live, and every version not retired exists.
-func recordedStates(tables []string, vss map[string][]Version) map[string]engineState {
-	out := map[string]engineState{}
-	for _, t := range tables {
-		st := engineState{physical: map[int]bool{}}
-		for _, v := range vss[t] {
-			if v.State == StateLive {
-				st.live = v.N
-			}
-			if v.State != StateRetired {
-				st.physical[v.N] = true
-			}
-		}
-		out[t] = st
-	}
-	return out
-}
-
 // agrees reports whether the engine says about a table what the ledger does: the view reads one
 // of its versions, and sync would neither adopt nor repair anything.
 func agrees(st engineState, vs []Version) bool {
@@ -242,4 +223,32 @@ func classify(changes []Change, at map[string]int) where {
 		return allFrom
 	}
 	return mixed
+}
+
+// confirmed reports whether the engine's catalog (one read of the tables changes move) confirms a
+// publish of changes planned from the ledger's versions vss alone: about each table, the engine
+// says what the ledger does (agrees), its view reads the version the ledger has live, and the
+// version it moves to exists. Then planning from what the engine says would make the same plan.
+// A catalog that cannot be read confirms nothing: the publish is then planned from the engine.
+func (s *Service) confirmed(ctx context.Context, changes []Change, vss map[string][]Version) bool {
+	tables := make([]string, len(changes))
+	for i, c := range changes {
+		tables[i] = c.Table
+	}
+	sts, err := s.inspect(ctx, tables...)
+	if err != nil {
+		return false
+	}
+	for _, c := range changes {
+		st, live := sts[c.Table], 0
+		for _, v := range vss[c.Table] {
+			if v.State == StateLive {
+				live = v.N // as recordedStates reads it
+			}
+		}
+		if !agrees(st, vss[c.Table]) || st.live != live || !st.physical[c.To] {
+			return false
+		}
+	}
+	return true
 }

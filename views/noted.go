@@ -22,7 +22,7 @@ import (
 // and start-up recovery records it from the note (recoverNotes). That is one durable commit fewer
 // on the way than intent, repoint, outcome, and no moment at which the views have moved without a
 // record of who moved them and why. ClickHouse cannot change a view and keep a note in one step:
-// there the intent is recorded first (execute).
+// there the intent is recorded first (intentFirst).
 
 // viewNote is the note a publish leaves on each view it moves.
 type viewNote struct {
@@ -32,20 +32,22 @@ type viewNote struct {
 	Gate    []GateCheck `json:"gate,omitempty"` // what the gate said, for an override recorded by recovery
 }
 
-// noted returns the engine as a NotedRepointer when it is one.
-func (s *Service) noted() (tsql.NotedRepointer, bool) {
-	nr, ok := s.engine.(tsql.NotedRepointer)
-	return nr, ok
+// noted is the strategy of an engine that keeps a note with each view (tsql.NotedRepointer):
+// check, repoint and note in one engine transaction, then the outcome in the ledger.
+type noted struct {
+	s  *Service
+	nr tsql.NotedRepointer
 }
 
-// executeNoted carries out p, whose tables the caller holds through h, with notes: one
-// RepointNoted, which checks inside its transaction that every view still reads the version p
-// moves it from, then the outcome in the ledger. With speculative (p was planned from the ledger
-// alone), a refused repoint — nothing was changed — reports false, having written nothing, so
-// that the caller plans again from the engine; otherwise the failure is recorded. When the views
-// moved and the ledger cannot record it, the tables stay held (keepHeld) until recovery records it
-// at the next start-up: nothing may move them or repair the ledger from them before.
-func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *holder, p Publish, gate []GateCheck, speculative bool) (Publish, bool, error) {
+// carry carries out p with notes: one RepointNoted, which checks inside its transaction that
+// every view still reads the version p moves it from, then the outcome in the ledger. With
+// recorded (p was planned from the ledger alone), a refused repoint — nothing was changed —
+// reports false, having written nothing, so that the caller plans again from the engine;
+// otherwise the failure is recorded. When the views moved and the ledger cannot record it, the
+// tables stay held (keepHeld) until recovery records it at the next start-up: nothing may move
+// them or repair the ledger from them before.
+func (n noted) carry(ctx context.Context, h *holder, p Publish, gate []GateCheck, recorded map[string][]Version) (Publish, bool, error) {
+	s, speculative := n.s, recorded != nil
 	p.StartedAt = s.ledger.Now()
 	p.State, p.Detail = PublishIntent, ""
 	p.Token = newToken()
@@ -57,7 +59,7 @@ func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *h
 		h.hooked = true
 		s.hooks.AfterIntent(p)
 	}
-	// As in complete: once started, the outcome is recorded whatever happens to the request.
+	// As intent first: once started, the outcome is recorded whatever happens to the request.
 	ctx = context.WithoutCancel(ctx)
 	points := make([]tsql.NotedPoint, len(p.Changes))
 	for i, c := range p.Changes {
@@ -72,7 +74,7 @@ func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *h
 	done.State = PublishDone
 	pending := s.prepareOutcome(ctx, &done, gate)
 	defer pending.abandon() // unless committed
-	repointErr := nr.RepointNoted(ctx, points)
+	repointErr := n.nr.RepointNoted(ctx, points)
 	if repointErr != nil {
 		// One transaction: it landed whole or not at all. An error may still come after the
 		// commit landed (the engine lost the connection answering it): the notes tell.
@@ -157,7 +159,7 @@ func newToken() string {
 // publish it cannot record keeps its tables held (keepHeld), so that nothing moves them or
 // repairs the ledger from them before a later start-up records it.
 func (s *Service) recoverNotes(ctx context.Context, tables []string) ([]Repair, error) {
-	if _, ok := s.noted(); !ok || len(tables) == 0 {
+	if _, ok := s.strategy.(noted); !ok || len(tables) == 0 {
 		return nil, nil
 	}
 	onViews, err := s.viewNotes(ctx, tables)

@@ -67,7 +67,7 @@ type Publish struct {
 	Detail         string    `json:"detail,omitempty"`
 	// Warnings are problems after the outcome was recorded (a listener or retention failed).
 	Warnings []string `json:"warnings,omitempty"`
-	// Token ties a publish carried out with notes (executeNoted) to the notes on its views.
+	// Token ties a publish carried out with notes (noted) to the notes on its views.
 	Token string `json:"-"`
 }
 
@@ -235,7 +235,7 @@ func (s *Service) recordIntent(ctx context.Context, h *holder, p *Publish) error
 		}
 		return fmt.Errorf("views: %s %s: %w", p.Kind, p.Table, err)
 	}
-	s.setSwapID(h, p.ID)
+	h.swapID.Store(p.ID)
 	return nil
 }
 

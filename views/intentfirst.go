@@ -7,20 +7,27 @@ import (
 	tsql "trueup/sql"
 )
 
-// execute carries out a planned publish whose tables the caller holds. On an engine that notes
-// its views it is executeNoted. Elsewhere: intent in the ledger, one Engine.RepointViews call,
-// outcome in the ledger. The ledger and the warehouse are separate databases, so the view change
-// cannot commit in the ledger's transaction; the intent and the outcome bracket it, and Recover
-// settles an intent left without an outcome by a crash.
-func (s *Service) execute(ctx context.Context, h *holder, p Publish, gate []GateCheck) (Publish, error) {
-	if nr, ok := s.noted(); ok {
-		p, _, err := s.executeNoted(ctx, nr, h, p, gate, false)
-		return p, err
+// intentFirst is the strategy of an engine that cannot change a view and keep a note in one step
+// (ClickHouse): the intent in the ledger, one Engine.RepointViews call, the outcome in the ledger.
+// The ledger and the warehouse are separate databases, so the view change cannot commit in the
+// ledger's transaction; the intent and the outcome bracket it, and Recover settles an intent left
+// without an outcome by a crash.
+type intentFirst struct{ s *Service }
+
+// carry carries out p. With recorded, the engine's catalog (one read of p's tables) must first
+// confirm the plan: the engine agrees with the ledger about every table p moves. The intent is
+// written only after that: recovery carries out or records an intent it finds after a crash, so
+// an intent must never stand for a publish the engine would have refused.
+func (i intentFirst) carry(ctx context.Context, h *holder, p Publish, gate []GateCheck, recorded map[string][]Version) (Publish, bool, error) {
+	s := i.s
+	if recorded != nil && !s.confirmed(ctx, p.Changes, recorded) {
+		return Publish{}, false, nil
 	}
 	if err := s.recordIntent(ctx, h, &p); err != nil {
-		return p, err
+		return p, true, err
 	}
-	return s.complete(ctx, h, p, gate)
+	p, err := s.complete(ctx, h, p, gate)
+	return p, true, err
 }
 
 // complete repoints the views of p, whose intent is recorded and whose tables the caller holds
