@@ -1,7 +1,5 @@
 package views
 
-// The swaps and rollbacks the ledger has recorded (table swaps), as a plan and the pages read them.
-
 import (
 	"cmp"
 	"context"
@@ -9,8 +7,108 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 	"trueup/ledger"
 )
+
+// A publish — a swap, a rollback, an adopt — as the ledger records it (table swaps), and the reads
+// of those records that a plan and the pages make.
+
+// Kinds of publish.
+const (
+	KindSwap     = "swap"
+	KindRollback = "rollback"
+	// KindAdopt and KindUnadopt: adopt.go
+)
+
+// States of a publish in the ledger.
+const (
+	PublishIntent    = "intent"    // recorded before the views are repointed
+	PublishDone      = "done"      // the views were repointed and the versions' states follow
+	PublishFailed    = "failed"    // the engine refused; the views were left (or put back) as they were
+	PublishAbandoned = "abandoned" // found after a crash with the views untouched
+)
+
+// Change is one logical table's move in a publish: its view read version From before and reads
+// To after. From is 0 when the view did not exist.
+type Change struct {
+	Table string `json:"table"`
+	From  int    `json:"from"`
+	To    int    `json:"to"`
+}
+
+func (c Change) String() string {
+	from := "(none)"
+	if c.From != 0 {
+		from = fmt.Sprintf("v%d", c.From)
+	}
+	if c.To == 0 {
+		return fmt.Sprintf("%s %s → (a plain table)", c.Table, from)
+	}
+	return fmt.Sprintf("%s %s → v%d", c.Table, from, c.To)
+}
+
+// Publish is one swap or rollback: the views it moved together, in one Engine.RepointViews call.
+type Publish struct {
+	ID             int64     `json:"id"`
+	Kind           string    `json:"kind"`
+	State          string    `json:"state"`
+	Target         string    `json:"target"`
+	Table          string    `json:"table"` // the table the operator named
+	Backfill       string    `json:"backfill,omitempty"`
+	RunID          int64     `json:"run_id,omitempty"`
+	Changes        []Change  `json:"changes"`
+	Actor          string    `json:"actor"`
+	Reason         string    `json:"reason,omitempty"`
+	OverrideBy     string    `json:"override_by,omitempty"`
+	OverrideReason string    `json:"override_reason,omitempty"`
+	Undoes         int64     `json:"undoes,omitempty"`    // a rollback: the swap it took back
+	UndoneBy       int64     `json:"undone_by,omitempty"` // a swap: the rollback that took it back
+	StartedAt      time.Time `json:"started_at"`
+	FinishedAt     time.Time `json:"finished_at,omitzero"`
+	Detail         string    `json:"detail,omitempty"`
+	// Warnings are problems after the outcome was recorded (a listener or retention failed).
+	Warnings []string `json:"warnings,omitempty"`
+	// Token ties a publish carried out with notes (noted) to the notes on its views.
+	Token string `json:"-"`
+}
+
+// Duration is how long the publish took from intent to outcome.
+func (p Publish) Duration() time.Duration {
+	if p.FinishedAt.IsZero() {
+		return 0
+	}
+	return p.FinishedAt.Sub(p.StartedAt)
+}
+
+// Tables lists the tables the publish moves, in repoint order.
+func (p Publish) Tables() []string {
+	out := make([]string, len(p.Changes))
+	for i, c := range p.Changes {
+		out[i] = c.Table
+	}
+	return out
+}
+
+// Summary says what the publish moves, e.g. "orders v1 → v2, daily_revenue v1 → v2".
+func (p Publish) Summary() string {
+	parts := make([]string, len(p.Changes))
+	for i, c := range p.Changes {
+		parts[i] = c.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// change returns the publish's change of table.
+func (p Publish) change(table string) (Change, bool) {
+	for _, c := range p.Changes {
+		if c.Table == table {
+			return c, true
+		}
+	}
+	return Change{}, false
+}
 
 const publishCols = `id, kind, state, target, table_name, backfill, run_id, CAST(changes AS VARCHAR), actor, reason,
 	override_by, override_reason, undoes, undone_by, started_at, finished_at, detail, coalesce(token, '')`

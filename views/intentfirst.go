@@ -14,11 +14,11 @@ import (
 // without an outcome by a crash.
 type intentFirst struct{ s *Service }
 
-// carry carries out p. With recorded, the engine's catalog (one read of p's tables) must first
+// publish carries out p. With recorded, the engine's catalog (one read of p's tables) must first
 // confirm the plan: the engine agrees with the ledger about every table p moves. The intent is
 // written only after that: recovery carries out or records an intent it finds after a crash, so
 // an intent must never stand for a publish the engine would have refused.
-func (i intentFirst) carry(ctx context.Context, h *holder, p Publish, gate []GateCheck, recorded map[string][]Version) (Publish, bool, error) {
+func (i intentFirst) publish(ctx context.Context, h *holder, p Publish, gate []GateCheck, recorded map[string][]Version) (Publish, bool, error) {
 	s := i.s
 	if recorded != nil && !s.confirmed(ctx, p.Changes, recorded) {
 		return Publish{}, false, nil

@@ -39,14 +39,14 @@ type noted struct {
 	nr tsql.NotedRepointer
 }
 
-// carry carries out p with notes: one RepointNoted, which checks inside its transaction that
+// publish carries out p with notes: one RepointNoted, which checks inside its transaction that
 // every view still reads the version p moves it from, then the outcome in the ledger. With
 // recorded (p was planned from the ledger alone), a refused repoint — nothing was changed —
 // reports false, having written nothing, so that the caller plans again from the engine;
 // otherwise the failure is recorded. When the views moved and the ledger cannot record it, the
 // tables stay held (keepHeld) until recovery records it at the next start-up: nothing may move
 // them or repair the ledger from them before.
-func (n noted) carry(ctx context.Context, h *holder, p Publish, gate []GateCheck, recorded map[string][]Version) (Publish, bool, error) {
+func (n noted) publish(ctx context.Context, h *holder, p Publish, gate []GateCheck, recorded map[string][]Version) (Publish, bool, error) {
 	s, speculative := n.s, recorded != nil
 	p.StartedAt = s.ledger.Now()
 	p.State, p.Detail = PublishIntent, ""
@@ -59,7 +59,7 @@ func (n noted) carry(ctx context.Context, h *holder, p Publish, gate []GateCheck
 		h.hooked = true
 		s.hooks.AfterIntent(p)
 	}
-	// As intent first: once started, the outcome is recorded whatever happens to the request.
+	// As in intentFirst: once started, the outcome is recorded whatever happens to the request.
 	ctx = context.WithoutCancel(ctx)
 	points := make([]tsql.NotedPoint, len(p.Changes))
 	for i, c := range p.Changes {

@@ -155,7 +155,7 @@ func (s *Service) rollbackAsRecorded(ctx context.Context, h *holder, req Rollbac
 	if err != nil {
 		return Publish{}, false, nil
 	}
-	return s.strategy.carry(ctx, h, rollbackPublish(s.target, req, undo, plan), nil, vss)
+	return s.strategy.publish(ctx, h, rollbackPublish(s.target, req, undo, plan), nil, vss)
 }
 
 // rollbackAsInspected plans the rollback from the engine, first making the ledger agree with it
@@ -165,7 +165,7 @@ func (s *Service) rollbackAsInspected(ctx context.Context, h *holder, req Rollba
 	if err != nil {
 		return Publish{}, err
 	}
-	p, _, err := s.strategy.carry(ctx, h, rollbackPublish(s.target, req, undo, plan), nil, nil)
+	p, _, err := s.strategy.publish(ctx, h, rollbackPublish(s.target, req, undo, plan), nil, nil)
 	return p, err
 }
 

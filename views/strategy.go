@@ -27,11 +27,11 @@ import (
 
 // strategy is how one kind of engine carries out a planned publish.
 type strategy interface {
-	// carry carries out p, whose tables the caller holds through h; gate is the gate's verdict
-	// on it. With recorded, p was planned from those versions of the ledger alone: carry first
+	// publish carries out p, whose tables the caller holds through h; gate is the gate's verdict
+	// on it. With recorded, p was planned from those versions of the ledger alone: publish first
 	// has the engine confirm the plan and, when it does not, reports false having written
 	// nothing, so that the caller plans again from the engine. Otherwise it reports true.
-	carry(ctx context.Context, h *holder, p Publish, gate []GateCheck, recorded map[string][]Version) (Publish, bool, error)
+	publish(ctx context.Context, h *holder, p Publish, gate []GateCheck, recorded map[string][]Version) (Publish, bool, error)
 }
 
 // strategyOf picks the strategy of s's engine: with notes where the engine keeps a note with a

@@ -244,7 +244,7 @@ func (s *Service) swapAsRecorded(ctx context.Context, h *holder, req SwapRequest
 	if err != nil || (plan.NeedsOverride && override == "") || staleSwap(req, n, plan) != nil {
 		return Publish{}, false, nil
 	}
-	return s.strategy.carry(ctx, h, swapPublish(s.target, req, plan, override), plan.Gate, vss)
+	return s.strategy.publish(ctx, h, swapPublish(s.target, req, plan, override), plan.Gate, vss)
 }
 
 // swapAsInspected plans the swap from the engine, first making the ledger agree with it (sync),
@@ -267,7 +267,7 @@ func (s *Service) swapAsInspected(ctx context.Context, h *holder, req SwapReques
 		return Publish{}, &refusal{fmt.Sprintf("swap %s to v%d refused: %s; an approver may override with a written reason",
 			req.Table, n, strings.Join(failed, "; ")), fault.ErrFailed}
 	}
-	p, _, err := s.strategy.carry(ctx, h, swapPublish(s.target, req, plan, override), plan.Gate, nil)
+	p, _, err := s.strategy.publish(ctx, h, swapPublish(s.target, req, plan, override), plan.Gate, nil)
 	return p, err
 }
 
