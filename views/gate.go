@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"trueup/ledger"
 )
@@ -107,4 +108,58 @@ func gateCheck(v Version, seen map[int]bool) GateCheck {
 		check.Why = "state " + v.State
 	}
 	return check
+}
+
+// validationSummary renders a version's validation record for a gate message. It reads the
+// backfill runner's record (failing rules, tables whose diff missed its expectations, errors)
+// and otherwise a "summary" or "message" field, else the record itself, shortened.
+func validationSummary(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var rec struct {
+		Rules []struct {
+			Rule, Table, Severity, Status string
+			Violations                    int64
+		}
+		Tables []struct {
+			Table           string
+			ExpectationsMet bool `json:"expectations_met"`
+			Expect          string
+		}
+		Errors           []string
+		Summary, Message string
+	}
+	if json.Unmarshal(raw, &rec) != nil {
+		return shorten(string(raw))
+	}
+	var parts []string
+	for _, r := range rec.Rules {
+		if r.Status != "pass" && r.Severity != "warn" && r.Severity != "warning" {
+			parts = append(parts, fmt.Sprintf("rule %s on %s: %s (%d violations)", r.Rule, r.Table, r.Status, r.Violations))
+		}
+	}
+	for _, t := range rec.Tables {
+		if !t.ExpectationsMet {
+			parts = append(parts, fmt.Sprintf("%s: diff does not meet %q", t.Table, t.Expect))
+		}
+	}
+	parts = append(parts, rec.Errors...)
+	switch {
+	case len(parts) > 0:
+		return shorten(strings.Join(parts, ", "))
+	case rec.Summary != "":
+		return rec.Summary
+	case rec.Message != "":
+		return rec.Message
+	}
+	return shorten(string(raw))
+}
+
+func shorten(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
 }

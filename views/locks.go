@@ -1,8 +1,13 @@
 package views
 
 import (
+	"context"
+	dbsql "database/sql"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"trueup/ledger"
@@ -34,7 +39,7 @@ type holder struct {
 	actor  string
 	kind   string
 	since  time.Time
-	swapID int64
+	swapID atomic.Int64 // the ledger intent of the publish, once recorded, for conflict messages
 	// kept: the views moved but the ledger could not record it (keepHeld); the tables stay
 	// held until a restart lets recovery record it.
 	kept bool
@@ -77,18 +82,39 @@ func (s *Service) lock(tables []string, actor, kind string) (*holder, func(), er
 	}, nil
 }
 
+// claim is what a swap or rollback notes before it reads what it plans from, so that it takes its
+// tables' locks only once it knows them: how many locks had been given back by then, and the
+// ledger's lock rows, read meanwhile.
+type claim struct {
+	s        *Service
+	released uint64
+	held     func(tables []string) error
+}
+
+// claim starts a claim (see claim).
+func (s *Service) claim(ctx context.Context) claim {
+	return claim{s: s, released: s.releases(), held: s.recordedHolders(ctx)}
+}
+
+// lock takes tables for actor (lock), unless a lock row of the ledger holds one of them. fresh
+// is false when a holder gave tables back since the claim: what was read before may be stale.
+func (c claim) lock(tables []string, actor, kind string) (h *holder, unlock func(), fresh bool, err error) {
+	h, unlock, err = c.s.lock(tables, actor, kind)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if err := c.held(tables); err != nil {
+		unlock()
+		return nil, nil, false, err
+	}
+	return h, unlock, c.s.releases() == c.released, nil
+}
+
 // releases is how many locks have been given back so far (see released).
 func (s *Service) releases() uint64 {
 	s.locks.mu.Lock()
 	defer s.locks.mu.Unlock()
 	return s.locks.released
-}
-
-// setSwapID names the ledger intent of a held lock, for conflict messages.
-func (s *Service) setSwapID(h *holder, id int64) {
-	s.locks.mu.Lock()
-	h.swapID = id
-	s.locks.mu.Unlock()
 }
 
 // Held reports who holds table in this process, if anyone.
@@ -104,7 +130,7 @@ func (s *Service) Held(table string) (*ConflictError, bool) {
 
 // conflict is the error a request for table gets while h holds it.
 func (h *holder) conflict(table string) *ConflictError {
-	return &ConflictError{Table: table, Holder: h.actor, Kind: h.kind, SwapID: h.swapID, Since: h.since, Recorded: h.kept}
+	return &ConflictError{Table: table, Holder: h.actor, Kind: h.kind, SwapID: h.swapID.Load(), Since: h.since, Recorded: h.kept}
 }
 
 // keepHeld keeps h's tables held when its unlock runs: the views moved and the ledger could not
@@ -114,4 +140,54 @@ func (s *Service) keepHeld(h *holder) {
 	s.locks.mu.Lock()
 	h.kept = true
 	s.locks.mu.Unlock()
+}
+
+// ledgerHolder reads the ledger lock row of one of tables, if any: an intent of another Service
+// on this ledger, or one a crash left that recovery could not settle yet.
+func (s *Service) ledgerHolder(ctx context.Context, tables ...string) (*ConflictError, error) {
+	err := s.recordedHolders(ctx)(tables)
+	if c, ok := errors.AsType[*ConflictError](err); ok {
+		return c, nil
+	}
+	return nil, err
+}
+
+// recordedHolders starts reading the ledger's lock rows of the target, while the caller reads
+// something else. The function it returns waits for them and returns the first that holds one of
+// tables as a *ConflictError. A publish that records no intent (noted) takes no lock row,
+// but one may be there — an intent a crash left that recovery could not settle — and holds.
+func (s *Service) recordedHolders(ctx context.Context) func(tables []string) error {
+	var rows []*ConflictError
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var st *dbsql.Stmt
+		if st, err = s.ledger.Prepared(ctx, `SELECT table_name, holder, kind, swap_id, since FROM view_locks
+			WHERE target = ?`); err != nil {
+			return
+		}
+		var rs *dbsql.Rows
+		if rs, err = st.QueryContext(ctx, s.target); err != nil {
+			return
+		}
+		rows, err = ledger.Collect(rs, func(r ledger.Scanner) (*ConflictError, error) {
+			c := &ConflictError{Recorded: true}
+			return c, r.Scan(&c.Table, &c.Holder, &c.Kind, &c.SwapID, &c.Since)
+		})
+	}()
+	return func(tables []string) error {
+		<-done
+		if err != nil {
+			return fmt.Errorf("views: read the ledger's locks: %w", err)
+		}
+		for _, t := range tables { // the first of tables that is held, whatever order the rows came in
+			for _, c := range rows {
+				if c.Table == t {
+					return c
+				}
+			}
+		}
+		return nil
+	}
 }

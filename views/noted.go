@@ -3,14 +3,12 @@ package views
 import (
 	"context"
 	"crypto/rand"
-	dbsql "database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 	"trueup/fault"
 
 	tsql "trueup/sql"
@@ -24,7 +22,7 @@ import (
 // and start-up recovery records it from the note (recoverNotes). That is one durable commit fewer
 // on the way than intent, repoint, outcome, and no moment at which the views have moved without a
 // record of who moved them and why. ClickHouse cannot change a view and keep a note in one step:
-// there the intent is recorded first (execute).
+// there the intent is recorded first (intentFirst).
 
 // viewNote is the note a publish leaves on each view it moves.
 type viewNote struct {
@@ -34,20 +32,22 @@ type viewNote struct {
 	Gate    []GateCheck `json:"gate,omitempty"` // what the gate said, for an override recorded by recovery
 }
 
-// noted returns the engine as a NotedRepointer when it is one.
-func (s *Service) noted() (tsql.NotedRepointer, bool) {
-	nr, ok := s.engine.(tsql.NotedRepointer)
-	return nr, ok
+// noted is the strategy of an engine that keeps a note with each view (tsql.NotedRepointer):
+// check, repoint and note in one engine transaction, then the outcome in the ledger.
+type noted struct {
+	s  *Service
+	nr tsql.NotedRepointer
 }
 
-// executeNoted carries out p, whose tables the caller holds through h, with notes: one
-// RepointNoted, which checks inside its transaction that every view still reads the version p
-// moves it from, then the outcome in the ledger. With speculative (p was planned from the ledger
-// alone), a refused repoint — nothing was changed — reports false, having written nothing, so
-// that the caller plans again from the engine; otherwise the failure is recorded. When the views
-// moved and the ledger cannot record it, the tables stay held (keepHeld) until recovery records it
-// at the next start-up: nothing may move them or repair the ledger from them before.
-func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *holder, p Publish, gate []GateCheck, speculative bool) (Publish, bool, error) {
+// publish carries out p with notes: one RepointNoted, which checks inside its transaction that
+// every view still reads the version p moves it from, then the outcome in the ledger. With
+// recorded (p was planned from the ledger alone), a refused repoint — nothing was changed —
+// reports false, having written nothing, so that the caller plans again from the engine;
+// otherwise the failure is recorded. When the views moved and the ledger cannot record it, the
+// tables stay held (keepHeld) until recovery records it at the next start-up: nothing may move
+// them or repair the ledger from them before.
+func (n noted) publish(ctx context.Context, h *holder, p Publish, gate []GateCheck, recorded map[string][]Version) (Publish, bool, error) {
+	s, speculative := n.s, recorded != nil
 	p.StartedAt = s.ledger.Now()
 	p.State, p.Detail = PublishIntent, ""
 	p.Token = newToken()
@@ -59,7 +59,7 @@ func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *h
 		h.hooked = true
 		s.hooks.AfterIntent(p)
 	}
-	// As in complete: once started, the outcome is recorded whatever happens to the request.
+	// As in intentFirst: once started, the outcome is recorded whatever happens to the request.
 	ctx = context.WithoutCancel(ctx)
 	points := make([]tsql.NotedPoint, len(p.Changes))
 	for i, c := range p.Changes {
@@ -74,7 +74,7 @@ func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *h
 	done.State = PublishDone
 	pending := s.prepareOutcome(ctx, &done, gate)
 	defer pending.abandon() // unless committed
-	repointErr := nr.RepointNoted(ctx, points)
+	repointErr := n.nr.RepointNoted(ctx, points)
 	if repointErr != nil {
 		// One transaction: it landed whole or not at all. An error may still come after the
 		// commit landed (the engine lost the connection answering it): the notes tell.
@@ -114,67 +114,6 @@ func (s *Service) executeNoted(ctx context.Context, nr tsql.NotedRepointer, h *h
 		return p, true, fmt.Errorf("views: %s %s: %w", p.Kind, p.Table, repointErr)
 	}
 	return p, true, nil
-}
-
-// pendingOutcome is a done publish's outcome being written in a ledger transaction of its own
-// while the engine repoints: its row and the versions' states first, then, given the finish time,
-// the rest.
-// It is the one ledger transaction not run through ledger.Tx: it is opened in one call and
-// committed or thrown away in another, with the repoint in between.
-type pendingOutcome struct {
-	s      *Service
-	p      *Publish
-	gate   []GateCheck
-	ready  chan struct{} // closed when the first part is written, or failed (err)
-	tx     *dbsql.Tx
-	err    error
-	closed bool // committed or thrown away
-}
-
-// prepareOutcome starts writing p's outcome (fresh, done) at once; p's row has no finish time yet.
-func (s *Service) prepareOutcome(ctx context.Context, p *Publish, gate []GateCheck) *pendingOutcome {
-	o := &pendingOutcome{s: s, p: p, gate: gate, ready: make(chan struct{})}
-	go func() {
-		defer close(o.ready)
-		if o.tx, o.err = s.ledger.DB().BeginTx(ctx, nil); o.err != nil {
-			return
-		}
-		if o.err = s.outcomeStates(ctx, o.tx, p, gate, true); o.err != nil {
-			o.tx.Rollback()
-		}
-	}()
-	return o
-}
-
-// commit writes the finish time and the audit entry, and commits.
-func (o *pendingOutcome) commit(ctx context.Context, finished time.Time) error {
-	<-o.ready
-	if o.err != nil {
-		return o.err
-	}
-	if o.closed {
-		return errors.New("views: the outcome was thrown away")
-	}
-	o.closed = true
-	o.p.FinishedAt = finished
-	err := o.s.finishedAt(ctx, o.tx, *o.p)
-	if err == nil {
-		err = o.s.outcomeAudit(ctx, o.tx, *o.p, o.gate)
-	}
-	if err == nil {
-		return o.tx.Commit()
-	}
-	o.tx.Rollback()
-	return err
-}
-
-// abandon throws the outcome away, unless it was committed.
-func (o *pendingOutcome) abandon() {
-	<-o.ready
-	if o.err == nil && !o.closed {
-		o.closed = true
-		o.tx.Rollback()
-	}
 }
 
 // landed reports whether every view p moves carries p's note.
@@ -220,7 +159,7 @@ func newToken() string {
 // publish it cannot record keeps its tables held (keepHeld), so that nothing moves them or
 // repairs the ledger from them before a later start-up records it.
 func (s *Service) recoverNotes(ctx context.Context, tables []string) ([]Repair, error) {
-	if _, ok := s.noted(); !ok || len(tables) == 0 {
+	if _, ok := s.strategy.(noted); !ok || len(tables) == 0 {
 		return nil, nil
 	}
 	onViews, err := s.viewNotes(ctx, tables)

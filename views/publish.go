@@ -1,205 +1,20 @@
 package views
 
 import (
-	"cmp"
 	"context"
 	dbsql "database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"trueup/ledger"
 )
 
-// Kinds of publish.
-const (
-	KindSwap     = "swap"
-	KindRollback = "rollback"
-	// KindAdopt and KindUnadopt: adopt.go
-)
-
-// States of a publish in the ledger.
-const (
-	PublishIntent    = "intent"    // recorded before the views are repointed
-	PublishDone      = "done"      // the views were repointed and the versions' states follow
-	PublishFailed    = "failed"    // the engine refused; the views were left (or put back) as they were
-	PublishAbandoned = "abandoned" // found after a crash with the views untouched
-)
-
-// Change is one logical table's move in a publish: its view read version From before and reads
-// To after. From is 0 when the view did not exist.
-type Change struct {
-	Table string `json:"table"`
-	From  int    `json:"from"`
-	To    int    `json:"to"`
-}
-
-func (c Change) String() string {
-	from := "(none)"
-	if c.From != 0 {
-		from = fmt.Sprintf("v%d", c.From)
-	}
-	if c.To == 0 {
-		return fmt.Sprintf("%s %s → (a plain table)", c.Table, from)
-	}
-	return fmt.Sprintf("%s %s → v%d", c.Table, from, c.To)
-}
-
-// Publish is one swap or rollback: the views it moved together, in one Engine.RepointViews call.
-type Publish struct {
-	ID             int64     `json:"id"`
-	Kind           string    `json:"kind"`
-	State          string    `json:"state"`
-	Target         string    `json:"target"`
-	Table          string    `json:"table"` // the table the operator named
-	Backfill       string    `json:"backfill,omitempty"`
-	RunID          int64     `json:"run_id,omitempty"`
-	Changes        []Change  `json:"changes"`
-	Actor          string    `json:"actor"`
-	Reason         string    `json:"reason,omitempty"`
-	OverrideBy     string    `json:"override_by,omitempty"`
-	OverrideReason string    `json:"override_reason,omitempty"`
-	Undoes         int64     `json:"undoes,omitempty"`    // a rollback: the swap it took back
-	UndoneBy       int64     `json:"undone_by,omitempty"` // a swap: the rollback that took it back
-	StartedAt      time.Time `json:"started_at"`
-	FinishedAt     time.Time `json:"finished_at,omitzero"`
-	Detail         string    `json:"detail,omitempty"`
-	// Warnings are problems after the outcome was recorded (a listener or retention failed).
-	Warnings []string `json:"warnings,omitempty"`
-	// Token ties a publish carried out with notes (executeNoted) to the notes on its views.
-	Token string `json:"-"`
-}
-
-// Duration is how long the publish took from intent to outcome.
-func (p Publish) Duration() time.Duration {
-	if p.FinishedAt.IsZero() {
-		return 0
-	}
-	return p.FinishedAt.Sub(p.StartedAt)
-}
-
-// Tables lists the tables the publish moves, in repoint order.
-func (p Publish) Tables() []string {
-	out := make([]string, len(p.Changes))
-	for i, c := range p.Changes {
-		out[i] = c.Table
-	}
-	return out
-}
-
-// Summary says what the publish moves, e.g. "orders v1 → v2, daily_revenue v1 → v2".
-func (p Publish) Summary() string {
-	parts := make([]string, len(p.Changes))
-	for i, c := range p.Changes {
-		parts[i] = c.String()
-	}
-	return strings.Join(parts, ", ")
-}
-
-// change returns the publish's change of table.
-func (p Publish) change(table string) (Change, bool) {
-	for _, c := range p.Changes {
-		if c.Table == table {
-			return c, true
-		}
-	}
-	return Change{}, false
-}
-
-const publishCols = `id, kind, state, target, table_name, backfill, run_id, CAST(changes AS VARCHAR), actor, reason,
-	override_by, override_reason, undoes, undone_by, started_at, finished_at, detail, coalesce(token, '')`
-
-func scanPublish(row interface{ Scan(...any) error }) (Publish, error) {
-	var p Publish
-	var changes string
-	var finished dbsql.NullTime
-	err := row.Scan(&p.ID, &p.Kind, &p.State, &p.Target, &p.Table, &p.Backfill, &p.RunID, &changes, &p.Actor, &p.Reason,
-		&p.OverrideBy, &p.OverrideReason, &p.Undoes, &p.UndoneBy, &p.StartedAt, &finished, &p.Detail, &p.Token)
-	if err != nil {
-		return p, err
-	}
-	p.StartedAt = p.StartedAt.UTC()
-	if finished.Valid {
-		p.FinishedAt = finished.Time.UTC()
-	}
-	if err := json.Unmarshal([]byte(changes), &p.Changes); err != nil {
-		return p, fmt.Errorf("views: swap %d changes: %w", p.ID, err)
-	}
-	return p, nil
-}
-
-// queryPublishes returns the swaps and rollbacks matching where, newest first. They are sorted
-// here rather than by the ledger: a sort is a good part of what a small DuckDB query costs
-// (0.9 against 0.6 ms), and every swap and rollback reads them while readers load the machine.
-func (s *Service) queryPublishes(ctx context.Context, where string, args ...any) ([]Publish, error) {
-	st, err := s.ledger.Prepared(ctx, "SELECT "+publishCols+" FROM swaps WHERE "+where)
-	if err != nil {
-		return nil, fmt.Errorf("views: swaps: %w", err)
-	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, fmt.Errorf("views: swaps: %w", err)
-	}
-	ps, err := ledger.Collect(rows, scanPublish)
-	slices.SortFunc(ps, func(a, b Publish) int { return cmp.Compare(b.ID, a.ID) })
-	return ps, err
-}
-
-// History lists the swaps and rollbacks that moved table, newest first (limit ≤ 0: all).
-func (s *Service) History(ctx context.Context, table string, limit int) ([]Publish, error) {
-	all, err := s.queryPublishes(ctx, "target = ?", s.target)
-	if err != nil {
-		return nil, err
-	}
-	var out []Publish
-	for _, p := range all {
-		if _, ok := p.change(table); ok {
-			out = append(out, p)
-			if limit > 0 && len(out) == limit {
-				break
-			}
-		}
-	}
-	return out, nil
-}
-
-// GetPublish returns one swap or rollback by id.
-func (s *Service) GetPublish(ctx context.Context, id int64) (Publish, error) {
-	ps, err := s.queryPublishes(ctx, "target = ? AND id = ?", s.target, id)
-	if err != nil {
-		return Publish{}, err
-	}
-	if len(ps) == 0 {
-		return Publish{}, notFoundf("no swap #%d in target %s", id, s.target)
-	}
-	return ps[0], nil
-}
-
-// inEffect is the newest completed swap of table that no rollback has taken back: what a
-// rollback of table would undo. ok is false when there is none.
-func (s *Service) inEffect(ctx context.Context, table string) (Publish, bool, error) {
-	ps, err := s.queryPublishes(ctx, "target = ? AND kind = ? AND state = ? AND undone_by = 0",
-		s.target, KindSwap, PublishDone)
-	if err != nil {
-		return Publish{}, false, err
-	}
-	for _, p := range ps {
-		if _, ok := p.change(table); ok {
-			return p, true, nil
-		}
-	}
-	return Publish{}, false, nil
-}
-
-// pending lists intents without an outcome.
-func (s *Service) pending(ctx context.Context) ([]Publish, error) {
-	ps, err := s.queryPublishes(ctx, "target = ? AND state = ?", s.target, PublishIntent)
-	slices.Reverse(ps) // oldest first
-	return ps, err
-}
+// The ledger rows a publish writes: its intent with the tables' lock rows (intentFirst), and its
+// outcome — the row's final state, the versions' states and the audit entries — in one ledger
+// transaction, or, carried out with notes, while the engine repoints (pendingOutcome).
 
 // insertPublish records p, in the state it is in, in tx, and sets its id.
 func (s *Service) insertPublish(ctx context.Context, tx *dbsql.Tx, p *Publish) error {
@@ -286,56 +101,6 @@ func (s *Service) markUndone(ctx context.Context, tx *dbsql.Tx, p Publish) error
 	return nil
 }
 
-// ledgerHolder reads the ledger lock row of one of tables, if any: an intent of another Service
-// on this ledger, or one a crash left that recovery could not settle yet.
-func (s *Service) ledgerHolder(ctx context.Context, tables ...string) (*ConflictError, error) {
-	err := s.recordedHolders(ctx)(tables)
-	if c, ok := errors.AsType[*ConflictError](err); ok {
-		return c, nil
-	}
-	return nil, err
-}
-
-// recordedHolders starts reading the ledger's lock rows of the target, while the caller reads
-// something else. The function it returns waits for them and returns the first that holds one of
-// tables as a *ConflictError. A publish that records no intent (executeNoted) takes no lock row,
-// but one may be there — an intent a crash left that recovery could not settle — and holds.
-func (s *Service) recordedHolders(ctx context.Context) func(tables []string) error {
-	var rows []*ConflictError
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var st *dbsql.Stmt
-		if st, err = s.ledger.Prepared(ctx, `SELECT table_name, holder, kind, swap_id, since FROM view_locks
-			WHERE target = ?`); err != nil {
-			return
-		}
-		var rs *dbsql.Rows
-		if rs, err = st.QueryContext(ctx, s.target); err != nil {
-			return
-		}
-		rows, err = ledger.Collect(rs, func(r ledger.Scanner) (*ConflictError, error) {
-			c := &ConflictError{Recorded: true}
-			return c, r.Scan(&c.Table, &c.Holder, &c.Kind, &c.SwapID, &c.Since)
-		})
-	}()
-	return func(tables []string) error {
-		<-done
-		if err != nil {
-			return fmt.Errorf("views: read the ledger's locks: %w", err)
-		}
-		for _, t := range tables { // the first of tables that is held, whatever order the rows came in
-			for _, c := range rows {
-				if c.Table == t {
-					return c
-				}
-			}
-		}
-		return nil
-	}
-}
-
 // finishPublish records p's final state in tx (a done rollback also marks the swap it took back)
 // and releases its ledger locks.
 func (s *Service) finishPublish(ctx context.Context, tx *dbsql.Tx, p Publish) error {
@@ -361,6 +126,228 @@ func (s *Service) finishPublish(ctx context.Context, tx *dbsql.Tx, p Publish) er
 	}
 	if err != nil {
 		return fmt.Errorf("views: release locks of #%d: %w", p.ID, err)
+	}
+	return nil
+}
+
+// recordIntent writes p's intent and the ledger lock rows of its tables, in one transaction.
+func (s *Service) recordIntent(ctx context.Context, h *holder, p *Publish) error {
+	p.StartedAt = s.ledger.Now()
+	p.State = PublishIntent
+	// The swaps row is the intent; the audit entry is written with the outcome, carrying both
+	// ends and the duration.
+	err := s.ledger.Tx(ctx, func(tx *dbsql.Tx) error { return s.insertIntent(ctx, tx, p) })
+	if err != nil {
+		// A lock row may hold a table: an intent a crash left.
+		if held, herr := s.ledgerHolder(ctx, p.Tables()...); herr == nil && held != nil {
+			return held
+		}
+		return fmt.Errorf("views: %s %s: %w", p.Kind, p.Table, err)
+	}
+	h.swapID.Store(p.ID)
+	return nil
+}
+
+// recordOutcome writes p's outcome: its state, the versions' states, the released locks and the
+// audit entries, in one ledger transaction. With fresh, p has no intent in the ledger (it was
+// carried out with notes): its row is written now, and p gets its id.
+func (s *Service) recordOutcome(ctx context.Context, p *Publish, gate []GateCheck, fresh bool) error {
+	err := s.ledger.Tx(ctx, func(tx *dbsql.Tx) error { return s.outcomeIn(ctx, tx, p, gate, fresh) })
+	if err != nil {
+		return fmt.Errorf("views: record outcome of %s #%d (start-up recovery will settle it): %w", p.Kind, p.ID, err)
+	}
+	return nil
+}
+
+// outcomeIn writes what recordOutcome does, in tx.
+func (s *Service) outcomeIn(ctx context.Context, tx *dbsql.Tx, p *Publish, gate []GateCheck, fresh bool) error {
+	if err := s.outcomeStates(ctx, tx, p, gate, fresh); err != nil {
+		return err
+	}
+	return s.outcomeAudit(ctx, tx, *p, gate)
+}
+
+// outcomeStates writes p's row and, when it is done, the versions' states, in tx.
+func (s *Service) outcomeStates(ctx context.Context, tx *dbsql.Tx, p *Publish, gate []GateCheck, fresh bool) error {
+	if err := s.writeOutcome(ctx, tx, p, fresh); err != nil {
+		return err
+	}
+	if p.State == PublishDone {
+		return s.applyStates(ctx, tx, *p, gate)
+	}
+	return nil
+}
+
+// outcomeAudit writes p's audit entries, with its duration, in tx.
+func (s *Service) outcomeAudit(ctx context.Context, tx *dbsql.Tx, p Publish, gate []GateCheck) error {
+	outcome := ledger.OutcomeFailed
+	if p.State == PublishDone {
+		outcome = ledger.OutcomeOK
+	}
+	if _, err := s.ledger.AuditTx(ctx, tx, s.auditEntry(p, outcome, gate)); err != nil {
+		return err
+	}
+	if p.State == PublishDone && p.OverrideBy != "" {
+		e := s.auditEntry(p, ledger.OutcomeOK, gate)
+		e.Action, e.Detail = "view.override", p.OverrideReason
+		if _, err := s.ledger.AuditTx(ctx, tx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyStates moves the versions of a done publish: each old live version becomes previous and
+// each new one live, carrying the override to the versions that needed it.
+func (s *Service) applyStates(ctx context.Context, tx *dbsql.Tx, p Publish, gate []GateCheck) error {
+	failed := map[string]bool{}
+	for _, g := range gate {
+		if !g.Passed {
+			failed[g.Table] = true
+		}
+	}
+	var cs []stateChange
+	for _, c := range p.Changes {
+		if c.From != 0 && c.From != c.To {
+			cs = append(cs, stateChange{table: c.Table, n: c.From, state: StatePrevious})
+		}
+		to := stateChange{table: c.Table, n: c.To, state: StateLive}
+		if failed[c.Table] {
+			to.overrideBy, to.overrideReason = p.OverrideBy, p.OverrideReason
+		}
+		cs = append(cs, to)
+	}
+	return s.store.setStates(ctx, tx, s.target, cs)
+}
+
+func (s *Service) auditEntry(p Publish, outcome string, gate []GateCheck) ledger.Entry {
+	params := map[string]any{
+		"target": s.target, "swap": p.ID, "changes": p.Changes, "reason": p.Reason,
+		"duration_ms": p.Duration().Milliseconds(),
+	}
+	if p.Backfill != "" {
+		params["backfill"], params["run_id"] = p.Backfill, p.RunID
+	}
+	if p.OverrideBy != "" {
+		params["override_by"], params["override_reason"] = p.OverrideBy, p.OverrideReason
+	}
+	if p.Undoes != 0 {
+		params["undoes"] = p.Undoes
+	}
+	if len(gate) > 0 {
+		params["gate"] = gate
+	}
+	detail := p.Summary()
+	if p.Detail != "" {
+		detail += ": " + p.Detail
+	}
+	return ledger.Entry{Actor: p.Actor, Action: "view." + p.Kind, Target: p.Table, Params: params, Outcome: outcome, Detail: detail}
+}
+
+// pendingOutcome is a done publish's outcome being written in a ledger transaction of its own
+// while the engine repoints: its row and the versions' states first, then, given the finish time,
+// the rest.
+// It is the one ledger transaction not run through ledger.Tx: it is opened in one call and
+// committed or thrown away in another, with the repoint in between.
+type pendingOutcome struct {
+	s      *Service
+	p      *Publish
+	gate   []GateCheck
+	ready  chan struct{} // closed when the first part is written, or failed (err)
+	tx     *dbsql.Tx
+	err    error
+	closed bool // committed or thrown away
+}
+
+// prepareOutcome starts writing p's outcome (fresh, done) at once; p's row has no finish time yet.
+func (s *Service) prepareOutcome(ctx context.Context, p *Publish, gate []GateCheck) *pendingOutcome {
+	o := &pendingOutcome{s: s, p: p, gate: gate, ready: make(chan struct{})}
+	go func() {
+		defer close(o.ready)
+		if o.tx, o.err = s.ledger.DB().BeginTx(ctx, nil); o.err != nil {
+			return
+		}
+		if o.err = s.outcomeStates(ctx, o.tx, p, gate, true); o.err != nil {
+			o.tx.Rollback()
+		}
+	}()
+	return o
+}
+
+// commit writes the finish time and the audit entry, and commits.
+func (o *pendingOutcome) commit(ctx context.Context, finished time.Time) error {
+	<-o.ready
+	if o.err != nil {
+		return o.err
+	}
+	if o.closed {
+		return errors.New("views: the outcome was thrown away")
+	}
+	o.closed = true
+	o.p.FinishedAt = finished
+	err := o.s.finishedAt(ctx, o.tx, *o.p)
+	if err == nil {
+		err = o.s.outcomeAudit(ctx, o.tx, *o.p, o.gate)
+	}
+	if err == nil {
+		return o.tx.Commit()
+	}
+	o.tx.Rollback()
+	return err
+}
+
+// abandon throws the outcome away, unless it was committed.
+func (o *pendingOutcome) abandon() {
+	<-o.ready
+	if o.err == nil && !o.closed {
+		o.closed = true
+		o.tx.Rollback()
+	}
+}
+
+// stateChange is one version's move in setStates.
+type stateChange struct {
+	table          string
+	n              int
+	state          string
+	overrideBy     string // recorded when not empty
+	overrideReason string
+}
+
+// setStates moves several versions of target in one statement inside tx: a publish's outcome
+// moves two versions per table, and every statement counts while readers load the machine.
+func (s Store) setStates(ctx context.Context, tx *dbsql.Tx, target string, cs []stateChange) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	var state, by, why, match []string
+	var stateArgs, byArgs, whyArgs, matchArgs []any
+	for _, c := range cs {
+		state = append(state, "WHEN table_name = ? AND version = ? THEN CAST(? AS VARCHAR)")
+		stateArgs = append(stateArgs, c.table, c.n, c.state)
+		if c.overrideBy != "" {
+			by = append(by, "WHEN table_name = ? AND version = ? THEN CAST(? AS VARCHAR)")
+			byArgs = append(byArgs, c.table, c.n, c.overrideBy)
+			why = append(why, "WHEN table_name = ? AND version = ? THEN CAST(? AS VARCHAR)")
+			whyArgs = append(whyArgs, c.table, c.n, c.overrideReason)
+		}
+		match = append(match, "(table_name = ? AND version = ?)")
+		matchArgs = append(matchArgs, c.table, c.n)
+	}
+	set := "state = CASE " + strings.Join(state, " ") + " END, updated_at = CAST(? AS TIMESTAMP)"
+	args := append(stateArgs, s.L.Now())
+	if len(by) > 0 {
+		set += ", override_by = CASE " + strings.Join(by, " ") + " ELSE override_by END" +
+			", override_reason = CASE " + strings.Join(why, " ") + " ELSE override_reason END"
+		args = append(append(args, byArgs...), whyArgs...)
+	}
+	args = append(append(args, target), matchArgs...)
+	st, err := s.L.In(ctx, tx, "UPDATE versions SET "+set+" WHERE target = ? AND ("+strings.Join(match, " OR ")+")")
+	if err == nil {
+		_, err = st.ExecContext(ctx, args...)
+	}
+	if err != nil {
+		return fmt.Errorf("views: record version states: %w", err)
 	}
 	return nil
 }

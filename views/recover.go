@@ -147,7 +147,7 @@ func (s *Service) recoverIntent(ctx context.Context, p Publish) ([]Repair, error
 		return nil, nil // its owner in this process is still working on it
 	}
 	defer unlock()
-	s.setSwapID(h, p.ID)
+	h.swapID.Store(p.ID)
 	if p.Kind == KindAdopt || p.Kind == KindUnadopt {
 		settled, err := s.settleAdopt(ctx, p, nil)
 		if err != nil {

@@ -86,8 +86,18 @@ func (s *Service) planRollbackFrom(table string, undo Publish, sts map[string]en
 // swap before that one.
 func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (Publish, error) {
 	req.Actor = orLocal(req.Actor)
-	released := s.releases()
-	held := s.recordedHolders(ctx)
+	p, err := s.rollbackHeld(ctx, req)
+	if err != nil {
+		return p, err
+	}
+	s.after(ctx, &p) // the listeners, once the tables are given back
+	return p, nil
+}
+
+// rollbackHeld plans the rollback and has the strategy carry it out, under its tables' locks:
+// planned from the ledger, and, when the engine does not confirm that plan, from the engine.
+func (s *Service) rollbackHeld(ctx context.Context, req RollbackRequest) (Publish, error) {
+	c := s.claim(ctx)
 	undo, ok, err := s.inEffect(ctx, req.Table)
 	if err != nil {
 		return Publish{}, err
@@ -98,14 +108,12 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (Publish, e
 	if !ok {
 		return Publish{}, refusef("nothing to roll back: no swap of %s in target %s is in effect", req.Table, s.target)
 	}
-	h, unlock, err := s.lock(undo.Tables(), req.Actor, KindRollback)
+	tables := undo.Tables()
+	h, unlock, fresh, err := c.lock(tables, req.Actor, KindRollback)
 	if err != nil {
 		return Publish{}, err
 	}
 	defer unlock()
-	if err := held(undo.Tables()); err != nil {
-		return Publish{}, err
-	}
 	// When a swap, rollback or retirement finished meanwhile, read the swap to undo again under
 	// the lock, at the same time as the versions of its tables: one round trip of waiting, not two.
 	var vss map[string][]Version
@@ -113,9 +121,9 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (Publish, e
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
-		vss, vssErr = s.store.listMany(ctx, s.target, undo.Tables())
+		vss, vssErr = s.store.listMany(ctx, s.target, tables)
 	}()
-	if s.releases() != released {
+	if !fresh {
 		again, ok, err := s.inEffect(ctx, req.Table)
 		<-read
 		if err != nil {
@@ -136,35 +144,29 @@ func (s *Service) Rollback(ctx context.Context, req RollbackRequest) (Publish, e
 	if !ok {
 		p, err = s.rollbackAsInspected(ctx, h, req, undo)
 	}
-	unlock()
-	if err != nil {
-		return p, err
-	}
-	s.after(ctx, &p)
-	return p, nil
+	return p, err
 }
 
-// rollbackAsRecorded plans the rollback from the ledger's versions vss and carries it out while
-// the engine confirms the plan (speculate). It reports false when the plan needs what the engine
-// says.
+// rollbackAsRecorded plans the rollback from the ledger's versions vss and has the strategy
+// carry it out once the engine confirms the plan. It reports false, having written nothing, when
+// the plan needs what the engine says.
 func (s *Service) rollbackAsRecorded(ctx context.Context, h *holder, req RollbackRequest, undo Publish, vss map[string][]Version) (Publish, bool, error) {
-	tables := undo.Tables()
-	plan, err := s.planRollbackFrom(req.Table, undo, recordedStates(tables, vss), vss)
+	plan, err := s.planRollbackFrom(req.Table, undo, recordedStates(undo.Tables(), vss), vss)
 	if err != nil {
 		return Publish{}, false, nil
 	}
-	return s.speculate(ctx, h, rollbackPublish(s.target, req, undo, plan), plan, vss,
-		func(sts map[string]engineState) (Plan, error) { return s.planRollbackFrom(req.Table, undo, sts, vss) })
+	return s.strategy.publish(ctx, h, rollbackPublish(s.target, req, undo, plan), nil, vss)
 }
 
-// rollbackAsInspected plans the rollback from the engine, first making the ledger agree with it,
-// and carries it out.
+// rollbackAsInspected plans the rollback from the engine, first making the ledger agree with it
+// (sync), and has the strategy carry it out.
 func (s *Service) rollbackAsInspected(ctx context.Context, h *holder, req RollbackRequest, undo Publish) (Publish, error) {
 	plan, err := s.planRollback(ctx, req.Table, undo, true)
 	if err != nil {
 		return Publish{}, err
 	}
-	return s.execute(ctx, h, rollbackPublish(s.target, req, undo, plan), nil)
+	p, _, err := s.strategy.publish(ctx, h, rollbackPublish(s.target, req, undo, plan), nil, nil)
+	return p, err
 }
 
 // rollbackPublish is the publish that carries out plan, taking back undo.

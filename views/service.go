@@ -80,7 +80,8 @@ type Service struct {
 	hooks      Hooks
 	log        *slog.Logger
 
-	locks *tableLocks
+	locks    *tableLocks
+	strategy strategy // how the engine carries out a publish: noted or intentFirst
 }
 
 // Option configures New.
@@ -107,6 +108,7 @@ func New(target string, e tsql.Engine, l *ledger.Ledger, opts ...Option) *Servic
 	for _, o := range opts {
 		o(s)
 	}
+	s.strategy = strategyOf(s)
 	return s
 }
 

@@ -190,21 +190,28 @@ func (s *Service) Swap(ctx context.Context, req SwapRequest) (Publish, error) {
 	if err != nil {
 		return Publish{}, err
 	}
-	released := s.releases()
-	held := s.recordedHolders(ctx)
+	p, err := s.swapHeld(ctx, req, n)
+	if err != nil {
+		return p, err
+	}
+	s.after(ctx, &p) // the listeners and retention, once the tables are given back
+	return p, nil
+}
+
+// swapHeld plans the swap and has the strategy carry it out, under its tables' locks: planned
+// from the ledger, and, when the engine does not confirm that plan, from the engine.
+func (s *Service) swapHeld(ctx context.Context, req SwapRequest, n int) (Publish, error) {
+	c := s.claim(ctx)
 	group, vss, err := s.group(ctx, req.Table, n)
 	if err != nil {
 		return Publish{}, err
 	}
-	h, unlock, err := s.lock(groupTables(group), req.Actor, KindSwap)
+	h, unlock, fresh, err := c.lock(groupTables(group), req.Actor, KindSwap)
 	if err != nil {
 		return Publish{}, err
 	}
 	defer unlock()
-	if err := held(groupTables(group)); err != nil {
-		return Publish{}, err
-	}
-	if s.releases() != released {
+	if !fresh {
 		vss = nil // a swap, rollback or retirement finished meanwhile: read again
 	}
 	override := strings.TrimSpace(req.Override)
@@ -212,18 +219,13 @@ func (s *Service) Swap(ctx context.Context, req SwapRequest) (Publish, error) {
 	if !ok {
 		p, err = s.swapAsInspected(ctx, h, req, n, group, override)
 	}
-	unlock()
-	if err != nil {
-		return p, err
-	}
-	s.after(ctx, &p)
-	return p, nil
+	return p, err
 }
 
 // swapAsRecorded plans the swap from the ledger's versions vss (read again when nil), the normal
-// case, where the engine agrees with it, and carries it out once the engine confirms the plan
-// (speculate). It reports false when the plan needs what the engine says (a refusal, a table
-// changed outside trueup).
+// case, where the engine agrees with it, and has the strategy carry it out once the engine
+// confirms the plan. It reports false, having written nothing, when the plan needs what the
+// engine says (a refusal, a table changed outside trueup).
 func (s *Service) swapAsRecorded(ctx context.Context, h *holder, req SwapRequest, n int, group []Version,
 	vss map[string][]Version, override string) (Publish, bool, error) {
 	tables := groupTables(group)
@@ -233,22 +235,20 @@ func (s *Service) swapAsRecorded(ctx context.Context, h *holder, req SwapRequest
 			return Publish{}, false, nil
 		}
 	}
+	sts := recordedStates(tables, vss)
 	seen, err := s.madeLive(ctx, group, vss)
 	if err != nil {
 		return Publish{}, false, nil
 	}
-	plan, err := s.planSwapFrom(req.Table, n, group, recordedStates(tables, vss), vss, seen)
+	plan, err := s.planSwapFrom(req.Table, n, group, sts, vss, seen)
 	if err != nil || (plan.NeedsOverride && override == "") || staleSwap(req, n, plan) != nil {
 		return Publish{}, false, nil
 	}
-	return s.speculate(ctx, h, swapPublish(s.target, req, plan, override), plan, vss,
-		func(sts map[string]engineState) (Plan, error) {
-			return s.planSwapFrom(req.Table, n, group, sts, vss, seen)
-		})
+	return s.strategy.publish(ctx, h, swapPublish(s.target, req, plan, override), plan.Gate, vss)
 }
 
-// swapAsInspected plans the swap from the engine, first making the ledger agree with it, and
-// carries it out.
+// swapAsInspected plans the swap from the engine, first making the ledger agree with it (sync),
+// and has the strategy carry it out.
 func (s *Service) swapAsInspected(ctx context.Context, h *holder, req SwapRequest, n int, group []Version, override string) (Publish, error) {
 	plan, err := s.planSwap(ctx, req.Table, n, group, true)
 	if err != nil {
@@ -267,7 +267,27 @@ func (s *Service) swapAsInspected(ctx context.Context, h *holder, req SwapReques
 		return Publish{}, &refusal{fmt.Sprintf("swap %s to v%d refused: %s; an approver may override with a written reason",
 			req.Table, n, strings.Join(failed, "; ")), fault.ErrFailed}
 	}
-	return s.execute(ctx, h, swapPublish(s.target, req, plan, override), plan.Gate)
+	p, _, err := s.strategy.publish(ctx, h, swapPublish(s.target, req, plan, override), plan.Gate, nil)
+	return p, err
+}
+
+// recordedStates is what the engine says about tables when it agrees with the ledger: the view
+// reads the version recorded live, and every version not retired exists.
+func recordedStates(tables []string, vss map[string][]Version) map[string]engineState {
+	out := map[string]engineState{}
+	for _, t := range tables {
+		st := engineState{physical: map[int]bool{}}
+		for _, v := range vss[t] {
+			if v.State == StateLive {
+				st.live = v.N
+			}
+			if v.State != StateRetired {
+				st.physical[v.N] = true
+			}
+		}
+		out[t] = st
+	}
+	return out
 }
 
 // swapPublish is the publish that carries out plan.

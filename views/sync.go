@@ -16,57 +16,6 @@ import (
 // automatic retention).
 const actor = "trueup"
 
-// engineState is what the engine says about one logical table.
-type engineState struct {
-	live     int          // version the view reads; 0 when there is no view
-	physical map[int]bool // version tables that exist
-	foreign  string       // what the view reads when that is not a version of the table
-}
-
-// foreignErr refuses to work on a table whose view reads something that is not one of its
-// versions.
-func (st engineState) foreignErr(table string) error {
-	if st.foreign == "" {
-		return nil
-	}
-	return refusef("view %s reads %s, which is not a version of %s (%s__v<N>)", table, st.foreign, table, table)
-}
-
-// inspect reads the views and version tables of logical tables from the engine, in one catalog
-// read for all of them (sql.ViewCatalog): every statement of a swap counts while readers load
-// the engine.
-func (s *Service) inspect(ctx context.Context, tables ...string) (map[string]engineState, error) {
-	out := map[string]engineState{}
-	prefixes := make([]string, len(tables))
-	for i, t := range tables {
-		out[t] = engineState{physical: map[int]bool{}}
-		prefixes[i] = t + "__v"
-	}
-	rels, err := tsql.ViewCatalog(ctx, s.engine, tables, prefixes)
-	if err != nil {
-		return nil, fmt.Errorf("views: %w", err)
-	}
-	for _, r := range rels {
-		if st, ok := out[r.Name]; ok && r.View {
-			if r.SourceErr != nil {
-				return nil, fmt.Errorf("views: view %s: %w", r.Name, r.SourceErr)
-			}
-			if name, n, ok := ParseVersion(r.Source); ok && name == r.Name {
-				st.live = n
-			} else {
-				st.foreign = r.Source
-			}
-			out[r.Name] = st
-		}
-		if name, n, ok := ParseVersion(r.Name); ok && !r.View {
-			if st, ok := out[name]; ok {
-				st.physical[n] = true
-			}
-		}
-	}
-	return out, nil
-}
-
 // sync makes the ledger know every version table of table that the engine has (adoption: tables
 // built outside trueup, like the demo's v1, are recorded on first sight, live when the view reads
 // them) and, with repair, makes the ledger's live version the one the view reads. Repair needs
@@ -185,28 +134,6 @@ func (s *Service) repair(ctx context.Context, table string, st engineState, vs [
 		return false, fmt.Errorf("views: repair %s: %w", table, err)
 	}
 	return true, nil
-}
-
-// repairMove is one version state the ledger must change to agree with the engine.
-type repairMove struct {
-	n        int
-	from, to string
-}
-
-// repairMoves lists what repair would change for one table.
-func repairMoves(st engineState, vs []Version) []repairMove {
-	var moves []repairMove
-	for _, v := range vs {
-		switch {
-		case v.N == st.live && v.State != StateLive:
-			moves = append(moves, repairMove{v.N, v.State, StateLive})
-		case v.N != st.live && v.State == StateLive:
-			moves = append(moves, repairMove{v.N, v.State, StatePrevious})
-		case !st.physical[v.N] && v.State != StateRetired && v.State != StateBuilding:
-			moves = append(moves, repairMove{v.N, v.State, StateRetired})
-		}
-	}
-	return moves
 }
 
 // Fingerprint measures a relation: its row count and the portable checksum the ledger records

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"trueup/ledger"
 )
 
 // A publish's outcome commits in the ledger, and then the listener hears of it (the notices
@@ -73,4 +74,30 @@ func (s *Service) tellUntold(ctx context.Context) ([]Repair, error) {
 		out = append(out, Repair{Target: s.target, Table: p.Table, What: what})
 	}
 	return out, nil
+}
+
+// after tells the listener about a done publish and, after a swap, applies automatic retention.
+// Failures here do not undo the publish; they are logged, audited and returned as warnings.
+func (s *Service) after(ctx context.Context, p *Publish) {
+	if s.hooks.AfterOutcome != nil {
+		s.hooks.AfterOutcome(*p)
+	}
+	if err := s.tell(ctx, *p); err != nil {
+		s.warn(ctx, p, "notify", err)
+	}
+	if p.Kind == KindSwap && s.autoRetire && s.keep > 0 {
+		for _, t := range p.Tables() {
+			if _, err := s.ApplyRetention(ctx, t, actor); err != nil {
+				s.warn(ctx, p, "retention of "+t, err)
+			}
+		}
+	}
+}
+
+func (s *Service) warn(ctx context.Context, p *Publish, what string, err error) {
+	msg := fmt.Sprintf("%s after %s #%d failed: %v", what, p.Kind, p.ID, err)
+	p.Warnings = append(p.Warnings, msg)
+	s.log.Warn("views: "+msg, "target", s.target, "table", p.Table)
+	s.ledger.Audit(ctx, ledger.Entry{Actor: actor, Action: "view." + p.Kind + ".after", Target: p.Table,
+		Outcome: ledger.OutcomeFailed, Params: map[string]any{"target": s.target, "swap": p.ID}, Detail: msg})
 }
