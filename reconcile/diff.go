@@ -218,7 +218,7 @@ func (p *plan) sampleOneSided(ctx context.Context, parts []*Partition) (int64, e
 		b := newBinder()
 		sel := make([]string, len(p.compared))
 		for j, c := range p.compared {
-			sel[j] = d.Quote(c.side(new).Name)
+			sel[j] = readExpr(d, c, new)
 		}
 		// the first rows by key, so the same diff shows the same samples every time
 		order := make([]string, len(p.key))

@@ -255,8 +255,8 @@ func (c pair) side(new bool) tsql.Column {
 // read in one UNION, so a column whose type differs is brought to a common one: numbers as
 // doubles, anything else as text.
 func (p *plan) selectExpr(d tsql.Dialect, c pair, new bool) string {
-	x := d.Quote(c.side(new).Name)
-	if p.cross || c.sameType() {
+	x := readExpr(d, c, new)
+	if c.uuid() || p.cross || c.sameType() {
 		return x
 	}
 	if c.Old.Kind.Numeric() && c.New.Kind.Numeric() {
@@ -266,6 +266,18 @@ func (p *plan) selectExpr(d tsql.Dialect, c pair, new bool) string {
 		return x
 	}
 	return d.ToText(x)
+}
+
+// readExpr is how a column's values leave an engine. A UUID is read as its canonical text on both
+// sides, whatever the other side holds: DuckDB hands a UUID out as 16 raw bytes (no one can tell
+// the row from them), and as text it matches a UUID held as a string on the other side, in one
+// engine or across two, as the hashes already see it.
+func readExpr(d tsql.Dialect, c pair, new bool) string {
+	x := d.Quote(c.side(new).Name)
+	if c.uuid() {
+		return d.ToText(x)
+	}
+	return x
 }
 
 // hashColumns are the compared columns as one side hashes them: a column that is a number on

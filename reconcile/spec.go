@@ -119,6 +119,11 @@ func (p pair) sameType() bool {
 	return baseType(p.Old.Type) == baseType(p.New.Type)
 }
 
+// uuid reports whether either side holds the column as a UUID.
+func (p pair) uuid() bool {
+	return baseType(p.Old.Type) == "UUID" || baseType(p.New.Type) == "UUID"
+}
+
 // baseType strips the wrappers that do not change values: Nullable(…), LowCardinality(…).
 func baseType(t string) string {
 	for {

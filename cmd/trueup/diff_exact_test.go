@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	tsql "trueup/sql"
+	"trueup/sql/sqltest"
 )
 
 // sqlAt runs statements on the warehouse at url and closes it.
@@ -44,6 +46,43 @@ func TestDiffEngineErrorExits2(t *testing.T) {
 			cause := map[string]string{"duckdb": "Could not convert string 'x1' to INT32", "clickhouse": "throwIf"}[kind]
 			if !strings.Contains(errs, cause) {
 				t.Errorf("stderr lacks the cause %q:\n%s", cause, errs)
+			}
+		})
+	}
+}
+
+// A native DuckDB UUID key against a copy holding it as text, in the same file or in
+// ClickHouse (as UUID or String), matches row by row and prints in canonical form.
+func TestDiffUUIDKeys(t *testing.T) {
+	oldURL := "duckdb:" + filepath.Join(t.TempDir(), "a.duckdb")
+	id := "('00000000-0000-4000-8000-' || substr(CAST(1000000000000 + i AS VARCHAR), 2))"
+	sqlAt(t, oldURL, "CREATE TABLE u AS SELECT "+id+"::UUID AS id, i AS v FROM range(60) t(i)",
+		"CREATE TABLE u_text AS SELECT "+id+" AS id, CASE WHEN i = 7 THEN 700 ELSE i END AS v FROM range(60) t(i) WHERE i <> 13")
+	cases := map[string][]string{"duckdb_text": {"--target", oldURL, "diff", "--old", "u", "--new", "u_text", "--key", "id"}}
+	if url := sqltest.ClickHouseURL(t); url != "" {
+		chID := "concat('00000000-0000-4000-8000-', substring(toString(1000000000000 + number), 2))"
+		sqlAt(t, url, "CREATE TABLE u (id UUID, v Int64) ENGINE = Memory",
+			"INSERT INTO u SELECT toUUID("+chID+"), if(number = 7, 700, number) FROM system.numbers WHERE number <> 13 LIMIT 59",
+			"CREATE TABLE u_text (id String, v Int64) ENGINE = Memory",
+			"INSERT INTO u_text SELECT "+chID+", if(number = 7, 700, number) FROM system.numbers WHERE number <> 13 LIMIT 59")
+		cases["clickhouse_uuid"] = []string{"diff", "--old-target", oldURL, "--new-target", url, "--old", "u", "--key", "id"}
+		cases["clickhouse_text"] = []string{"diff", "--old-target", oldURL, "--new-target", url, "--old", "u", "--new", "u_text", "--key", "id"}
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			emptyHere(t)
+			code, out, errs := cli(t, args...)
+			if code != exitFailed {
+				t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errs)
+			}
+			for _, want := range []string{
+				"rows: 0 added, 1 removed, 1 changed, 0 duplicate keys",
+				"id=00000000-0000-4000-8000-000000000013",
+				"id=00000000-0000-4000-8000-000000000007",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("stdout lacks %q:\n%s", want, out)
+				}
 			}
 		})
 	}
