@@ -311,6 +311,14 @@ func (p *plan) newResult(started time.Time) *Result {
 	if len(p.tol) > 0 {
 		r.Tolerance = p.tol
 	}
+	for i, c := range p.compared {
+		if p.prec[i].stated {
+			if r.Precision == nil {
+				r.Precision = map[string]string{}
+			}
+			r.Precision[c.Name] = p.prec[i].String()
+		}
+	}
 	if p.spec.Expect != nil {
 		r.Expectations = p.spec.Expect.Text
 	}
