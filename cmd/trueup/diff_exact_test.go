@@ -87,3 +87,56 @@ func TestDiffUUIDKeys(t *testing.T) {
 		})
 	}
 }
+
+// trueup diff compares each column at the coarser precision of its sides and says which: a
+// 1 ms move between two DuckDB files and between TIMESTAMP and TIMESTAMPTZ is a change (exit
+// 1); DOUBLE against REAL or DECIMAL(6,3) holding the same numbers is not (exit 0); nor is DuckDB
+// TIMESTAMP with fractions against a ClickHouse DateTime, beyond the one row added.
+func TestDiffPrecision(t *testing.T) {
+	aURL := "duckdb:" + filepath.Join(t.TempDir(), "a.duckdb")
+	bURL := "duckdb:" + filepath.Join(t.TempDir(), "b.duckdb")
+	ts := func(name, typ, extra string) string {
+		return "CREATE TABLE " + name + " AS SELECT i AS id, CAST(make_timestamp(CAST((1783684800 + i * 60) * 1000000 + (i % 10) * 100000" +
+			extra + " AS BIGINT)) AS " + typ + ") AS ts, CAST(100.98 + i / 8 AS DOUBLE) AS x FROM range(60) t(i)"
+	}
+	ms := " + CASE WHEN i = 17 THEN 1000 ELSE 0 END"
+	sqlAt(t, aURL, ts("e", "TIMESTAMP", ""), ts("e_tz", "TIMESTAMPTZ", ms),
+		"CREATE TABLE e_real AS SELECT id, ts, CAST(x AS REAL) AS x FROM e",
+		"CREATE TABLE e_dec AS SELECT id, ts, CAST(x AS DECIMAL(6,3)) AS x FROM e")
+	sqlAt(t, bURL, ts("e", "TIMESTAMP", ms))
+	type run struct {
+		args []string
+		code int
+		want []string
+	}
+	runs := map[string]run{
+		"files_1ms": {[]string{"diff", "--old-target", aURL, "--new-target", bURL, "--old", "e", "--key", "id"}, exitFailed,
+			[]string{"rows: 0 added, 0 removed, 1 changed, 0 duplicate keys", "precision  ts microseconds, x 6 decimals"}},
+		"tz_1ms": {[]string{"--target", aURL, "diff", "--old", "e", "--new", "e_tz", "--key", "id"}, exitFailed,
+			[]string{"rows: 0 added, 0 removed, 1 changed, 0 duplicate keys", "precision  ts microseconds"}},
+		"real": {[]string{"--target", aURL, "diff", "--old", "e", "--new", "e_real", "--key", "id"}, exitOK,
+			[]string{"x float32, 6 decimals"}},
+		"decimal": {[]string{"--target", aURL, "diff", "--old", "e", "--new", "e_dec", "--key", "id"}, exitOK,
+			[]string{"x 3 decimals"}},
+	}
+	if url := sqltest.ClickHouseURL(t); url != "" {
+		sqlAt(t, url, "CREATE TABLE e (id Int64, ts DateTime, x Float64) ENGINE = Memory",
+			"INSERT INTO e SELECT toInt64(number), toDateTime(1783684800 + number * 60), 100.98 + number / 8 FROM system.numbers LIMIT 61")
+		runs["clickhouse_datetime"] = run{[]string{"diff", "--old-target", aURL, "--new-target", url, "--old", "e", "--key", "id", "--format", "json"}, exitFailed,
+			[]string{`"added": 1,`, `"changed": 0,`, `"ts": "seconds"`}}
+	}
+	for name, r := range runs {
+		t.Run(name, func(t *testing.T) {
+			emptyHere(t)
+			code, out, errs := cli(t, r.args...)
+			if code != r.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, r.code, out, errs)
+			}
+			for _, want := range r.want {
+				if !strings.Contains(out, want) {
+					t.Errorf("stdout lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
