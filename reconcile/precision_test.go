@@ -138,12 +138,18 @@ func TestPrecisionNumbers(t *testing.T) {
 	}
 	if ch := sqltest.ClickHouse(t); ch != nil {
 		chNum := func(name, typ string) []string {
+			val := "to" + typ + "(100.98 + number / 8)"
+			if typ == "Decimal64(3)" {
+				val = "toDecimal64(100.98 + number / 8, 3)"
+			}
 			return []string{"CREATE TABLE " + name + " (id Int64, x " + typ + ") ENGINE = Memory",
-				"INSERT INTO " + name + " SELECT toInt64(number), to" + typ + "(100.98 + number / 8) FROM system.numbers LIMIT 60"}
+				"INSERT INTO " + name + " SELECT toInt64(number), " + val + " FROM system.numbers LIMIT 60"}
 		}
 		cases = append(cases,
 			precisionCase{name: "ch_float32", old: duck, new: ch, oldSQL: []string{duckNum("a_ch_float32", "DOUBLE", false)},
 				newSQL: chNum("b_ch_float32", "Float32"), col: "x", prec: "float32, 6 decimals"},
+			precisionCase{name: "ch_decimal", old: duck, new: ch, oldSQL: []string{duckNum("a_ch_decimal", "DOUBLE", false)},
+				newSQL: chNum("b_ch_decimal", "Decimal64(3)"), col: "x", prec: "3 decimals"},
 			precisionCase{name: "ch_float64_vs_real", old: duck, new: ch, oldSQL: []string{duckNum("a_ch_float64_vs_real", "REAL", true)},
 				newSQL: chNum("b_ch_float64_vs_real", "Float64"), rows: reconcile.RowCounts{Changed: 1}, col: "x", prec: "float32, 6 decimals"},
 		)

@@ -33,3 +33,35 @@ func TestRowHashWithoutPrecisionUnchanged(t *testing.T) {
 		t.Errorf("row hashes %v, want %v", got, want)
 	}
 }
+
+// DeclaredPrecision reads both engines' spellings of a type.
+func TestDeclaredPrecision(t *testing.T) {
+	for _, tc := range []struct {
+		typ  string
+		kind tsql.Type
+		want tsql.Precision
+		ok   bool
+	}{
+		{"TIMESTAMP", tsql.TypeTimestamp, tsql.Precision{Digits: 6}, true},
+		{"TIMESTAMP WITH TIME ZONE", tsql.TypeTimestamp, tsql.Precision{Digits: 6}, true},
+		{"TIMESTAMP_MS", tsql.TypeTimestamp, tsql.Precision{Digits: 3}, true},
+		{"TIMESTAMP_S", tsql.TypeTimestamp, tsql.Precision{Digits: 0}, true},
+		{"TIMESTAMP_NS", tsql.TypeTimestamp, tsql.Precision{Digits: 9}, true},
+		{"DateTime", tsql.TypeTimestamp, tsql.Precision{Digits: 0}, true},
+		{"Nullable(DateTime('UTC'))", tsql.TypeTimestamp, tsql.Precision{Digits: 0}, true},
+		{"DateTime64(3, 'UTC')", tsql.TypeTimestamp, tsql.Precision{Digits: 3}, true},
+		{"DECIMAL(6,3)", tsql.TypeDecimal, tsql.Precision{Digits: 3}, true},
+		{"Decimal(18, 2)", tsql.TypeDecimal, tsql.Precision{Digits: 2}, true},
+		{"Decimal64(4)", tsql.TypeDecimal, tsql.Precision{Digits: 4}, true},
+		{"REAL", tsql.TypeFloat, tsql.Precision{Float32: true}, false},
+		{"Float32", tsql.TypeFloat, tsql.Precision{Float32: true}, false},
+		{"DOUBLE", tsql.TypeFloat, tsql.Precision{}, false},
+		{"Float64", tsql.TypeFloat, tsql.Precision{}, false},
+		{"BIGINT", tsql.TypeInt, tsql.Precision{}, false},
+	} {
+		got, ok := tsql.DeclaredPrecision(tsql.Column{Type: tc.typ, Kind: tc.kind})
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %+v %v, want %+v %v", tc.typ, got, ok, tc.want, tc.ok)
+		}
+	}
+}
