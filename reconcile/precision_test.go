@@ -1,8 +1,12 @@
 package reconcile_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
+
+	"trueup/fault"
 
 	"trueup/reconcile"
 	tsql "trueup/sql"
@@ -155,4 +159,35 @@ func TestPrecisionNumbers(t *testing.T) {
 		)
 	}
 	runPrecisionCases(t, cases)
+}
+
+// Spec.Precision overrides the precision read from the types, in the checksum too: a 1 ms move
+// compared at seconds is no change, and a bad column or value is invalid.
+func TestPrecisionOverride(t *testing.T) {
+	duck := sqltest.DuckDB(t)
+	exec(t, duck, duckTS("a", "TIMESTAMP", false, ""), duckTS("b", "TIMESTAMP", false, " + CASE WHEN i = 17 THEN 1000 ELSE 0 END"))
+	secs, err := reconcile.ParsePrecision("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := diff(t, reconcile.Spec{Old: reconcile.Side{Engine: duck, Relation: "a"}, New: reconcile.Side{Engine: duck, Relation: "b"},
+		Key: []string{"id"}, Precision: map[string]tsql.Precision{"ts": secs}})
+	if !r.Rows.Zero() || r.Differs || !r.Partitions[0].ChecksumMatch || r.Precision["ts"] != "seconds" {
+		t.Errorf("at seconds: rows %+v, differs %v, checksum_match %v, precision %v", r.Rows, r.Differs, r.Partitions[0].ChecksumMatch, r.Precision)
+	}
+	_, err = reconcile.Diff(context.Background(), reconcile.Spec{Old: reconcile.Side{Engine: duck, Relation: "a"}, New: reconcile.Side{Engine: duck, Relation: "b"},
+		Key: []string{"id"}, Precision: map[string]tsql.Precision{"id": secs}})
+	if !errors.Is(err, fault.ErrInvalid) {
+		t.Errorf("precision of an integer key: %v, want invalid", err)
+	}
+	for in, want := range map[string]tsql.Precision{"ms": {Digits: 3}, "us": {Digits: 6}, "2": {Digits: 2}, "float32": {Float32: true, Digits: -1}, "float32,3": {Float32: true, Digits: 3}} {
+		if got, err := reconcile.ParsePrecision(in); err != nil || got != want {
+			t.Errorf("ParsePrecision(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "x", "-1", "99", "1.5"} {
+		if _, err := reconcile.ParsePrecision(in); !errors.Is(err, fault.ErrInvalid) {
+			t.Errorf("ParsePrecision(%q): %v, want invalid", in, err)
+		}
+	}
 }
