@@ -268,8 +268,9 @@ func (df *differ) valuesOf(vals []any) map[string]any {
 	return out
 }
 
-// equal compares one column's values: NULL equals NULL, NaN equals NaN; numbers within the
-// column's tolerance, or at the diff's scale; dates and timestamps as instants; anything else as text.
+// equal compares one column's values at the column's precision, as the checksums do: NULL
+// equals NULL, NaN equals NaN; numbers within the column's tolerance, or rounded at its decimal
+// places; timestamps as instants truncated to its fractional digits; anything else as text.
 func (df *differ) equal(i int, a, b any) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
@@ -288,15 +289,21 @@ func (df *differ) equal(i int, a, b any) bool {
 			if math.IsNaN(fa) || math.IsNaN(fb) { // NaN is a value, as in the engines' comparisons
 				return math.IsNaN(fa) && math.IsNaN(fb)
 			}
+			pr := df.p.prec[i]
+			fa, fb = pr.numbers(fa, fb)
 			if t, has := df.p.tol[df.p.compared[i].Name]; has {
 				return within(fa, fb, t)
 			}
-			return fa == fb || math.Round(fa*df.scale) == math.Round(fb*df.scale)
+			scale := df.scale
+			if pr.stated {
+				scale = math.Pow10(pr.Digits)
+			}
+			return fa == fb || math.Round(fa*scale) == math.Round(fb*scale)
 		}
 	}
 	if x, ok := a.(time.Time); ok {
 		if y, ok := b.(time.Time); ok {
-			return x.Equal(y)
+			return df.p.prec[i].equalTimes(x, y)
 		}
 	}
 	if x, ok := a.(string); ok {

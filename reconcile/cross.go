@@ -225,7 +225,7 @@ func (p *plan) readBuckets(ctx context.Context, new bool, units []bucket) ([][]a
 	outer := make([]string, 0, len(p.compared))
 	for i, c := range p.compared {
 		name := d.Quote("__c" + strconv.Itoa(i))
-		sel = append(sel, d.Quote(c.side(new).Name)+" AS "+name)
+		sel = append(sel, readExpr(d, c, new)+" AS "+name)
 		outer = append(outer, name)
 	}
 	sel = append(sel, p.keyHash(d, new)+" AS "+d.Quote("__kh"))

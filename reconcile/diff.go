@@ -2,11 +2,13 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
+	"trueup/fault"
 	tsql "trueup/sql"
 )
 
@@ -18,6 +20,22 @@ const maxSampledSidePartitions = 20
 // then each partition is judged against spec.Expect. An invalid error (fault) means the diff
 // could not run as asked; differences are findings in the Result, not errors.
 func Diff(ctx context.Context, spec Spec) (*Result, error) {
+	r, err := diff(ctx, spec)
+	return r, cannotRun(err)
+}
+
+// cannotRun gives an engine's error while a diff runs (a Binder error, a type it cannot compare,
+// a query failing on the data) the kind invalid: the diff could not run, which is no difference,
+// so an edge answers it as unusable input with the engine's cause (exit 2), never as the exit 1
+// of a difference. Errors of a kind keep theirs; a cancellation stays one.
+func cannotRun(err error) error {
+	if err == nil || fault.Of(err) != fault.None || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fault.Mark(fault.Invalid, err)
+}
+
+func diff(ctx context.Context, spec Spec) (*Result, error) {
 	started := time.Now()
 	p, err := resolve(ctx, spec)
 	if err != nil {
@@ -200,7 +218,7 @@ func (p *plan) sampleOneSided(ctx context.Context, parts []*Partition) (int64, e
 		b := newBinder()
 		sel := make([]string, len(p.compared))
 		for j, c := range p.compared {
-			sel[j] = d.Quote(c.side(new).Name)
+			sel[j] = readExpr(d, c, new)
 		}
 		// the first rows by key, so the same diff shows the same samples every time
 		order := make([]string, len(p.key))
@@ -292,6 +310,14 @@ func (p *plan) newResult(started time.Time) *Result {
 	}
 	if len(p.tol) > 0 {
 		r.Tolerance = p.tol
+	}
+	for i, c := range p.compared {
+		if p.prec[i].stated {
+			if r.Precision == nil {
+				r.Precision = map[string]string{}
+			}
+			r.Precision[c.Name] = p.prec[i].String()
+		}
 	}
 	if p.spec.Expect != nil {
 		r.Expectations = p.spec.Expect.Text

@@ -32,11 +32,14 @@
 //   - A key with more than one row on either side is counted once as a duplicate key, with its
 //     row counts per side, and not as added, removed or changed. Keys whose rows are equal and
 //     equally many on both sides are not differences and are not reported.
-//   - Numbers compare by value across types (DECIMAL, DOUBLE, integers; Decimal, Float64 on
-//     ClickHouse): equal at Spec.Scale decimal places (default 6), or within a per-column
-//     Tolerance, absolute (0.01) or relative (0.1%). Dates and timestamps compare as instants.
-//     The checksum normalises numbers at the same scale, so a partition that differs only within
-//     a tolerance shows checksum_match false and zero changed rows, and is judged unchanged.
+//   - Each column compares at the coarser precision of its two sides' declared types, in the
+//     checksums and the row comparison alike: timestamps as instants truncated to the lower
+//     fractional precision, decimals at the lower scale, a REAL/Float32 side at float precision,
+//     two doubles at Spec.Scale decimal places (default 6); Spec.Precision overrides it and
+//     Result.Precision says it. Numbers compare by value across types (DECIMAL, DOUBLE, integers;
+//     Decimal, Float64 on ClickHouse), or within a per-column Tolerance, absolute (0.01) or
+//     relative (0.1%): a partition that differs only within a tolerance shows checksum_match
+//     false and zero changed rows, and is judged unchanged. UUIDs compare and print as text.
 //   - Columns present on one side only are reported in Result.Schema; they are a difference
 //     unless listed in Spec.Ignore. Columns whose type differs are reported and still compared.
 //   - A partition present on one side only is reported as old_only or new_only, never dropped;

@@ -20,8 +20,9 @@ type plan struct {
 	measures []pair
 	compared []pair // key columns, then the partition column, then the rest in the old side's order
 	tol      map[string]Tolerance
-	values   []any         // Spec.Partitions read as the partition column's type
-	expect   *Expectations // Spec.Expect with its ranges read; nil when none
+	prec     []colPrecision // per compared column
+	values   []any          // Spec.Partitions read as the partition column's type
+	expect   *Expectations  // Spec.Expect with its ranges read; nil when none
 	schema   Schema
 }
 
@@ -170,6 +171,10 @@ func resolve(ctx context.Context, spec Spec) (*plan, error) {
 		}
 	}
 
+	if err := p.resolvePrecision(); err != nil {
+		return nil, err
+	}
+
 	if len(spec.Partitions) > 0 || len(spec.Windows) > 0 {
 		if p.part == nil {
 			return nil, badInput("restricting a diff to partitions needs a partition column")
@@ -188,6 +193,38 @@ func resolve(ctx context.Context, spec Spec) (*plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// resolvePrecision reads each compared column's precision from its declared types, then applies
+// Spec.Precision.
+func (p *plan) resolvePrecision() error {
+	p.prec = make([]colPrecision, len(p.compared))
+	for i, c := range p.compared {
+		p.prec[i] = precisionOf(c, p.spec.scale())
+	}
+	for name, want := range p.spec.Precision {
+		i := -1
+		for j, c := range p.compared {
+			if strings.EqualFold(c.Name, name) {
+				i = j
+			}
+		}
+		if i < 0 {
+			return badInput("precision column %q: not a compared column", name)
+		}
+		c, cur := p.compared[i], p.prec[i]
+		switch {
+		case cur.time:
+		case c.Old.Kind.Numeric() && c.New.Kind.Numeric() && (c.Old.Kind != tsql.TypeInt || c.New.Kind != tsql.TypeInt):
+		default:
+			return badInput("precision column %q must be a timestamp, float or decimal column (old %s, new %s)", name, c.Old.Type, c.New.Type)
+		}
+		if want.Digits < 0 {
+			want.Digits = cur.Digits
+		}
+		p.prec[i] = colPrecision{Precision: want, stated: true, time: cur.time, overridden: true}
+	}
+	return nil
 }
 
 func columns(ctx context.Context, s Side, which string) ([]tsql.Column, error) {
@@ -255,8 +292,8 @@ func (c pair) side(new bool) tsql.Column {
 // read in one UNION, so a column whose type differs is brought to a common one: numbers as
 // doubles, anything else as text.
 func (p *plan) selectExpr(d tsql.Dialect, c pair, new bool) string {
-	x := d.Quote(c.side(new).Name)
-	if p.cross || c.sameType() {
+	x := readExpr(d, c, new)
+	if c.uuid() || p.cross || c.sameType() {
 		return x
 	}
 	if c.Old.Kind.Numeric() && c.New.Kind.Numeric() {
@@ -266,6 +303,18 @@ func (p *plan) selectExpr(d tsql.Dialect, c pair, new bool) string {
 		return x
 	}
 	return d.ToText(x)
+}
+
+// readExpr is how a column's values leave an engine. A UUID is read as its canonical text on both
+// sides, whatever the other side holds: DuckDB hands a UUID out as 16 raw bytes (no one can tell
+// the row from them), and as text it matches a UUID held as a string on the other side, in one
+// engine or across two, as the hashes already see it.
+func readExpr(d tsql.Dialect, c pair, new bool) string {
+	x := d.Quote(c.side(new).Name)
+	if c.uuid() {
+		return d.ToText(x)
+	}
+	return x
 }
 
 // hashColumns are the compared columns as one side hashes them: a column that is a number on
@@ -283,14 +332,16 @@ func (p *plan) hashColumns(new bool) []tsql.Column {
 }
 
 // hashOptions: across engines the portable hash; inside one, the engine's fast hash with columns
-// of the same type on both sides hashed as stored.
+// of the same type on both sides hashed as stored. Every column is hashed at its precision.
 func (p *plan) hashOptions(new bool) tsql.HashOptions {
-	if p.cross {
-		return tsql.HashOptions{Portable: true, Scale: p.spec.scale()}
-	}
-	opt := tsql.HashOptions{Scale: p.spec.scale()}
-	for _, c := range p.compared {
-		if c.sameType() {
+	opt := tsql.HashOptions{Portable: p.cross, Scale: p.spec.scale(), Precision: map[string]tsql.Precision{}}
+	for i, c := range p.compared {
+		if p.prec[i].stated {
+			opt.Precision[c.side(new).Name] = p.prec[i].Precision
+		}
+		// The same type on both sides holds the same precision, so as stored it hashes exactly
+		// what the row comparison compares, unless --precision asked for a coarser one.
+		if !p.cross && c.sameType() && !p.prec[i].overridden {
 			opt.Stored = append(opt.Stored, c.side(new).Name)
 		}
 	}

@@ -31,13 +31,16 @@ type Result struct {
 	Measures        []string             `json:"measures,omitempty"`
 	Compared        []string             `json:"compared_columns"`
 	Tolerance       map[string]Tolerance `json:"tolerance,omitempty"`
-	Schema          Schema               `json:"schema"`
-	Partitions      []*Partition         `json:"partitions"`
-	Rows            RowCounts            `json:"rows"`
-	ChangedColumns  map[string]int64     `json:"changed_columns"`
-	Samples         Samples              `json:"samples"`
-	Expectations    string               `json:"expectations,omitempty"`
-	ExpectationsMet bool                 `json:"expectations_met"`
+	// Precision says, per timestamp, float and decimal column, the precision it was compared at
+	// (the coarser of its sides' declared types, or --precision): "seconds", "3 decimals", …
+	Precision       map[string]string `json:"precision,omitempty"`
+	Schema          Schema            `json:"schema"`
+	Partitions      []*Partition      `json:"partitions"`
+	Rows            RowCounts         `json:"rows"`
+	ChangedColumns  map[string]int64  `json:"changed_columns"`
+	Samples         Samples           `json:"samples"`
+	Expectations    string            `json:"expectations,omitempty"`
+	ExpectationsMet bool              `json:"expectations_met"`
 	// Differs is true when any partition or the schema differs.
 	Differs bool `json:"differs"`
 	// RowsTransferred counts table rows read out of the engines into trueup (row-level diff and

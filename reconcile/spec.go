@@ -88,9 +88,12 @@ type Spec struct {
 	Partitions []string
 	// Samples bounds the example rows kept per kind per partition (default 10).
 	Samples int
-	// Scale is the number of decimal places floats and decimals are compared at when they have
-	// no tolerance (default 6).
+	// Scale is the number of decimal places floats and decimals are compared at when no side
+	// declares a scale (DOUBLE, Float64) and they have no tolerance (default 6).
 	Scale int
+	// Precision per column name overrides the precision read from the declared types (see
+	// ParsePrecision); a Digits of -1 keeps the digits read and changes only Float32.
+	Precision map[string]tsql.Precision
 }
 
 func (s Spec) samples() int {
@@ -117,6 +120,11 @@ type pair struct {
 // one engine only).
 func (p pair) sameType() bool {
 	return baseType(p.Old.Type) == baseType(p.New.Type)
+}
+
+// uuid reports whether either side holds the column as a UUID.
+func (p pair) uuid() bool {
+	return baseType(p.Old.Type) == "UUID" || baseType(p.New.Type) == "UUID"
 }
 
 // baseType strips the wrappers that do not change values: Nullable(…), LowCardinality(…).

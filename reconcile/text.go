@@ -27,6 +27,13 @@ func (r *Result) WriteText(w io.Writer, opt TextOptions) error {
 	if r.PartitionColumn != "" {
 		fmt.Fprintf(b, "   partition  %s", r.PartitionColumn)
 	}
+	if len(r.Precision) > 0 {
+		var cols []string
+		for _, c := range slices.Sorted(maps.Keys(r.Precision)) {
+			cols = append(cols, c+" "+r.Precision[c])
+		}
+		fmt.Fprintf(b, "\nprecision  %s", strings.Join(cols, ", "))
+	}
 	b.WriteString("\n\n")
 
 	head := []string{"partition", "old_count", "new_count", "delta", "pct_change"}

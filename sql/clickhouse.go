@@ -316,20 +316,41 @@ func (d chDialect) Normalize(c Column, scale int) string {
 	x := d.Quote(c.Name)
 	switch c.Kind {
 	case TypeFloat, TypeDecimal:
-		// multiIf computes every branch; toInt64 of a value out of range wraps without an error
-		// and only the chosen branch is kept.
-		d := "toFloat64(" + x + ")"
-		exp := "floor(log10(abs(" + d + ")))"
-		return fmt.Sprintf("multiIf(abs(%[1]s) < %[2]s, toString(toInt64(round(%[1]s * 1e%[3]d))), "+
-			"isNaN(%[1]s), 'nan', isInfinite(%[1]s), if(%[1]s > 0, 'inf', '-inf'), "+
-			"concat(toString(toInt64(round(%[1]s / pow(10, %[4]s - 14)))), 'e', toString(toInt64(%[4]s))))",
-			d, bigNumber(scale), scale, exp)
+		return d.normalizeNumber(c, Precision{Digits: scale})
 	case TypeTimestamp:
 		return "toString(toInt64(toUInt32(" + x + ")))"
 	case TypeBool:
 		return "toString(toUInt8(" + x + "))"
 	}
 	return "toString(" + x + ")"
+}
+
+func (d chDialect) normalizeAt(c Column, p Precision) string {
+	if c.Kind != TypeTimestamp {
+		return d.normalizeNumber(c, p)
+	}
+	x := d.Quote(c.Name)
+	if strings.HasPrefix(strings.ToUpper(unwrapType(c.Type)), "DATETIME64") {
+		// ClickHouse 19+ only (18.16 has no DateTime64): nanoseconds, floored to the digits kept.
+		n, k := "toUnixTimestamp64Nano(toDateTime64("+x+", 9))", pow10(9-min(p.Digits, 9))
+		return "toString(intDiv(" + n + ", " + k + ") - if(" + n + " % " + k + " < 0, 1, 0))"
+	}
+	// A DateTime holds whole seconds: finer digits are zeros.
+	return "toString(toInt64(toUInt32(" + x + ")) * " + pow10(p.Digits) + ")"
+}
+
+func (d chDialect) normalizeNumber(c Column, p Precision) string {
+	// multiIf computes every branch; toInt64 of a value out of range wraps without an error
+	// and only the chosen branch is kept.
+	x := "toFloat64(" + d.Quote(c.Name) + ")"
+	if p.Float32 {
+		x = "toFloat64(toFloat32(" + d.Quote(c.Name) + "))"
+	}
+	exp := "floor(log10(abs(" + x + ")))"
+	return fmt.Sprintf("multiIf(abs(%[1]s) < %[2]s, toString(toInt64(round(%[1]s * 1e%[3]d))), "+
+		"isNaN(%[1]s), 'nan', isInfinite(%[1]s), if(%[1]s > 0, 'inf', '-inf'), "+
+		"concat(toString(toInt64(round(%[1]s / pow(10, %[4]s - 14)))), 'e', toString(toInt64(%[4]s))))",
+		x, bigNumber(p.Digits), p.Digits, exp)
 }
 
 func (d chDialect) RowHash(cols []Column, opt HashOptions) string {
@@ -344,7 +365,7 @@ func (d chDialect) RowHash(cols []Column, opt HashOptions) string {
 		}
 		cols = c
 	}
-	text := concatNormalized(d, cols, scaleOf(opt), unitSep)
+	text := concatNormalized(d, cols, opt, unitSep)
 	if opt.Portable {
 		return "reinterpretAsUInt64(reverse(unhex(substring(hex(MD5(" + text + ")), 1, 16))))"
 	}

@@ -236,18 +236,28 @@ func viewSource(def string) (string, error) {
 	return "", fmt.Errorf("view is not a plain SELECT * FROM relation: %s", def)
 }
 
-func concatNormalized(d Dialect, cols []Column, scale int, sep string) string {
+func concatNormalized(d Dialect, cols []Column, opt HashOptions, sep string) string {
 	parts := make([]string, 0, 2*len(cols))
 	for i, c := range cols {
 		if i > 0 {
 			parts = append(parts, sep)
 		}
-		parts = append(parts, "coalesce("+d.Normalize(c, scale)+", "+nullMark+")")
+		parts = append(parts, "coalesce("+normalizeFor(d, c, opt)+", "+nullMark+")")
 	}
 	if len(parts) == 1 {
 		return parts[0]
 	}
 	return "concat(" + strings.Join(parts, ", ") + ")"
+}
+
+// normalizeFor is a column's normalised text under opt: at its stated precision when it has one.
+func normalizeFor(d Dialect, c Column, opt HashOptions) string {
+	if p, ok := opt.Precision[c.Name]; ok && (c.Kind.Numeric() || c.Kind == TypeTimestamp) {
+		if pn, ok := d.(precisionNormalizer); ok {
+			return pn.normalizeAt(c, p)
+		}
+	}
+	return d.Normalize(c, scaleOf(opt))
 }
 
 // nullMark stands for NULL in hashed text; engines disagree on backslash escapes, so it is a

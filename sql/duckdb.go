@@ -424,40 +424,79 @@ func literal(p Param, dateFmt, tsFmt string, escapes bool) (string, error) {
 	return "", fmt.Errorf("literal: unsupported value %T", p.Value)
 }
 
-func (duckDialect) Normalize(c Column, scale int) string {
-	x := duckDialect{}.Quote(c.Name)
+func (d duckDialect) Normalize(c Column, scale int) string {
 	switch c.Kind {
 	case TypeFloat, TypeDecimal:
-		d := "CAST(" + x + " AS DOUBLE)"
-		exp := "floor(log10(abs(" + d + ")))"
-		return fmt.Sprintf("CASE WHEN abs(%[1]s) < %[2]s THEN CAST(CAST(round(%[1]s * 1e%[3]d) AS BIGINT) AS VARCHAR) "+
-			"WHEN isnan(%[1]s) THEN 'nan' WHEN isinf(%[1]s) THEN CASE WHEN %[1]s > 0 THEN 'inf' ELSE '-inf' END "+
-			"ELSE CAST(CAST(round(%[1]s / power(10, %[4]s - 14)) AS BIGINT) AS VARCHAR) || 'e' || CAST(CAST(%[4]s AS BIGINT) AS VARCHAR) END",
-			d, bigNumber(scale), scale, exp)
+		return d.normalizeNumber(c, Precision{Digits: scale})
 	case TypeTimestamp:
-		return "CAST(CAST(epoch(" + x + ") AS BIGINT) AS VARCHAR)"
+		// Rounded to the second, as recorded checksums were made; at a stated precision
+		// (normalizeAt) timestamps are truncated.
+		return "CAST(CAST(epoch(" + d.Quote(c.Name) + ") AS BIGINT) AS VARCHAR)"
 	case TypeBool:
-		return "CAST(CAST(" + x + " AS INTEGER) AS VARCHAR)"
+		return "CAST(CAST(" + d.Quote(c.Name) + " AS INTEGER) AS VARCHAR)"
 	}
-	return "CAST(" + x + " AS VARCHAR)"
+	return "CAST(" + d.Quote(c.Name) + " AS VARCHAR)"
+}
+
+func (d duckDialect) normalizeAt(c Column, p Precision) string {
+	if c.Kind == TypeTimestamp {
+		return "CAST(" + d.truncatedEpoch(d.Quote(c.Name), p.Digits) + " AS VARCHAR)"
+	}
+	return d.normalizeNumber(c, p)
+}
+
+// truncatedEpoch is a timestamp as the whole number of 10^-digits seconds since the epoch,
+// truncated (floored: an earlier instant is never rounded up into a later one).
+func (duckDialect) truncatedEpoch(x string, digits int) string {
+	switch {
+	case digits >= 9:
+		return "epoch_ns(" + x + ")"
+	case digits > 6:
+		return "CAST(floor(epoch_ns(" + x + ") / " + pow10(9-digits) + ".0) AS BIGINT)"
+	case digits == 6:
+		return "epoch_us(" + x + ")"
+	}
+	return "CAST(floor(epoch_us(" + x + ") / " + pow10(6-digits) + ".0) AS BIGINT)"
+}
+
+func (d duckDialect) number(c Column, p Precision) string {
+	if p.Float32 {
+		return "CAST(CAST(" + d.Quote(c.Name) + " AS REAL) AS DOUBLE)"
+	}
+	return "CAST(" + d.Quote(c.Name) + " AS DOUBLE)"
+}
+
+func (d duckDialect) normalizeNumber(c Column, p Precision) string {
+	x := d.number(c, p)
+	exp := "floor(log10(abs(" + x + ")))"
+	return fmt.Sprintf("CASE WHEN abs(%[1]s) < %[2]s THEN CAST(CAST(round(%[1]s * 1e%[3]d) AS BIGINT) AS VARCHAR) "+
+		"WHEN isnan(%[1]s) THEN 'nan' WHEN isinf(%[1]s) THEN CASE WHEN %[1]s > 0 THEN 'inf' ELSE '-inf' END "+
+		"ELSE CAST(CAST(round(%[1]s / power(10, %[4]s - 14)) AS BIGINT) AS VARCHAR) || 'e' || CAST(CAST(%[4]s AS BIGINT) AS VARCHAR) END",
+		x, bigNumber(p.Digits), p.Digits, exp)
 }
 
 func (d duckDialect) RowHash(cols []Column, opt HashOptions) string {
 	scale := scaleOf(opt)
 	if opt.Portable {
-		return "CAST(('0x' || substr(md5(" + concatNormalized(d, cols, scale, unitSep) + "), 1, 16)) AS UBIGINT)"
+		return "CAST(('0x' || substr(md5(" + concatNormalized(d, cols, opt, unitSep) + "), 1, 16)) AS UBIGINT)"
 	}
 	parts := make([]string, len(cols))
 	for i, c := range cols {
 		x := d.Quote(c.Name)
+		prec, stated := opt.Precision[c.Name]
 		switch {
 		case opt.stored(c.Name):
 			parts[i] = x
 		case c.Kind == TypeFloat || c.Kind == TypeDecimal:
 			// Two doubles, one of them NULL: the scaled, rounded value where it fits a BIGINT,
 			// else the value itself (huge ones, NaN, infinities), without an overflow error.
+			if !stated {
+				prec = Precision{Digits: scale}
+			}
 			parts[i] = fmt.Sprintf("CASE WHEN abs(%[1]s) < %[2]s THEN round(%[1]s * 1e%[3]d) END, "+
-				"CASE WHEN abs(%[1]s) < %[2]s THEN NULL ELSE %[1]s END", "CAST("+x+" AS DOUBLE)", bigNumber(scale), scale)
+				"CASE WHEN abs(%[1]s) < %[2]s THEN NULL ELSE %[1]s END", d.number(c, prec), bigNumber(prec.Digits), prec.Digits)
+		case c.Kind == TypeTimestamp && stated:
+			parts[i] = d.truncatedEpoch(x, prec.Digits)
 		case c.Kind == TypeInt || c.Kind == TypeBool:
 			parts[i] = "CAST(" + x + " AS BIGINT)"
 		case c.Kind == TypeString:

@@ -161,6 +161,11 @@ type HashOptions struct {
 	// equal between two relations whenever the column has the same type in both. Ignored when
 	// Portable is set.
 	Stored []string
+	// Precision, by column name, compares a column at a stated precision: timestamps truncated to
+	// its fractional digits, numbers rounded at its decimal places (after a float32 rounding with
+	// Float32). A column without one hashes as it always has (timestamps as whole seconds,
+	// numbers at Scale), so recorded checksums keep their values.
+	Precision map[string]Precision
 }
 
 func (o HashOptions) stored(name string) bool {

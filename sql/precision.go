@@ -1,0 +1,94 @@
+package sql
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Precision is how finely a column is compared and hashed, read from its declared types: the
+// coarser of its two sides, so that a checksum and a row comparison agree on what "equal" means.
+type Precision struct {
+	// Digits is, for timestamps, the fractional-second digits kept, truncated (0 whole seconds,
+	// 3 milliseconds, 6 microseconds); for numbers, the decimal places they are rounded at.
+	Digits int
+	// Float32 rounds numbers to a 32-bit float first (a REAL or Float32 side).
+	Float32 bool
+}
+
+var (
+	typeArgsRe   = regexp.MustCompile(`\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?`)
+	dateTime64Re = regexp.MustCompile(`^DATETIME64\s*\(\s*(\d+)`)
+)
+
+// DeclaredPrecision is the precision a column's declared type holds its values at, in either
+// engine's spelling: a timestamp's fractional digits (DuckDB TIMESTAMP 6, TIMESTAMP_MS 3,
+// TIMESTAMP_S 0, TIMESTAMP_NS 9; ClickHouse DateTime 0, DateTime64(p) p), a decimal's scale, a
+// REAL/Float32's float precision. ok is false where the type states none: a DOUBLE/Float64 (compared
+// at the caller's scale), an integer (exact), text.
+func DeclaredPrecision(c Column) (p Precision, ok bool) {
+	t := strings.ToUpper(strings.TrimSpace(unwrapType(c.Type)))
+	switch c.Kind {
+	case TypeTimestamp:
+		switch {
+		case t == "TIMESTAMP_S":
+			return Precision{Digits: 0}, true
+		case t == "TIMESTAMP_MS":
+			return Precision{Digits: 3}, true
+		case t == "TIMESTAMP_NS":
+			return Precision{Digits: 9}, true
+		case strings.HasPrefix(t, "TIMESTAMP"):
+			return Precision{Digits: 6}, true
+		case strings.HasPrefix(t, "DATETIME64"):
+			if m := dateTime64Re.FindStringSubmatch(t); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				return Precision{Digits: n}, true
+			}
+			return Precision{Digits: 3}, true // DateTime64's default
+		case strings.HasPrefix(t, "DATETIME"):
+			return Precision{Digits: 0}, true
+		}
+	case TypeDecimal:
+		if m := typeArgsRe.FindStringSubmatch(t); m != nil {
+			if m[2] != "" {
+				n, _ := strconv.Atoi(m[2])
+				return Precision{Digits: n}, true
+			}
+			if strings.HasPrefix(t, "DECIMAL32") || strings.HasPrefix(t, "DECIMAL64") || strings.HasPrefix(t, "DECIMAL128") {
+				n, _ := strconv.Atoi(m[1]) // ClickHouse Decimal32(S): the argument is the scale
+				return Precision{Digits: n}, true
+			}
+			return Precision{Digits: 0}, true // DECIMAL(p): scale 0
+		}
+		return Precision{Digits: 3}, true // DuckDB's DECIMAL is DECIMAL(18,3)
+	case TypeFloat:
+		switch t {
+		case "REAL", "FLOAT", "FLOAT4", "FLOAT32":
+			return Precision{Float32: true}, false
+		}
+	}
+	return Precision{}, false
+}
+
+// unwrapType strips Nullable(…) and LowCardinality(…).
+func unwrapType(t string) string {
+	for {
+		low := strings.ToLower(t)
+		switch {
+		case strings.HasPrefix(low, "nullable(") && strings.HasSuffix(t, ")"):
+			t = t[len("nullable(") : len(t)-1]
+		case strings.HasPrefix(low, "lowcardinality(") && strings.HasSuffix(t, ")"):
+			t = t[len("lowcardinality(") : len(t)-1]
+		default:
+			return t
+		}
+	}
+}
+
+// precisionNormalizer is a dialect that normalises a column at a stated precision.
+type precisionNormalizer interface {
+	normalizeAt(c Column, p Precision) string
+}
+
+// pow10 is 10^n as an integer literal.
+func pow10(n int) string { return "1" + strings.Repeat("0", n) }
