@@ -32,6 +32,9 @@ type DiffRequest struct {
 	Ignore    []string `json:"ignore,omitempty"`
 	// Tolerance is COL=X, or X alone for every float or decimal column (0.01, or 0.1%).
 	Tolerance []string `json:"tolerance,omitempty"`
+	// Precision is COL=P: the column is compared at P (s, ms, us, ns for timestamps, a number
+	// of decimals for numbers), not at the coarser of its two declared types.
+	Precision []string `json:"precision,omitempty"`
 	OldTarget string   `json:"old_target,omitempty"`
 	NewTarget string   `json:"new_target,omitempty"`
 	// Expect is the text of an expectations file, e.g. "inside 2026-07-10..2026-07-18 rows +0..6%".
@@ -72,6 +75,20 @@ func (r DiffRequest) Spec() (reconcile.Spec, error) {
 			spec.Tolerance = map[string]reconcile.Tolerance{}
 		}
 		spec.Tolerance[strings.TrimSpace(col)] = t
+	}
+	for _, f := range r.Precision {
+		col, x, ok := strings.Cut(f, "=")
+		if !ok || strings.TrimSpace(col) == "" {
+			return spec, fault.New(fault.Invalid, "precision %s: want COL=P, e.g. ts=ms or amount=2", f)
+		}
+		p, err := reconcile.ParsePrecision(x)
+		if err != nil {
+			return spec, fault.New(fault.Invalid, "precision %s: %v", f, err)
+		}
+		if spec.Precision == nil {
+			spec.Precision = map[string]tsql.Precision{}
+		}
+		spec.Precision[strings.TrimSpace(col)] = p
 	}
 	if strings.TrimSpace(r.Expect) != "" {
 		e, err := reconcile.ParseExpectations(r.Expect)

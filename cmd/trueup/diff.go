@@ -14,12 +14,13 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("diff")
 	oldRel := fs.String("old", "", "the old relation (e.g. orders__v1)")
 	newRel := fs.String("new", "", "the new relation (e.g. orders__v2; default: --old, when the targets differ)")
-	var key, measures, ignore, tolerances, partitions listFlag
+	var key, measures, ignore, tolerances, precisions, partitions listFlag
 	fs.Var(&key, "key", "columns identifying a row (comma-separated)")
 	partition := fs.String("partition", "", "the partition column; without it the relations are compared whole")
 	fs.Var(&measures, "measure", "numeric columns to total per partition (repeatable, or comma-separated)")
 	fs.Var(&ignore, "ignore", "columns to leave out of the comparison (repeatable, or comma-separated)")
 	fs.Var(&tolerances, "tolerance", "COL=X: numbers within X (0.01, or 0.1%) are equal; X alone applies to every float/decimal column")
+	fs.Var(&precisions, "precision", "COL=P: compare the column at P (s, ms, us, ns; or decimals, e.g. 2), not at the coarser of its two declared types")
 	oldTarget := fs.String("old-target", "", "target of the old relation, by name or URL (default: --target or the config's default)")
 	newTarget := fs.String("new-target", "", "target of the new relation, by name or URL (default: --target or the config's default)")
 	expect := fs.String("expect", "", "file with the intended change, e.g. 'inside 2026-07-10..2026-07-18 rows +0..6%; outside identical'")
@@ -50,7 +51,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		return usagef("diff: --old, --new and --key are required")
 	}
 	req := ops.DiffRequest{Old: *oldRel, New: *newRel, Key: key, Partition: *partition, Measures: measures, Ignore: ignore,
-		Tolerance: tolerances, OldTarget: *oldTarget, NewTarget: *newTarget, Only: partitions, Samples: *samples,
+		Tolerance: tolerances, Precision: precisions, OldTarget: *oldTarget, NewTarget: *newTarget, Only: partitions, Samples: *samples,
 		Label: "cli", Actor: cliActor()}
 	if *expect != "" {
 		text, err := os.ReadFile(*expect)
@@ -73,6 +74,9 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	res, err := d.Run(ctx, req)
 	if err != nil { // one that cannot run as asked is invalid (exit 2) and says why
 		return err
+	}
+	if e.globals.withoutProject() && *state == "" {
+		res.ID = 0 // kept in memory only, gone when the command ends: no number to look up
 	}
 	return reportDiff(e, *format, *all, res)
 }
@@ -116,9 +120,17 @@ func reportDiff(e *env, format string, all bool, res *reconcile.Result) error {
 	if !res.ExpectationsMet {
 		n := res.Counts()[reconcile.VerdictUnexpected]
 		if n == 0 {
-			return failedf("diff: columns were added or removed (diff %d)", res.ID)
+			return failedf("diff: columns were added or removed%s", savedAs(res.ID))
 		}
-		return failedf("diff: %d unexpected %s (diff %d)", n, pluralWord(n, "partition", "partitions"), res.ID)
+		return failedf("diff: %d unexpected %s%s", n, pluralWord(n, "partition", "partitions"), savedAs(res.ID))
 	}
 	return nil
+}
+
+// savedAs names the diff a failure was saved as, "" for one not kept.
+func savedAs(id int64) string {
+	if id <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (diff %d)", id)
 }
