@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"path/filepath"
 	"strconv"
@@ -242,4 +243,25 @@ func rowText(a ops.Answer, i int) string {
 		parts = append(parts, string(c))
 	}
 	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// TestQueryIsCancellable: a query whose caller goes away stops in the engine, with the cause,
+// instead of running to its end (this one would scan ten billion rows).
+func TestQueryIsCancellable(t *testing.T) {
+	s := salesHistory(t, sqltest.DuckDB(t))
+	q := ops.NewQueries(ops.TableServices{"wh": s}, "wh", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	started := time.Now()
+	_, err := q.Query(ctx, ops.QueryRequest{SQL: "SELECT count(*) FROM range(10000000000) AS r(i), sales WHERE i % 7 = 3"})
+	if err == nil {
+		t.Fatal("a cancelled query answered")
+	}
+	t.Logf("after %s: %v", time.Since(started), err)
+	if took := time.Since(started); took > 20*time.Second {
+		t.Errorf("the query ran %s after its caller went away", took)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) && !strings.Contains(err.Error(), "nterrupt") && !strings.Contains(err.Error(), "cancel") {
+		t.Errorf("the cause is not the cancellation: %v", err)
+	}
 }
