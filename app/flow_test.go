@@ -10,11 +10,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"trueup/app"
 	"trueup/backfill"
 	"trueup/config"
+	"trueup/fixtures"
 	"trueup/ops"
 	"trueup/rules"
 	tsql "trueup/sql"
@@ -104,50 +104,14 @@ func TestPlainTableLifeWithAReader(t *testing.T) {
 	}
 }
 
-// plainProject is a project over a warehouse with the plain table sales and a backfill of it
-// from sales_fixed; it returns the loaded config.
+// plainProject is fixtures.PlainProject in a temporary folder, loaded.
 func plainProject(t *testing.T, url string) *config.Config {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	e, err := tsql.Create(ctx, url)
+	path, err := fixtures.PlainProject(context.Background(), t.TempDir(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols := []tsql.Column{{Name: "id", Kind: tsql.TypeInt}, {Name: "d", Kind: tsql.TypeDate}, {Name: "amount", Kind: tsql.TypeInt}}
-	for name, amount := range map[string]int64{"sales": 10, "sales_fixed": 12} {
-		var rows [][]any
-		for i := range 124 {
-			rows = append(rows, []any{int64(i), time.Date(2026, 7, 1+i/4, 0, 0, 0, 0, time.UTC), amount})
-		}
-		if err := e.CreateTable(ctx, name, cols, "d", []string{"id"}); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Insert(ctx, name, []string{"id", "d", "amount"}, rows); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e.Close()
-	files := map[string]string{
-		"trueup.yaml": fmt.Sprintf("state: state.duckdb\ndefault_target: w\ntargets:\n  w:\n    url: %q\n", url),
-		"backfills/fix_sales.sql": `-- table: sales
--- partition: d
--- grain: day
--- key: id
--- reason: bug
--- objective: sales_fixed has the corrected amounts.
--- expect: inside scope rows +0..0%, sum(amount) +19..21%; outside scope identical
-SELECT id, d, amount FROM sales_fixed WHERE d >= $start AND d < $end
-`,
-	}
-	for name, body := range files {
-		path := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg, err := config.Load(filepath.Join(dir, "trueup.yaml"))
+	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

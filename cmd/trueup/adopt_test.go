@@ -3,65 +3,24 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"trueup/fixtures"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
 
-// plainWarehouse writes a project over a warehouse that is not the demo: a plain table sales
-// (what dashboards read and a pipeline writes), sales_fixed with the corrected rows, and a
-// backfill of sales from it. It returns the config's path.
+// plainWarehouse is fixtures.PlainProject in a temporary folder: the plain table sales and a
+// backfill of it. It returns the config's path.
 func plainWarehouse(t *testing.T, url string) string {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	e, err := tsql.Create(ctx, url)
+	cfg, err := fixtures.PlainProject(context.Background(), t.TempDir(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols := []tsql.Column{{Name: "id", Kind: tsql.TypeInt}, {Name: "d", Kind: tsql.TypeDate}, {Name: "amount", Kind: tsql.TypeInt}}
-	var sales, fixed [][]any
-	for i := range 31 * 4 {
-		d := time.Date(2026, 7, 1+i/4, 0, 0, 0, 0, time.UTC)
-		sales = append(sales, []any{int64(i), d, int64(10)})
-		fixed = append(fixed, []any{int64(i), d, int64(12)})
-	}
-	for name, rows := range map[string][][]any{"sales": sales, "sales_fixed": fixed} {
-		if err := e.CreateTable(ctx, name, cols, "d", []string{"id"}); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Insert(ctx, name, []string{"id", "d", "amount"}, rows); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e.Close()
-	files := map[string]string{
-		"trueup.yaml": fmt.Sprintf("state: state.duckdb\ndefault_target: w\ntargets:\n  w:\n    url: %q\n", url),
-		"backfills/fix_sales.sql": `-- table: sales
--- partition: d
--- grain: day
--- key: id
--- reason: bug
--- objective: sales_fixed has the corrected amounts of the days the pipeline priced wrong.
--- expect: inside scope rows +0..0%, sum(amount) +19..21%; outside scope identical
-SELECT id, d, amount FROM sales_fixed WHERE d >= $start AND d < $end
-`,
-	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dir, "trueup.yaml")
+	return cfg
 }
 
 // warehouseURLs are a new DuckDB file and, with a test server, a new ClickHouse database.

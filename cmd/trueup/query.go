@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,7 +29,7 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 	compare := fs.Bool("compare-to-live", false, "run it on the live tables too and show both, with the change per number")
 	format := fs.String("format", "table", "output: table, json or csv")
 	limit := fs.Int("limit", ops.DefaultQueryLimit, fmt.Sprintf("at most this many rows (up to %d)", ops.MaxQueryLimit))
-	pos, err := positional(fs, args)
+	pos, err := parseMixed(fs, args)
 	if err != nil {
 		return err
 	}
@@ -82,21 +81,6 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 	}
 	writeQueryText(e.stdout, res)
 	return nil
-}
-
-// positional parses fs over args with the positional arguments anywhere among the flags.
-func positional(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parse(fs, args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
 }
 
 // parseVersionPairs reads "orders=v1,daily_revenue=v2".

@@ -78,16 +78,9 @@ func reportVersions(e *env, format string, l views.Listing, busy string) error {
 
 // oneTable parses a command's flags, which may come before or after its one TABLE argument.
 func oneTable(fs *flag.FlagSet, args []string, usage string) (string, error) {
-	var pos []string
-	for {
-		if err := parse(fs, args); err != nil {
-			return "", err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, err := parseMixed(fs, args)
+	if err != nil {
+		return "", err
 	}
 	if len(pos) != 1 || pos[0] == "" {
 		return "", usagef("usage: trueup %s", usage)
