@@ -122,6 +122,10 @@ func reportDiff(e *env, format string, all bool, res *reconcile.Result) error {
 		if n == 0 {
 			return failedf("diff: columns were added or removed%s", savedAs(res.ID))
 		}
+		if res.Expectations == "" {
+			// Without --expect a difference is not a broken expectation: say what differs.
+			return failedf("diff: %d %s%s", n, pluralWord(n, "partition differs", "partitions differ"), savedAs(res.ID))
+		}
 		return failedf("diff: %d unexpected %s%s", n, pluralWord(n, "partition", "partitions"), savedAs(res.ID))
 	}
 	return nil
