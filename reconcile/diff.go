@@ -327,6 +327,9 @@ func (p *plan) newResult(started time.Time) *Result {
 
 // finish judges every partition and adds up the totals.
 func (p *plan) finish(r *Result) {
+	if r.Partitions == nil {
+		r.Partitions = []*Partition{} // two empty sides: "partitions": [], not null
+	}
 	limit := p.spec.samples()
 	r.ExpectationsMet = true
 	for _, pt := range r.Partitions {

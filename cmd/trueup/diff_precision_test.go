@@ -41,3 +41,26 @@ func TestDiffPrecisionFlag(t *testing.T) {
 		t.Errorf("a bad precision: exit %d: %s", code, errs)
 	}
 }
+
+// TestDiffEmptySidesJSON: two empty relations diff to "partitions": [], not null.
+func TestDiffEmptySidesJSON(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	url := "duckdb:" + filepath.Join(dir, "wh.duckdb")
+	e, err := tsql.Create(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"CREATE TABLE a (id INTEGER, d DATE)", "CREATE TABLE b (id INTEGER, d DATE)"} {
+		if err := e.Exec(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Close()
+	for _, part := range [][]string{nil, {"--partition", "d"}} {
+		code, out, errs := cli(t, append([]string{"--target", url, "diff", "--old", "a", "--new", "b", "--key", "id", "--format", "json"}, part...)...)
+		if code != exitOK || !strings.Contains(out, `"partitions": []`) {
+			t.Errorf("%v: exit %d\n%s%s", part, code, out, errs)
+		}
+	}
+}
