@@ -56,6 +56,14 @@ func shortTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
+// minuteTime is a time to the minute, UTC (the column says so): short enough for a table cell.
+func minuteTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}
+
 // versionsView builds the versions page's view model; busy says who holds the table, if anyone.
 func (s *Server) versionsView(l views.Listing, busy string) page.TableVersions {
 	d := page.TableVersions{
@@ -68,7 +76,7 @@ func (s *Server) versionsView(l views.Listing, busy string) page.TableVersions {
 	for _, v := range l.Versions {
 		row := page.VersionRow{
 			Name: v.Name(), State: v.State, Live: v.Live, RollbackTarget: v.RollbackTarget, BuiltBy: v.BuiltBy,
-			Created: shortTime(v.CreatedAt), Rows: v.Rows, Checksum: v.Checksum, VsLive: "",
+			Created: minuteTime(v.CreatedAt), Rows: v.Rows, Checksum: v.Checksum, VsLive: "",
 			OverrideBy: v.OverrideBy, OverrideReason: v.OverrideReason,
 			CanSwap: !v.Live && v.Exists && v.State != views.StateRetired && v.State != views.StateBuilding && v.State != views.StateCancelled,
 		}
@@ -79,11 +87,12 @@ func (s *Server) versionsView(l views.Listing, busy string) page.TableVersions {
 			row.DiffHref = fmt.Sprintf("/diffs/%d", v.DiffID)
 		}
 		if v.HasLiveCompare {
-			row.VsLive = "checksum differs"
+			// short: the cell is the table's last column, and a 1280 px window must show it
+			row.VsLive = "differs"
 			if v.SameAsLive {
 				row.VsLive = "identical"
 			}
-			row.VsLive = fmt.Sprintf("%+d rows, %s", v.RowsVsLive, row.VsLive)
+			row.VsLive = fmt.Sprintf("%s rows, %s", page.SignedThousands(v.RowsVsLive), row.VsLive)
 		}
 		d.Versions = append(d.Versions, row)
 	}

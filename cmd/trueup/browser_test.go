@@ -238,6 +238,10 @@ func TestBrowserWalk(t *testing.T) {
 			return r.left < 0 || r.right > window.innerWidth || r.bottom > window.innerHeight })()`)); off {
 		t.Error("the swap button is outside the viewport when the versions page loads")
 	}
+	if fits := get(b, "versions table fits", chromedp.Evaluate[bool](
+		`(() => { const d = document.querySelector('[data-testid=versions]').parentElement; return d.scrollWidth <= d.clientWidth })()`)); !fits {
+		t.Error("the versions table scrolls sideways at 1280 px")
+	}
 	b.shot("versions")
 	b.click("swap", `[data-testid=swap-button]`, `[data-testid=confirm-button]`)
 	changes := b.text(`[data-testid=changes]`)

@@ -241,11 +241,7 @@ func vsLive(v views.VersionInfo) string {
 	if v.SameAsLive {
 		return "identical"
 	}
-	sign := "+"
-	if v.RowsVsLive < 0 {
-		sign = ""
-	}
-	return fmt.Sprintf("%s%s rows, checksum differs", sign, page.Thousands(v.RowsVsLive))
+	return fmt.Sprintf("%s rows, checksum differs", page.SignedThousands(v.RowsVsLive))
 }
 
 func orDash(s string) string {

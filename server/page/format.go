@@ -25,6 +25,14 @@ func Thousands(n int64) string {
 	return b.String()
 }
 
+// SignedThousands is Thousands with a + before a positive number or zero: a change.
+func SignedThousands(n int64) string {
+	if n >= 0 {
+		return "+" + Thousands(n)
+	}
+	return Thousands(n)
+}
+
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
 
 func joinVersions(vs []string) string { return strings.Join(vs, ", ") }
