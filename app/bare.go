@@ -6,7 +6,6 @@ import (
 	"trueup/config"
 	"trueup/fault"
 	"trueup/ledger"
-	tsql "trueup/sql"
 )
 
 // MemoryState is the state of OpenBare that is not kept: a ledger in memory, gone at Close.
@@ -19,7 +18,7 @@ const MemoryState = ""
 // command records is then printed and not kept. Relative paths resolve against dir. Targets are
 // opened first so a bad or unreachable one fails before the state file is made.
 func OpenBare(ctx context.Context, dir, state string, urls ...string) (*Project, error) {
-	p := &Project{Config: &config.Config{Dir: dir, State: state}, Targets: map[string]tsql.Engine{}}
+	p := newProject(&config.Config{Dir: dir, State: state})
 	for _, u := range urls {
 		if !isTargetURL(u) {
 			p.Close()

@@ -20,27 +20,22 @@ type Project struct {
 	Names   []string               // the configured targets, in the config's order
 	Ledger  *ledger.Ledger
 
-	background sync.WaitGroup // work the services started in the background (Wait)
-	stopOnce   sync.Once
-	stop       chan struct{} // closed by Close: background work stops
+	background sync.WaitGroup  // work the services started in the background (Wait)
+	bgCtx      context.Context // the background work's: ends when the project closes
+	bgStop     context.CancelFunc
 }
 
-// stopped is a context that ends when the project is closed: the background work's.
-func (p *Project) stopped() context.Context {
-	p.stopOnce.Do(func() { p.stop = make(chan struct{}) })
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-p.stop
-		cancel()
-	}()
-	return ctx
+// newProject is a project of cfg with no target open yet.
+func newProject(cfg *config.Config) *Project {
+	ctx, stop := context.WithCancel(context.Background())
+	return &Project{Config: cfg, Targets: map[string]tsql.Engine{}, bgCtx: ctx, bgStop: stop}
 }
 
 // Open opens every target of cfg, and extra when it names a target by URL (the CLI's --target),
 // then the ledger. Targets are opened first so a bad or unreachable target fails before
 // anything is written.
 func Open(ctx context.Context, cfg *config.Config, extra string) (*Project, error) {
-	p := &Project{Config: cfg, Targets: map[string]tsql.Engine{}}
+	p := newProject(cfg)
 	for _, name := range cfg.TargetNames() {
 		url, _ := cfg.TargetURL(name)
 		e, err := tsql.Open(ctx, url)
@@ -115,12 +110,7 @@ func (p *Project) Wait() { p.background.Wait() }
 // Close stops the background work and waits for it, then closes every engine once, then the
 // ledger.
 func (p *Project) Close() {
-	p.stopOnce.Do(func() { p.stop = make(chan struct{}) })
-	select {
-	case <-p.stop:
-	default:
-		close(p.stop)
-	}
+	p.bgStop()
 	p.Wait()
 	closed := map[tsql.Engine]bool{}
 	for _, e := range p.Targets {

@@ -40,10 +40,10 @@ func (ls listeners) RolledBack(ctx context.Context, p views.Publish, reason stri
 // that cannot start (one of its rules is running) or fails is logged; the next scheduled run
 // catches up.
 type rerun struct {
-	mon  *monitor.Monitor
-	log  *slog.Logger
-	wg   *sync.WaitGroup        // the project's background work (Project.Wait)
-	done func() context.Context // a context that ends when the project closes
+	mon *monitor.Monitor
+	log *slog.Logger
+	wg  *sync.WaitGroup // the project's background work (Project.Wait)
+	ctx context.Context // ends when the project closes
 }
 
 func (r *rerun) Published(ctx context.Context, p views.Publish) error {
@@ -67,7 +67,7 @@ func (r *rerun) start(ctx context.Context, p views.Publish) {
 	if len(names) == 0 {
 		return
 	}
-	ctx = r.done()
+	ctx = r.ctx
 	r.wg.Go(func() {
 		if _, err := r.mon.RunSelected(ctx, names, nil, p.Actor); err != nil {
 			r.log.Warn("rules not rerun after the publish; the next scheduled run checks them", "publish", p.ID, "rules", names, "err", err)

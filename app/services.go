@@ -113,9 +113,7 @@ func (p *Project) Notices(ctx context.Context, targets rules.Targets, log *slog.
 			return nil, err
 		}
 	}
-	ch := Channels(p.Config.Notify)
-	ob := notices.NewOutbox(p.Ledger, ch, notices.OutboxOptions{Logger: log})
-	return notices.New(p.Ledger, notices.Options{Channels: ch, Outbox: ob, Exposures: xs, Targets: targets}), nil
+	return notices.New(p.Ledger, notices.Options{Channels: Channels(p.Config.Notify), Outbox: p.Outbox(log), Exposures: xs, Targets: targets}), nil
 }
 
 // Monitor is the monitor of a rule set on the project's ledger, serve's and check's alike:
@@ -174,7 +172,7 @@ func (p *Project) Views(target string, o ViewsOptions) *views.Service {
 		ls = append(ls, o.Notices)
 	}
 	if o.Rules != nil {
-		ls = append(ls, &rerun{mon: o.Rules, log: o.Logger, wg: &p.background, done: p.stopped})
+		ls = append(ls, &rerun{mon: o.Rules, log: o.Logger, wg: &p.background, ctx: p.bgCtx})
 	}
 	if len(ls) > 0 {
 		opts = append(opts, views.WithListener(ls))

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // RunInterrupted is how a run reads whose ledger state is running or validating while the process
@@ -46,12 +47,13 @@ func processIdentity(pid int) string {
 
 // thisProcess is this process's owner string. Where /proc cannot tell, it is the pid alone: this
 // process knows it for its own, other processes take it for gone.
-func thisProcess() string {
+// It is read once: every status poll asks it of each running run.
+var thisProcess = sync.OnceValue(func() string {
 	if id := processIdentity(os.Getpid()); id != "" {
 		return id
 	}
 	return strconv.Itoa(os.Getpid())
-}
+})
 
 // ownerAlive reports whether the process owner names is still running.
 func ownerAlive(owner string) bool {
@@ -61,9 +63,8 @@ func ownerAlive(owner string) bool {
 	if owner == thisProcess() {
 		return true
 	}
-	pidText, _, _ := strings.Cut(owner, ":")
-	pid, err := strconv.Atoi(pidText)
-	if err != nil || pid <= 0 {
+	pid := ownerPID(owner)
+	if pid <= 0 {
 		return false
 	}
 	return processIdentity(pid) == owner
