@@ -287,11 +287,13 @@ func versionsAt(ctx context.Context, s *views.Service, logical []logicalTable, n
 func run(ctx context.Context, e tsql.Engine, query string, limit int) (*tsql.Result, error) {
 	res := &tsql.Result{}
 	errEnough := errors.New("enough rows")
-	cols, err := e.Query(ctx, "SELECT * FROM (\n"+query+"\n) AS q LIMIT 0")
+	cols, err := e.Describe(ctx, query)
 	if err != nil {
-		return nil, fault.New(fault.Invalid, "query: %s", firstLine(err.Error()))
+		return nil, fault.New(fault.Invalid, "query: %s", fault.FirstLine(err.Error()))
 	}
-	res.Columns = cols.Columns
+	for _, c := range cols {
+		res.Columns = append(res.Columns, c.Name)
+	}
 	err = e.Each(ctx, query, nil, func(row []any) error {
 		res.Rows = append(res.Rows, slices.Clone(row))
 		if len(res.Rows) > limit {
@@ -303,7 +305,7 @@ func run(ctx context.Context, e tsql.Engine, query string, limit int) (*tsql.Res
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fault.New(fault.Invalid, "query: %s", firstLine(err.Error()))
+		return nil, fault.New(fault.Invalid, "query: %s", fault.FirstLine(err.Error()))
 	}
 	return res, nil
 }
@@ -396,9 +398,3 @@ func sortedKeys(m map[string]string) []string {
 	return out
 }
 
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
