@@ -159,20 +159,14 @@ func (e *chEngine) ReplacePartitions(ctx context.Context, table string, writes [
 		rows[i], staged = n-staged, n
 	}
 	in, inArgs := inWindows(d, windows[0].Column, windows)
-	ids, err := e.touchedPartitions(ctx, table, stage, in, inArgs)
+	ids, current, err := e.touchedPartitions(ctx, table, stage, in, inArgs)
 	if err != nil {
 		return fail(err)
 	}
 	if len(ids) == 0 {
 		return rows, nil
 	}
-	lits := make([]string, len(ids))
-	for i, id := range ids {
-		if lits[i], err = d.Literal(Param{Type: TypeString, Value: id}); err != nil {
-			return fail(err)
-		}
-	}
-	carry, err := e.partitionsHoldingMore(ctx, table, ids, in, inArgs)
+	carry, err := e.partitionsHoldingMore(ctx, table, ids, current)
 	if err != nil {
 		return fail(err)
 	}
@@ -183,9 +177,9 @@ func (e *chEngine) ReplacePartitions(ctx context.Context, table string, writes [
 			return fail(fmt.Errorf("carry the rows outside the windows: %w", err))
 		}
 	}
-	for _, lit := range lits {
-		// A partition the staging table lacks is emptied: the windows have no rows there now.
-		if err := e.Exec(ctx, "ALTER TABLE "+d.QuoteRelation(table)+" REPLACE PARTITION ID "+lit+" FROM "+d.QuoteRelation(stage)); err != nil {
+	// A partition the staging table lacks is emptied: the windows have no rows there now.
+	for _, s := range replacePartitionsFrom(d, table, stage, ids) {
+		if err := e.Exec(ctx, s); err != nil {
 			return fail(err)
 		}
 	}
@@ -209,16 +203,16 @@ func (e *chEngine) count(ctx context.Context, table string) (int64, error) {
 }
 
 // touchedPartitions lists, in order, the partitions of the staged rows and those where table
-// holds rows matching in now.
-func (e *chEngine) touchedPartitions(ctx context.Context, table, stage, in string, inArgs []any) ([]string, error) {
+// holds rows matching in now, with how many rows match in each of the latter.
+func (e *chEngine) touchedPartitions(ctx context.Context, table, stage, in string, inArgs []any) ([]string, map[string]int64, error) {
 	d := e.dialect
 	staged, err := e.partitionRows(ctx, "SELECT _partition_id, count() FROM "+d.QuoteRelation(stage)+" GROUP BY _partition_id")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	current, err := e.partitionRows(ctx, "SELECT _partition_id, count() FROM "+d.QuoteRelation(table)+" WHERE "+in+" GROUP BY _partition_id", inArgs...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ids := make([]string, 0, len(staged)+len(current))
 	for id := range staged {
@@ -230,22 +224,19 @@ func (e *chEngine) touchedPartitions(ctx context.Context, table, stage, in strin
 		}
 	}
 	sort.Strings(ids)
-	return ids, nil
+	return ids, current, nil
 }
 
-// partitionsHoldingMore returns those of ids where table holds rows that do not match in: its
-// active parts hold more rows than match.
-func (e *chEngine) partitionsHoldingMore(ctx context.Context, table string, ids []string, in string, inArgs []any) ([]string, error) {
-	d := e.dialect
+// partitionsHoldingMore returns those of ids where table holds rows outside the windows: its
+// active parts hold more rows than match them (matching, by partition, as touchedPartitions
+// counted).
+func (e *chEngine) partitionsHoldingMore(ctx context.Context, table string, ids []string, matching map[string]int64) ([]string, error) {
 	where, args := systemTableWhere(table, "table")
 	whole, err := e.partitionRows(ctx, "SELECT partition_id, sum(rows) FROM system.parts WHERE active AND "+where+" GROUP BY partition_id", args...)
 	if err != nil {
 		return nil, err
 	}
-	current, err := e.partitionRows(ctx, "SELECT _partition_id, count() FROM "+d.QuoteRelation(table)+" WHERE "+in+" GROUP BY _partition_id", inArgs...)
-	if err != nil {
-		return nil, err
-	}
+	current := matching
 	var out []string
 	for _, id := range ids {
 		if whole[id] > current[id] {
