@@ -83,11 +83,11 @@ func (pl Planner) checkColumns(ctx context.Context, t transform, p *Plan) {
 // date may fail on some row mid-run, a float into an integer or a timestamp into a date drops a
 // part. A NULL literal (ClickHouse: Nullable(Nothing)) goes anywhere.
 func insertable(from, to tsql.Column) bool {
-	if strings.Contains(from.Type, "Nothing") {
+	if from.UntypedNull() {
 		return true
 	}
 	if from.Kind == to.Kind {
-		return from.Kind != tsql.TypeOther || strings.EqualFold(bareType(from.Type), bareType(to.Type))
+		return from.Kind != tsql.TypeOther || strings.EqualFold(tsql.BaseType(from.Type), tsql.BaseType(to.Type))
 	}
 	switch to.Kind {
 	case tsql.TypeString:
@@ -102,16 +102,6 @@ func insertable(from, to tsql.Column) bool {
 	return false
 }
 
-// bareType is a type's text without ClickHouse's Nullable( ) and LowCardinality( ) wrappers,
-// which change how a value is stored, not what it is.
-func bareType(t string) string {
-	for _, w := range []string{"Nullable(", "LowCardinality("} {
-		for strings.HasPrefix(t, w) && strings.HasSuffix(t, ")") {
-			t = t[len(w) : len(t)-1]
-		}
-	}
-	return t
-}
 
 // typePhrase says a column's type in words and as the engine writes it: "an int (BIGINT)".
 func typePhrase(c tsql.Column) string {

@@ -127,20 +127,9 @@ func (p pair) uuid() bool {
 	return baseType(p.Old.Type) == "UUID" || baseType(p.New.Type) == "UUID"
 }
 
-// baseType strips the wrappers that do not change values: Nullable(…), LowCardinality(…).
-func baseType(t string) string {
-	for {
-		low := strings.ToLower(t)
-		switch {
-		case strings.HasPrefix(low, "nullable(") && strings.HasSuffix(t, ")"):
-			t = t[len("nullable(") : len(t)-1]
-		case strings.HasPrefix(low, "lowcardinality(") && strings.HasSuffix(t, ")"):
-			t = t[len("lowcardinality(") : len(t)-1]
-		default:
-			return strings.ToUpper(strings.TrimSpace(t))
-		}
-	}
-}
+// baseType is a type's text without the wrappers that do not change values (tsql.BaseType),
+// upper-cased and trimmed, for comparing two sides' types.
+func baseType(t string) string { return strings.ToUpper(strings.TrimSpace(tsql.BaseType(t))) }
 
 // findColumn finds name among cols: exactly, else case-insensitively when that is unambiguous
 // (DuckDB folds identifier case, ClickHouse does not).

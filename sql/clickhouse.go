@@ -330,7 +330,7 @@ func (d chDialect) normalizeAt(c Column, p Precision) string {
 		return d.normalizeNumber(c, p)
 	}
 	x := d.Quote(c.Name)
-	if strings.HasPrefix(strings.ToUpper(unwrapType(c.Type)), "DATETIME64") {
+	if strings.HasPrefix(strings.ToUpper(BaseType(c.Type)), "DATETIME64") {
 		// ClickHouse 19+ only (18.16 has no DateTime64): nanoseconds, floored to the digits kept.
 		n, k := "toUnixTimestamp64Nano(toDateTime64("+x+", 9))", pow10(9-min(p.Digits, 9))
 		return "toString(intDiv(" + n + ", " + k + ") - if(" + n + " % " + k + " < 0, 1, 0))"

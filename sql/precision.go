@@ -27,7 +27,7 @@ var (
 // REAL/Float32's float precision. ok is false where the type states none: a DOUBLE/Float64 (compared
 // at the caller's scale), an integer (exact), text.
 func DeclaredPrecision(c Column) (p Precision, ok bool) {
-	t := strings.ToUpper(strings.TrimSpace(unwrapType(c.Type)))
+	t := strings.ToUpper(strings.TrimSpace(BaseType(c.Type)))
 	switch c.Kind {
 	case TypeTimestamp:
 		switch {
@@ -70,8 +70,9 @@ func DeclaredPrecision(c Column) (p Precision, ok bool) {
 	return Precision{}, false
 }
 
-// unwrapType strips Nullable(…) and LowCardinality(…).
-func unwrapType(t string) string {
+// BaseType is a column type's text without ClickHouse's Nullable(…) and LowCardinality(…)
+// wrappers, which change how a value is stored, not what it is.
+func BaseType(t string) string {
 	for {
 		low := strings.ToLower(t)
 		switch {

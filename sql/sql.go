@@ -67,6 +67,10 @@ type Column struct {
 	Nullable bool
 }
 
+// UntypedNull reports whether the column is a bare NULL literal's, which has no type of its
+// own (ClickHouse: Nullable(Nothing)) and goes into a column of any type.
+func (c Column) UntypedNull() bool { return strings.Contains(c.Type, "Nothing") }
+
 // Relation is a table or a view in a target.
 type Relation struct {
 	Name string
