@@ -102,7 +102,6 @@ func insertable(from, to tsql.Column) bool {
 	return false
 }
 
-
 // typePhrase says a column's type in words and as the engine writes it: "an int (BIGINT)".
 func typePhrase(c tsql.Column) string {
 	if c.Kind == tsql.TypeOther {
