@@ -134,7 +134,7 @@ func Parse(shown, text string) (*Backfill, sqlfile.Problems) {
 	}
 	if f.Has("grain") {
 		b.Grain = f.Get("grain")
-		if !slices.Contains([]string{"day", "month", "hour"}, b.Grain) {
+		if !tsql.ValidGrain(b.Grain) {
 			f.BadKey("grain", "grain %q: want day, month or hour", b.Grain)
 		}
 	}

@@ -107,10 +107,9 @@ func (p *fieldParser) fill(r *Rule) {
 	r.Table = p.relation("table")
 	r.Partition = p.ident("partition")
 	if v, line, ok := p.get("grain"); ok {
-		switch v {
-		case "day", "hour", "month":
+		if tsql.ValidGrain(v) {
 			r.Grain = v
-		default:
+		} else {
 			p.bad(line, "grain %q: want day, hour or month", v)
 		}
 	}

@@ -5,6 +5,10 @@ import "time"
 // Grains are the partition steps trueup knows: day, month and hour, and the week (from Monday)
 // a table's partitions may span.
 
+// ValidGrain reports whether g is a grain a backfill, a rule or an adopted table may name: day,
+// hour or month (a week is only ever a table's partition span).
+func ValidGrain(g string) bool { return g == "day" || g == "hour" || g == "month" }
+
 // TruncGrain brings t down to the start of its grain (UTC); an unknown grain is a day.
 func TruncGrain(t time.Time, grain string) time.Time {
 	t = t.UTC()

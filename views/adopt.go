@@ -77,9 +77,7 @@ func (s *Service) checkAdoptable(ctx context.Context, req AdoptRequest) error {
 	if t == "" || strings.ContainsAny(t, ".\x00") {
 		return refusef("%q: name a table of the target's own schema, without a qualifier", t)
 	}
-	switch req.Grain {
-	case "", "day", "hour", "month":
-	default:
+	if req.Grain != "" && !tsql.ValidGrain(req.Grain) {
 		return refusef("grain %q: want day, hour or month", req.Grain)
 	}
 	r, err := s.relation(ctx, t)

@@ -24,11 +24,6 @@ func runAdopt(ctx context.Context, e *env, args []string) error {
 	if *format != "text" && *format != "json" {
 		return usagef("adopt: --format %q: want text or json", *format)
 	}
-	switch *grain {
-	case "", "day", "hour", "month":
-	default:
-		return usagef("adopt: --grain %q: want day, hour or month", *grain)
-	}
 	t, done, err := tableOps(ctx, e, false)
 	if err != nil {
 		return err
