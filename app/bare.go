@@ -6,6 +6,7 @@ import (
 	"trueup/config"
 	"trueup/fault"
 	"trueup/ledger"
+	tsql "trueup/sql"
 )
 
 // MemoryState is the state of OpenBare that is not kept: a ledger in memory, gone at Close.
@@ -20,7 +21,7 @@ const MemoryState = ""
 func OpenBare(ctx context.Context, dir, state string, urls ...string) (*Project, error) {
 	p := newProject(&config.Config{Dir: dir, State: state})
 	for _, u := range urls {
-		if !isTargetURL(u) {
+		if !tsql.IsURL(u) {
 			p.Close()
 			return nil, fault.New(fault.Invalid, "target %q: without a trueup.yaml a target is a URL (duckdb:PATH, clickhouse://host:port/db)", u)
 		}

@@ -78,7 +78,7 @@ func (p *Project) Engine(name string) (tsql.Engine, error) {
 // project. Either way it is found under that URL afterwards too (Engine, the targets rules run
 // on), so a URL works wherever a target name does.
 func (p *Project) OpenTarget(ctx context.Context, name string) (tsql.Engine, error) {
-	if e, err := p.Engine(name); err == nil || !isTargetURL(name) {
+	if e, err := p.Engine(name); err == nil || !tsql.IsURL(name) {
 		return e, err
 	}
 	for _, n := range p.Names {
@@ -136,8 +136,4 @@ func sameTarget(a, b string) bool {
 		return u
 	}
 	return a == b || abs(a) == abs(b)
-}
-
-func isTargetURL(s string) bool {
-	return strings.HasPrefix(s, "duckdb:") || strings.HasPrefix(s, "clickhouse://")
 }

@@ -316,6 +316,12 @@ func open(ctx context.Context, url string, create bool) (Engine, error) {
 	return e, nil
 }
 
+// IsURL reports whether s names a target by URL (duckdb:PATH, clickhouse://…) rather than by a
+// configured name.
+func IsURL(s string) bool {
+	return strings.HasPrefix(s, "duckdb:") || strings.HasPrefix(s, "clickhouse://")
+}
+
 func openEngine(ctx context.Context, url string, create bool) (Engine, error) {
 	switch {
 	case strings.HasPrefix(url, "duckdb:"):

@@ -39,7 +39,7 @@ func runInit(ctx context.Context, e *env, args []string) error {
 		return usagef("init: --config %s: init writes DIR/trueup.yaml; name the folder with --dir", c)
 	}
 	target := e.globals.target
-	if target != "" && !isTargetURL(target) {
+	if target != "" && !tsql.IsURL(target) {
 		return usagef("init: --target %q: want a URL (duckdb:PATH, clickhouse://host:port/db); there is no trueup.yaml to name targets in yet", target)
 	}
 	duckPath, isFile := duckDBFile(target)
@@ -239,8 +239,4 @@ func writeSurvey(w io.Writer, s *flow.Survey) {
 			fmt.Fprintf(w, "    %s\n", v)
 		}
 	}
-}
-
-func isTargetURL(s string) bool {
-	return strings.HasPrefix(s, "duckdb:") || strings.HasPrefix(s, "clickhouse://")
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	flow "trueup/app"
+	tsql "trueup/sql"
 )
 
 // Two commands need no project: a diff of two relations named by target URLs, and a check of a
@@ -38,7 +39,7 @@ func openLocal(ctx context.Context, e *env, cmd, state, need string, urls ...str
 		return openApp(ctx, e.globals)
 	}
 	for _, u := range urls {
-		if !isTargetURL(u) {
+		if !tsql.IsURL(u) {
 			return nil, usagef("%s: there is no trueup.yaml here, so %s (or run trueup init to make a project)", cmd, need)
 		}
 	}
