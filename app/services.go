@@ -43,17 +43,13 @@ func LoadRules(ctx context.Context, dir string, targets rules.Targets) (*rules.S
 	return rules.Load(ctx, os.DirFS(dir), Shown(dir), targets)
 }
 
-// Rules is the project's rule set, loaded and validated; a project without a rules folder has
-// none.
-func (p *Project) Rules(ctx context.Context, targets rules.Targets) ([]*rules.Rule, error) {
+// Rules is the project's rule set, loaded and validated; nil for a project without a rules
+// folder.
+func (p *Project) Rules(ctx context.Context, targets rules.Targets) (*rules.Set, error) {
 	if !p.HasDir("rules") {
 		return nil, nil
 	}
-	set, err := LoadRules(ctx, p.Config.ProjectDir("rules"), targets)
-	if err != nil {
-		return nil, err
-	}
-	return set.Rules, nil
+	return LoadRules(ctx, p.Config.ProjectDir("rules"), targets)
 }
 
 // Shown is how a project path is shown in messages: relative to the working directory when it
@@ -149,8 +145,12 @@ func (p *Project) ServedMonitor(ctx context.Context, targets rules.Targets, ob *
 	if err != nil {
 		return nil, err
 	}
+	var rs []*rules.Rule
+	if set != nil {
+		rs = set.Rules
+	}
 	store := rules.NewStore(p.Ledger)
-	return p.Monitor(set, rules.NewRunner(targets, rules.WithSchemaStore(store)), store, ob, log), nil
+	return p.Monitor(rs, rules.NewRunner(targets, rules.WithSchemaStore(store)), store, ob, log), nil
 }
 
 // ViewsOptions are what a views service of the project is told besides the config.
@@ -212,11 +212,11 @@ func (p *Project) BackfillRunner(ctx context.Context, target string, ntc *notice
 	}
 	targets := rules.TargetMap{Default: target, Engines: p.Targets}
 	v := backfill.Validator{Diffs: reconcile.NewStore(p.Ledger)}
-	if p.HasDir("rules") {
-		rs, err := LoadRules(ctx, p.Config.ProjectDir("rules"), targets)
-		if err != nil {
-			return nil, err
-		}
+	rs, err := p.Rules(ctx, targets)
+	if err != nil {
+		return nil, err
+	}
+	if rs != nil {
 		v.Rules, v.Runner = rs, rules.NewRunner(targets)
 	}
 	if err := set.CheckValidate(v.Rules); err != nil {

@@ -87,7 +87,7 @@ func (s *Service) checkAdoptable(ctx context.Context, req AdoptRequest) error {
 	switch {
 	case !r.exists:
 		return notFoundf("there is no table %s in target %s", t, s.target)
-	case r.view && r.source == Physical(t, 1) || r.view && strings.HasPrefix(r.source, t+"__v"):
+	case r.view && strings.HasPrefix(r.source, t+"__v"):
 		return refusef("%s is a logical table already: its view reads %s", t, r.source)
 	case r.view:
 		return refusef("%s is a view, not a table: trueup adopts tables", t)
