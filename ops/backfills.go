@@ -46,6 +46,9 @@ type BackfillRunRequest struct {
 	Scope            *backfill.Scope
 	Actor            string
 	AllowFullRewrite bool
+	// CatchUp (?catch_up=true) recomputes, in the latest built run, the partitions inside its
+	// scope whose live rows changed since the build, and validates it again.
+	CatchUp bool
 }
 
 // NewBackfills is Backfills over a backfill service, which builds runs in the background of this
@@ -67,6 +70,12 @@ func (b backfills) DryRun(ctx context.Context, req BackfillRequest) (*backfill.P
 func (b backfills) Run(ctx context.Context, req BackfillRunRequest) (*backfill.Run, error) {
 	if req.Sample < 0 {
 		return nil, fault.New(fault.Invalid, "sample %d: want a number of partitions, 0 or more.", req.Sample)
+	}
+	if req.CatchUp {
+		if req.Sample != 0 || req.Scope != nil || req.AllowFullRewrite {
+			return nil, fault.New(fault.Invalid, "catch-up recomputes part of the latest run as it was planned: it takes no sample, scope or full rewrite.")
+		}
+		return b.svc.CatchUp(ctx, req.Name, req.Actor)
 	}
 	return b.svc.StartRun(ctx, req.Name, backfill.RunOptions{Actor: req.Actor, Sample: req.Sample, Scope: req.Scope, AllowFullRewrite: req.AllowFullRewrite})
 }

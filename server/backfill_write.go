@@ -130,7 +130,13 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("?allow_full_rewrite=%q: want true or false.", v))
 			}
 		}
-		run, err := svc.Run(ctx, ops.BackfillRunRequest{Name: req.Name, Sample: sample, Scope: scope, Actor: req.Actor, AllowFullRewrite: full})
+		catchUp := false
+		if v := c.QueryParam("catch_up"); v != "" {
+			if catchUp, err = strconv.ParseBool(v); err != nil {
+				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("?catch_up=%q: want true or false.", v))
+			}
+		}
+		run, err := svc.Run(ctx, ops.BackfillRunRequest{Name: req.Name, Sample: sample, Scope: scope, Actor: req.Actor, AllowFullRewrite: full, CatchUp: catchUp})
 		if err != nil {
 			return err
 		}

@@ -235,6 +235,12 @@ type Engine interface {
 	// CopyPartitions copies every partition of src outside the excluded windows into dst,
 	// by the engine's cheapest means.
 	CopyPartitions(ctx context.Context, dst, src string, column string, exclude []Window) error
+	// CarryPartitions carries each partition from one table into another (see Carry), all at
+	// once where the engine has transactions.
+	CarryPartitions(ctx context.Context, carries []Carry) error
+	// WriteMark is a short text that changes whenever table's rows may have changed, read
+	// without touching a row; "" when the engine has no such mark.
+	WriteMark(ctx context.Context, table string) (string, error)
 	// RepointViews makes each view read from its table, all at once where the engine allows.
 	RepointViews(ctx context.Context, points []ViewPoint) error
 	// AdoptRefusal says why a plain table cannot become its own first version under a view

@@ -162,6 +162,9 @@ type NotedPoint struct {
 	ViewPoint
 	From string // the table the view reads now; "" when the view must not exist yet
 	Note string // kept with the view; ViewCatalog reads it back as CatalogEntry.Note
+	// Carry is what the repoint's transaction writes into Table first: the partitions the
+	// version being left gained since the one being made live was built (see Carry).
+	Carry []Carry
 }
 
 // NotedRepointer is implemented by engines that can, in one transaction, check what views read,

@@ -63,7 +63,8 @@ func (n noted) publish(ctx context.Context, h *holder, p Publish, gate []GateChe
 	ctx = context.WithoutCancel(ctx)
 	points := make([]tsql.NotedPoint, len(p.Changes))
 	for i, c := range p.Changes {
-		points[i] = tsql.NotedPoint{ViewPoint: tsql.ViewPoint{View: c.Table, Table: Physical(c.Table, c.To)}, Note: string(note)}
+		points[i] = tsql.NotedPoint{ViewPoint: tsql.ViewPoint{View: c.Table, Table: Physical(c.Table, c.To)}, Note: string(note),
+			Carry: c.notedCarries()}
 		if c.From != 0 {
 			points[i].From = Physical(c.Table, c.From)
 		}

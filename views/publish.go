@@ -173,7 +173,10 @@ func (s *Service) outcomeStates(ctx context.Context, tx *dbsql.Tx, p *Publish, g
 		return err
 	}
 	if p.State == PublishDone {
-		return s.applyStates(ctx, tx, *p, gate)
+		if err := s.applyStates(ctx, tx, *p, gate); err != nil {
+			return err
+		}
+		return s.recordMarks(ctx, tx, *p)
 	}
 	return nil
 }

@@ -56,6 +56,7 @@ func commands() []command {
 		{"versions", "list a logical table's versions; --retire an old one", runVersions},
 		{"swap", "make a validated version live, with its downstream tables, atomically", runSwap},
 		{"rollback", "take back the swap in effect on a table, atomically", runRollback},
+		{"catch-up", "carry into the live version what was written to an old one after it stopped being live", runCatchUp},
 		{"query", "read logical tables as they were: at versions, as of a time, or beside live", runQuery},
 		{"token", "make an API token and the trueup.yaml line that holds its hash", runToken},
 		{"version", "print the version", runVersion},
