@@ -617,7 +617,6 @@ func labelsOf(cs []tsql.Carry) []string {
 	return out
 }
 
-
 // CarryLine says what a change of a publish of kind carries, "" when nothing: planned, "live
 // changed since the build: 2 partitions, +1,174 and +192 rows — will be carried into v2"; done,
 // "carried into v2 what live gained since the build: 2 partitions, …".
