@@ -685,3 +685,24 @@ func (s Store) CatchUpBuild(ctx context.Context, e tsql.Engine, target, table st
 	}
 	return inScope, carried, nil
 }
+
+// CarriedSummary says what p carried, table by table: "orders 1 partition, +5 rows carried into
+// v2; daily_revenue …", "" when nothing.
+func (p Publish) CarriedSummary() string {
+	var out []string
+	for _, c := range p.Changes {
+		if len(c.Carried) > 0 {
+			out = append(out, fmt.Sprintf("%s %s carried into v%d", c.Table, CarriedSummary(c.Carried), c.To))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// Watched reports whether trueup recorded a version of table as it stopped being live: whether
+// Stale has anything to compare with.
+func (s Store) Watched(ctx context.Context, target, table string) (bool, error) {
+	var n int
+	err := s.L.DB().QueryRowContext(ctx, `SELECT count(*) FROM version_marks WHERE target = ? AND table_name = ? AND mark = ?`,
+		target, table, markLeft).Scan(&n)
+	return n > 0, err
+}

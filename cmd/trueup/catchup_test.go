@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,6 +95,26 @@ func TestSwapCarriesThePipelinesRows(t *testing.T) {
 	if code != exitFailed || !strings.Contains(out, "orders__v1 changed after it stopped being live: 2026-09-02 +3 rows not visible to readers") {
 		t.Fatalf("catch-up --dry-run: exit %d: %s %s", code, out, errs)
 	}
+	builtIn := func() map[string]any {
+		t.Helper()
+		_, out, errs := run("check", "--format", "json")
+		var rep struct {
+			Results []map[string]any `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("check --format json: %v: %s %s", err, out, errs)
+		}
+		for _, r := range rep.Results {
+			if r["rule"] == "orders.written_after_live" {
+				return r
+			}
+		}
+		t.Fatalf("check has no built-in result for orders: %s", out)
+		return nil
+	}
+	if r := builtIn(); r["status"] != "fail" || !strings.Contains(r["message"].(string), "orders__v1 changed after it stopped being live: 2026-09-02 +3 rows") {
+		t.Errorf("check's built-in result before the catch-up: %v", r)
+	}
 	code, out, errs = run("catch-up", "orders")
 	if code != 0 || !strings.Contains(out, "caught up orders: carried 1 partition, +3 rows from orders__v1 into orders__v2") {
 		t.Fatalf("catch-up: exit %d: %s %s", code, out, errs)
@@ -103,5 +124,8 @@ func TestSwapCarriesThePipelinesRows(t *testing.T) {
 	}
 	if code, out, errs := run("catch-up", "orders", "--dry-run"); code != 0 || !strings.Contains(out, "no old version was written") {
 		t.Errorf("catch-up --dry-run after the catch-up: exit %d: %s %s", code, out, errs)
+	}
+	if r := builtIn(); r["status"] != "pass" {
+		t.Errorf("check's built-in result after the catch-up: %v", r)
 	}
 }
