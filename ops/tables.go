@@ -268,14 +268,14 @@ func (t *tables) WriteTarget(ctx context.Context, req VersionsRequest) (WriteTar
 	if err != nil {
 		return WriteTarget{}, err
 	}
-	l, err := s.Versions(ctx, req.Table)
+	n, err := s.WriteTarget(ctx, req.Table)
 	if err != nil {
 		return WriteTarget{}, err
 	}
-	if l.Live == 0 {
+	if n == 0 {
 		return WriteTarget{}, fault.New(fault.Conflict, "%s has no live version (its view does not exist): nothing to write to until one is published", req.Table)
 	}
-	return WriteTarget{Target: l.Target, Table: req.Table, Version: views.VersionName(l.Live), WriteTarget: views.Physical(req.Table, l.Live)}, nil
+	return WriteTarget{Target: s.Target(), Table: req.Table, Version: views.VersionName(n), WriteTarget: views.Physical(req.Table, n)}, nil
 }
 
 func (t *tables) Stale(ctx context.Context, req VersionsRequest) ([]views.StaleVersion, error) {

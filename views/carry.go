@@ -706,3 +706,21 @@ func (s Store) Watched(ctx context.Context, target, table string) (bool, error) 
 		target, table, markLeft).Scan(&n)
 	return n > 0, err
 }
+
+// WriteTarget is the version writers of table must insert into now: the one its view reads, as
+// the engine says, read without a lock or a repair so that a pipeline may ask before every
+// batch while swaps go on. 0 when the table has no view.
+func (s *Service) WriteTarget(ctx context.Context, table string) (int, error) {
+	src, err := s.engine.ViewSource(ctx, table)
+	if err != nil {
+		if errors.Is(err, fault.ErrNotFound) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	name, n, ok := ParseVersion(src)
+	if !ok || name != table {
+		return 0, fault.New(fault.Conflict, "%s reads %s, not a version of it: trueup adopt %s makes it one", table, src, table)
+	}
+	return n, nil
+}
