@@ -114,7 +114,7 @@ func (s Store) RecordBasis(ctx context.Context, e tsql.Engine, target, table str
 		return err
 	}
 	m.Parts = parts
-	return s.saveMarks(ctx, nil, target, table, n, markBasis, 0, m)
+	return s.saveMarks(ctx, nil, target, table, n, markBasis, m)
 }
 
 // RefreshBasis records the live version's partitions of labels again in version n's basis: a
@@ -139,18 +139,18 @@ func (s Store) RefreshBasis(ctx context.Context, e tsql.Engine, target, table st
 			delete(m.Parts, l)
 		}
 	}
-	return s.saveMarks(ctx, nil, target, table, n, markBasis, 0, m)
+	return s.saveMarks(ctx, nil, target, table, n, markBasis, m)
 }
 
 // saveMarks records m as version n's mark of kind, replacing the one before; in tx when given.
-func (s Store) saveMarks(ctx context.Context, tx *dbsql.Tx, target, table string, n int, kind string, swapID int64, m Marks) error {
+func (s Store) saveMarks(ctx context.Context, tx *dbsql.Tx, target, table string, n int, kind string, m Marks) error {
 	body, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	const q = `INSERT OR REPLACE INTO version_marks (target, table_name, version, mark, taken_at, swap_id, body)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`
-	args := []any{target, table, n, kind, s.L.Now(), swapID, string(body)}
+	const q = `INSERT OR REPLACE INTO version_marks (target, table_name, version, mark, taken_at, body)
+		VALUES (?, ?, ?, ?, ?, ?)`
+	args := []any{target, table, n, kind, s.L.Now(), string(body)}
 	if tx != nil {
 		_, err = tx.ExecContext(ctx, q, args...)
 	} else {
@@ -430,30 +430,39 @@ func (c Change) notedCarries() []tsql.Carry {
 	return c.plan.carries
 }
 
-// recordMarks records, in tx, the marks of a done publish: each version it left as measured,
-// each version it made live as it now holds the partitions outside the scope.
-func (s *Service) recordMarks(ctx context.Context, tx *dbsql.Tx, p Publish) error {
-	for _, c := range p.Changes {
-		if c.plan == nil {
-			continue
-		}
-		left := c.plan.marks
-		left.Parts = c.plan.fromParts
-		if err := s.store.saveMarks(ctx, tx, s.target, c.Table, c.From, markLeft, p.ID, left); err != nil {
-			return err
-		}
-		live := c.plan.marks
-		live.Parts = map[string]tsql.PartMark{}
-		for l, pm := range c.plan.fromParts {
-			if !live.inScope(l) {
-				live.Parts[l] = pm
+// recordMarks records the marks of publish p before the engine acts: each version it leaves as
+// measured, each version it makes live as it will hold the partitions outside the scope. Written
+// first, they survive a crash between the repoint and the outcome (recovery records the publish
+// from the engine, not them). A publish that then fails leaves them harmless: a version's live
+// mark is read only while it is live and its left mark only while it is not, and the next
+// publish that makes it so writes them again.
+func (s *Service) recordMarks(ctx context.Context, p Publish) error {
+	if !slices.ContainsFunc(p.Changes, func(c Change) bool { return c.plan != nil }) {
+		return nil
+	}
+	return s.ledger.Tx(ctx, func(tx *dbsql.Tx) error {
+		for _, c := range p.Changes {
+			if c.plan == nil {
+				continue
+			}
+			left := c.plan.marks
+			left.Parts = c.plan.fromParts
+			if err := s.store.saveMarks(ctx, tx, s.target, c.Table, c.From, markLeft, left); err != nil {
+				return err
+			}
+			live := c.plan.marks
+			live.Parts = map[string]tsql.PartMark{}
+			for l, pm := range c.plan.fromParts {
+				if !live.inScope(l) {
+					live.Parts[l] = pm
+				}
+			}
+			if err := s.store.saveMarks(ctx, tx, s.target, c.Table, c.To, markLive, live); err != nil {
+				return err
 			}
 		}
-		if err := s.store.saveMarks(ctx, tx, s.target, c.Table, c.To, markLive, p.ID, live); err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // StaleVersion is a version written after it stopped being live: its rows in Partitions are not
@@ -597,7 +606,7 @@ func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResu
 				delete(left.Parts, l)
 			}
 		}
-		if err := s.store.saveMarks(ctx, nil, s.target, table, sv.Version, markLeft, 0, left); err != nil {
+		if err := s.store.saveMarks(ctx, nil, s.target, table, sv.Version, markLeft, left); err != nil {
 			return res, err
 		}
 		sv.Partitions = done
@@ -679,7 +688,7 @@ func (s Store) CatchUpBuild(ctx context.Context, e tsql.Engine, target, table st
 		if err := e.CarryPartitions(ctx, carries); err != nil {
 			return nil, nil, fmt.Errorf("views: carry into %s: %w", Physical(table, n), err)
 		}
-		if err := s.saveMarks(ctx, nil, target, table, n, markBasis, 0, basis); err != nil {
+		if err := s.saveMarks(ctx, nil, target, table, n, markBasis, basis); err != nil {
 			return nil, nil, err
 		}
 	}

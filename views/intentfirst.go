@@ -28,6 +28,12 @@ func (i intentFirst) publish(ctx context.Context, h *holder, p Publish, gate []G
 	if err := s.carryFirst(ctx, &p); err != nil {
 		return p, true, err
 	}
+	if err := s.recordMarks(ctx, p); err != nil {
+		return p, true, err
+	}
+	if s.hooks.AfterCarry != nil && p.CarriedSummary() != "" {
+		s.hooks.AfterCarry(p)
+	}
 	if err := s.recordIntent(ctx, h, &p); err != nil {
 		return p, true, err
 	}

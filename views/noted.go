@@ -55,6 +55,9 @@ func (n noted) publish(ctx context.Context, h *holder, p Publish, gate []GateChe
 	if err != nil {
 		return p, true, err
 	}
+	if err := s.recordMarks(ctx, p); err != nil {
+		return p, true, err
+	}
 	if s.hooks.AfterIntent != nil && !h.hooked {
 		h.hooked = true
 		s.hooks.AfterIntent(p)

@@ -173,10 +173,7 @@ func (s *Service) outcomeStates(ctx context.Context, tx *dbsql.Tx, p *Publish, g
 		return err
 	}
 	if p.State == PublishDone {
-		if err := s.applyStates(ctx, tx, *p, gate); err != nil {
-			return err
-		}
-		return s.recordMarks(ctx, tx, *p)
+		return s.applyStates(ctx, tx, *p, gate)
 	}
 	return nil
 }

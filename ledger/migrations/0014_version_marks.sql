@@ -4,6 +4,7 @@
 --          builds (version names the built one; scope lists the partitions the run rebuilds)
 --   live   of the version, as a publish made it live (the partitions outside the scope)
 --   left   of the version, as a publish stopped it being live
+-- A publish writes its marks just before it repoints (see views.recordMarks).
 -- body: {"column":…, "type":…, "grain":…, "scope":[…], "parts":{"<start>":{"rows":…,"sum":"…"}}}
 CREATE TABLE version_marks (
     target     VARCHAR NOT NULL,
@@ -11,7 +12,6 @@ CREATE TABLE version_marks (
     version    INTEGER NOT NULL,
     mark       VARCHAR NOT NULL,
     taken_at   TIMESTAMP NOT NULL,
-    swap_id    BIGINT NOT NULL DEFAULT 0,
     body       VARCHAR NOT NULL,
     PRIMARY KEY (target, table_name, version, mark)
 );
