@@ -25,6 +25,17 @@ type Backfills interface {
 	Cancel(ctx context.Context, req BackfillRequest) (*backfill.Run, error)
 	Status(ctx context.Context, req BackfillRequest) (*backfill.Status, error)
 	History(ctx context.Context) ([]backfill.ReasonCount, error)
+	// RunWindows runs a backfill's transform as the pipeline: its windows into the live versions
+	// (trueup run), waiting for a swap that holds its tables.
+	RunWindows(ctx context.Context, req WindowRequest) (*backfill.WindowRun, error)
+}
+
+// WindowRequest is POST /api/v1/backfills/{name}/window?window=: latest (the default), a
+// partition, or FROM..TO.
+type WindowRequest struct {
+	Name   string
+	Window string
+	Actor  string
 }
 
 // BackfillRequest names a backfill (the path's :name) for GET /api/v1/backfills/{name},
@@ -94,4 +105,8 @@ func (b backfills) Status(ctx context.Context, req BackfillRequest) (*backfill.S
 
 func (b backfills) History(ctx context.Context) ([]backfill.ReasonCount, error) {
 	return b.svc.History(ctx)
+}
+
+func (b backfills) RunWindows(ctx context.Context, req WindowRequest) (*backfill.WindowRun, error) {
+	return b.svc.Runner.RunWindows(ctx, req.Name, req.Window, req.Actor)
 }

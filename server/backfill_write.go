@@ -95,7 +95,7 @@ func (s *Server) backfillWrite(c echo.Context, fn func(ops.Backfills, ops.Backfi
 	return c.Redirect(http.StatusSeeOther, backfillHref(name))
 }
 
-// apiBackfillAction answers POST /api/v1/backfills/:name/{dry-run,run,resume,cancel}.
+// apiBackfillAction answers POST /api/v1/backfills/:name/{dry-run,run,resume,cancel,window}.
 func (s *Server) apiBackfillAction(c echo.Context) error {
 	if err := bindNoBody(c); err != nil {
 		return err
@@ -147,6 +147,12 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 			return err
 		}
 		return c.JSON(http.StatusAccepted, run)
+	case "window":
+		wr, err := svc.RunWindows(ctx, ops.WindowRequest{Name: req.Name, Window: c.QueryParam("window"), Actor: req.Actor})
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, wr)
 	case "cancel":
 		run, err := svc.Cancel(ctx, req)
 		if err != nil {

@@ -733,3 +733,43 @@ func (s *Service) WriteTarget(ctx context.Context, table string) (int, error) {
 	}
 	return n, nil
 }
+
+// Hold takes tables of target for a writer inside trueup (trueup run) as a swap takes them,
+// waiting up to wait while a swap, rollback or catch-up holds one: no publish measures, carries
+// or repoints them while the writer writes, so its rows are in the version a swap makes live.
+func Hold(ctx context.Context, l *ledger.Ledger, target string, tables []string, actor string, wait time.Duration) (func(), error) {
+	s := &Service{target: target, ledger: l, locks: locksOf(l, target)}
+	deadline := time.Now().Add(wait)
+	for {
+		_, unlock, err := s.lock(tables, actor, "write")
+		if err == nil {
+			return unlock, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Scope is the scope recorded in the basis of version n of table, by partition start; ok is
+// false when no basis is recorded (a version not built by a run, or not prepared yet).
+func (s Store) Scope(ctx context.Context, target, table string, n int) ([]time.Time, bool, error) {
+	m, ok, err := s.marks(ctx, target, table, n, markBasis)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	out := make([]time.Time, 0, len(m.Scope))
+	for _, l := range m.Scope {
+		t, err := time.Parse(time.RFC3339, l)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, t)
+	}
+	return out, true, nil
+}

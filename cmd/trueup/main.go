@@ -50,6 +50,7 @@ func commands() []command {
 		{"init", "make a project here: trueup.yaml, rules/, backfills/, exposures/; --target lists what it holds", runInit},
 		{"check", "run the project's rules once and report (text, json or junit)", runCheck},
 		{"backfill", "plan, dry-run, run, resume, cancel and verify backfills", runBackfill},
+		{"run", "run a backfill's transform as the pipeline: its latest (or given) windows into the live version", runPipeline},
 		{"notice", "list, show, announce, withdraw and complete change notices; deliver the outbox", runNotice},
 		{"diff", "compare two relations per partition and per row, judged against expectations", runDiff},
 		{"adopt", "turn a plain table into a logical table (its rows become v1 under a view of its name)", runAdopt},

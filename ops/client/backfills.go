@@ -105,3 +105,15 @@ func (b backfills) History(ctx context.Context) ([]backfill.ReasonCount, error) 
 	err := b.c.Call(ctx, http.MethodGet, "backfills/history", nil, nil, &h)
 	return h, err
 }
+
+func (b backfills) RunWindows(ctx context.Context, req ops.WindowRequest) (*backfill.WindowRun, error) {
+	var out backfill.WindowRun
+	q := url.Values{}
+	if req.Window != "" {
+		q.Set("window", req.Window)
+	}
+	if err := b.c.Call(ctx, http.MethodPost, backfillPath(req.Name)+"/window", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
