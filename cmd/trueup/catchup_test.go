@@ -41,17 +41,7 @@ func pipelineWrite(t *testing.T, dir, table, day string, first, n int) {
 
 func pipelineRows(t *testing.T, dir string) int64 {
 	t.Helper()
-	ctx := context.Background()
-	e, err := tsql.Open(ctx, "duckdb:"+filepath.Join(dir, "warehouse.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	res, err := e.Query(ctx, "SELECT count(*) FROM orders WHERE order_id >= 1000000000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tsql.AsInt64(res.Rows[0][0])
+	return querySQL(t, "duckdb:"+filepath.Join(dir, "warehouse.duckdb"), "SELECT count(*) FROM orders WHERE order_id >= 1000000000")
 }
 
 // TestSwapCarriesThePipelinesRows walks the demo as a warehouse in production: the pipeline
@@ -79,8 +69,12 @@ func TestSwapCarriesThePipelinesRows(t *testing.T) {
 	}
 
 	pipelineWrite(t, dir, "orders__v1", "2026-09-01", 10, 5)
+	// and the pipeline's next step, downstream: daily_revenue's new day
+	execSQL(t, "duckdb:"+filepath.Join(dir, "warehouse.duckdb"), `INSERT INTO daily_revenue__v1 SELECT CAST('2026-09-01' AS DATE), order_count, customer_count, revenue
+		FROM daily_revenue__v1 WHERE order_date = CAST('2026-08-31' AS DATE)`)
 	code, out, errs = run("swap", "orders", "--to", "v2", "--dry-run")
-	if code != 0 || !strings.Contains(out, "live changed since the build: 1 partition, +5 rows — will be carried into v2") {
+	if code != 0 || !strings.Contains(out, "  orders v1 → v2\n    live changed since the build: 1 partition, +5 rows — will be carried into v2") ||
+		!strings.Contains(out, "  daily_revenue v1 → v2\n    live changed since the build: 1 partition, +1 rows — will be carried into v2") {
 		t.Fatalf("swap --dry-run: exit %d: %s %s", code, out, errs)
 	}
 	code, out, errs = run("swap", "orders", "--to", "v2", "--reason", "fix")
@@ -89,6 +83,9 @@ func TestSwapCarriesThePipelinesRows(t *testing.T) {
 	}
 	if n := pipelineRows(t, dir); n != 7 {
 		t.Errorf("after the swap readers see %d of the pipeline's 7 rows", n)
+	}
+	if got := querySQL(t, "duckdb:"+filepath.Join(dir, "warehouse.duckdb"), "SELECT count(*) FROM daily_revenue WHERE order_date = CAST('2026-09-01' AS DATE)"); got != 1 {
+		t.Errorf("after the swap daily_revenue has %d rows for the downstream's new day, want 1", got)
 	}
 
 	// A writer that kept writing v1.
@@ -224,4 +221,32 @@ func TestCarryCutOffByAKill(t *testing.T) {
 			})
 		}
 	}
+}
+
+func execSQL(t *testing.T, url, q string) {
+	t.Helper()
+	ctx := context.Background()
+	e, err := tsql.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Exec(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func querySQL(t *testing.T, url, q string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	e, err := tsql.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	res, err := e.Query(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tsql.AsInt64(res.Rows[0][0])
 }
