@@ -119,30 +119,41 @@ func (e *duckEngine) CarryPartitions(ctx context.Context, carries []Carry) error
 	})
 }
 
-// CarryPartitions carries each partition on its own: a replace by ReplacePartitions (staged,
-// then REPLACE PARTITION, atomic per partition), a merge by one INSERT … SELECT, which a rerun
-// after a crash completes without adding a row twice.
+// CarryPartitions carries the replaced partitions of each pair of tables in one
+// ReplacePartitions (one staging table, then REPLACE PARTITION, atomic per partition), and each
+// merged one by one INSERT … SELECT, which a rerun after a crash completes without adding a row
+// twice.
 func (e *chEngine) CarryPartitions(ctx context.Context, carries []Carry) error {
 	cols, err := carryColumns(ctx, e, carries)
 	if err != nil {
 		return err
 	}
 	d := e.dialect
+	type pair struct{ into, from string }
+	var order []pair
+	replaced := map[pair][]PartitionWrite{}
 	for i, c := range carries {
-		if c.Merge {
-			q, a := mergeSelect(d, cols[i], c)
-			names := make([]string, len(cols[i]))
-			for j, col := range cols[i] {
-				names[j] = d.Quote(col.Name)
+		if !c.Merge {
+			k := pair{c.Into, c.From}
+			if _, ok := replaced[k]; !ok {
+				order = append(order, k)
 			}
-			list := strings.Join(names, ", ")
-			if err := e.Exec(ctx, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (%s)", d.QuoteRelation(c.Into), list, list, q), a...); err != nil {
-				return fmt.Errorf("carry into %s: %w", c.Into, err)
-			}
+			replaced[k] = append(replaced[k], PartitionWrite{Window: c.Window, Query: "SELECT * FROM " + d.QuoteRelation(c.From)})
 			continue
 		}
-		if _, err := e.ReplacePartitions(ctx, c.Into, []PartitionWrite{{Window: c.Window, Query: "SELECT * FROM " + d.QuoteRelation(c.From)}}); err != nil {
+		q, a := mergeSelect(d, cols[i], c)
+		names := make([]string, len(cols[i]))
+		for j, col := range cols[i] {
+			names[j] = d.Quote(col.Name)
+		}
+		list := strings.Join(names, ", ")
+		if err := e.Exec(ctx, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (%s)", d.QuoteRelation(c.Into), list, list, q), a...); err != nil {
 			return fmt.Errorf("carry into %s: %w", c.Into, err)
+		}
+	}
+	for _, k := range order {
+		if _, err := e.ReplacePartitions(ctx, k.into, replaced[k]); err != nil {
+			return fmt.Errorf("carry into %s: %w", k.into, err)
 		}
 	}
 	return nil

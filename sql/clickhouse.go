@@ -128,8 +128,11 @@ func (e *chEngine) Columns(ctx context.Context, relation string) ([]Column, erro
 }
 
 func (e *chEngine) ViewSource(ctx context.Context, view string) (string, error) {
-	res, err := e.Query(ctx, `SELECT create_table_query FROM system.tables
-		WHERE database = currentDatabase() AND name = ? AND engine = 'View'`, view)
+	const q = `SELECT create_table_query FROM system.tables WHERE database = currentDatabase() AND name = ? AND engine = 'View'`
+	res, err := e.Query(ctx, q, view)
+	for try := 0; try < 5 && droppedWhileListed(err); try++ {
+		res, err = e.Query(ctx, q, view) // a table dropped while listed (see ViewCatalog)
+	}
 	if err != nil {
 		return "", fmt.Errorf("view %s: %w", view, err)
 	}

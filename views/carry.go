@@ -721,10 +721,13 @@ func (s Store) Watched(ctx context.Context, target, table string) (bool, error) 
 // batch while swaps go on. 0 when the table has no view.
 func (s *Service) WriteTarget(ctx context.Context, table string) (int, error) {
 	src, err := s.engine.ViewSource(ctx, table)
-	if err != nil {
-		if errors.Is(err, fault.ErrNotFound) {
-			return 0, nil
+	if errors.Is(err, fault.ErrNotFound) {
+		if vs, lerr := s.store.List(ctx, s.target, table); lerr != nil || len(vs) > 0 {
+			return 0, lerr // versions, and no view: nothing to write to yet
 		}
+		return 0, notFoundf("%s is not a logical table in target %s", table, s.target)
+	}
+	if err != nil {
 		return 0, err
 	}
 	name, n, ok := ParseVersion(src)
