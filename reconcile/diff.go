@@ -235,7 +235,7 @@ func (p *plan) sampleOneSided(ctx context.Context, parts []*Partition) (int64, e
 		var rows []Row
 		err = side.Engine.Each(ctx, q, args, func(row []any) error {
 			read++
-			rows = append(rows, Row{Partition: pt.Partition, Key: df.keyOf(row), Values: df.valuesOf(row)})
+			rows = append(rows, Row{Partition: pt.Partition, Key: df.keyOf(row), Values: df.valuesOf(row, new)})
 			return nil
 		})
 		if err != nil {

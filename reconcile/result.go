@@ -172,15 +172,15 @@ func (s *Samples) empty() bool {
 
 // Row is an added or removed row: its key and the values of the compared columns.
 type Row struct {
-	Partition string         `json:"partition"`
-	Key       map[string]any `json:"key"`
-	Values    map[string]any `json:"values"`
+	Partition string `json:"partition"`
+	Key       Fields `json:"key"`
+	Values    Fields `json:"values"`
 }
 
 // Change is a row whose key is on both sides with different values.
 type Change struct {
 	Partition string         `json:"partition"`
-	Key       map[string]any `json:"key"`
+	Key       Fields         `json:"key"`
 	Columns   []ColumnChange `json:"columns"`
 }
 
@@ -193,10 +193,21 @@ type ColumnChange struct {
 
 // Duplicate is a key with more than one row on a side.
 type Duplicate struct {
-	Partition string         `json:"partition"`
-	Key       map[string]any `json:"key"`
-	OldRows   int64          `json:"old_rows"`
-	NewRows   int64          `json:"new_rows"`
+	Partition string `json:"partition"`
+	Key       Fields `json:"key"`
+	OldRows   int64  `json:"old_rows"`
+	NewRows   int64  `json:"new_rows"`
+	// Surplus are the key's rows that one side holds more times than the other (at the columns'
+	// precisions): what would have to go from old, or came with new, for the sides to agree. A
+	// row on both sides as many times is not listed.
+	Surplus []Surplus `json:"surplus"`
+}
+
+// Surplus is a row one side holds Times more often than the other.
+type Surplus struct {
+	Side   string `json:"side"` // "old" or "new"
+	Times  int64  `json:"times"`
+	Values Fields `json:"values"`
 }
 
 // Partition returns the partition with the given label, or nil.

@@ -168,14 +168,8 @@ func ValueText(v any) string {
 	return fmt.Sprint(v)
 }
 
-// KeyText shows a sample row's key as column=value pairs in column-name order.
-func KeyText(k map[string]any) string {
-	parts := make([]string, 0, len(k))
-	for _, c := range slices.Sorted(maps.Keys(k)) {
-		parts = append(parts, c+"="+ValueText(k[c]))
-	}
-	return strings.Join(parts, " ")
-}
+// KeyText shows a sample row's key as column=value pairs in --key order.
+func KeyText(k Fields) string { return k.Text() }
 
 func schemaText(s Schema) string {
 	var parts []string
