@@ -157,7 +157,8 @@ func (df *differ) flush() {
 		pd.dups[df.groupKey(first[0])] = true
 		pd.rows.DuplicateKeys++
 		if len(pd.samples.Duplicates) < df.limit {
-			pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: df.keyOf(first[0]), OldRows: int64(m), NewRows: int64(n)})
+			pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: df.keyOf(first[0]), OldRows: int64(m), NewRows: int64(n),
+				Surplus: df.surplus()})
 		}
 	case m == 0:
 		pd.rows.Added++
@@ -215,6 +216,64 @@ func (df *differ) sameRows() bool {
 	return true
 }
 
+// surplus lists the current key's rows that have no equal partner on the other side, each with
+// how many times more one side holds it than the other (at most the sample limit of them).
+func (df *differ) surplus() []Surplus {
+	out := []Surplus{}
+	used := make([]bool, len(df.new))
+	var extraOld [][]any
+	for _, o := range df.old {
+		found := false
+		for j, nw := range df.new {
+			if !used[j] && df.equalRows(o, nw) {
+				used[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			extraOld = append(extraOld, o)
+		}
+	}
+	var extraNew [][]any
+	for j, nw := range df.new {
+		if !used[j] {
+			extraNew = append(extraNew, nw)
+		}
+	}
+	for _, side := range []struct {
+		new  bool
+		rows [][]any
+	}{{false, extraOld}, {true, extraNew}} {
+		// equal rows are one entry, counted
+		var groups [][]any
+		var times []int64
+	rows:
+		for _, r := range side.rows {
+			for g, x := range groups {
+				if df.equalRows(x, r) {
+					times[g]++
+					continue rows
+				}
+			}
+			groups, times = append(groups, r), append(times, 1)
+		}
+		for g, r := range groups {
+			if len(out) == df.limit {
+				return out
+			}
+			out = append(out, Surplus{Side: sideName(side.new), Times: times[g], Values: df.valuesOf(r, side.new)})
+		}
+	}
+	return out
+}
+
+func sideName(new bool) string {
+	if new {
+		return "new"
+	}
+	return "old"
+}
+
 func (df *differ) equalRows(a, b []any) bool {
 	for i := range df.p.compared {
 		if !df.equal(i, a[i], b[i]) {
@@ -226,7 +285,7 @@ func (df *differ) equalRows(a, b []any) bool {
 
 // duplicate records a key found by the duplicate follow-up query (rows identical on both sides
 // but not as many of them).
-func (df *differ) duplicate(partKey, groupKey string, key Fields, oldRows, newRows int64) {
+func (df *differ) duplicate(partKey, groupKey string, key Fields, oldRows, newRows int64, surplus []Surplus) {
 	pd := df.part(partKey)
 	if pd.dups[groupKey] {
 		return
@@ -234,7 +293,10 @@ func (df *differ) duplicate(partKey, groupKey string, key Fields, oldRows, newRo
 	pd.dups[groupKey] = true
 	pd.rows.DuplicateKeys++
 	if len(pd.samples.Duplicates) < df.limit {
-		pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: key, OldRows: oldRows, NewRows: newRows})
+		if surplus == nil {
+			surplus = []Surplus{}
+		}
+		pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: key, OldRows: oldRows, NewRows: newRows, Surplus: surplus})
 	}
 }
 

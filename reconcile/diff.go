@@ -94,6 +94,13 @@ func diff(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, err
 	}
 	r.RowsTransferred += n
+	if p.nullableKey() {
+		n, err := p.sampleNullKeys(ctx, parts)
+		if err != nil {
+			return nil, err
+		}
+		r.RowsTransferred += n
+	}
 	p.finish(r)
 	r.ElapsedMS = time.Since(started).Milliseconds()
 	return r, nil

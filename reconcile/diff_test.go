@@ -448,8 +448,12 @@ func TestDiff(t *testing.T) {
 			var dups []string
 			for _, d := range r.Samples.Duplicates {
 				dups = append(dups, fmt.Sprintf("%s id=%v old=%d new=%d", d.Partition, d.Key.Get("id"), d.OldRows, d.NewRows))
+				for _, s := range d.Surplus { // which rows are the surplus
+					dups = append(dups, fmt.Sprintf("  %s ×%d %s", s.Side, s.Times, s.Values.Text()))
+				}
 			}
-			want := []string{"2026-07-10 id=3 old=1 new=2", "2026-07-11 id=7 old=1 new=2"}
+			want := []string{"2026-07-10 id=3 old=1 new=2", "  new ×1 id=3 d=2026-07-10 name=c3 amount=30.75 score=0.75",
+				"2026-07-11 id=7 old=1 new=2", "  new ×1 id=7 d=2026-07-11 name=other amount=1 score=NULL"}
 			if diff := cmp.Diff(want, dups); diff != "" {
 				t.Errorf("duplicates (-want +got):\n%s", diff)
 			}
@@ -576,6 +580,10 @@ func TestDiff(t *testing.T) {
 			p := r.Partition("2026-07-10")
 			if p.NewNullKeys != 1 || p.OldNullKeys != 0 || p.Verdict != reconcile.VerdictUnexpected || p.Rows == nil || !p.Rows.Zero() {
 				t.Errorf("NULL key partition: %+v rows=%+v", p, p.Rows)
+			}
+			// listed in the samples like any other row
+			if got := sampleLines(r); !slices.Contains(got, "added id=NULL d=2026-07-10 name=nokey amount=1 score=NULL") {
+				t.Errorf("samples %q: want the NULL-key row added", got)
 			}
 
 			// The same row with a NULL key on both sides, and a change within tolerance beside

@@ -153,6 +153,9 @@ func writeSamples(b *strings.Builder, s Samples, n int) {
 			break
 		}
 		lines = append(lines, fmt.Sprintf("  duplicate %s  %s: %d old rows, %d new rows", d.Partition, KeyText(d.Key), d.OldRows, d.NewRows))
+		for _, x := range d.Surplus {
+			lines = append(lines, fmt.Sprintf("    surplus in %s ×%d: %s", x.Side, x.Times, x.Values.Text()))
+		}
 	}
 	if len(lines) > 0 {
 		b.WriteString("samples:\n" + strings.Join(lines, "\n") + "\n")
