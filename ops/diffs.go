@@ -30,6 +30,12 @@ type DiffRequest struct {
 	Partition string   `json:"partition,omitempty"`
 	Measures  []string `json:"measure,omitempty"`
 	Ignore    []string `json:"ignore,omitempty"`
+	// Columns, when given, are the only columns compared besides the key and the partition.
+	Columns []string `json:"columns,omitempty"`
+	// Map is OLD=NEW: the old relation's column OLD is NEW in the new one (renamed).
+	Map []string `json:"map,omitempty"`
+	// Where is a SQL condition both sides are filtered by, each in its own engine, as written.
+	Where string `json:"where,omitempty"`
 	// Tolerance is COL=X, or X alone for every float or decimal column (0.01, or 0.1%).
 	Tolerance []string `json:"tolerance,omitempty"`
 	// Precision is COL=P: the column is compared at P (s, ms, us, ns for timestamps, a number
@@ -55,6 +61,7 @@ func (r DiffRequest) Spec() (reconcile.Spec, error) {
 	spec := reconcile.Spec{
 		Old: reconcile.Side{Relation: r.Old, Target: r.OldTarget}, New: reconcile.Side{Relation: r.New, Target: r.NewTarget},
 		Key: r.Key, Partition: r.Partition, Measures: r.Measures, Ignore: r.Ignore, Partitions: r.Only, Samples: r.Samples,
+		Columns: r.Columns, Where: r.Where,
 	}
 	if r.Old == "" || r.New == "" || len(r.Key) == 0 {
 		return spec, fault.New(fault.Invalid, "old, new and key are required")
@@ -75,6 +82,20 @@ func (r DiffRequest) Spec() (reconcile.Spec, error) {
 			spec.Tolerance = map[string]reconcile.Tolerance{}
 		}
 		spec.Tolerance[strings.TrimSpace(col)] = t
+	}
+	for _, f := range r.Map {
+		from, to, ok := strings.Cut(f, "=")
+		from, to = strings.TrimSpace(from), strings.TrimSpace(to)
+		if !ok || from == "" || to == "" {
+			return spec, fault.New(fault.Invalid, "map %s: want OLD=NEW, the old relation's column and its name in the new one", f)
+		}
+		if spec.Map == nil {
+			spec.Map = map[string]string{}
+		}
+		if _, twice := spec.Map[from]; twice {
+			return spec, fault.New(fault.Invalid, "map: column %q mapped twice", from)
+		}
+		spec.Map[from] = to
 	}
 	for _, f := range r.Precision {
 		col, x, ok := strings.Cut(f, "=")

@@ -162,7 +162,7 @@ func (p *plan) splitBuckets(ctx context.Context, units []bucket, factor uint64) 
 		}
 		inner := "SELECT " + pcol + " AS " + d.Quote("__p") + ", " + p.keyHash(d, new) + " AS " + d.Quote("__kh") + ", " +
 			p.rowHash(d, new) + " AS " + d.Quote("__h") + " FROM " + d.QuoteRelation(side.Relation) +
-			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new))
+			where(p.filter(), p.partFilter(d, b, new, values), p.keyNotNull(d, new))
 		kh := d.Quote("__kh")
 		text := fmt.Sprintf("SELECT %s, %s %% %d, count(*), %s FROM (%s) AS t%s GROUP BY %s, %s %% %d",
 			d.Quote("__p"), kh, mod, d.HashSum(d.Quote("__h")), inner,
@@ -243,7 +243,7 @@ func (p *plan) readBuckets(ctx context.Context, new bool, units []bucket) ([][]a
 		conds = append(conds, p.bucketCondition(d, b, pcol, d.Quote("__kh"), byMod[m]))
 	}
 	text := "SELECT " + strings.Join(outer, ", ") + " FROM (SELECT " + strings.Join(sel, ", ") + " FROM " +
-		d.QuoteRelation(side.Relation) + where(p.partFilter(d, b, new, values), p.keyNotNull(d, new)) + ") AS t" +
+		d.QuoteRelation(side.Relation) + where(p.filter(), p.partFilter(d, b, new, values), p.keyNotNull(d, new)) + ") AS t" +
 		where(strings.Join(conds, " OR "))
 	q, args, err := b.expand(d, text)
 	if err != nil {

@@ -179,7 +179,7 @@ func (p *plan) settleNullKeys(ctx context.Context, parts []*Partition) error {
 			group = " GROUP BY " + d.Quote(p.part.side(new).Name)
 		}
 		text := "SELECT " + sel + d.HashSum(p.rowHash(d, new)) + " FROM " + d.QuoteRelation(side.Relation) +
-			where(p.partFilter(d, b, new, values), p.keyIsNull(d, new)) + group
+			where(p.filter(), p.partFilter(d, b, new, values), p.keyIsNull(d, new)) + group
 		q, args, err := b.expand(d, text)
 		if err != nil {
 			return err
@@ -233,7 +233,7 @@ func (p *plan) sampleOneSided(ctx context.Context, parts []*Partition) (int64, e
 			order[j] = d.Quote(c.side(new).Name)
 		}
 		text := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(side.Relation) +
-			where(p.partFilter(d, b, new, []any{pt.value}), p.keyNotNull(d, new)) +
+			where(p.filter(), p.partFilter(d, b, new, []any{pt.value}), p.keyNotNull(d, new)) +
 			" ORDER BY " + strings.Join(order, ", ") + fmt.Sprintf(" LIMIT %d", p.spec.samples())
 		q, args, err := b.expand(d, text)
 		if err != nil {

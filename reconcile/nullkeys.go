@@ -47,7 +47,7 @@ func (p *plan) sampleNullKeys(ctx context.Context, parts []*Partition) (int64, e
 			sel = append(sel, "min("+p.selectExpr(d, c, new)+")")
 		}
 		text := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(side.Relation) +
-			where(p.partFilter(d, b, new, values), p.keyIsNull(d, new)) +
+			where(p.filter(), p.partFilter(d, b, new, values), p.keyIsNull(d, new)) +
 			" GROUP BY " + pcol + ", " + p.rowHash(d, new)
 		q, args, err := b.expand(d, text)
 		if err != nil {

@@ -26,7 +26,7 @@ func (p *plan) rowDiffExact(ctx context.Context, df *differ, values []any) (int6
 		}
 		sel = append(sel, p.rowHash(d, new)+" AS "+d.Quote(hashAlias))
 		return "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) +
-			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new))
+			where(p.filter(), p.partFilter(d, b, new, values), p.keyNotNull(d, new))
 	}
 	quoted := make([]string, len(names))
 	for i, n := range names {
@@ -59,7 +59,7 @@ func (p *plan) rowDiffExact(ctx context.Context, df *differ, values []any) (int6
 		}
 		in := "(" + strings.Join(tuple, ", ") + ") IN (SELECT " + strings.Join(names, ", ") + " FROM " + ref + ")"
 		return "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) +
-			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new), in)
+			where(p.filter(), p.partFilter(d, b, new, values), p.keyNotNull(d, new), in)
 	}
 	var order []string
 	if df.partIdx >= 0 {
@@ -102,7 +102,7 @@ func (p *plan) findDuplicates(ctx context.Context, df *differ, values []any) err
 			cols = append(cols, p.selectExpr(d, c, new))
 		}
 		text := "SELECT " + strings.Join(cols, ", ") + ", count(*) FROM " + d.QuoteRelation(side.Relation) +
-			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new)) +
+			where(p.filter(), p.partFilter(d, b, new, values), p.keyNotNull(d, new)) +
 			" GROUP BY " + strings.Join(cols, ", ") + " HAVING count(*) > 1"
 		q, args, err := b.expand(d, text)
 		if err != nil {
@@ -164,7 +164,7 @@ func (p *plan) surplusRows(ctx context.Context, df *differ, values []any, keys m
 		}
 		group = append(group, p.rowHash(d, new))
 		text := "SELECT " + strings.Join(sel, ", ") + ", count(*) FROM " + d.QuoteRelation(side.Relation) +
-			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new)) +
+			where(p.filter(), p.partFilter(d, b, new, values), p.keyNotNull(d, new)) +
 			" GROUP BY " + strings.Join(group, ", ") + " HAVING count(*) > 1"
 		q, args, err := b.expand(d, text)
 		if err != nil {

@@ -14,11 +14,14 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("diff")
 	oldRel := fs.String("old", "", "the old relation (e.g. orders__v1)")
 	newRel := fs.String("new", "", "the new relation (e.g. orders__v2; default: --old, when the targets differ)")
-	var key, measures, ignore, tolerances, precisions, partitions listFlag
+	var key, measures, ignore, columns, maps, tolerances, precisions, partitions listFlag
 	fs.Var(&key, "key", "columns identifying a row (comma-separated)")
 	partition := fs.String("partition", "", "the partition column; without it the relations are compared whole")
 	fs.Var(&measures, "measure", "numeric columns to total per partition (repeatable, or comma-separated)")
 	fs.Var(&ignore, "ignore", "columns to leave out of the comparison (repeatable, or comma-separated)")
+	fs.Var(&columns, "columns", "compare only the key, the partition column and these columns (comma-separated)")
+	fs.Var(&maps, "map", "OLD=NEW: the old relation's column OLD is NEW in the new one, for renamed columns (repeatable)")
+	where := fs.String("where", "", "SQL condition both sides are filtered by, each in its own engine, e.g. \"region = 'EU'\"")
 	fs.Var(&tolerances, "tolerance", "COL=X: numbers within X (0.01, or 0.1%) are equal; X alone applies to every float/decimal column")
 	fs.Var(&precisions, "precision", "COL=P: compare the column at P (s, ms, us, ns; or decimals, e.g. 2), not at the coarser of its two declared types")
 	oldTarget := fs.String("old-target", "", "target of the old relation, by name or URL (default: --target or the config's default)")
@@ -51,6 +54,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		return usagef("diff: --old, --new and --key are required")
 	}
 	req := ops.DiffRequest{Old: *oldRel, New: *newRel, Key: key, Partition: *partition, Measures: measures, Ignore: ignore,
+		Columns: columns, Map: maps, Where: *where,
 		Tolerance: tolerances, Precision: precisions, OldTarget: *oldTarget, NewTarget: *newTarget, Only: partitions, Samples: *samples,
 		Label: "cli", Actor: cliActor()}
 	if *expect != "" {
