@@ -23,6 +23,9 @@ type differ struct {
 
 	lastPart  *partDiff // the partition of the previous key, and its value
 	lastValue any
+
+	rows func(RowLine) error // Spec.Rows: every differing row, as it is found
+	err  error               // the first error rows returned: the diff stops with it
 }
 
 // partDiff is what the row-level comparison found in one partition.
@@ -37,7 +40,7 @@ type partDiff struct {
 
 func newDiffer(p *plan) *differ {
 	df := &differ{p: p, partIdx: p.partIndex(), limit: p.spec.samples(), parts: map[string]*partDiff{},
-		scale: math.Pow10(p.spec.scale())}
+		scale: math.Pow10(p.spec.scale()), rows: p.spec.Rows}
 	for i, c := range p.compared {
 		if p.isKey(c.Name) {
 			df.keyIdx = append(df.keyIdx, i)
@@ -156,17 +159,23 @@ func (df *differ) flush() {
 	case m > 1 || n > 1:
 		pd.dups[df.groupKey(first[0])] = true
 		pd.rows.DuplicateKeys++
+		extra := df.surplus()
+		for _, x := range extra {
+			df.stream(x.new, x.vals, x.times)
+		}
 		if len(pd.samples.Duplicates) < df.limit {
 			pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: df.keyOf(first[0]), OldRows: int64(m), NewRows: int64(n),
-				Surplus: df.surplus()})
+				Surplus: df.surplusSamples(extra)})
 		}
 	case m == 0:
 		pd.rows.Added++
+		df.stream(true, df.new[0], 1)
 		if len(pd.samples.Added) < df.limit {
 			pd.samples.Added = append(pd.samples.Added, Row{Key: df.keyOf(first[0]), Values: df.valuesOf(df.new[0], true)})
 		}
 	case n == 0:
 		pd.rows.Removed++
+		df.stream(false, df.old[0], 1)
 		if len(pd.samples.Removed) < df.limit {
 			pd.samples.Removed = append(pd.samples.Removed, Row{Key: df.keyOf(first[0]), Values: df.valuesOf(df.old[0], false)})
 		}
@@ -180,6 +189,8 @@ func (df *differ) flush() {
 			}
 		}
 		if changed {
+			df.stream(false, o, 1)
+			df.stream(true, nw, 1)
 			pd.rows.Changed++
 			if len(pd.samples.Changed) < df.limit {
 				var cols []ColumnChange
@@ -216,10 +227,17 @@ func (df *differ) sameRows() bool {
 	return true
 }
 
-// surplus lists the current key's rows that have no equal partner on the other side, each with
-// how many times more one side holds it than the other (at most the sample limit of them).
-func (df *differ) surplus() []Surplus {
-	out := []Surplus{}
+// extraRow is a row one side holds times more often than the other.
+type extraRow struct {
+	new   bool
+	times int64
+	vals  []any
+}
+
+// surplus lists the current key's rows that have no equal partner on the other side, equal rows
+// once with how many times more one side holds them.
+func (df *differ) surplus() []extraRow {
+	var out []extraRow
 	used := make([]bool, len(df.new))
 	var extraOld [][]any
 	for _, o := range df.old {
@@ -244,27 +262,51 @@ func (df *differ) surplus() []Surplus {
 		new  bool
 		rows [][]any
 	}{{false, extraOld}, {true, extraNew}} {
-		// equal rows are one entry, counted
-		var groups [][]any
-		var times []int64
+		first := len(out)
 	rows:
 		for _, r := range side.rows {
-			for g, x := range groups {
-				if df.equalRows(x, r) {
-					times[g]++
+			for g := first; g < len(out); g++ {
+				if df.equalRows(out[g].vals, r) {
+					out[g].times++
 					continue rows
 				}
 			}
-			groups, times = append(groups, r), append(times, 1)
-		}
-		for g, r := range groups {
-			if len(out) == df.limit {
-				return out
-			}
-			out = append(out, Surplus{Side: sideName(side.new), Times: times[g], Values: df.valuesOf(r, side.new)})
+			out = append(out, extraRow{new: side.new, times: 1, vals: append([]any(nil), r...)})
 		}
 	}
 	return out
+}
+
+// surplusSamples are the first of a key's surplus rows as a sample shows them.
+func (df *differ) surplusSamples(extra []extraRow) []Surplus {
+	out := []Surplus{}
+	for _, x := range extra {
+		if len(out) == df.limit {
+			break
+		}
+		out = append(out, Surplus{Side: sideName(x.new), Times: x.times, Values: df.valuesOf(x.vals, x.new)})
+	}
+	return out
+}
+
+// stream hands a differing row to Spec.Rows, times times, when it is set: "-" a row of old,
+// "+" one of new. The first error it returns stops the diff.
+func (df *differ) stream(new bool, vals []any, times int64) {
+	if df.rows == nil || df.err != nil {
+		return
+	}
+	line := RowLine{Sign: "-", Partition: WholeRelation, Values: df.valuesOf(vals, new)}
+	if new {
+		line.Sign = "+"
+	}
+	if df.partIdx >= 0 {
+		line.Partition = label(partValue(df.p.part.Old.Kind, vals[df.partIdx]))
+	}
+	for range times {
+		if df.err = df.rows(line); df.err != nil {
+			return
+		}
+	}
 }
 
 func sideName(new bool) string {
@@ -285,18 +327,18 @@ func (df *differ) equalRows(a, b []any) bool {
 
 // duplicate records a key found by the duplicate follow-up query (rows identical on both sides
 // but not as many of them).
-func (df *differ) duplicate(partKey, groupKey string, key Fields, oldRows, newRows int64, surplus []Surplus) {
+func (df *differ) duplicate(partKey, groupKey string, key Fields, oldRows, newRows int64, extra []extraRow) {
 	pd := df.part(partKey)
 	if pd.dups[groupKey] {
 		return
 	}
 	pd.dups[groupKey] = true
 	pd.rows.DuplicateKeys++
+	for _, x := range extra {
+		df.stream(x.new, x.vals, x.times)
+	}
 	if len(pd.samples.Duplicates) < df.limit {
-		if surplus == nil {
-			surplus = []Surplus{}
-		}
-		pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: key, OldRows: oldRows, NewRows: newRows, Surplus: surplus})
+		pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: key, OldRows: oldRows, NewRows: newRows, Surplus: df.surplusSamples(extra)})
 	}
 }
 

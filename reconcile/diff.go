@@ -70,6 +70,9 @@ func diff(ctx context.Context, spec Spec) (*Result, error) {
 		// needed. (Rows of a NULL partition match nothing, so it must be filtered out.)
 		everyPartition := len(both) == len(parts) && !nullPartition
 		n, err := p.rowDiff(ctx, df, both, everyPartition)
+		if err == nil {
+			err = df.err
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -116,15 +119,23 @@ func (p *plan) rowDiff(ctx context.Context, df *differ, parts []*Partition, ever
 	if !everyPartition {
 		values = partValues(parts)
 	}
-	n, redo, err := p.rowDiffWide(ctx, df, parts, values)
-	if err != nil || len(redo) == 0 {
-		return n, err
+	var n int64
+	redo := parts
+	if p.spec.Rows == nil {
+		var err error
+		n, redo, err = p.rowDiffWide(ctx, df, parts, values)
+		if err != nil || len(redo) == 0 {
+			return n, err
+		}
+		// Keys with several rows on a side: compare those partitions again, exactly.
+		for _, pt := range redo {
+			df.reset(valueKey(pt.value))
+		}
+		values = partValues(redo)
 	}
-	// Keys with several rows on a side: compare those partitions again, exactly.
-	for _, pt := range redo {
-		df.reset(valueKey(pt.value))
-	}
-	m, err := p.rowDiffExact(ctx, df, partValues(redo))
+	// Streaming every row, the exact comparison runs first: a row streamed cannot be taken back
+	// as the wide pass's findings in partitions with duplicate keys are.
+	m, err := p.rowDiffExact(ctx, df, values)
 	n += m
 	if err != nil {
 		return n, err
@@ -217,7 +228,7 @@ func (p *plan) sampleOneSided(ctx context.Context, parts []*Partition) (int64, e
 		} else {
 			pt.Rows = &RowCounts{Removed: pt.OldCount - pt.OldNullKeys}
 		}
-		if i >= maxSampledSidePartitions || (p.part != nil && pt.value == nil) {
+		if (i >= maxSampledSidePartitions && df.rows == nil) || (p.part != nil && pt.value == nil) {
 			continue
 		}
 		side := p.side(new)
@@ -234,7 +245,10 @@ func (p *plan) sampleOneSided(ctx context.Context, parts []*Partition) (int64, e
 		}
 		text := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(side.Relation) +
 			where(p.filter(), p.partFilter(d, b, new, []any{pt.value}), p.keyNotNull(d, new)) +
-			" ORDER BY " + strings.Join(order, ", ") + fmt.Sprintf(" LIMIT %d", p.spec.samples())
+			" ORDER BY " + strings.Join(order, ", ")
+		if df.rows == nil { // streaming reads every row, and keeps the first as samples
+			text += fmt.Sprintf(" LIMIT %d", p.spec.samples())
+		}
 		q, args, err := b.expand(d, text)
 		if err != nil {
 			return read, err
@@ -242,8 +256,11 @@ func (p *plan) sampleOneSided(ctx context.Context, parts []*Partition) (int64, e
 		var rows []Row
 		err = side.Engine.Each(ctx, q, args, func(row []any) error {
 			read++
-			rows = append(rows, Row{Partition: pt.Partition, Key: df.keyOf(row), Values: df.valuesOf(row, new)})
-			return nil
+			df.stream(new, row, 1)
+			if len(rows) < p.spec.samples() {
+				rows = append(rows, Row{Partition: pt.Partition, Key: df.keyOf(row), Values: df.valuesOf(row, new)})
+			}
+			return df.err
 		})
 		if err != nil {
 			return read, fmt.Errorf("reconcile: sample rows of %s: %w", side.Relation, err)

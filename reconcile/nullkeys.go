@@ -97,6 +97,9 @@ func (p *plan) sampleNullKeys(ctx context.Context, parts []*Partition) (int64, e
 		if new {
 			list, vals = &pt.Samples.Added, g.vals[1]
 		}
+		if df.stream(new, vals, max(g.count[0], g.count[1])-min(g.count[0], g.count[1])); df.err != nil {
+			return 0, df.err
+		}
 		for range max(g.count[0], g.count[1]) - min(g.count[0], g.count[1]) {
 			if len(*list) >= limit {
 				break

@@ -210,6 +210,15 @@ type Surplus struct {
 	Values Fields `json:"values"`
 }
 
+// RowLine is one differing row as Spec.Rows receives it (trueup diff --rows): Sign "-" for a
+// row of old that new does not hold, "+" for one of new that old does not hold (a changed row
+// is both), its partition's label, and the compared columns' values, the key first.
+type RowLine struct {
+	Sign      string `json:"sign"`
+	Partition string `json:"partition"`
+	Values    Fields `json:"values"`
+}
+
 // Partition returns the partition with the given label, or nil.
 func (r *Result) Partition(label string) *Partition {
 	for _, p := range r.Partitions {

@@ -77,7 +77,7 @@ func (p *plan) rowDiffExact(ctx context.Context, df *differ, values []any) (int6
 	err = e.Each(ctx, q, args, func(row []any) error {
 		n++
 		df.add(tsql.AsInt64(row[0]) == 1, row[1:])
-		return nil
+		return df.err
 	})
 	if err != nil {
 		return n, fmt.Errorf("reconcile: row diff of %s and %s: %w", p.spec.Old.Relation, p.spec.New.Relation, err)
@@ -144,7 +144,7 @@ func (p *plan) findDuplicates(ctx context.Context, df *differ, values []any) err
 // one side holds more times than the other. Every distinct row of such a key is on both sides
 // (else the row diff would have read the key), so a row seen once on a side is not listed by
 // the HAVING and counts 1 there. Rows are told apart by the row hash, at the columns' precisions.
-func (p *plan) surplusRows(ctx context.Context, df *differ, values []any, keys map[string][]any) (map[string][]Surplus, error) {
+func (p *plan) surplusRows(ctx context.Context, df *differ, values []any, keys map[string][]any) (map[string][]extraRow, error) {
 	type row struct {
 		vals  []any
 		count [2]int64
@@ -196,13 +196,12 @@ func (p *plan) surplusRows(ctx context.Context, df *differ, values []any, keys m
 			return nil, fmt.Errorf("reconcile: duplicate rows in %s: %w", side.Relation, err)
 		}
 	}
-	out := map[string][]Surplus{}
+	out := map[string][]extraRow{}
 	for _, id := range order {
 		x := rows[id]
 		k := df.groupKey(x.vals)
-		if m, n := x.count[0], x.count[1]; m != n && len(out[k]) < df.limit {
-			new := n > m
-			out[k] = append(out[k], Surplus{Side: sideName(new), Times: max(m, n) - min(m, n), Values: df.valuesOf(x.vals, new)})
+		if m, n := x.count[0], x.count[1]; m != n {
+			out[k] = append(out[k], extraRow{new: n > m, times: max(m, n) - min(m, n), vals: x.vals})
 		}
 	}
 	return out, nil

@@ -96,6 +96,12 @@ type Spec struct {
 	// Both empty compares every partition.
 	Windows    []tsql.Window
 	Partitions []string
+	// Rows, when set, receives every differing row as it is found, with no cap: the rows of
+	// removed and added keys, both versions of a changed row, the surplus rows of a duplicate
+	// key, rows with a NULL key one side lacks. Rows are not held for it, except across engines,
+	// where the rows of the differing buckets are matched in memory. An error it returns stops
+	// the diff with that error.
+	Rows func(RowLine) error
 	// Samples bounds the example rows kept per kind per partition (default 10).
 	Samples int
 	// Scale is the number of decimal places floats and decimals are compared at when no side
