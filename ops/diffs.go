@@ -47,8 +47,12 @@ type DiffRequest struct {
 	Expect  string   `json:"expect,omitempty"`
 	Only    []string `json:"only,omitempty"`
 	Samples int      `json:"samples,omitempty"` // 0 to MaxDiffSamples; 0 is the default, 10
-	Label   string   `json:"-"`
-	Actor   string   `json:"-"`
+	// Rows, when set, receives every differing row as it is found (trueup diff --rows); the
+	// result keeps its bounded samples. Not part of the API body: a page or a notice shows
+	// samples, and only a local diff streams.
+	Rows  func(reconcile.RowLine) error `json:"-"`
+	Label string                        `json:"-"`
+	Actor string                        `json:"-"`
 }
 
 // MaxDiffSamples bounds the sample rows a diff keeps per kind per partition: a diff is saved
@@ -61,7 +65,7 @@ func (r DiffRequest) Spec() (reconcile.Spec, error) {
 	spec := reconcile.Spec{
 		Old: reconcile.Side{Relation: r.Old, Target: r.OldTarget}, New: reconcile.Side{Relation: r.New, Target: r.NewTarget},
 		Key: r.Key, Partition: r.Partition, Measures: r.Measures, Ignore: r.Ignore, Partitions: r.Only, Samples: r.Samples,
-		Columns: r.Columns, Where: r.Where,
+		Columns: r.Columns, Where: r.Where, Rows: r.Rows,
 	}
 	if r.Old == "" || r.New == "" || len(r.Key) == 0 {
 		return spec, fault.New(fault.Invalid, "old, new and key are required")

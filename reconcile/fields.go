@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,6 +94,22 @@ func (f Fields) Text() string {
 		parts[i] = x.Name + "=" + ValueText(x.Value)
 	}
 	return strings.Join(parts, " ")
+}
+
+// Text is the line trueup diff --rows prints: the sign, then column=value pairs, the key first.
+// Text that would read as something else (empty, with spaces, quotes or =, or "NULL") is quoted.
+func (l RowLine) Text() string {
+	var b strings.Builder
+	b.WriteString(l.Sign)
+	for _, x := range l.Values {
+		b.WriteString(" " + x.Name + "=")
+		if s, ok := x.Value.(string); ok && (s == "" || s == "NULL" || strings.ContainsAny(s, " \t\r\n\"'=\\")) {
+			b.WriteString(strconv.Quote(s))
+			continue
+		}
+		b.WriteString(ValueText(x.Value))
+	}
+	return b.String()
 }
 
 // sampleValue makes a value read from a column of the given kind safe and readable in JSON: a
