@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,7 +86,33 @@ func TestColumnsMapWhere(t *testing.T) {
 					if r.Schema.Differs() {
 						t.Errorf("schema differs: %+v", r.Schema)
 					}
+					if (r.Renamed["name"] != "full_name") == slices.Contains(r.Compared, "name") || r.Where != s.Where {
+						t.Errorf("renamed %v, where %q: the result must say what was compared", r.Renamed, r.Where)
+					}
 				})
+			}
+		})
+	}
+}
+
+// A renamed key column is matched under its new name, in one engine and across two.
+func TestMapKey(t *testing.T) {
+	duck := sqltest.DuckDB(t)
+	exec(t, duck, "CREATE TABLE mk_old AS SELECT * FROM (VALUES (1, 10), (2, 20), (3, 30)) t(id, v)")
+	news := map[string]tsql.Engine{"duckdb": duck}
+	exec(t, duck, "CREATE TABLE mk_new AS SELECT * FROM (VALUES (1, 10), (2, 21), (4, 40)) t(ident, v)")
+	if ch := sqltest.ClickHouse(t); ch != nil {
+		exec(t, ch, "DROP TABLE IF EXISTS mk_new", "CREATE TABLE mk_new (ident Int32, v Int32) ENGINE = Memory",
+			"INSERT INTO mk_new SELECT 1, 10 UNION ALL SELECT 2, 21 UNION ALL SELECT 4, 40")
+		news["clickhouse"] = ch
+	}
+	for name, e := range news {
+		t.Run(name, func(t *testing.T) {
+			r := diff(t, reconcile.Spec{Old: reconcile.Side{Engine: duck, Relation: "mk_old"}, New: reconcile.Side{Engine: e, Relation: "mk_new"},
+				Key: []string{"id"}, Map: map[string]string{"id": "ident"}})
+			want := []string{"added id=4 v=40", "changed id=2 v 20 → 21", "removed id=3 v=30"}
+			if d := cmp.Diff(want, sampleLines(r)); d != "" || r.Schema.Differs() {
+				t.Errorf("samples (-want +got):\n%s\nschema %+v", d, r.Schema)
 			}
 		})
 	}

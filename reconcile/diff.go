@@ -331,7 +331,14 @@ func (p *plan) newResult(started time.Time) *Result {
 	}
 	for _, c := range p.compared {
 		r.Compared = append(r.Compared, c.Name)
+		if c.New.Name != c.Name && !strings.EqualFold(c.New.Name, c.Name) {
+			if r.Renamed == nil {
+				r.Renamed = map[string]string{}
+			}
+			r.Renamed[c.Name] = c.New.Name
+		}
 	}
+	r.Where = strings.TrimSpace(p.spec.Where)
 	if len(p.tol) > 0 {
 		r.Tolerance = p.tol
 	}

@@ -27,6 +27,16 @@ func (r *Result) WriteText(w io.Writer, opt TextOptions) error {
 	if r.PartitionColumn != "" {
 		fmt.Fprintf(b, "   partition  %s", r.PartitionColumn)
 	}
+	if len(r.Renamed) > 0 {
+		var cols []string
+		for _, c := range slices.Sorted(maps.Keys(r.Renamed)) {
+			cols = append(cols, c+" → "+r.Renamed[c])
+		}
+		fmt.Fprintf(b, "\nrenamed  %s", strings.Join(cols, ", "))
+	}
+	if r.Where != "" {
+		fmt.Fprintf(b, "\nwhere  %s", r.Where)
+	}
 	if len(r.Precision) > 0 {
 		var cols []string
 		for _, c := range slices.Sorted(maps.Keys(r.Precision)) {
