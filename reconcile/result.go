@@ -23,18 +23,18 @@ const WholeRelation = "(all)"
 
 // Result is a finished diff. It is what the CLI prints, the ledger keeps and the swap gate reads.
 type Result struct {
-	ID              int64                `json:"id,omitempty"`
-	Old             SideInfo             `json:"old"`
-	New             SideInfo             `json:"new"`
-	Key             []string             `json:"key"`
-	PartitionColumn string               `json:"partition_column,omitempty"`
-	Measures        []string             `json:"measures,omitempty"`
-	Compared        []string             `json:"compared_columns"`
+	ID              int64    `json:"id,omitempty"`
+	Old             SideInfo `json:"old"`
+	New             SideInfo `json:"new"`
+	Key             []string `json:"key"`
+	PartitionColumn string   `json:"partition_column,omitempty"`
+	Measures        []string `json:"measures,omitempty"`
+	Compared        []string `json:"compared_columns"`
 	// Renamed are the columns compared under another name in new (--map): old name → new name.
 	Renamed map[string]string `json:"renamed,omitempty"`
 	// Where is the condition both sides were filtered by (--where): only those rows were compared.
-	Where string `json:"where,omitempty"`
-	Tolerance       map[string]Tolerance `json:"tolerance,omitempty"`
+	Where     string               `json:"where,omitempty"`
+	Tolerance map[string]Tolerance `json:"tolerance,omitempty"`
 	// Precision says, per timestamp, float and decimal column, the precision it was compared at
 	// (the coarser of its sides' declared types, or --precision): "seconds", "3 decimals", …
 	Precision       map[string]string `json:"precision,omitempty"`
