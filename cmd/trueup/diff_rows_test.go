@@ -157,3 +157,26 @@ func TestDiffColumnsMapWhereWithoutProject(t *testing.T) {
 		})
 	}
 }
+
+// --columns, --map and --where give the same output and exit code through a server as locally
+// (the API takes them as the flags are taken); --rows, a local stream, is refused there.
+func TestDiffFlagsServerModeMatchesLocal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves a demo project")
+	}
+	local, served := demoDir(t), demoDir(t)
+	srv := serveDemo(t, served)
+	base := []string{"diff", "--old", "orders__v1", "--new", "orders__v1", "--key", "order_id", "--partition", "order_date"}
+	for _, tc := range []remoteCase{
+		{"where_columns_json", append(base, "--columns", "amount", "--where", "amount > 50", "--format", "json"), exitOK, "json"},
+		{"map_text", append(base, "--map", "amount=amount", "--where", "amount > 50 AND order_id > 10"), exitOK, "text"},
+		{"where_not_a_condition", append(base, "--where", "amount"), exitUsage, "text"},
+		{"where_unknown_column", append(base, "--columns", "nope"), exitUsage, "text"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { compareModes(t, local, srv, tc) })
+	}
+	code, _, errs := cli(t, append([]string{"--server", srv.url}, append(base, "--rows")...)...)
+	if code != exitUsage || !strings.Contains(errs, "--rows works only locally") {
+		t.Errorf("--rows through a server: exit %d: %s", code, errs)
+	}
+}
