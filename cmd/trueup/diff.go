@@ -106,6 +106,9 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	if *rows {
 		fmt.Fprintf(e.stderr, "trueup: rows: %d added, %d removed, %d changed, %d duplicate keys\n",
 			res.Rows.Added, res.Rows.Removed, res.Rows.Changed, res.Rows.DuplicateKeys)
+		for _, n := range res.Notes { // what could not be streamed, and why
+			fmt.Fprintf(e.stderr, "trueup: note: %s\n", n)
+		}
 		return diffOutcome(res)
 	}
 	return reportDiff(e, *format, *all, res)
