@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -155,5 +156,39 @@ func TestRowsStreamEveryDifference(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A Rows sink that fails (stdout closed) stops the diff with its error, in one engine and
+// across two, after the rows it took.
+func TestRowsStreamStops(t *testing.T) {
+	duck := sqltest.DuckDB(t)
+	pairs := map[string][2]tsql.Engine{"duckdb": {duck, duck}}
+	if ch := sqltest.ClickHouse(t); ch != nil {
+		pairs["duckdb_to_clickhouse"] = [2]tsql.Engine{duck, ch}
+	}
+	old, new := streamRows(rand.New(rand.NewSource(7)), 300)
+	stopped := errors.New("stdout closed")
+	for name, e := range pairs {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			for i, tb := range []string{"rss_old", "rss_new"} {
+				e[i].DropTable(ctx, tb)
+				load(t, e[i], tb, streamCols, []string{"id", "d", "v", "s"}, [][][]any{old, new}[i])
+			}
+			took := 0
+			_, err := reconcile.Diff(ctx, reconcile.Spec{Old: reconcile.Side{Engine: e[0], Relation: "rss_old"},
+				New: reconcile.Side{Engine: e[1], Relation: "rss_new"}, Key: []string{"id"}, Partition: "d",
+				Rows: func(reconcile.RowLine) error {
+					if took == 3 {
+						return stopped
+					}
+					took++
+					return nil
+				}})
+			if !errors.Is(err, stopped) || took != 3 {
+				t.Errorf("error %v after %d rows, want %v after 3", err, took, stopped)
+			}
+		})
 	}
 }

@@ -98,9 +98,9 @@ type Spec struct {
 	Partitions []string
 	// Rows, when set, receives every differing row as it is found, with no cap: the rows of
 	// removed and added keys, both versions of a changed row, the surplus rows of a duplicate
-	// key, rows with a NULL key one side lacks. Rows are not held for it, except across engines,
-	// where the rows of the differing buckets are matched in memory. An error it returns stops
-	// the diff with that error.
+	// key, rows with a NULL key one side lacks. Rows are not held for it: inside one engine they
+	// come sorted by key, across two both engines' rows come sorted by the portable key hash and
+	// are merged. An error it returns stops the diff with that error.
 	Rows func(RowLine) error
 	// Samples bounds the example rows kept per kind per partition (default 10).
 	Samples int
