@@ -84,6 +84,9 @@ func diff(ctx context.Context, spec Spec) (*Result, error) {
 		pt.Rows = &rows
 		pt.ChangedColumns = df.changed(pd)
 		pd.samples.setPartition(pt.Partition)
+		if p.cross {
+			pd.samples.sortByKey()
+		}
 		if !pd.samples.empty() {
 			s := pd.samples
 			pt.Samples = &s

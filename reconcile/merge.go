@@ -111,3 +111,32 @@ func (p *plan) mergeBuckets(ctx context.Context, df *differ, leaves []bucket) (i
 	df.flush()
 	return n, nil
 }
+
+// sortByKey orders a partition's samples by key, as they come inside one engine: across two
+// they are found in key-hash order, which says nothing to a reader.
+func (s *Samples) sortByKey() {
+	less := func(a, b Fields) bool {
+		for i := range min(len(a), len(b)) {
+			x, y := a[i].Value, b[i].Value
+			if fx, ok := number(x); ok {
+				if fy, ok := number(y); ok {
+					if fx != fy {
+						return fx < fy
+					}
+					continue
+				}
+			}
+			if lessValue(x, y) {
+				return true
+			}
+			if lessValue(y, x) {
+				return false
+			}
+		}
+		return false
+	}
+	sort.SliceStable(s.Added, func(i, j int) bool { return less(s.Added[i].Key, s.Added[j].Key) })
+	sort.SliceStable(s.Removed, func(i, j int) bool { return less(s.Removed[i].Key, s.Removed[j].Key) })
+	sort.SliceStable(s.Changed, func(i, j int) bool { return less(s.Changed[i].Key, s.Changed[j].Key) })
+	sort.SliceStable(s.Duplicates, func(i, j int) bool { return less(s.Duplicates[i].Key, s.Duplicates[j].Key) })
+}
