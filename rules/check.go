@@ -63,6 +63,28 @@ func (c *check) agg(e tsql.Engine, relation string, keys []string, aggs ...aggEx
 	return c.add(&need{engine: e, mode: aggNeed, relation: relation, keys: keys, aggs: aggs})
 }
 
+// scan asks for aggregates of the rule's table, of the rows its where: keeps.
+func (c *check) scan(keys []string, aggs ...aggExpr) *need {
+	return c.add(&need{engine: c.engine, mode: aggNeed, relation: c.rule.Table, where: c.rule.Where, keys: keys, aggs: aggs})
+}
+
+// filtered is the FROM clause of the rule's table's rows (those its where: keeps) for which
+// cond holds: `table WHERE …`.
+func (c *check) filtered(cond string) string {
+	return c.table() + " WHERE " + andWhere(c.rule.Where, cond)
+}
+
+// andWhere joins a rule's where: (may be "") and a condition.
+func andWhere(where, cond string) string {
+	switch {
+	case where == "":
+		return cond
+	case cond == "":
+		return "(" + where + ")"
+	}
+	return "(" + where + ") AND (" + cond + ")"
+}
+
 func (c *check) raw(e tsql.Engine, sql string, limit int) *need {
 	return c.add(&need{engine: e, mode: rawNeed, sql: sql, limit: limit})
 }
@@ -110,6 +132,12 @@ func compile(r *Rule, targets Targets) *check {
 		c.schema()
 	case Custom:
 		c.custom()
+	case AcceptedValues, AcceptedRange, Expression, Pattern:
+		c.rowKind()
+	case NotConstant:
+		c.notConstant()
+	case RowCount:
+		c.rowCount()
 	default:
 		c.err = fmt.Errorf("kind %q cannot run", r.Kind)
 	}

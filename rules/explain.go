@@ -56,6 +56,22 @@ func (r *Rule) Explain() string {
 		return fmt.Sprintf("passes when the newest %s is at most %s old (a date counts as midnight UTC)", r.Column, formatAge(r.MaxAge))
 	case Schema:
 		return fmt.Sprintf("passes when the columns and types of %s match the recorded snapshot", r.Table)
+	case AcceptedValues:
+		return fmt.Sprintf("passes when every non-NULL %s is one of %s; the rows that are not are counted%s by the aggregate scan", r.Column, strings.Join(r.Values, ", "), per)
+	case AcceptedRange:
+		return fmt.Sprintf("passes when every non-NULL %s is within %s; the rows outside are counted%s by the aggregate scan", r.Column, r.rangeText(), per)
+	case Expression:
+		return fmt.Sprintf("passes when %s holds on every row (a row where it is NULL passes); the rows where it is false are counted%s by the aggregate scan", r.Expr, per)
+	case Pattern:
+		verb := "matches"
+		if r.Negate {
+			verb = "does not match"
+		}
+		return fmt.Sprintf("passes when every non-NULL %s %s the regular expression %s (RE2); the rows that do not are counted%s by the aggregate scan", r.Column, verb, r.Regex, per)
+	case NotConstant:
+		return fmt.Sprintf("passes when %s holds more than one distinct non-NULL value%s: the aggregate scan carries its min and max", r.Column, per)
+	case RowCount:
+		return fmt.Sprintf("passes when the row count%s is %s", per, r.countText())
 	case Custom:
 		if _, _, ok := tsql.SimpleFilter(r.Body); ok {
 			return "passes when the SELECT returns no rows; a filter of one relation, it is counted by that relation's aggregate scan when there is one, and its rows are read only when there are some"

@@ -151,6 +151,144 @@ func (p *fieldParser) fill(r *Rule) {
 		r.Threshold = f
 	}
 	r.MaxAge = parsed(p, "max_age", parseAge)
+	p.checks(r)
+}
+
+// checks reads the keys of the row-by-row kinds and the keys every kind that reads a table
+// takes (where:, warn_if:, error_if:).
+func (p *fieldParser) checks(r *Rule) {
+	r.Where = parsed(p, "where", checkedExpression)
+	r.WarnIf = parsed(p, "warn_if", parseThreshold)
+	r.ErrorIf = parsed(p, "error_if", parseThreshold)
+	if v, line, ok := p.get("nulls"); ok {
+		switch v {
+		case "ignore":
+		case "equal":
+			r.NullsEqual = true
+		default:
+			p.bad(line, "nulls %q: want ignore (rows with a NULL in the key are not checked) or equal (NULLs group together)", v)
+		}
+	}
+	r.Values = parsed(p, "values", parseValues)
+	r.Expr = parsed(p, "expression", checkedExpression)
+	if v, line, ok := p.get("regex"); ok {
+		if _, err := regexp.Compile(v); err != nil {
+			p.bad(line, "regex %q: %v", v, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		}
+		r.Regex = v
+	}
+	r.Negate = parsed(p, "negate", parseBool)
+	if _, ok := p.keys["inclusive"]; ok {
+		r.Exclusive = !parsed(p, "inclusive", parseBool)
+	}
+	switch r.Kind {
+	case AcceptedRange:
+		r.Min = parsed(p, "min", checkedExpression)
+		r.Max = parsed(p, "max", checkedExpression)
+		if _, ok := p.keys["min"]; !ok {
+			if _, ok := p.keys["max"]; !ok {
+				p.bad(p.keys["kind"].line, "kind accepted_range needs min:, max: or both")
+			}
+		}
+	case RowCount:
+		count := func(v string) (*int64, error) {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("want a whole number of rows, 0 or more")
+			}
+			return &n, nil
+		}
+		r.MinCount = parsed(p, "min", count)
+		r.MaxCount = parsed(p, "max", count)
+		if r.MinCount == nil && r.MaxCount == nil {
+			if _, ok := p.keys["min"]; !ok {
+				if _, ok := p.keys["max"]; !ok {
+					p.bad(p.keys["kind"].line, "kind row_count needs min:, max: or both")
+				}
+			}
+		}
+		if r.MinCount != nil && r.MaxCount != nil && *r.MaxCount < *r.MinCount {
+			p.bad(p.keys["max"].line, "max %d is below min %d", *r.MaxCount, *r.MinCount)
+		}
+	}
+}
+
+func parseBool(v string) (bool, error) {
+	switch v {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("want true or false")
+}
+
+var thresholdRe = regexp.MustCompile(`^(>=|<=|!=|<>|>|<|=)\s*([0-9]+(?:\.[0-9]+)?)\s*(%?)$`)
+
+// parseThreshold reads a warn_if or error_if: a comparison and a count or a share, `> 10`, `>= 1%`.
+func parseThreshold(v string) (*Threshold, error) {
+	m := thresholdRe.FindStringSubmatch(strings.TrimSpace(v))
+	if m == nil {
+		return nil, fmt.Errorf("want a comparison with a number of violations or a share of the rows checked, such as > 10 or >= 1%%")
+	}
+	t := &Threshold{Op: m[1], Text: v}
+	if t.Op == "<>" {
+		t.Op = "!="
+	}
+	t.Value, _ = strconv.ParseFloat(m[2], 64)
+	if m[3] == "%" {
+		t.Share, t.Value = true, t.Value/100
+	}
+	return t, nil
+}
+
+// parseValues reads accepted values: SQL literals (strings, numbers, true, false), comma-separated.
+func parseValues(v string) ([]string, error) {
+	var out []string
+	var cur []tsql.Token
+	flush := func() error {
+		defer func() { cur = nil }()
+		if len(cur) == 1 && strings.HasPrefix(cur[0].Text, "'") && cur[0].Literal() {
+			out = append(out, cur[0].Text)
+			return nil
+		}
+		var b strings.Builder
+		for _, t := range cur {
+			if t.Literal() || t.Quoted() {
+				return fmt.Errorf("%s is not a literal: want SQL literals separated by commas, such as 'placed', 'shipped', 2", t.Text)
+			}
+			b.WriteString(t.Text)
+		}
+		lit := b.String()
+		if !numberRe.MatchString(lit) && !isBoolWord(lit) {
+			if lit == "" {
+				return fmt.Errorf("an empty value: want SQL literals separated by commas, such as 'placed', 'shipped', 2")
+			}
+			return fmt.Errorf("%s is not a literal: want SQL literals separated by commas, such as 'placed', 'shipped', 2", lit)
+		}
+		out = append(out, lit)
+		return nil
+	}
+	for _, t := range tsql.Lex(v) {
+		if t.Text == "," {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		cur = append(cur, t)
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+var numberRe = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+
+func isBoolWord(s string) bool {
+	s = strings.ToLower(s)
+	return s == "true" || s == "false"
 }
 
 func (p *fieldParser) reference(r *Rule) {

@@ -281,11 +281,27 @@ func (v *validator) rule(r *Rule) {
 		v.column(r, "not_null", r.Table, cols, c)
 	}
 	v.column(r, "dimension", r.Table, cols, r.Dimension)
+	columnOK := r.Column == ""
 	if c, ok := v.column(r, "column", r.Table, cols, r.Column); ok {
+		columnOK = true
 		r.columnType = c.Kind
 		if r.Kind == Freshness && !c.Kind.Temporal() {
 			v.bad(r, "column", "freshness needs a date or timestamp column; %s is %s", r.Column, c.Type)
 		}
+	}
+	if r.Kind == Pattern && r.Column != "" && columnOK && r.columnType != tsql.TypeString {
+		v.bad(r, "column", "pattern needs a text column; %s is %s", r.Column, columnType(cols, r.Column))
+	}
+	whereOK := r.Where == "" || v.boolean(r, "where", e, r.Where)
+	if r.Expr != "" {
+		v.boolean(r, "expression", e, r.Expr)
+	}
+	if cond := violation(d, r); cond != "" && whereOK && columnOK {
+		key := map[Kind]string{AcceptedValues: "values", AcceptedRange: "min", Expression: "expression", Pattern: "regex"}[r.Kind]
+		if key == "min" && r.Min == "" {
+			key = "max"
+		}
+		v.check(r, key, e, "SELECT "+d.CountIf("("+cond+")")+" FROM "+d.QuoteRelation(r.Table))
 	}
 	measureOK := true
 	if r.Measure != "" && partitionOK {
@@ -302,6 +318,29 @@ func (v *validator) rule(r *Rule) {
 	if r.Reference.IsSet() && (measureOK || r.Reference.Measure != "" || r.Reference.Select != "") {
 		v.reference(r)
 	}
+}
+
+// boolean checks that a where: or an expression is a truth value over the rule's table.
+func (v *validator) boolean(r *Rule, key string, e tsql.Engine, expr string) bool {
+	cols, err := e.Describe(v.ctx, "SELECT ("+expr+") AS _tu_b FROM "+e.Dialect().QuoteRelation(r.Table))
+	if err != nil {
+		v.unprepared(r, key, e, err)
+		return false
+	}
+	if len(cols) != 1 || !cols[0].Boolean() {
+		typ := ""
+		if len(cols) == 1 {
+			typ = cols[0].Type
+		}
+		v.bad(r, key, "%s %s is not a true/false condition over %s (it gives %s)", key, expr, r.Table, typ)
+		return false
+	}
+	return true
+}
+
+func columnType(cols []tsql.Column, name string) string {
+	c, _ := findColumn(cols, name)
+	return c.Type
 }
 
 func (v *validator) reference(r *Rule) {

@@ -43,24 +43,36 @@ var commonKeys = []string{"kind", "rule", "description", "severity", "owner", "t
 // kindKeys are the keys each kind takes besides the common ones; required ones come first
 // in requiredKeys.
 var kindKeys = map[Kind][]string{
-	Completeness:  {"table", "partition", "grain", "expect", "reference", "reference_target", "reference_partition", "not_null", "min_rows"},
-	Uniqueness:    {"table", "columns", "partition", "grain"},
-	Totals:        {"table", "partition", "grain", "measure", "reference", "reference_target", "reference_partition", "reference_measure", "tolerance"},
-	Distribution:  {"table", "partition", "grain", "dimension", "measure", "baseline", "threshold"},
-	Relationships: {"table", "column", "parent", "parent_column", "partition", "grain"},
-	Freshness:     {"table", "column", "max_age"},
-	Schema:        {"table"},
-	Custom:        {"partition"},
+	Completeness:   {"table", "partition", "grain", "expect", "reference", "reference_target", "reference_partition", "not_null", "min_rows"},
+	Uniqueness:     {"table", "columns", "partition", "grain"},
+	Totals:         {"table", "partition", "grain", "measure", "reference", "reference_target", "reference_partition", "reference_measure", "tolerance"},
+	Distribution:   {"table", "partition", "grain", "dimension", "measure", "baseline", "threshold"},
+	Relationships:  {"table", "column", "parent", "parent_column", "partition", "grain"},
+	Freshness:      {"table", "column", "max_age"},
+	Schema:         {"table"},
+	Custom:         {"partition"},
+	AcceptedValues: {"table", "column", "values", "partition", "grain", "where"},
+	AcceptedRange:  {"table", "column", "min", "max", "inclusive", "partition", "grain", "where"},
+	Expression:     {"table", "expression", "partition", "grain", "where"},
+	RowCount:       {"table", "min", "max", "partition", "grain", "where"},
+	NotConstant:    {"table", "column", "partition", "grain", "where"},
+	Pattern:        {"table", "column", "regex", "negate", "partition", "grain", "where"},
 }
 
 var requiredKeys = map[Kind][]string{
-	Completeness:  {"table"},
-	Uniqueness:    {"table", "columns"},
-	Totals:        {"table", "partition", "measure"},
-	Distribution:  {"table", "partition", "dimension"},
-	Relationships: {"table", "column", "parent"},
-	Freshness:     {"table", "column", "max_age"},
-	Schema:        {"table"},
+	Completeness:   {"table"},
+	Uniqueness:     {"table", "columns"},
+	Totals:         {"table", "partition", "measure"},
+	Distribution:   {"table", "partition", "dimension"},
+	Relationships:  {"table", "column", "parent"},
+	Freshness:      {"table", "column", "max_age"},
+	Schema:         {"table"},
+	AcceptedValues: {"table", "column", "values"},
+	AcceptedRange:  {"table", "column"},
+	Expression:     {"table", "expression"},
+	RowCount:       {"table"},
+	NotConstant:    {"table", "column"},
+	Pattern:        {"table", "column", "regex"},
 }
 
 var (

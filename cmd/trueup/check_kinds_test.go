@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+)
+
+// itemsWarehouse creates the table items on the engine at url: six rows over three days and
+// one without a day, with one planted problem per kind and NULLs that every kind lets pass.
+//
+//	d           id  status    amount  code   region
+//	2026-07-01   1  placed       10   AB-1   EU
+//	2026-07-01   2  shipped      20   AB-2   EU
+//	2026-07-02   3  lost         30   XY     EU
+//	2026-07-02   4  NULL       NULL   NULL   EU
+//	2026-07-03   5  placed       -5   AB-5   NA
+//	NULL         6  placed       10   AB-6   NA
+func itemsWarehouse(t *testing.T, url string) {
+	t.Helper()
+	ctx := context.Background()
+	e := sqltest.Open(t, url)
+	cols := []tsql.Column{
+		{Name: "d", Kind: tsql.TypeDate, Nullable: true},
+		{Name: "id", Kind: tsql.TypeInt},
+		{Name: "status", Kind: tsql.TypeString, Nullable: true},
+		{Name: "amount", Kind: tsql.TypeFloat, Nullable: true},
+		{Name: "code", Kind: tsql.TypeString, Nullable: true},
+		{Name: "region", Kind: tsql.TypeString},
+	}
+	if err := e.CreateTable(ctx, "items", cols, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	d := func(s string) any { v, _ := time.Parse("2006-01-02", s); return v }
+	rows := [][]any{
+		{d("2026-07-01"), int64(1), "placed", 10.0, "AB-1", "EU"},
+		{d("2026-07-01"), int64(2), "shipped", 20.0, "AB-2", "EU"},
+		{d("2026-07-02"), int64(3), "lost", 30.0, "XY", "EU"},
+		{d("2026-07-02"), int64(4), nil, nil, nil, "EU"},
+		{d("2026-07-03"), int64(5), "placed", -5.0, "AB-5", "NA"},
+		{nil, int64(6), "placed", 10.0, "AB-6", "NA"},
+	}
+	if err := e.Insert(ctx, "items", []string{"d", "id", "status", "amount", "code", "region"}, rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeRules writes rule files under a new folder and returns it.
+func writeRules(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "rules")
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// checkDoc is what trueup check --format json prints.
+type checkDoc struct {
+	Queries int `json:"queries"`
+	Results []struct {
+		Rule              string           `json:"rule"`
+		Severity          string           `json:"severity"`
+		Status            string           `json:"status"`
+		Violations        int64            `json:"violations"`
+		FailingPartitions []string         `json:"failing_partitions"`
+		Sample            []map[string]any `json:"sample"`
+		Message           string           `json:"message"`
+	} `json:"results"`
+}
+
+// checkJSON runs trueup check --format json over rulesDir on the target url.
+func checkJSON(t *testing.T, url, rulesDir string, args ...string) (int, checkDoc, string) {
+	t.Helper()
+	code, out, errs := cli(t, append([]string{"--target", url, "check", "--rules", rulesDir, "--format", "json"}, args...)...)
+	var doc checkDoc
+	if code != exitUsage {
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("exit %d, stdout is not JSON: %v\n%s\nstderr:\n%s", code, err, out, errs)
+		}
+	}
+	return code, doc, errs
+}
+
+type kindOutcome struct {
+	Status     string
+	Violations int64
+	Failing    []string
+}
+
+func kindOutcomes(doc checkDoc) map[string]kindOutcome {
+	out := map[string]kindOutcome{}
+	for _, r := range doc.Results {
+		out[r.Rule] = kindOutcome{r.Status, r.Violations, r.FailingPartitions}
+	}
+	return out
+}
+
+var valueKindRules = map[string]string{
+	"items/values_ok.sql":   "-- kind: accepted_values\n-- table: items\n-- column: status\n-- values: 'placed', 'shipped', 'lost'\n",
+	"items/values_bad.sql":  "-- kind: accepted_values\n-- table: items\n-- column: status\n-- values: 'placed', 'shipped'\n-- partition: d\n",
+	"items/values_num.sql":  "-- kind: accepted_values\n-- table: items\n-- column: id\n-- values: 1, 2, 3, 4, 5\n",
+	"items/range_ok.sql":    "-- kind: accepted_range\n-- table: items\n-- column: amount\n-- min: -10\n-- max: 30\n",
+	"items/range_bad.sql":   "-- kind: accepted_range\n-- table: items\n-- column: amount\n-- min: 0\n",
+	"items/range_excl.sql":  "-- kind: accepted_range\n-- table: items\n-- column: amount\n-- min: 10\n-- max: 30\n-- inclusive: false\n-- partition: d\n",
+	"items/expr_ok.sql":     "-- kind: expression\n-- table: items\n-- expression: amount < 100\n",
+	"items/expr_bad.sql":    "-- kind: expression\n-- table: items\n-- expression: amount > 0 AND id > 0\n-- partition: d\n",
+	"items/pattern_ok.sql":  "-- kind: pattern\n-- table: items\n-- column: code\n-- regex: ^[A-Z]{2}(-\\d+)?$\n",
+	"items/pattern_bad.sql": "-- kind: pattern\n-- table: items\n-- column: code\n-- regex: ^AB-\\d+$\n",
+	"items/pattern_neg.sql": "-- kind: pattern\n-- table: items\n-- column: code\n-- regex: ^X\n-- negate: true\n",
+	"items/const_ok.sql":    "-- kind: not_constant\n-- table: items\n-- column: region\n",
+	"items/const_day.sql":   "-- kind: not_constant\n-- table: items\n-- column: region\n-- partition: d\n",
+	"items/const_null.sql":  "-- kind: not_constant\n-- table: items\n-- column: status\n-- partition: d\n",
+	"items/rows_ok.sql":     "-- kind: row_count\n-- table: items\n-- min: 6\n-- max: 6\n",
+	"items/rows_bad.sql":    "-- kind: row_count\n-- table: items\n-- max: 5\n",
+	"items/rows_day.sql":    "-- kind: row_count\n-- table: items\n-- min: 2\n-- partition: d\n",
+	"items/complete.sql":    "-- kind: completeness\n-- table: items\n-- partition: d\n-- not_null: region\n",
+}
+
+// TestCheckValueKinds: each new kind passes and fails on both engines, NULL values pass, a
+// NULL partition is named NULL, and all of them are counted by one scan of items.
+func TestCheckValueKinds(t *testing.T) {
+	for name, url := range warehouseURLs(t) {
+		t.Run(name, func(t *testing.T) {
+			itemsWarehouse(t, url)
+			dir := writeRules(t, valueKindRules)
+			code, doc, errs := checkJSON(t, url, dir)
+			if code != exitFailed {
+				t.Fatalf("exit %d, want 1\n%s", code, errs)
+			}
+			none := []string{}
+			want := map[string]kindOutcome{
+				"values_ok":   {"pass", 0, none},
+				"values_bad":  {"fail", 1, []string{"2026-07-02"}},
+				"values_num":  {"fail", 1, none},
+				"range_ok":    {"pass", 0, none},
+				"range_bad":   {"fail", 1, none},
+				"range_excl":  {"fail", 4, []string{"NULL", "2026-07-01", "2026-07-02", "2026-07-03"}},
+				"expr_ok":     {"pass", 0, none},
+				"expr_bad":    {"fail", 1, []string{"2026-07-03"}},
+				"pattern_ok":  {"pass", 0, none},
+				"pattern_bad": {"fail", 1, none},
+				"pattern_neg": {"fail", 1, none},
+				"const_ok":    {"pass", 0, none},
+				// every day holds one region; the NULL day too
+				"const_day": {"fail", 4, []string{"NULL", "2026-07-01", "2026-07-02", "2026-07-03"}},
+				// 07-02 holds lost and a NULL: one value; 07-01 two
+				"const_null": {"fail", 3, []string{"NULL", "2026-07-02", "2026-07-03"}},
+				"rows_ok":    {"pass", 0, none},
+				"rows_bad":   {"fail", 1, none},
+				"rows_day":   {"fail", 2, []string{"NULL", "2026-07-03"}},
+				"complete":   {"fail", 1, []string{"NULL"}},
+			}
+			if diff := cmp.Diff(want, kindOutcomes(doc)); diff != "" {
+				for _, r := range doc.Results {
+					if r.Status == "error" {
+						t.Logf("%s: %s", r.Rule, r.Message)
+					}
+				}
+				t.Errorf("outcomes (-want +got):\n%s", diff)
+			}
+			// one scan of items grouped by d carries every count, min, max and row count; the
+			// failing row kinds then read their samples (values_bad, values_num, range_bad,
+			// range_excl, expr_bad, pattern_bad, pattern_neg), and completeness its rows with
+			// a NULL region, as it does for any failure beside missing partitions
+			if doc.Queries != 9 {
+				t.Errorf("queries = %d, want 9", doc.Queries)
+			}
+			samples := map[string][]map[string]any{}
+			messages := map[string]string{}
+			for _, r := range doc.Results {
+				samples[r.Rule], messages[r.Rule] = r.Sample, r.Message
+			}
+			wantSamples := map[string][]map[string]any{
+				"values_bad":  {{"status": "lost", "rows": 1.0}},
+				"pattern_bad": {{"code": "XY", "rows": 1.0}},
+				"rows_bad":    {{"rows": 6.0, "min": nil, "max": 5.0}},
+				"const_null":  {{"partition": "NULL", "status": "placed", "rows": 1.0}, {"partition": "2026-07-02", "status": "lost", "rows": 2.0}, {"partition": "2026-07-03", "status": "placed", "rows": 1.0}},
+			}
+			for rule, w := range wantSamples {
+				if diff := cmp.Diff(w, samples[rule]); diff != "" {
+					t.Errorf("%s sample (-want +got):\n%s", rule, diff)
+				}
+			}
+			if s := samples["range_bad"]; len(s) != 1 || s[0]["id"] != 5.0 {
+				t.Errorf("range_bad sample: %v", s)
+			}
+			wantMessages := map[string]string{
+				"values_bad":  "1 row whose status is not one of 'placed', 'shipped'",
+				"range_excl":  "4 rows whose amount is outside (10, 30) (1 row with a NULL d)",
+				"expr_bad":    "1 row where amount > 0 AND id > 0 is false",
+				"pattern_neg": "1 row whose code matches ^X",
+				"const_ok":    "",
+				"rows_bad":    "items has 6 rows, outside at most 5",
+				"rows_day":    "2 partitions of 4 with a row count outside at least 2",
+			}
+			for rule, w := range wantMessages {
+				if messages[rule] != w {
+					t.Errorf("%s message %q, want %q", rule, messages[rule], w)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckValueKindsRefused: what the new kinds refuse at load, as path:line, exit 2.
+func TestCheckValueKindsRefused(t *testing.T) {
+	for name, url := range warehouseURLs(t) {
+		t.Run(name, func(t *testing.T) {
+			itemsWarehouse(t, url)
+			dir := writeRules(t, map[string]string{
+				"a.sql": "-- kind: accepted_values\n-- table: items\n-- column: status\n-- values: 'a', status\n",
+				"b.sql": "-- kind: pattern\n-- table: items\n-- column: amount\n-- regex: ^1\n",
+				"c.sql": "-- kind: pattern\n-- table: items\n-- column: code\n-- regex: ^(A\n",
+				"d.sql": "-- kind: expression\n-- table: items\n-- expression: amount + 1\n",
+				"e.sql": "-- kind: row_count\n-- table: items\n",
+				"f.sql": "-- kind: accepted_range\n-- table: items\n-- column: amount\n-- min: 1\n-- max: read_csv('x')\n",
+				"g.sql": "-- kind: expression\n-- table: items\n-- expression: nope > 1\n",
+			})
+			code, _, errs := checkJSON(t, url, dir)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want 2\n%s", code, errs)
+			}
+			for _, want := range []string{
+				"a.sql:4: values \"'a', status\": status is not a literal",
+				"b.sql:3: pattern needs a text column; amount is",
+				"c.sql:4: regex \"^(A\": missing closing )",
+				"d.sql:3: expression amount + 1 is not a true/false condition over items",
+				"e.sql:1: kind row_count needs min:, max: or both",
+				"f.sql:5: max \"read_csv('x')\": SQL calls read_csv()",
+				"g.sql:3: expression does not prepare in",
+			} {
+				if !strings.Contains(errs, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, errs)
+				}
+			}
+		})
+	}
+}
+

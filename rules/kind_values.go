@@ -1,0 +1,257 @@
+package rules
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	tsql "trueup/sql"
+)
+
+// The row kinds — accepted_values, accepted_range, expression, pattern — each say which rows
+// violate them as one SQL condition, counted per partition by the relation's fused aggregate
+// scan (count_if); a failing rule then reads a sample of its rows. A row whose value (or whose
+// expression) is NULL passes, as in dbt's accepted_values, accepted_range and
+// expression_is_true. not_constant and row_count ride on the same scan as min and max, and as
+// the row count every scan carries.
+
+// violation is the SQL condition that holds on the rows breaking a row kind's rule.
+func violation(d tsql.Dialect, r *Rule) string {
+	col := d.Quote(r.Column)
+	switch r.Kind {
+	case AcceptedValues:
+		return col + " IS NOT NULL AND " + col + " NOT IN (" + strings.Join(r.Values, ", ") + ")"
+	case AcceptedRange:
+		lo, hi := " < ", " > "
+		if r.Exclusive {
+			lo, hi = " <= ", " >= "
+		}
+		var out []string
+		if r.Min != "" {
+			out = append(out, col+lo+"("+r.Min+")")
+		}
+		if r.Max != "" {
+			out = append(out, col+hi+"("+r.Max+")")
+		}
+		return col + " IS NOT NULL AND (" + strings.Join(out, " OR ") + ")"
+	case Expression:
+		// NOT NULL is NULL, which count_if does not count: a row where it is NULL passes
+		return "NOT (" + r.Expr + ")"
+	case Pattern:
+		re, _ := d.Literal(tsql.String(r.Regex))
+		m := d.Matches(col, re)
+		if r.Negate {
+			return col + " IS NOT NULL AND " + m
+		}
+		return col + " IS NOT NULL AND NOT " + m
+	}
+	return ""
+}
+
+// rowKind compiles accepted_values, accepted_range, expression and pattern.
+func (c *check) rowKind() {
+	r := c.rule
+	cond := violation(c.d, r)
+	main := c.scan(c.partitionKey(), aggExpr{c.d.CountIf("(" + cond + ")"), "sum"})
+	c.judge = func(_ context.Context, j *judgeEnv) verdict {
+		var v verdict
+		p := newPartitions()
+		for _, row := range main.rows {
+			n := tsql.AsInt64(row[len(row)-1])
+			v.violations += n
+			if n > 0 && r.Partition != "" {
+				p.add(row[0])
+			}
+		}
+		v.failing = p.sorted()
+		v.failed = v.violations > 0
+		if !v.failed {
+			return v
+		}
+		v.message = c.rowMessage(v.violations)
+		if nulls := nullPartitionCount(r, main.rows); nulls > 0 {
+			v.message += fmt.Sprintf(" (%s with a NULL %s)", plural(nulls, "row", "rows"), r.Partition)
+		}
+		if r.Kind == AcceptedValues || r.Kind == Pattern {
+			// the offending values with their row counts say more than rows do
+			col := c.d.Quote(r.Column)
+			sample := c.follow("SELECT "+col+", count(*) AS "+countAlias+" FROM "+c.filtered(cond)+
+				" GROUP BY "+col+" ORDER BY "+countAlias+" DESC, "+col, j.sample)
+			c.finish = func(v *verdict) {
+				for _, row := range sample.rows {
+					v.sample = append(v.sample, Row{{r.Column, sampleValue(row[0])}, {"rows", tsql.AsInt64(row[1])}})
+				}
+			}
+			return v
+		}
+		sample := c.follow("SELECT * FROM "+c.filtered(cond), j.sample)
+		c.finish = func(v *verdict) {
+			for _, row := range sample.rows {
+				v.sample = append(v.sample, rowOf(sample.cols, row))
+			}
+		}
+		return v
+	}
+}
+
+// nullPartitionCount is the violations in the group of rows whose partition is NULL.
+func nullPartitionCount(r *Rule, rows [][]any) int64 {
+	if r.Partition == "" {
+		return 0
+	}
+	for _, row := range rows {
+		if row[0] == nil {
+			return tsql.AsInt64(row[2])
+		}
+	}
+	return 0
+}
+
+func (c *check) rowMessage(n int64) string {
+	r := c.rule
+	rows := plural(n, "row", "rows")
+	switch r.Kind {
+	case AcceptedValues:
+		return fmt.Sprintf("%s whose %s is not one of %s", rows, r.Column, strings.Join(r.Values, ", "))
+	case AcceptedRange:
+		return fmt.Sprintf("%s whose %s is outside %s", rows, r.Column, r.rangeText())
+	case Expression:
+		return fmt.Sprintf("%s where %s is false", rows, r.Expr)
+	case Pattern:
+		if r.Negate {
+			return fmt.Sprintf("%s whose %s matches %s", rows, r.Column, r.Regex)
+		}
+		return fmt.Sprintf("%s whose %s does not match %s", rows, r.Column, r.Regex)
+	}
+	return rows
+}
+
+func (r *Rule) rangeText() string {
+	lo, hi := "[", "]"
+	if r.Exclusive {
+		lo, hi = "(", ")"
+	}
+	min, max := r.Min, r.Max
+	if min == "" {
+		min, lo = "-∞", "("
+	}
+	if max == "" {
+		max, hi = "∞", ")"
+	}
+	return lo + min + ", " + max + hi
+}
+
+// notConstant: a column holds more than one distinct value (per partition). As in dbt-utils'
+// not_constant, NULLs are no value: a column of one value and NULLs fails, an all-NULL or
+// empty one passes. The scan carries the column's min and max, which differ exactly when
+// there are two values, and which add up over a wider grouping where count(DISTINCT) would not.
+func (c *check) notConstant() {
+	r := c.rule
+	col := c.d.Quote(r.Column)
+	main := c.scan(c.partitionKey(), aggExpr{"min(" + col + ")", "min"}, aggExpr{"max(" + col + ")", "max"})
+	c.judge = func(_ context.Context, j *judgeEnv) verdict {
+		var v verdict
+		p := newPartitions()
+		var rows []Row
+		for _, row := range main.rows {
+			var part any
+			if r.Partition != "" {
+				part, row = row[0], row[1:]
+			}
+			lo, hi := row[1], row[2]
+			if lo == nil || compareValues(lo, hi) != 0 {
+				continue
+			}
+			v.violations++
+			sample := Row{{r.Column, sampleValue(lo)}, {"rows", tsql.AsInt64(row[0])}}
+			if r.Partition != "" {
+				p.add(part)
+				sample = append(Row{{"partition", partitionText(part)}}, sample...)
+			}
+			rows = append(rows, sample)
+		}
+		v.failing = p.sorted()
+		v.failed = v.violations > 0
+		v.sample = limitSample(byPartition(rows), j.sample)
+		if v.failed {
+			if r.Partition == "" {
+				v.message = fmt.Sprintf("%s holds one value only, %v", r.Column, tsql.AsText(rows[0].Get(r.Column)))
+			} else {
+				v.message = fmt.Sprintf("%s of %d where %s holds one value only", plural(v.violations, "partition", "partitions"), len(main.rows), r.Column)
+			}
+		}
+		return v
+	}
+}
+
+// rowCount: the rows of the table (per partition) are within min and max. A partition that
+// has no rows is not seen, so min: applies to the partitions present.
+func (c *check) rowCount() {
+	r := c.rule
+	main := c.scan(c.partitionKey())
+	c.judge = func(_ context.Context, j *judgeEnv) verdict {
+		var v verdict
+		p := newPartitions()
+		var rows []Row
+		for _, row := range main.rows {
+			var part any
+			if r.Partition != "" {
+				part, row = row[0], row[1:]
+			}
+			n := tsql.AsInt64(row[0])
+			if (r.MinCount == nil || n >= *r.MinCount) && (r.MaxCount == nil || n <= *r.MaxCount) {
+				continue
+			}
+			v.violations++
+			sample := Row{{"rows", n}, {"min", countBound(r.MinCount)}, {"max", countBound(r.MaxCount)}}
+			if r.Partition != "" {
+				p.add(part)
+				sample = append(Row{{"partition", partitionText(part)}}, sample...)
+			}
+			rows = append(rows, sample)
+		}
+		v.failing = p.sorted()
+		v.failed = v.violations > 0
+		v.sample = limitSample(byPartition(rows), j.sample)
+		if v.failed {
+			if r.Partition == "" {
+				v.message = fmt.Sprintf("%s has %s, outside %s", r.Table, plural(tsql.AsInt64(rows[0].Get("rows")), "row", "rows"), r.countText())
+			} else {
+				v.message = fmt.Sprintf("%s of %d with a row count outside %s", plural(v.violations, "partition", "partitions"), len(main.rows), r.countText())
+			}
+		}
+		return v
+	}
+}
+
+// byPartition orders sample rows by their partition, which engines return in any order.
+func byPartition(rows []Row) []Row {
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i].Get("partition"), rows[j].Get("partition")
+		if a == "NULL" || b == "NULL" {
+			return a == "NULL" && b != "NULL"
+		}
+		return compareValues(a, b) < 0
+	})
+	return rows
+}
+
+func countBound(n *int64) any {
+	if n == nil {
+		return nil
+	}
+	return *n
+}
+
+func (r *Rule) countText() string {
+	switch {
+	case r.MinCount != nil && r.MaxCount != nil:
+		return fmt.Sprintf("%d..%d", *r.MinCount, *r.MaxCount)
+	case r.MinCount != nil:
+		return fmt.Sprintf("at least %d", *r.MinCount)
+	case r.MaxCount != nil:
+		return fmt.Sprintf("at most %d", *r.MaxCount)
+	}
+	return "any"
+}
