@@ -160,6 +160,15 @@ func (p *fieldParser) checks(r *Rule) {
 	r.Where = parsed(p, "where", checkedExpression)
 	r.WarnIf = parsed(p, "warn_if", parseThreshold)
 	r.ErrorIf = parsed(p, "error_if", parseThreshold)
+	for _, k := range []string{"warn_if", "error_if"} {
+		t := r.WarnIf
+		if k == "error_if" {
+			t = r.ErrorIf
+		}
+		if t != nil && t.Share && (r.Kind == Custom || r.Kind == Schema) {
+			p.bad(p.keys[k].line, "%s %s: a share needs the rows of a table, and kind %s reads none: give a count", k, t.Text, r.Kind)
+		}
+	}
 	if v, line, ok := p.get("nulls"); ok {
 		switch v {
 		case "ignore":

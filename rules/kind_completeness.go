@@ -21,7 +21,7 @@ func (c *check) completeness(targets Targets) {
 		// than testing every row
 		aggs = append(aggs, aggExpr{"count(" + c.d.Quote(col) + ")", "sum"})
 	}
-	main := c.agg(c.engine, r.Table, c.partitionKey(), aggs...)
+	main := c.scan(c.partitionKey(), aggs...)
 	var ref *need
 	if r.Reference.IsSet() {
 		re, err := c.referenceEngine(targets)
@@ -145,7 +145,7 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 		for _, col := range r.NotNull {
 			conds = append(conds, c.d.Quote(col)+" IS NULL")
 		}
-		nullRows := c.follow("SELECT * FROM "+c.table()+" WHERE "+strings.Join(conds, " OR "), j.sample-len(v.sample))
+		nullRows := c.follow("SELECT * FROM "+c.filtered(strings.Join(conds, " OR ")), j.sample-len(v.sample))
 		c.finish = func(v *verdict) {
 			for _, row := range nullRows.rows {
 				v.sample = append(v.sample, rowOf(nullRows.cols, row))

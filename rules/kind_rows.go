@@ -28,7 +28,10 @@ func (c *check) uniqueness() {
 		notNull = append(notNull, c.d.Quote(col))
 		names = append(names, col)
 	}
-	dup := c.add(&need{mode: dupNeed, relation: r.Table, keys: keys, notNull: notNull, limit: dupCap})
+	if r.NullsEqual {
+		notNull = nil // NULLs group together, as dbt-utils' unique_combination_of_columns
+	}
+	dup := c.add(&need{mode: dupNeed, relation: r.Table, where: r.Where, keys: keys, notNull: notNull, limit: dupCap})
 	sampleCols := append(names, "rows")
 	c.judge = func(_ context.Context, j *judgeEnv) verdict {
 		var v verdict
@@ -44,7 +47,7 @@ func (c *check) uniqueness() {
 		v.failing = parts.sorted()
 		v.violations = int64(len(dup.rows))
 		if dup.truncated {
-			inner := dupSQL(c.d, r.Table, keys, notNull)
+			inner := dupSQL(c.d, r.Table, r.Where, keys, notNull)
 			count := c.follow("SELECT count(*) AS "+countAlias+" FROM ("+inner+") AS _tu_d", 1)
 			var distinct *need
 			if r.Partition != "" {
@@ -73,7 +76,7 @@ func (c *check) uniqueness() {
 }
 
 // dupSQL groups a relation by keys and keeps the groups of more than one row.
-func dupSQL(d tsql.Dialect, relation string, keys, notNull []string) string {
+func dupSQL(d tsql.Dialect, relation, where string, keys, notNull []string) string {
 	var sel, group, conds []string
 	for i, k := range keys {
 		sel = append(sel, k+" AS "+keyAlias(i))
@@ -82,8 +85,11 @@ func dupSQL(d tsql.Dialect, relation string, keys, notNull []string) string {
 	for _, c := range notNull {
 		conds = append(conds, c+" IS NOT NULL")
 	}
-	return "SELECT " + strings.Join(sel, ", ") + ", count(*) AS " + countAlias + " FROM " + d.QuoteRelation(relation) +
-		" WHERE " + strings.Join(conds, " AND ") + " GROUP BY " + strings.Join(group, ", ") + " HAVING count(*) > 1"
+	from := d.QuoteRelation(relation)
+	if w := andWhere(where, strings.Join(conds, " AND ")); w != "" {
+		from += " WHERE " + w
+	}
+	return "SELECT " + strings.Join(sel, ", ") + ", count(*) AS " + countAlias + " FROM " + from + " GROUP BY " + strings.Join(group, ", ") + " HAVING count(*) > 1"
 }
 
 // relationships: every non-NULL value of column exists in the parent's column. When the
@@ -110,7 +116,7 @@ func (c *check) relationships() {
 			sel = append(sel, k+" AS "+keyAlias(i))
 			group = append(group, keyAlias(i))
 		}
-		q := "SELECT " + strings.Join(append(sel, "count(*) AS "+countAlias), ", ") + " FROM " + c.table() + " WHERE " + cond
+		q := "SELECT " + strings.Join(append(sel, "count(*) AS "+countAlias), ", ") + " FROM " + c.filtered(cond)
 		if len(group) > 0 {
 			q += " GROUP BY " + strings.Join(group, ", ")
 		}
@@ -120,14 +126,14 @@ func (c *check) relationships() {
 	orphans := &need{engine: c.engine, mode: rawNeed, sql: antiJoin, limit: dupCap, conditional: true}
 	parent := &need{engine: c.engine, mode: rawNeed, limit: refCap, conditional: true,
 		sql: "SELECT DISTINCT " + pc + " FROM " + c.d.QuoteRelation(r.Parent) + " WHERE " + pc + " IS NOT NULL"}
-	ride := c.add(&need{mode: aggNeed, relation: r.Table, keys: keys, rideOnly: true, with: []*need{parent}, alt: []*need{orphans}})
+	ride := c.add(&need{mode: aggNeed, relation: r.Table, where: r.Where, keys: keys, rideOnly: true, with: []*need{parent}, alt: []*need{orphans}})
 	c.add(parent)
 	c.add(orphans)
 	var span, parentSpan *need
 	if r.columnType == tsql.TypeInt && r.parentType == tsql.TypeInt {
 		parentSpan = c.add(&need{mode: rawNeed, limit: 1, conditional: true,
 			sql: "SELECT min(" + pc + "), max(" + pc + "), " + c.d.DistinctCount(pc) + " FROM " + c.d.QuoteRelation(r.Parent) + " WHERE " + pc + " IS NOT NULL"})
-		span = c.add(&need{mode: aggNeed, relation: r.Table, keys: c.partitionKey(), rideOnly: true, conditional: true,
+		span = c.add(&need{mode: aggNeed, relation: r.Table, where: r.Where, keys: c.partitionKey(), rideOnly: true, conditional: true,
 			aggs: []aggExpr{{"min(" + col + ")", "min"}, {"max(" + col + ")", "max"}},
 			with: []*need{parentSpan}, alt: []*need{orphans}})
 		ride.alt = []*need{span}
@@ -273,7 +279,7 @@ func aliases(n int) []string {
 // counts as midnight UTC of its day. The max rides on the relation's aggregate scan.
 func (c *check) freshness() {
 	r := c.rule
-	main := c.agg(c.engine, r.Table, nil, aggExpr{"max(" + c.d.Quote(r.Column) + ")", "max"})
+	main := c.scan(nil, aggExpr{"max(" + c.d.Quote(r.Column) + ")", "max"})
 	c.judge = func(_ context.Context, j *judgeEnv) verdict {
 		var v verdict
 		if len(main.rows) == 0 || tsql.AsInt64(main.rows[0][0]) == 0 {

@@ -13,7 +13,7 @@ import (
 // (fusable) aggregate, a reference SELECT runs as written.
 func (c *check) totals(targets Targets) {
 	r := c.rule
-	main := c.agg(c.engine, r.Table, c.partitionKey(), aggExpr{r.Measure, rollupOf(r.Measure)})
+	main := c.scan(c.partitionKey(), aggExpr{r.Measure, rollupOf(r.Measure)})
 	re, err := c.referenceEngine(targets)
 	if err != nil {
 		c.err = err

@@ -38,17 +38,17 @@ func sortProblems(ps []Problem) {
 	})
 }
 
-var commonKeys = []string{"kind", "rule", "description", "severity", "owner", "tags", "schedule", "target"}
+var commonKeys = []string{"kind", "rule", "description", "severity", "owner", "tags", "schedule", "target", "warn_if", "error_if"}
 
 // kindKeys are the keys each kind takes besides the common ones; required ones come first
 // in requiredKeys.
 var kindKeys = map[Kind][]string{
-	Completeness:   {"table", "partition", "grain", "expect", "reference", "reference_target", "reference_partition", "not_null", "min_rows"},
-	Uniqueness:     {"table", "columns", "partition", "grain"},
-	Totals:         {"table", "partition", "grain", "measure", "reference", "reference_target", "reference_partition", "reference_measure", "tolerance"},
-	Distribution:   {"table", "partition", "grain", "dimension", "measure", "baseline", "threshold"},
-	Relationships:  {"table", "column", "parent", "parent_column", "partition", "grain"},
-	Freshness:      {"table", "column", "max_age"},
+	Completeness:   {"table", "partition", "grain", "expect", "reference", "reference_target", "reference_partition", "not_null", "min_rows", "where"},
+	Uniqueness:     {"table", "columns", "partition", "grain", "nulls", "where"},
+	Totals:         {"table", "partition", "grain", "measure", "reference", "reference_target", "reference_partition", "reference_measure", "tolerance", "where"},
+	Distribution:   {"table", "partition", "grain", "dimension", "measure", "baseline", "threshold", "where"},
+	Relationships:  {"table", "column", "parent", "parent_column", "partition", "grain", "where"},
+	Freshness:      {"table", "column", "max_age", "where"},
 	Schema:         {"table"},
 	Custom:         {"partition"},
 	AcceptedValues: {"table", "column", "values", "partition", "grain", "where"},

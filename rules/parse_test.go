@@ -155,7 +155,7 @@ SELECT 1
 	}
 	want := []string{
 		"rules/orders/a.sql:1: kind uniqueness needs columns:",
-		"rules/orders/a.sql:3: unknown key colums for kind uniqueness (it takes table, columns, partition, grain)",
+		"rules/orders/a.sql:3: unknown key colums for kind uniqueness (it takes table, columns, partition, grain, nulls, where)",
 		"rules/orders/a.sql:4: severity \"fatal\": want error or warn",
 		"rules/orders/a.sql:5: duplicate key table (first on line 2)",
 		"rules/orders/b.sql:4: measure \"sum(revenue); DROP TABLE x\": a semicolon: want one expression",

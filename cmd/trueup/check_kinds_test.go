@@ -251,3 +251,140 @@ func TestCheckValueKindsRefused(t *testing.T) {
 	}
 }
 
+// pairsTable creates pairs(a, b): keys with NULLs that occur twice.
+func pairsTable(t *testing.T, url string) {
+	t.Helper()
+	e := sqltest.Open(t, url)
+	ctx := context.Background()
+	cols := []tsql.Column{{Name: "a", Kind: tsql.TypeInt, Nullable: true}, {Name: "b", Kind: tsql.TypeString, Nullable: true}}
+	if err := e.CreateTable(ctx, "pairs", cols, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	rows := [][]any{{int64(1), "x"}, {nil, "y"}, {nil, "y"}, {int64(2), nil}, {int64(2), nil}}
+	if err := e.Insert(ctx, "pairs", []string{"a", "b"}, rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var whereRules = map[string]string{
+	// each passes only because where: leaves the offending rows out
+	"items/where_complete.sql": "-- kind: completeness\n-- table: items\n-- partition: d\n-- not_null: status\n-- where: id <> 4 AND d IS NOT NULL\n",
+	"items/where_unique.sql":   "-- kind: uniqueness\n-- table: items\n-- columns: region\n-- where: id >= 4 AND id <= 5\n",
+	"items/where_totals.sql":   "-- kind: totals\n-- table: items\n-- partition: d\n-- measure: sum(amount)\n-- where: region = 'EU'\n-- reference: SELECT d, sum(amount) FROM items WHERE region = 'EU' GROUP BY d\n",
+	"items/where_rel.sql":      "-- kind: relationships\n-- table: items\n-- column: id\n-- parent: pairs\n-- parent_column: a\n-- where: id <= 2\n",
+	"items/where_values.sql":   "-- kind: accepted_values\n-- table: items\n-- column: status\n-- values: 'placed', 'shipped'\n-- where: id <> 3\n",
+	"items/where_rows.sql":     "-- kind: row_count\n-- table: items\n-- max: 2\n-- where: region = 'NA'\n",
+	// and one that fails within the rows where: keeps
+	"items/where_unique_bad.sql": "-- kind: uniqueness\n-- table: items\n-- columns: region\n-- where: id <= 2\n",
+	"items/where_rel_bad.sql":    "-- kind: relationships\n-- table: items\n-- column: id\n-- parent: pairs\n-- parent_column: a\n-- where: id <= 3\n",
+	"items/where_fresh.sql":      "-- kind: freshness\n-- table: items\n-- column: d\n-- max_age: 1d\n-- where: id > 100\n",
+	// NULLs in a key: ignored (the default, as dbt's unique) or grouped (unique_combination_of_columns)
+	"pairs/nulls_ignore.sql": "-- kind: uniqueness\n-- table: pairs\n-- columns: a, b\n",
+	"pairs/nulls_equal.sql":  "-- kind: uniqueness\n-- table: pairs\n-- columns: a, b\n-- nulls: equal\n",
+	// thresholds: range_bad has 1 violation in 6 rows, range_excl 4
+	"items/t_warns.sql":      "-- kind: accepted_range\n-- table: items\n-- column: amount\n-- min: 0\n-- error_if: > 1\n",
+	"items/t_within.sql":     "-- kind: accepted_range\n-- table: items\n-- column: amount\n-- min: 0\n-- error_if: > 1\n-- warn_if: > 1\n",
+	"items/t_share_err.sql":  "-- kind: accepted_range\n-- table: items\n-- column: amount\n-- min: 10\n-- max: 30\n-- inclusive: false\n-- error_if: >= 10%\n",
+	"items/t_share_warn.sql": "-- kind: accepted_range\n-- table: items\n-- column: amount\n-- min: 10\n-- max: 30\n-- inclusive: false\n-- error_if: >= 90%\n-- warn_if: >= 50%\n",
+	"items/t_warn_rule.sql":  "-- kind: accepted_range\n-- table: items\n-- column: amount\n-- min: 0\n-- severity: warn\n-- warn_if: > 5\n",
+}
+
+// TestCheckWhereNullsThresholds: where: narrows every kind that reads a table, nulls: equal
+// groups NULL keys, and warn_if / error_if decide from the count or the share of rows.
+func TestCheckWhereNullsThresholds(t *testing.T) {
+	for name, url := range warehouseURLs(t) {
+		t.Run(name, func(t *testing.T) {
+			itemsWarehouse(t, url)
+			pairsTable(t, url)
+			dir := writeRules(t, whereRules)
+			code, doc, errs := checkJSON(t, url, dir)
+			if code != exitFailed {
+				t.Fatalf("exit %d, want 1\n%s", code, errs)
+			}
+			none := []string{}
+			want := map[string]kindOutcome{
+				"where_complete":   {"pass", 0, none},
+				"where_unique":     {"pass", 0, none},
+				"where_totals":     {"pass", 0, none},
+				"where_rel":        {"pass", 0, none},
+				"where_values":     {"pass", 0, none},
+				"where_rows":       {"pass", 0, none},
+				"where_unique_bad": {"fail", 1, none},
+				"where_rel_bad":    {"fail", 1, none},
+				"where_fresh":      {"fail", 1, none},
+				"nulls_ignore":     {"pass", 0, none},
+				"nulls_equal":      {"fail", 2, none},
+				"t_warns":          {"fail", 1, none},
+				"t_within":         {"pass", 1, none},
+				"t_share_err":      {"fail", 4, none},
+				"t_share_warn":     {"fail", 4, none},
+				"t_warn_rule":      {"pass", 1, none},
+			}
+			if diff := cmp.Diff(want, kindOutcomes(doc)); diff != "" {
+				for _, r := range doc.Results {
+					if r.Status == "error" {
+						t.Logf("%s: %s", r.Rule, r.Message)
+					}
+				}
+				t.Errorf("outcomes (-want +got):\n%s", diff)
+			}
+			severity := map[string]string{}
+			res := map[string]int{}
+			for i, r := range doc.Results {
+				severity[r.Rule], res[r.Rule] = r.Severity, i
+			}
+			for rule, w := range map[string]string{"t_warns": "warn", "t_within": "error", "t_share_err": "error", "t_share_warn": "warn", "t_warn_rule": "warn"} {
+				if severity[rule] != w {
+					t.Errorf("%s severity %s, want %s", rule, severity[rule], w)
+				}
+			}
+			if m := doc.Results[res["t_within"]].Message; m != "1 row whose amount is outside [0, ∞) (within error_if > 1, warn_if > 1)" {
+				t.Errorf("t_within message %q", m)
+			}
+			if s := doc.Results[res["nulls_equal"]].Sample; len(s) != 2 || s[0]["rows"] != 2.0 {
+				t.Errorf("nulls_equal sample %v", s)
+			}
+			if s := doc.Results[res["where_unique_bad"]].Sample; len(s) != 1 || s[0]["region"] != "EU" || s[0]["rows"] != 2.0 {
+				t.Errorf("where_unique_bad sample %v", s)
+			}
+		})
+	}
+}
+
+// TestCheckWhereRefused: where:, nulls:, warn_if and error_if that cannot be used are refused
+// when the rules load, at their line.
+func TestCheckWhereRefused(t *testing.T) {
+	for name, url := range warehouseURLs(t) {
+		t.Run(name, func(t *testing.T) {
+			itemsWarehouse(t, url)
+			dir := writeRules(t, map[string]string{
+				"a.sql": "-- kind: uniqueness\n-- table: items\n-- columns: id\n-- where: amount + 1\n",
+				"b.sql": "-- kind: completeness\n-- table: items\n-- not_null: id\n-- where: id IN (SELECT 1)\n",
+				"c.sql": "-- kind: row_count\n-- table: items\n-- min: 1\n-- where: read_csv('x') IS NULL\n",
+				"d.sql": "-- kind: uniqueness\n-- table: items\n-- columns: id\n-- nulls: distinct\n",
+				"e.sql": "-- kind: uniqueness\n-- table: items\n-- columns: id\n-- warn_if: lots\n",
+				"f.sql": "-- kind: custom\n-- error_if: > 1%\nSELECT * FROM items WHERE id < 0\n",
+				"g.sql": "-- kind: freshness\n-- table: items\n-- column: d\n-- max_age: 1d\n-- where: nope = 1\n",
+				"h.sql": "-- kind: schema\n-- table: items\n-- where: id > 1\n",
+			})
+			code, _, errs := checkJSON(t, url, dir)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want 2\n%s", code, errs)
+			}
+			for _, want := range []string{
+				"a.sql:4: where amount + 1 is not a true/false condition over items",
+				"b.sql:4: where \"id IN (SELECT 1)\": SELECT in an expression",
+				"c.sql:4: where \"read_csv('x') IS NULL\": SQL calls read_csv()",
+				"d.sql:4: nulls \"distinct\": want ignore",
+				"e.sql:4: warn_if \"lots\": want a comparison",
+				"f.sql:2: error_if > 1%: a share needs the rows of a table",
+				"g.sql:5: where does not prepare in",
+				"h.sql:3: unknown key where for kind schema",
+			} {
+				if !strings.Contains(errs, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, errs)
+				}
+			}
+		})
+	}
+}
