@@ -13,8 +13,9 @@ import (
 
 // fieldParser reads typed values out of header keys, reporting bad ones at their line.
 type fieldParser struct {
-	keys map[string]header
-	bad  func(line int, format string, args ...any)
+	keys  map[string]header
+	bad   func(line int, format string, args ...any)
+	first int // the line the rule starts on, for problems of keys it lacks
 }
 
 func (p *fieldParser) get(key string) (string, int, bool) {
@@ -332,10 +333,10 @@ func (p *fieldParser) reference(r *Rule) {
 func (p *fieldParser) body(r *Rule, body string, line int) {
 	if body == "" {
 		if r.Kind == Custom {
-			p.bad(1, "kind custom needs a SELECT after the header returning the violating rows")
+			p.bad(p.first, "kind custom needs a SELECT after the header returning the violating rows")
 		}
 		if _, given := p.keys["reference"]; r.Kind == Totals && !given {
-			p.bad(1, "kind totals needs reference: (a relation or SELECT) or a SELECT after the header")
+			p.bad(p.first, "kind totals needs reference: (a relation or SELECT) or a SELECT after the header")
 		}
 		return
 	}

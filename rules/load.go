@@ -149,7 +149,7 @@ func (v *validator) bad(r *Rule, key string, format string, args ...any) {
 		line = r.Reference.Line
 	}
 	if line == 0 {
-		line = 1
+		line = max(r.first, 1)
 	}
 	v.problems = append(v.problems, Problem{Path: r.Path, Line: line, Msg: fmt.Sprintf(format, args...)})
 }

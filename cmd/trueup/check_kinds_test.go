@@ -388,3 +388,82 @@ func TestCheckWhereRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckSeveralRulesInAFile: a file holds several rules between -- --- lines; each names
+// itself, the first one's table: carries to the rest, and problems point into the right rule.
+func TestCheckSeveralRulesInAFile(t *testing.T) {
+	several := `-- kind: uniqueness
+-- rule: items_id_unique
+-- table: items
+-- columns: id
+-- ---
+-- rule: items_status_values
+-- kind: accepted_values
+-- column: status
+-- values: 'placed', 'shipped'
+-- ---
+-- A plain comment before the header.
+-- rule: items_na_rows
+-- kind: row_count
+-- max: 3
+-- where: region = 'NA'
+-- ---
+-- rule: items_custom
+-- kind: custom
+SELECT * FROM items WHERE id < 0
+-- ---
+`
+	broken := `-- rule: a
+-- kind: uniqueness
+-- table: items
+-- columns: id
+-- ---
+-- kind: not_constant
+-- column: region
+-- ---
+-- rule: c
+-- kind: pattern
+-- column: nope
+-- regex: x
+-- ---
+-- rule: a
+-- kind: expression
+`
+	for name, url := range warehouseURLs(t) {
+		t.Run(name, func(t *testing.T) {
+			itemsWarehouse(t, url)
+			code, doc, errs := checkJSON(t, url, writeRules(t, map[string]string{"items/tests.sql": several}))
+			if code != exitFailed {
+				t.Fatalf("exit %d, want 1\n%s", code, errs)
+			}
+			none := []string{}
+			want := map[string]kindOutcome{
+				"items_id_unique":     {"pass", 0, none},
+				"items_status_values": {"fail", 1, none},
+				"items_na_rows":       {"pass", 0, none},
+				"items_custom":        {"pass", 0, none},
+			}
+			if diff := cmp.Diff(want, kindOutcomes(doc)); diff != "" {
+				t.Errorf("outcomes (-want +got):\n%s", diff)
+			}
+
+			code, _, errs = checkJSON(t, url, writeRules(t, map[string]string{"items/broken.sql": broken}))
+			if code != exitUsage {
+				t.Fatalf("exit %d, want 2\n%s", code, errs)
+			}
+			for _, want := range []string{
+				"items/broken.sql:6: a file of several rules needs rule: in each of them",
+				"items/broken.sql:11: column nope is not a column of items",
+				"items/broken.sql:14: kind expression needs expression:",
+				"items/broken.sql:14: rule a is already defined in ",
+			} {
+				if !strings.Contains(errs, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, errs)
+				}
+			}
+			if strings.Contains(errs, "broken.sql:1:") {
+				t.Errorf("a problem of a later rule is reported at line 1:\n%s", errs)
+			}
+		})
+	}
+}
