@@ -180,7 +180,7 @@ func compile(r *Rule, targets Targets) *check {
 	case NotConstant:
 		c.notConstant()
 	case RowCount:
-		c.rowCount()
+		c.rowCount(targets)
 	default:
 		c.err = fmt.Errorf("kind %q cannot run", r.Kind)
 	}

@@ -202,7 +202,7 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 		w.key("column", col)
 		w.key("values", vals)
 	case "relationships":
-		parent, ok := m.parent(n, model)
+		parent, ok := m.parent(n, model, "to")
 		if !ok {
 			return dbtNode{}, "", fmt.Sprintf("its parent %s is not a model or source of the manifest", kw.str("to"))
 		}
@@ -261,7 +261,18 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 		w.key("column", kw.str("field"))
 		w.key("max_age", age)
 	case "dbt_utils.equal_rowcount", "dbt_utils.fewer_rows_than":
-		reason = "row_count compared with another relation (compare_to) is not supported yet"
+		if len(kw.list("group_by_columns")) > 0 {
+			return dbtNode{}, "", "group_by_columns: row_count compares per partition: (one column), not per group"
+		}
+		other, ok := m.parent(n, model, "compare_model")
+		if !ok {
+			return dbtNode{}, "", fmt.Sprintf("its compare_model %s is not a model or source of the manifest", kw.str("compare_model"))
+		}
+		w.key("kind", "row_count")
+		w.key("compare_to", other.relation())
+		if full == "dbt_utils.fewer_rows_than" {
+			w.key("max", "compare_to")
+		}
 	case "dbt_utils.equality":
 		reason = "equality of two relations is trueup diff's, not a rule yet"
 	default:
@@ -296,8 +307,8 @@ func (m *dbtManifest) node(id string) (dbtNode, bool) {
 }
 
 // parent is the other node a relationships test depends on (to: names it by ref or source).
-func (m *dbtManifest) parent(n dbtNode, model dbtNode) (dbtNode, bool) {
-	to := dbtKwargs(n.TestMetadata.Kwargs).str("to")
+func (m *dbtManifest) parent(n dbtNode, model dbtNode, arg string) (dbtNode, bool) {
+	to := dbtKwargs(n.TestMetadata.Kwargs).str(arg)
 	want := ""
 	if sm := refRe.FindStringSubmatch(to); sm != nil {
 		want = sm[len(sm)-1]

@@ -71,7 +71,7 @@ func (r *Rule) Explain() string {
 	case NotConstant:
 		return fmt.Sprintf("passes when %s holds more than one distinct non-NULL value%s: the aggregate scan carries its min and max", r.Column, per)
 	case RowCount:
-		return fmt.Sprintf("passes when the row count%s is %s", per, r.countText())
+		return fmt.Sprintf("passes when the row count%s is %s", per, r.countText(-1))
 	case Custom:
 		if _, _, ok := tsql.SimpleFilter(r.Body); ok {
 			return "passes when the SELECT returns no rows; a filter of one relation, it is counted by that relation's aggregate scan when there is one, and its rows are read only when there are some"

@@ -188,6 +188,10 @@ func (p *fieldParser) checks(r *Rule) {
 		r.Regex = v
 	}
 	r.Negate = parsed(p, "negate", parseBool)
+	r.GroupBy = p.list("group_by", identRe, "column name")
+	if _, ok := p.keys["allow_future"]; ok {
+		r.NoFuture = !parsed(p, "allow_future", parseBool)
+	}
 	if _, ok := p.keys["inclusive"]; ok {
 		r.Exclusive = !parsed(p, "inclusive", parseBool)
 	}
@@ -201,25 +205,53 @@ func (p *fieldParser) checks(r *Rule) {
 			}
 		}
 	case RowCount:
-		count := func(v string) (*int64, error) {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 0 {
-				return nil, fmt.Errorf("want a whole number of rows, 0 or more")
+		p.rowCount(r)
+	}
+}
+
+// rowCount reads row_count's bounds: numbers of rows, or compare_to (the other relation's
+// count, as dbt-utils' fewer_rows_than is max: compare_to); with compare_to and neither, the
+// counts must be equal (equal_rowcount), within tolerance.
+func (p *fieldParser) rowCount(r *Rule) {
+	if v, line, ok := p.get("compare_to"); ok {
+		if !relationRe.MatchString(v) {
+			p.bad(line, "compare_to %q: want a table or view name (name or schema.name)", v)
+		}
+		r.Reference.Relation, r.Reference.Line = v, line
+	}
+	r.Reference.Target, _, _ = p.get("compare_to_target")
+	count := func(key string) (*int64, bool) {
+		v, line, ok := p.get(key)
+		if !ok {
+			return nil, false
+		}
+		if v == "compare_to" {
+			if r.Reference.Relation == "" {
+				p.bad(line, "%s: compare_to needs compare_to: naming the relation", key)
 			}
-			return &n, nil
+			return nil, true
 		}
-		r.MinCount = parsed(p, "min", count)
-		r.MaxCount = parsed(p, "max", count)
-		if r.MinCount == nil && r.MaxCount == nil {
-			if _, ok := p.keys["min"]; !ok {
-				if _, ok := p.keys["max"]; !ok {
-					p.bad(p.keys["kind"].line, "kind row_count needs min:, max: or both")
-				}
-			}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			p.bad(line, "%s %q: want a whole number of rows, 0 or more, or compare_to", key, v)
+			return nil, false
 		}
-		if r.MinCount != nil && r.MaxCount != nil && *r.MaxCount < *r.MinCount {
-			p.bad(p.keys["max"].line, "max %d is below min %d", *r.MaxCount, *r.MinCount)
+		return &n, false
+	}
+	r.MinCount, r.MinCompare = count("min")
+	r.MaxCount, r.MaxCompare = count("max")
+	_, hasMin := p.keys["min"]
+	_, hasMax := p.keys["max"]
+	if !hasMin && !hasMax && r.Reference.Relation == "" {
+		if _, ok := p.keys["compare_to"]; !ok {
+			p.bad(p.keys["kind"].line, "kind row_count needs min:, max: or compare_to:")
 		}
+	}
+	if r.MinCount != nil && r.MaxCount != nil && *r.MaxCount < *r.MinCount {
+		p.bad(p.keys["max"].line, "max %d is below min %d", *r.MaxCount, *r.MinCount)
+	}
+	if h, ok := p.keys["tolerance"]; ok && r.Reference.Relation == "" {
+		p.bad(h.line, "tolerance applies to a count compared with compare_to:")
 	}
 }
 

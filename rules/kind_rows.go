@@ -64,12 +64,12 @@ func (c *check) uniqueness() {
 					}
 					v.failing = p.sorted()
 				}
-				v.message = fmt.Sprintf("%s occur more than once", plural(v.violations, "key", "keys"))
+				v.message = plural(v.violations, "key occurs", "keys occur") + " more than once"
 			}
 		}
 		v.failed = v.violations > 0
 		if v.failed {
-			v.message = fmt.Sprintf("%s occur more than once", plural(v.violations, "key", "keys"))
+			v.message = plural(v.violations, "key occurs", "keys occur") + " more than once"
 		}
 		return v
 	}
@@ -275,25 +275,76 @@ func aliases(n int) []string {
 	return out
 }
 
-// freshness: the newest value of a date or timestamp column is at most max_age old. A date
-// counts as midnight UTC of its day. The max rides on the relation's aggregate scan.
+// freshness: the newest value of a date or timestamp column is at most max_age old, in the
+// table or in each group of group_by. A date counts as midnight UTC of its day; a value in the
+// future is fresh unless allow_future: false. The max rides on the relation's aggregate scan.
 func (c *check) freshness() {
 	r := c.rule
-	main := c.scan(nil, aggExpr{"max(" + c.d.Quote(r.Column) + ")", "max"})
+	var keys []string
+	for _, g := range r.GroupBy {
+		keys = append(keys, c.d.Quote(g))
+	}
+	main := c.scan(keys, aggExpr{"max(" + c.d.Quote(r.Column) + ")", "max"})
 	c.judge = func(_ context.Context, j *judgeEnv) verdict {
-		var v verdict
-		if len(main.rows) == 0 || tsql.AsInt64(main.rows[0][0]) == 0 {
+		if len(main.rows) == 0 || (len(keys) == 0 && tsql.AsInt64(main.rows[0][0]) == 0) {
 			return verdict{failed: true, violations: 1, message: r.Table + " is empty"}
 		}
-		newest := tsql.AsTime(main.rows[0][1])
-		age := j.now.Sub(newest)
-		v.sample = []Row{{{"newest", sampleValue(main.rows[0][1])}, {"age", formatAge(age)}, {"max_age", formatAge(r.MaxAge)}}}
-		if age > r.MaxAge {
-			v.failed, v.violations = true, 1
-			v.message = fmt.Sprintf("newest %s %s is %s old, more than max_age %s", r.Column, tsql.AsText(main.rows[0][1]), formatAge(age), formatAge(r.MaxAge))
+		var v verdict
+		var stale []Row
+		var problem string
+		for _, row := range main.rows {
+			groups, newest := row[:len(keys)], row[len(keys)+1]
+			sample := Row{}
+			for i, g := range r.GroupBy {
+				sample = append(sample, Field{g, sampleValue(groups[i])})
+			}
+			if newest == nil {
+				v.violations++
+				problem = fmt.Sprintf("%s has no value: it is NULL in every row", r.Column)
+				stale = append(stale, append(sample, Field{"newest", nil}, Field{"age", nil}, Field{"max_age", formatAge(r.MaxAge)}))
+				continue
+			}
+			age := j.now.Sub(tsql.AsTime(newest))
+			sample = append(sample, Field{"newest", sampleValue(newest)}, Field{"age", formatAge(age)}, Field{"max_age", formatAge(r.MaxAge)})
+			switch {
+			case age > r.MaxAge:
+				problem = fmt.Sprintf("newest %s %s is %s old, more than max_age %s", r.Column, tsql.AsText(newest), formatAge(age), formatAge(r.MaxAge))
+			case age < 0 && r.NoFuture:
+				problem = fmt.Sprintf("newest %s %s is in the future (allow_future: false)", r.Column, tsql.AsText(newest))
+			default:
+				if len(keys) == 0 {
+					v.sample = []Row{sample}
+				}
+				continue
+			}
+			v.violations++
+			stale = append(stale, sample)
+		}
+		v.failed = v.violations > 0
+		if !v.failed {
+			return v
+		}
+		sort.SliceStable(stale, func(a, b int) bool { return compareRows(rowValues(stale[a]), rowValues(stale[b])) < 0 })
+		v.sample = limitSample(stale, j.sample)
+		v.message = problem
+		if len(keys) > 0 {
+			future := ""
+			if r.NoFuture {
+				future = " or in the future"
+			}
+			v.message = fmt.Sprintf("%s of %d not fresh: the newest %s is older than max_age %s%s, or there is none",
+				plural(v.violations, "group", "groups"), len(main.rows), r.Column, formatAge(r.MaxAge), future)
 		}
 		return v
 	}
+}
+
+func rowValues(r Row) []any {
+	out := make([]any, len(r))
+	for i, f := range r {
+		out[i] = f.Value
+	}
+	return out
 }
 
 func formatAge(d time.Duration) string {

@@ -80,8 +80,12 @@ func (c *check) judgeTotals(j *judgeEnv, main, ref *need) verdict {
 	v.failed = v.violations > 0
 	v.sample = limitSample(rows, j.sample)
 	if v.failed {
-		v.message = fmt.Sprintf("%s of %d differ from the reference by more than %s",
-			plural(v.violations, "partition", "partitions"), len(parts.vals), r.Tolerance)
+		verb := "differs"
+		if v.violations > 1 {
+			verb = "differ"
+		}
+		v.message = fmt.Sprintf("%s of %d %s from the reference by more than %s",
+			plural(v.violations, "partition", "partitions"), len(parts.vals), verb, r.Tolerance)
 	}
 	return v
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	tsql "trueup/sql"
@@ -185,44 +186,131 @@ func (c *check) notConstant() {
 	}
 }
 
-// rowCount: the rows of the table (per partition) are within min and max. A partition that
-// has no rows is not seen, so min: applies to the partitions present.
-func (c *check) rowCount() {
+// rowCount: the rows of the table (per partition) are within min and max, or compared with
+// another relation's (compare_to, counted by its own scan, which its other rules share). A
+// partition that has no rows on either side is not seen, so min: applies to the partitions
+// present; compared, a partition on one side only counts 0 on the other.
+func (c *check) rowCount(targets Targets) {
 	r := c.rule
 	main := c.scan(c.partitionKey())
+	var other *need
+	if r.Reference.Relation != "" {
+		re, err := c.referenceEngine(targets)
+		if err != nil {
+			c.err = err
+			return
+		}
+		var keys []string
+		if r.Partition != "" {
+			keys = []string{partitionExpr(re.Dialect(), r.Partition, r.refPartType, r.Grain)}
+		}
+		other = c.agg(re, r.Reference.Relation, keys)
+	}
 	c.judge = func(_ context.Context, j *judgeEnv) verdict {
-		var v verdict
-		p := newPartitions()
-		var rows []Row
-		for _, row := range main.rows {
-			var part any
-			if r.Partition != "" {
-				part, row = row[0], row[1:]
+		parts := newPartitions()
+		ours, theirs := map[string]int64{}, map[string]int64{}
+		read := func(n *need, into map[string]int64) {
+			for _, row := range n.rows {
+				var k string
+				if r.Partition != "" {
+					k, row = parts.add(truncValue(row[0], r.Grain)), row[1:]
+				}
+				into[k] += tsql.AsInt64(row[0])
 			}
-			n := tsql.AsInt64(row[0])
-			if (r.MinCount == nil || n >= *r.MinCount) && (r.MaxCount == nil || n <= *r.MaxCount) {
+		}
+		read(main, ours)
+		if other != nil {
+			read(other, theirs)
+		}
+		keys := parts.sorted()
+		if r.Partition == "" {
+			keys = []string{""}
+		}
+		var v verdict
+		var failing []string
+		var rows []Row
+		for _, k := range keys {
+			n, m := ours[k], theirs[k]
+			if r.rowsWithin(n, m) {
 				continue
 			}
 			v.violations++
-			sample := Row{{"rows", n}, {"min", countBound(r.MinCount)}, {"max", countBound(r.MaxCount)}}
+			sample := Row{{"rows", n}}
+			if other != nil {
+				sample = append(sample, Field{r.Reference.Relation, m})
+			} else {
+				sample = append(sample, Field{"min", countBound(r.MinCount)}, Field{"max", countBound(r.MaxCount)})
+			}
 			if r.Partition != "" {
-				p.add(part)
-				sample = append(Row{{"partition", partitionText(part)}}, sample...)
+				failing = append(failing, k)
+				sample = append(Row{{"partition", k}}, sample...)
 			}
 			rows = append(rows, sample)
 		}
-		v.failing = p.sorted()
+		v.failing = failing
 		v.failed = v.violations > 0
-		v.sample = limitSample(byPartition(rows), j.sample)
+		v.sample = limitSample(rows, j.sample)
 		if v.failed {
 			if r.Partition == "" {
-				v.message = fmt.Sprintf("%s has %s, outside %s", r.Table, plural(tsql.AsInt64(rows[0].Get("rows")), "row", "rows"), r.countText())
+				v.message = fmt.Sprintf("%s has %s, outside %s", r.Table, plural(ours[""], "row", "rows"), r.countText(theirs[""]))
 			} else {
-				v.message = fmt.Sprintf("%s of %d with a row count outside %s", plural(v.violations, "partition", "partitions"), len(main.rows), r.countText())
+				v.message = fmt.Sprintf("%s of %d with a row count outside %s", plural(v.violations, "partition", "partitions"), len(keys), r.countText(-1))
 			}
 		}
 		return v
 	}
+}
+
+// rowsWithin reports whether n rows are within the rule's bounds, m being compare_to's count.
+func (r *Rule) rowsWithin(n, m int64) bool {
+	if (r.MinCount != nil && n < *r.MinCount) || (r.MaxCount != nil && n > *r.MaxCount) {
+		return false
+	}
+	if r.Reference.Relation == "" {
+		return true
+	}
+	a, b := float64(n), float64(m)
+	switch {
+	case r.MinCompare || r.MaxCompare:
+		slack := r.Tolerance.Value
+		if r.Tolerance.Relative {
+			slack *= b
+		}
+		return !(r.MinCompare && a < b-slack) && !(r.MaxCompare && a > b+slack)
+	}
+	return r.Tolerance.Allows(a, b)
+}
+
+// countText says the bounds; m is compare_to's count (-1 when it differs by partition).
+func (r *Rule) countText(m int64) string {
+	other := r.Reference.Relation
+	if m >= 0 && other != "" {
+		other = fmt.Sprintf("%s's %d", other, m)
+	}
+	min, max := "", ""
+	switch {
+	case r.MinCompare:
+		min = other
+	case r.MinCount != nil:
+		min = strconv.FormatInt(*r.MinCount, 10)
+	}
+	switch {
+	case r.MaxCompare:
+		max = other
+	case r.MaxCount != nil:
+		max = strconv.FormatInt(*r.MaxCount, 10)
+	}
+	switch {
+	case min != "" && max != "":
+		return min + ".." + max
+	case min != "":
+		return "at least " + min
+	case max != "":
+		return "at most " + max
+	case r.Tolerance.Value > 0:
+		return "equal to " + other + " within " + r.Tolerance.String()
+	}
+	return "equal to " + other
 }
 
 // byPartition orders sample rows by their partition, which engines return in any order.
@@ -244,14 +332,3 @@ func countBound(n *int64) any {
 	return *n
 }
 
-func (r *Rule) countText() string {
-	switch {
-	case r.MinCount != nil && r.MaxCount != nil:
-		return fmt.Sprintf("%d..%d", *r.MinCount, *r.MaxCount)
-	case r.MinCount != nil:
-		return fmt.Sprintf("at least %d", *r.MinCount)
-	case r.MaxCount != nil:
-		return fmt.Sprintf("at most %d", *r.MaxCount)
-	}
-	return "any"
-}

@@ -193,8 +193,11 @@ func (v *validator) relation(r *Rule, key, target, rel string) (tsql.Engine, []t
 	e, err := v.targets.Engine(target)
 	if err != nil {
 		tk := "target"
-		if key == "reference" {
+		switch key {
+		case "reference":
 			tk = "reference_target"
+		case "compare_to":
+			tk = "compare_to_target"
 		}
 		v.bad(r, tk, "%v", err)
 		return nil, nil, false
@@ -281,6 +284,9 @@ func (v *validator) rule(r *Rule) {
 		v.column(r, "not_null", r.Table, cols, c)
 	}
 	v.column(r, "dimension", r.Table, cols, r.Dimension)
+	for _, g := range r.GroupBy {
+		v.column(r, "group_by", r.Table, cols, g)
+	}
 	columnOK := r.Column == ""
 	if c, ok := v.column(r, "column", r.Table, cols, r.Column); ok {
 		columnOK = true
@@ -291,12 +297,11 @@ func (v *validator) rule(r *Rule) {
 	}
 	if r.Kind == Pattern && r.Column != "" && columnOK && r.columnType != tsql.TypeString {
 		v.bad(r, "column", "pattern needs a text column; %s is %s", r.Column, columnType(cols, r.Column))
+		columnOK = false
 	}
 	whereOK := r.Where == "" || v.boolean(r, "where", e, r.Where)
-	if r.Expr != "" {
-		v.boolean(r, "expression", e, r.Expr)
-	}
-	if cond := violation(d, r); cond != "" && whereOK && columnOK {
+	exprOK := r.Expr == "" || v.boolean(r, "expression", e, r.Expr)
+	if cond := violation(d, r); cond != "" && whereOK && exprOK && columnOK {
 		key := map[Kind]string{AcceptedValues: "values", AcceptedRange: "min", Expression: "expression", Pattern: "regex"}[r.Kind]
 		if key == "min" && r.Min == "" {
 			key = "max"
@@ -349,7 +354,11 @@ func (v *validator) reference(r *Rule) {
 	if target == "" {
 		target = r.Target
 	}
-	e, cols, ok := v.relation(r, "reference", target, ref.Relation)
+	key := "reference"
+	if r.Kind == RowCount {
+		key = "compare_to"
+	}
+	e, cols, ok := v.relation(r, key, target, ref.Relation)
 	if !ok {
 		return
 	}
@@ -364,7 +373,11 @@ func (v *validator) reference(r *Rule) {
 	if pcol == "" {
 		pcol = r.Partition
 	}
-	pc, ok := v.column(r, "reference_partition", ref.Relation, cols, pcol)
+	pk := "reference_partition"
+	if r.Kind == RowCount {
+		pk = "partition"
+	}
+	pc, ok := v.column(r, pk, ref.Relation, cols, pcol)
 	if !ok {
 		return
 	}

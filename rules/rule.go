@@ -93,11 +93,15 @@ type Rule struct {
 	Exclusive  bool     // accepted_range: inclusive: false
 	MinCount   *int64   // row_count: nil for no bound
 	MaxCount   *int64   // row_count
+	MinCompare bool     // row_count: min: compare_to
+	MaxCompare bool     // row_count: max: compare_to
 	Expr       string   // expression: a boolean SQL expression over Table
 	Regex      string   // pattern: RE2
 	Negate     bool     // pattern: the values must not match
 	Where      string   // a boolean SQL expression over Table: only its rows are checked
 	NullsEqual bool     // uniqueness: NULLs in the key group together (nulls: equal)
+	GroupBy    []string // freshness: each group's newest value is judged
+	NoFuture   bool     // freshness: a value in the future fails (allow_future: false)
 	WarnIf     *Threshold
 	ErrorIf    *Threshold
 

@@ -239,7 +239,7 @@ func TestCheckValueKindsRefused(t *testing.T) {
 				"b.sql:3: pattern needs a text column; amount is",
 				"c.sql:4: regex \"^(A\": missing closing )",
 				"d.sql:3: expression amount + 1 is not a true/false condition over items",
-				"e.sql:1: kind row_count needs min:, max: or both",
+				"e.sql:1: kind row_count needs min:, max: or compare_to:",
 				"f.sql:5: max \"read_csv('x')\": SQL calls read_csv()",
 				"g.sql:3: expression does not prepare in",
 			} {
@@ -463,6 +463,69 @@ SELECT * FROM items WHERE id < 0
 			}
 			if strings.Contains(errs, "broken.sql:1:") {
 				t.Errorf("a problem of a later rule is reported at line 1:\n%s", errs)
+			}
+		})
+	}
+}
+
+// TestCheckCompareAndGroups: row_count compared with another relation (equal, at most, per
+// partition), and freshness per group with allow_future.
+func TestCheckCompareAndGroups(t *testing.T) {
+	for name, url := range warehouseURLs(t) {
+		t.Run(name, func(t *testing.T) {
+			itemsWarehouse(t, url)
+			pairsTable(t, url)
+			e := sqltest.Open(t, url)
+			ctx := context.Background()
+			// items_copy: items without id 6, the row that has no day
+			if err := e.CreateTableAs(ctx, "items_copy", "", nil, "SELECT * FROM items WHERE id < 6"); err != nil {
+				t.Fatal(err)
+			}
+			dir := writeRules(t, map[string]string{
+				"items/cmp_equal.sql":     "-- kind: row_count\n-- table: items\n-- compare_to: pairs\n",
+				"items/cmp_equal_tol.sql": "-- kind: row_count\n-- table: items\n-- compare_to: pairs\n-- tolerance: 1\n",
+				"items/cmp_fewer.sql":     "-- kind: row_count\n-- table: pairs\n-- max: compare_to\n-- compare_to: items\n",
+				"items/cmp_more.sql":      "-- kind: row_count\n-- table: pairs\n-- min: compare_to\n-- compare_to: items\n",
+				"items/cmp_daily.sql":     "-- kind: row_count\n-- table: items\n-- partition: d\n-- compare_to: items_copy\n",
+				// the newest day of EU is 07-02, of NA 07-03: with a clock far off, every group is stale
+				"items/fresh_groups.sql": "-- kind: freshness\n-- table: items\n-- column: d\n-- max_age: 100000d\n-- group_by: region\n",
+				"items/fresh_stale.sql":  "-- kind: freshness\n-- table: items\n-- column: d\n-- max_age: 1d\n-- group_by: region, status\n-- where: status IS NOT NULL\n",
+				"items/fresh_future.sql": "-- kind: freshness\n-- table: items\n-- column: d\n-- max_age: 1d\n-- allow_future: false\n-- where: d > '2026-07-01'\n",
+			})
+			code, doc, errs := checkJSON(t, url, dir)
+			if code != exitFailed {
+				t.Fatalf("exit %d\n%s", code, errs)
+			}
+			none := []string{}
+			want := map[string]kindOutcome{
+				"cmp_equal":     {"fail", 1, none},
+				"cmp_equal_tol": {"pass", 0, none},
+				"cmp_fewer":     {"pass", 0, none},
+				"cmp_more":      {"fail", 1, none},
+				"cmp_daily":     {"fail", 1, []string{"NULL"}},
+				"fresh_groups":  {"pass", 0, none},
+				"fresh_stale":   {"fail", 4, none},
+				"fresh_future":  {"fail", 1, none},
+			}
+			if diff := cmp.Diff(want, kindOutcomes(doc)); diff != "" {
+				for _, r := range doc.Results {
+					if r.Status == "error" {
+						t.Logf("%s: %s", r.Rule, r.Message)
+					}
+				}
+				t.Errorf("outcomes (-want +got):\n%s", diff)
+			}
+			for _, r := range doc.Results {
+				switch r.Rule {
+				case "cmp_equal":
+					if r.Message != "items has 6 rows, outside equal to pairs's 5" || cmp.Diff([]map[string]any{{"rows": 6.0, "pairs": 5.0}}, r.Sample) != "" {
+						t.Errorf("cmp_equal: %q %v", r.Message, r.Sample)
+					}
+				case "fresh_stale":
+					if len(r.Sample) != 4 || r.Sample[0]["region"] != "EU" || r.Sample[0]["status"] != "lost" {
+						t.Errorf("fresh_stale sample %v", r.Sample)
+					}
+				}
 			}
 		})
 	}

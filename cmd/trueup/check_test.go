@@ -222,7 +222,7 @@ func TestCheckFormats(t *testing.T) {
 		if code != exitFailed {
 			t.Fatalf("exit %d, want 1", code)
 		}
-		for _, want := range []string{"PASS  complete", "FAIL  unique ", "1 key occur more than once", "id=5  rows=2", "2 rules, 1 passed, 1 failed"} {
+		for _, want := range []string{"PASS  complete", "FAIL  unique ", "1 key occurs more than once", "id=5  rows=2", "2 rules, 1 passed, 1 failed"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("text output lacks %q:\n%s", want, out)
 			}
