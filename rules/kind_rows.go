@@ -287,6 +287,9 @@ func (c *check) freshness() {
 	main := c.scan(keys, aggExpr{"max(" + c.d.Quote(r.Column) + ")", "max"})
 	c.judge = func(_ context.Context, j *judgeEnv) verdict {
 		if len(main.rows) == 0 || (len(keys) == 0 && tsql.AsInt64(main.rows[0][0]) == 0) {
+			if r.Where != "" {
+				return verdict{failed: true, violations: 1, message: "no row of " + r.Table + " meets where: " + r.Where}
+			}
 			return verdict{failed: true, violations: 1, message: r.Table + " is empty"}
 		}
 		var v verdict

@@ -331,4 +331,3 @@ func countBound(n *int64) any {
 	}
 	return *n
 }
-

@@ -206,6 +206,7 @@ func TestCheckValueKinds(t *testing.T) {
 				"const_ok":    "",
 				"rows_bad":    "items has 6 rows, outside at most 5",
 				"rows_day":    "2 partitions of 4 with a row count outside at least 2",
+				"complete":    "1 row with a NULL d",
 			}
 			for rule, w := range wantMessages {
 				if messages[rule] != w {
@@ -278,6 +279,8 @@ var whereRules = map[string]string{
 	"items/where_unique_bad.sql": "-- kind: uniqueness\n-- table: items\n-- columns: region\n-- where: id <= 2\n",
 	"items/where_rel_bad.sql":    "-- kind: relationships\n-- table: items\n-- column: id\n-- parent: pairs\n-- parent_column: a\n-- where: id <= 3\n",
 	"items/where_fresh.sql":      "-- kind: freshness\n-- table: items\n-- column: d\n-- max_age: 1d\n-- where: id > 100\n",
+	"items/where_fresh_null.sql": "-- kind: freshness\n-- table: items\n-- column: d\n-- max_age: 1d\n-- where: id = 6\n",
+	"items/totals_bad.sql":       "-- kind: totals\n-- table: items\n-- partition: d\n-- measure: sum(amount)\n-- reference: SELECT d, sum(amount) FROM items WHERE region = 'EU' OR id = 6 GROUP BY d\n",
 	// NULLs in a key: ignored (the default, as dbt's unique) or grouped (unique_combination_of_columns)
 	"pairs/nulls_ignore.sql": "-- kind: uniqueness\n-- table: pairs\n-- columns: a, b\n",
 	"pairs/nulls_equal.sql":  "-- kind: uniqueness\n-- table: pairs\n-- columns: a, b\n-- nulls: equal\n",
@@ -312,6 +315,8 @@ func TestCheckWhereNullsThresholds(t *testing.T) {
 				"where_unique_bad": {"fail", 1, none},
 				"where_rel_bad":    {"fail", 1, none},
 				"where_fresh":      {"fail", 1, none},
+				"where_fresh_null": {"fail", 1, none},
+				"totals_bad":       {"fail", 1, []string{"2026-07-03"}},
 				"nulls_ignore":     {"pass", 0, none},
 				"nulls_equal":      {"fail", 2, none},
 				"t_warns":          {"fail", 1, none},
@@ -340,6 +345,17 @@ func TestCheckWhereNullsThresholds(t *testing.T) {
 			}
 			if m := doc.Results[res["t_within"]].Message; m != "1 row whose amount is outside [0, ∞) (within error_if > 1, warn_if > 1)" {
 				t.Errorf("t_within message %q", m)
+			}
+			for rule, w := range map[string]string{
+				"where_fresh":      "no row of items meets where: id > 100",
+				"where_fresh_null": "d has no value: it is NULL in every row",
+				"totals_bad":       "1 partition of 4 differs from the reference by more than 0 (exact)",
+				"where_unique_bad": "1 key occurs more than once",
+				"nulls_equal":      "2 keys occur more than once",
+			} {
+				if m := doc.Results[res[rule]].Message; m != w {
+					t.Errorf("%s message %q, want %q", rule, m, w)
+				}
 			}
 			if s := doc.Results[res["nulls_equal"]].Sample; len(s) != 2 || s[0]["rows"] != 2.0 {
 				t.Errorf("nulls_equal sample %v", s)
