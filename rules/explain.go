@@ -42,6 +42,15 @@ func (r *Rule) Explain() string {
 		}
 		return fmt.Sprintf("passes when no (%s) occurs twice %s; rows with a NULL key are ignored", strings.Join(r.Columns, ", "), scope)
 	case Totals:
+		if len(r.GroupBy) > 0 {
+			per += " and " + strings.Join(r.GroupBy, ", ")
+			if r.Partition == "" {
+				per = " per " + strings.Join(r.GroupBy, ", ")
+			}
+		}
+		if per == "" {
+			return fmt.Sprintf("passes when %s over the whole table is within %s of the reference", r.Measure, r.Tolerance)
+		}
 		return fmt.Sprintf("passes when %s%s is within %s of the reference, for every partition on either side (a missing one counts as 0)", r.Measure, per, r.Tolerance)
 	case Distribution:
 		return fmt.Sprintf("passes when each %s's share of %s%s stays within %g points of its mean share over the %d partitions before",

@@ -309,9 +309,8 @@ func (v *validator) rule(r *Rule) {
 		v.check(r, key, e, "SELECT "+d.CountIf("("+cond+")")+" FROM "+d.QuoteRelation(r.Table))
 	}
 	measureOK := true
-	if r.Measure != "" && partitionOK {
-		p := partitionExpr(d, r.Partition, r.partitionType, r.Grain)
-		measureOK = v.check(r, "measure", e, "SELECT "+p+", "+r.Measure+" FROM "+d.QuoteRelation(r.Table)+" GROUP BY "+p)
+	if r.Measure != "" && (partitionOK || r.Partition == "") {
+		measureOK = v.check(r, "measure", e, groupedSQL(d, r.Table, r.groupKeys(d, r.Partition, r.partitionType), r.Measure))
 	}
 	if r.Kind == Relationships {
 		if _, pcols, ok := v.relation(r, "parent", r.Target, r.Parent); ok {
@@ -364,8 +363,12 @@ func (v *validator) reference(r *Rule) {
 	}
 	if ref.Select != "" {
 		cols, ok := v.resultColumns(r, "reference", e, ref.Select)
-		if ok && r.Kind == Totals && len(cols) < 2 {
-			v.bad(r, "reference", "the reference SELECT returns %s (%s); want the partition and the value", plural(int64(len(cols)), "column", "columns"), strings.Join(cols, ", "))
+		want := len(r.GroupBy) + 1
+		if r.Partition != "" {
+			want++
+		}
+		if ok && r.Kind == Totals && len(cols) < want {
+			v.bad(r, "reference", "the reference SELECT returns %s (%s); want %s", plural(int64(len(cols)), "column", "columns"), strings.Join(cols, ", "), r.totalsColumns())
 		}
 		return
 	}
@@ -377,20 +380,57 @@ func (v *validator) reference(r *Rule) {
 	if r.Kind == RowCount {
 		pk = "partition"
 	}
-	pc, ok := v.column(r, pk, ref.Relation, cols, pcol)
-	if !ok {
-		return
+	if pcol != "" {
+		pc, ok := v.column(r, pk, ref.Relation, cols, pcol)
+		if !ok {
+			return
+		}
+		r.refPartType = pc.Kind
 	}
-	r.refPartType = pc.Kind
 	if r.Kind == Totals {
 		d := e.Dialect()
-		p := partitionExpr(d, pc.Name, pc.Kind, r.Grain)
 		m := ref.Measure
 		if m == "" {
 			m = r.Measure
 		}
-		v.check(r, "reference", e, "SELECT "+p+", "+m+" FROM "+d.QuoteRelation(ref.Relation)+" GROUP BY "+p)
+		v.check(r, "reference", e, groupedSQL(d, ref.Relation, r.groupKeys(d, pcol, r.refPartType), m))
 	}
+}
+
+// groupKeys are the SQL keys a totals rule compares by in a relation whose partition column is
+// col: the partition (to its grain), then the group_by columns.
+func (r *Rule) groupKeys(d tsql.Dialect, col string, typ tsql.Type) []string {
+	var keys []string
+	if col != "" {
+		keys = append(keys, partitionExpr(d, col, typ, r.Grain))
+	}
+	for _, g := range r.GroupBy {
+		keys = append(keys, d.Quote(g))
+	}
+	return keys
+}
+
+// totalsColumns says what a totals reference SELECT returns, in order.
+func (r *Rule) totalsColumns() string {
+	var cols []string
+	if r.Partition != "" {
+		cols = append(cols, "the partition")
+	}
+	cols = append(cols, r.GroupBy...)
+	if len(cols) == 0 {
+		return "the value"
+	}
+	return strings.Join(cols, ", ") + " and the value"
+}
+
+
+// groupedSQL aggregates a relation by keys (none: the whole relation).
+func groupedSQL(d tsql.Dialect, rel string, keys []string, agg string) string {
+	if len(keys) == 0 {
+		return "SELECT " + agg + " FROM " + d.QuoteRelation(rel)
+	}
+	k := strings.Join(keys, ", ")
+	return "SELECT " + k + ", " + agg + " FROM " + d.QuoteRelation(rel) + " GROUP BY " + k
 }
 
 // partitionExpr is the SQL grouping a relation by partition: the column itself, or its

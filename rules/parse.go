@@ -46,7 +46,7 @@ var commonKeys = []string{"kind", "rule", "description", "severity", "owner", "t
 var kindKeys = map[Kind][]string{
 	Completeness:   {"table", "partition", "grain", "expect", "reference", "reference_target", "reference_partition", "not_null", "min_rows", "where"},
 	Uniqueness:     {"table", "columns", "partition", "grain", "nulls", "where"},
-	Totals:         {"table", "partition", "grain", "measure", "reference", "reference_target", "reference_partition", "reference_measure", "tolerance", "where"},
+	Totals:         {"table", "partition", "grain", "measure", "reference", "reference_target", "reference_partition", "reference_measure", "tolerance", "group_by", "where"},
 	Distribution:   {"table", "partition", "grain", "dimension", "measure", "baseline", "threshold", "where"},
 	Relationships:  {"table", "column", "parent", "parent_column", "partition", "grain", "where"},
 	Freshness:      {"table", "column", "max_age", "group_by", "allow_future", "where"},
@@ -63,7 +63,7 @@ var kindKeys = map[Kind][]string{
 var requiredKeys = map[Kind][]string{
 	Completeness:   {"table"},
 	Uniqueness:     {"table", "columns"},
-	Totals:         {"table", "partition", "measure"},
+	Totals:         {"table", "measure"},
 	Distribution:   {"table", "partition", "dimension"},
 	Relationships:  {"table", "column", "parent"},
 	Freshness:      {"table", "column", "max_age"},

@@ -504,9 +504,13 @@ func TestCheckCompareAndGroups(t *testing.T) {
 				"items/cmp_more.sql":      "-- kind: row_count\n-- table: pairs\n-- min: compare_to\n-- compare_to: items\n",
 				"items/cmp_daily.sql":     "-- kind: row_count\n-- table: items\n-- partition: d\n-- compare_to: items_copy\n",
 				// the newest day of EU is 07-02, of NA 07-03: with a clock far off, every group is stale
-				"items/fresh_groups.sql": "-- kind: freshness\n-- table: items\n-- column: d\n-- max_age: 100000d\n-- group_by: region\n",
-				"items/fresh_stale.sql":  "-- kind: freshness\n-- table: items\n-- column: d\n-- max_age: 1d\n-- group_by: region, status\n-- where: status IS NOT NULL\n",
-				"items/fresh_future.sql": "-- kind: freshness\n-- table: items\n-- column: d\n-- max_age: 1d\n-- allow_future: false\n-- where: d > '2026-07-01'\n",
+				"items/fresh_groups.sql":     "-- kind: freshness\n-- table: items\n-- column: d\n-- max_age: 100000d\n-- group_by: region\n",
+				"items/fresh_stale.sql":      "-- kind: freshness\n-- table: items\n-- column: d\n-- max_age: 1d\n-- group_by: region, status\n-- where: status IS NOT NULL\n",
+				"items/totals_whole.sql":     "-- kind: totals\n-- table: items\n-- measure: sum(amount)\n-- reference: items_copy\n",
+				"items/totals_whole_ok.sql":  "-- kind: totals\n-- table: items\n-- measure: sum(amount)\n-- reference: SELECT 60\n-- tolerance: 10%\n",
+				"items/totals_group.sql":     "-- kind: totals\n-- table: items\n-- partition: d\n-- group_by: region\n-- measure: sum(amount)\n-- reference: items_copy\n",
+				"items/totals_by_region.sql": "-- kind: totals\n-- table: items\n-- group_by: region\n-- measure: count(*)\n-- reference: SELECT region, count(*) FROM items GROUP BY region\n",
+				"items/fresh_future.sql":     "-- kind: freshness\n-- table: items\n-- column: d\n-- max_age: 1d\n-- allow_future: false\n-- where: d > '2026-07-01'\n",
 			})
 			code, doc, errs := checkJSON(t, url, dir)
 			if code != exitFailed {
@@ -514,14 +518,18 @@ func TestCheckCompareAndGroups(t *testing.T) {
 			}
 			none := []string{}
 			want := map[string]kindOutcome{
-				"cmp_equal":     {"fail", 1, none},
-				"cmp_equal_tol": {"pass", 0, none},
-				"cmp_fewer":     {"pass", 0, none},
-				"cmp_more":      {"fail", 1, none},
-				"cmp_daily":     {"fail", 1, []string{"NULL"}},
-				"fresh_groups":  {"pass", 0, none},
-				"fresh_stale":   {"fail", 4, none},
-				"fresh_future":  {"fail", 1, none},
+				"cmp_equal":        {"fail", 1, none},
+				"cmp_equal_tol":    {"pass", 0, none},
+				"cmp_fewer":        {"pass", 0, none},
+				"cmp_more":         {"fail", 1, none},
+				"cmp_daily":        {"fail", 1, []string{"NULL"}},
+				"fresh_groups":     {"pass", 0, none},
+				"fresh_stale":      {"fail", 4, none},
+				"fresh_future":     {"fail", 1, none},
+				"totals_whole":     {"fail", 1, none},
+				"totals_whole_ok":  {"pass", 0, none},
+				"totals_group":     {"fail", 1, []string{"NULL"}},
+				"totals_by_region": {"pass", 0, none},
 			}
 			if diff := cmp.Diff(want, kindOutcomes(doc)); diff != "" {
 				for _, r := range doc.Results {
@@ -536,6 +544,15 @@ func TestCheckCompareAndGroups(t *testing.T) {
 				case "cmp_equal":
 					if r.Message != "items has 6 rows, outside equal to pairs's 5" || cmp.Diff([]map[string]any{{"rows": 6.0, "pairs": 5.0}}, r.Sample) != "" {
 						t.Errorf("cmp_equal: %q %v", r.Message, r.Sample)
+					}
+				case "totals_whole":
+					if r.Message != "sum(amount) is 65, the reference 55: more than 0 (exact) apart" {
+						t.Errorf("totals_whole: %q", r.Message)
+					}
+				case "totals_group":
+					if r.Message != "1 group of 4 differs from the reference by more than 0 (exact)" ||
+						cmp.Diff([]map[string]any{{"partition": "NULL", "region": "NA", "value": 10.0, "reference": nil, "difference": 10.0}}, r.Sample) != "" {
+						t.Errorf("totals_group: %q %v", r.Message, r.Sample)
 					}
 				case "fresh_stale":
 					if len(r.Sample) != 4 || r.Sample[0]["region"] != "EU" || r.Sample[0]["status"] != "lost" {
