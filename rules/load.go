@@ -423,7 +423,6 @@ func (r *Rule) totalsColumns() string {
 	return strings.Join(cols, ", ") + " and the value"
 }
 
-
 // groupedSQL aggregates a relation by keys (none: the whole relation).
 func groupedSQL(d tsql.Dialect, rel string, keys []string, agg string) string {
 	if len(keys) == 0 {
