@@ -64,6 +64,17 @@ func (r *Rule) Explain() string {
 	case Freshness:
 		return fmt.Sprintf("passes when the newest %s is at most %s old (a date counts as midnight UTC)", r.Column, formatAge(r.MaxAge))
 	case Schema:
+		if len(r.Declared) > 0 {
+			order := ""
+			if r.Ordered {
+				order = ", in that order"
+			}
+			names := make([]string, len(r.Declared))
+			for i, c := range r.Declared {
+				names[i] = strings.TrimSpace(c.Name + " " + c.Type)
+			}
+			return fmt.Sprintf("passes when %s has exactly the columns %s%s", r.Table, strings.Join(names, ", "), order)
+		}
 		return fmt.Sprintf("passes when the columns and types of %s match the recorded snapshot", r.Table)
 	case AcceptedValues:
 		return fmt.Sprintf("passes when every non-NULL %s is one of %s; the rows that are not are counted%s by the aggregate scan", r.Column, strings.Join(r.Values, ", "), per)

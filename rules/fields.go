@@ -114,7 +114,12 @@ func (p *fieldParser) fill(r *Rule) {
 			p.bad(line, "grain %q: want day, hour or month", v)
 		}
 	}
-	r.Columns = p.list("columns", identRe, "column name")
+	if r.Kind == Schema {
+		r.Declared = parsed(p, "columns", parseDeclared)
+		r.Ordered = parsed(p, "ordered", parseBool)
+	} else {
+		r.Columns = p.list("columns", identRe, "column name")
+	}
 	r.NotNull = p.list("not_null", identRe, "column name")
 	if v, line, ok := p.get("min_rows"); ok {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -253,6 +258,47 @@ func (p *fieldParser) rowCount(r *Rule) {
 	if h, ok := p.keys["tolerance"]; ok && r.Reference.Relation == "" {
 		p.bad(h.line, "tolerance applies to a count compared with compare_to:")
 	}
+}
+
+// parseDeclared reads a schema rule's columns: `name TYPE, …`, the type optional (a type may
+// hold commas in parentheses, DECIMAL(18,2)).
+func parseDeclared(v string) ([]tsql.Column, error) {
+	var out []tsql.Column
+	seen := map[string]bool{}
+	depth, start := 0, 0
+	add := func(item string) error {
+		item = strings.TrimSpace(item)
+		name, typ, _ := strings.Cut(item, " ")
+		typ = strings.TrimSpace(typ)
+		switch {
+		case !identRe.MatchString(name):
+			return fmt.Errorf("%q is not a column name (want name TYPE, the type optional)", name)
+		case seen[name]:
+			return fmt.Errorf("%s is listed twice", name)
+		}
+		seen[name] = true
+		out = append(out, tsql.Column{Name: name, Type: typ})
+		return nil
+	}
+	for i, ch := range v {
+		switch ch {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				if err := add(v[start:i]); err != nil {
+					return nil, err
+				}
+				start = i + 1
+			}
+		}
+	}
+	if err := add(v[start:]); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func parseBool(v string) (bool, error) {

@@ -50,7 +50,7 @@ var kindKeys = map[Kind][]string{
 	Distribution:   {"table", "partition", "grain", "dimension", "measure", "baseline", "threshold", "where"},
 	Relationships:  {"table", "column", "parent", "parent_column", "partition", "grain", "where"},
 	Freshness:      {"table", "column", "max_age", "group_by", "allow_future", "where"},
-	Schema:         {"table"},
+	Schema:         {"table", "columns", "ordered"},
 	Custom:         {"partition"},
 	AcceptedValues: {"table", "column", "values", "partition", "grain", "where"},
 	AcceptedRange:  {"table", "column", "min", "max", "inclusive", "partition", "grain", "where"},

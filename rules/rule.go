@@ -100,7 +100,9 @@ type Rule struct {
 	Negate     bool     // pattern: the values must not match
 	Where      string   // a boolean SQL expression over Table: only its rows are checked
 	NullsEqual bool     // uniqueness: NULLs in the key group together (nulls: equal)
-	GroupBy    []string // freshness: each group's newest value is judged
+	GroupBy    []string // freshness: each group's newest value is judged; totals: compared per group
+	Declared   []tsql.Column // schema: the columns it must have (Type "" for any type), or none
+	Ordered    bool          // schema: in that order
 	NoFuture   bool     // freshness: a value in the future fails (allow_future: false)
 	WarnIf     *Threshold
 	ErrorIf    *Threshold

@@ -563,3 +563,48 @@ func TestCheckCompareAndGroups(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckSchemaDeclared: a schema rule checks a declared column list (names, types where
+// given, and with ordered: their order) without a snapshot.
+func TestCheckSchemaDeclared(t *testing.T) {
+	idType := map[string]string{"duckdb": "BIGINT", "clickhouse": "Int64"}
+	amountType := map[string]string{"duckdb": "double", "clickhouse": "Float64"} // Nullable(Float64) matches
+	for name, url := range warehouseURLs(t) {
+		t.Run(name, func(t *testing.T) {
+			itemsWarehouse(t, url)
+			dir := writeRules(t, map[string]string{
+				"items/names_ok.sql":  "-- kind: schema\n-- table: items\n-- columns: d, id, status, amount, code, region\n",
+				"items/names_bad.sql": "-- kind: schema\n-- table: items\n-- columns: d, id, status, amount, code, country\n",
+				"items/unordered.sql": "-- kind: schema\n-- table: items\n-- columns: id, d, status, amount, code, region\n",
+				"items/ordered.sql":   "-- kind: schema\n-- table: items\n-- columns: id, d, status, amount, code, region\n-- ordered: true\n",
+				"items/types_ok.sql":  "-- kind: schema\n-- table: items\n-- columns: d, id " + idType[name] + ", status, amount " + amountType[name] + ", code, region\n-- ordered: true\n",
+				"items/types_bad.sql": "-- kind: schema\n-- table: items\n-- columns: d, id DECIMAL(18, 2), status, amount, code, region\n",
+			})
+			code, doc, errs := checkJSON(t, url, dir)
+			if code != exitFailed {
+				t.Fatalf("exit %d\n%s", code, errs)
+			}
+			none := []string{}
+			want := map[string]kindOutcome{
+				"names_ok":  {"pass", 0, none},
+				"names_bad": {"fail", 2, none},
+				"unordered": {"pass", 0, none},
+				"ordered":   {"fail", 2, none},
+				"types_ok":  {"pass", 0, none},
+				"types_bad": {"fail", 1, none},
+			}
+			if diff := cmp.Diff(want, kindOutcomes(doc)); diff != "" {
+				for _, r := range doc.Results {
+					t.Logf("%s: %s %v", r.Rule, r.Message, r.Sample)
+				}
+				t.Errorf("outcomes (-want +got):\n%s", diff)
+			}
+			for _, r := range doc.Results {
+				if r.Rule == "ordered" && (r.Message != "2 columns differ from the declared columns" ||
+					cmp.Diff([]map[string]any{{"column": "d", "change": "moved", "was": 2.0, "now": 1.0}, {"column": "id", "change": "moved", "was": 1.0, "now": 2.0}}, r.Sample) != "") {
+					t.Errorf("ordered: %q %v", r.Message, r.Sample)
+				}
+			}
+		})
+	}
+}
