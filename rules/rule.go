@@ -88,22 +88,22 @@ type Rule struct {
 	Body      string        // custom: the SELECT returning violating rows
 	BodyLine  int
 
-	Values     []string // accepted_values: SQL literals
-	Min, Max   string   // accepted_range: SQL expressions ("" for no bound)
-	Exclusive  bool     // accepted_range: inclusive: false
-	MinCount   *int64   // row_count: nil for no bound
-	MaxCount   *int64   // row_count
-	MinCompare bool     // row_count: min: compare_to
-	MaxCompare bool     // row_count: max: compare_to
-	Expr       string   // expression: a boolean SQL expression over Table
-	Regex      string   // pattern: RE2
-	Negate     bool     // pattern: the values must not match
-	Where      string   // a boolean SQL expression over Table: only its rows are checked
-	NullsEqual bool     // uniqueness: NULLs in the key group together (nulls: equal)
-	GroupBy    []string // freshness: each group's newest value is judged; totals: compared per group
+	Values     []string      // accepted_values: SQL literals
+	Min, Max   string        // accepted_range: SQL expressions ("" for no bound)
+	Exclusive  bool          // accepted_range: inclusive: false
+	MinCount   *int64        // row_count: nil for no bound
+	MaxCount   *int64        // row_count
+	MinCompare bool          // row_count: min: compare_to
+	MaxCompare bool          // row_count: max: compare_to
+	Expr       string        // expression: a boolean SQL expression over Table
+	Regex      string        // pattern: RE2
+	Negate     bool          // pattern: the values must not match
+	Where      string        // a boolean SQL expression over Table: only its rows are checked
+	NullsEqual bool          // uniqueness: NULLs in the key group together (nulls: equal)
+	GroupBy    []string      // freshness: each group's newest value is judged; totals: compared per group
 	Declared   []tsql.Column // schema: the columns it must have (Type "" for any type), or none
 	Ordered    bool          // schema: in that order
-	NoFuture   bool     // freshness: a value in the future fails (allow_future: false)
+	NoFuture   bool          // freshness: a value in the future fails (allow_future: false)
 	WarnIf     *Threshold
 	ErrorIf    *Threshold
 
