@@ -250,9 +250,6 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 		w.key("min", kw.str("min_value"))
 		w.key("max", kw.str("max_value"))
 	case "dbt_utils.recency":
-		if len(kw.list("group_by_columns")) > 0 {
-			return dbtNode{}, "", "group_by_columns: freshness per group is not supported yet"
-		}
 		age, why := dbtAge(kw.str("datepart"), kw.str("interval"))
 		if why != "" {
 			return dbtNode{}, "", why
@@ -260,6 +257,7 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 		w.key("kind", "freshness")
 		w.key("column", kw.str("field"))
 		w.key("max_age", age)
+		w.key("group_by", strings.Join(kw.list("group_by_columns"), ", "))
 	case "dbt_utils.equal_rowcount", "dbt_utils.fewer_rows_than":
 		if len(kw.list("group_by_columns")) > 0 {
 			return dbtNode{}, "", "group_by_columns: row_count compares per partition: (one column), not per group"
