@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/google/go-cmp/cmp"
+
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
@@ -48,4 +50,42 @@ func TestNewKindsAddNoQueries(t *testing.T) {
 			t.Errorf("queries = %d, want 18 as without the new rules", run.Queries)
 		}
 	})
+}
+
+// TestRowCountAcrossTargets compares a DuckDB table's row count with relations in ClickHouse
+// (compare_to_target), per day and in all.
+func TestRowCountAcrossTargets(t *testing.T) {
+	duck := sqltest.DuckDB(t)
+	ch := sqltest.ClickHouse(t)
+	if ch == nil {
+		t.Skip("needs ClickHouse")
+	}
+	loadShop(t, duck)
+	loadShop(t, ch)
+	targets := TargetMap{Default: "duck", Engines: map[string]tsql.Engine{"duck": duck, "ch": ch}}
+	set, err := Load(t.Context(), fstest.MapFS{
+		"same.sql":      {Data: []byte("-- kind: row_count\n-- table: orders\n-- compare_to: orders\n-- compare_to_target: ch\n")},
+		"same_days.sql": {Data: []byte("-- kind: row_count\n-- table: orders\n-- partition: d\n-- compare_to: orders\n-- compare_to_target: ch\n")},
+		"fewer.sql":     {Data: []byte("-- kind: row_count\n-- table: orders\n-- max: compare_to\n-- compare_to: raw\n-- compare_to_target: ch\n")},
+		"days.sql":      {Data: []byte("-- kind: row_count\n-- table: orders\n-- partition: d\n-- compare_to: calendar\n-- compare_to_target: ch\n-- tolerance: 3\n")},
+	}, "rules", targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := NewRunner(targets).Run(t.Context(), set.Rules)
+	none := []string{}
+	want := map[string]outcome{
+		"same":      {StatusPass, 0, none},
+		"same_days": {StatusPass, 0, none},
+		"fewer":     {StatusFail, 1, none}, // 39 orders, 9 raw days
+		// 4 orders a day against one calendar row, within 3; 07-02 has none (1 apart);
+		// 07-06 has 5 and 07-10 6, more than 3 apart
+		"days": {StatusFail, 2, []string{"2026-07-06", "2026-07-10"}},
+	}
+	if diff := cmp.Diff(want, outcomes(run)); diff != "" {
+		for _, r := range run.Results {
+			t.Logf("%s: %s", r.Rule, r.Message)
+		}
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
 }
