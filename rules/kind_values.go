@@ -77,11 +77,30 @@ func (c *check) rowKind() {
 		if r.Kind == AcceptedValues || r.Kind == Pattern {
 			// the offending values with their row counts say more than rows do
 			col := c.d.Quote(r.Column)
-			sample := c.follow("SELECT "+col+", count(*) AS "+countAlias+" FROM "+c.filtered(cond)+
-				" GROUP BY "+col+" ORDER BY "+countAlias+" DESC, "+col, j.sample)
+			limit := j.sample
+			if r.Kind == AcceptedValues {
+				limit = dupCap // their number is the violations, as dbt counts them
+			}
+			rows := v.violations
+			values := c.follow("SELECT "+col+", count(*) AS "+countAlias+" FROM "+c.filtered(cond)+
+				" GROUP BY "+col+" ORDER BY "+countAlias+" DESC, "+col, limit)
 			c.finish = func(v *verdict) {
-				for _, row := range sample.rows {
+				for _, row := range limitRows(values.rows, j.sample) {
 					v.sample = append(v.sample, Row{{r.Column, sampleValue(row[0])}, {"rows", tsql.AsInt64(row[1])}})
+				}
+				if r.Kind != AcceptedValues {
+					return
+				}
+				v.violations = int64(len(values.rows))
+				v.message = c.valuesMessage(v.violations, rows)
+				if values.truncated {
+					distinct := c.follow("SELECT "+c.d.DistinctCount(col)+" FROM "+c.filtered(cond), 1)
+					c.finish = func(v *verdict) {
+						if len(distinct.rows) > 0 {
+							v.violations = tsql.AsInt64(distinct.rows[0][0])
+							v.message = c.valuesMessage(v.violations, rows)
+						}
+					}
 				}
 			}
 			return v
@@ -94,6 +113,24 @@ func (c *check) rowKind() {
 		}
 		return v
 	}
+}
+
+// valuesMessage says how many values of an accepted_values column are not accepted, in how
+// many rows.
+func (c *check) valuesMessage(values, rows int64) string {
+	r := c.rule
+	verb := "is"
+	if values != 1 {
+		verb = "are"
+	}
+	return fmt.Sprintf("%s of %s %s not one of %s (%s)", plural(values, "value", "values"), r.Column, verb, strings.Join(r.Values, ", "), plural(rows, "row", "rows"))
+}
+
+func limitRows(rows [][]any, n int) [][]any {
+	if len(rows) > n {
+		return rows[:n]
+	}
+	return rows
 }
 
 // nullPartitionCount is the violations in the group of rows whose partition is NULL.

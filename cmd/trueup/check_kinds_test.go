@@ -112,6 +112,7 @@ func kindOutcomes(doc checkDoc) map[string]kindOutcome {
 var valueKindRules = map[string]string{
 	"items/values_ok.sql":   "-- kind: accepted_values\n-- table: items\n-- column: status\n-- values: 'placed', 'shipped', 'lost'\n",
 	"items/values_bad.sql":  "-- kind: accepted_values\n-- table: items\n-- column: status\n-- values: 'placed', 'shipped'\n-- partition: d\n",
+	"items/values_rows.sql": "-- kind: accepted_values\n-- table: items\n-- column: status\n-- values: 'shipped', 'lost'\n-- partition: d\n",
 	"items/values_num.sql":  "-- kind: accepted_values\n-- table: items\n-- column: id\n-- values: 1, 2, 3, 4, 5\n",
 	"items/range_ok.sql":    "-- kind: accepted_range\n-- table: items\n-- column: amount\n-- min: -10\n-- max: 30\n",
 	"items/range_bad.sql":   "-- kind: accepted_range\n-- table: items\n-- column: amount\n-- min: 0\n",
@@ -146,6 +147,7 @@ func TestCheckValueKinds(t *testing.T) {
 				"values_ok":   {"pass", 0, none},
 				"values_bad":  {"fail", 1, []string{"2026-07-02"}},
 				"values_num":  {"fail", 1, none},
+				"values_rows": {"fail", 1, []string{"NULL", "2026-07-01", "2026-07-03"}}, // placed, in three rows
 				"range_ok":    {"pass", 0, none},
 				"range_bad":   {"fail", 1, none},
 				"range_excl":  {"fail", 4, []string{"NULL", "2026-07-01", "2026-07-02", "2026-07-03"}},
@@ -173,11 +175,11 @@ func TestCheckValueKinds(t *testing.T) {
 				t.Errorf("outcomes (-want +got):\n%s", diff)
 			}
 			// one scan of items grouped by d carries every count, min, max and row count; the
-			// failing row kinds then read their samples (values_bad, values_num, range_bad,
+			// failing row kinds then read their samples (values_bad, values_rows, values_num, range_bad,
 			// range_excl, expr_bad, pattern_bad, pattern_neg), and completeness its rows with
 			// a NULL region, as it does for any failure beside missing partitions
-			if doc.Queries != 9 {
-				t.Errorf("queries = %d, want 9", doc.Queries)
+			if doc.Queries != 10 {
+				t.Errorf("queries = %d, want 10", doc.Queries)
 			}
 			samples := map[string][]map[string]any{}
 			messages := map[string]string{}
@@ -199,7 +201,8 @@ func TestCheckValueKinds(t *testing.T) {
 				t.Errorf("range_bad sample: %v", s)
 			}
 			wantMessages := map[string]string{
-				"values_bad":  "1 row whose status is not one of 'placed', 'shipped'",
+				"values_bad":  "1 value of status is not one of 'placed', 'shipped' (1 row)",
+				"values_rows": "1 value of status is not one of 'shipped', 'lost' (3 rows)",
 				"range_excl":  "4 rows whose amount is outside (10, 30) (1 row with a NULL d)",
 				"expr_bad":    "1 row where amount > 0 AND id > 0 is false",
 				"pattern_neg": "1 row whose code matches ^X",
