@@ -8,6 +8,24 @@ import (
 
 // Explain says in words how the rule judges the rows its queries return.
 func (r *Rule) Explain() string {
+	s := r.explainKind()
+	if r.Where != "" {
+		s += "; only the rows where " + r.Where + " are checked"
+	}
+	if r.ErrorIf != nil || r.WarnIf != nil {
+		var t []string
+		if r.ErrorIf != nil {
+			t = append(t, "error_if "+r.ErrorIf.Text)
+		}
+		if r.WarnIf != nil {
+			t = append(t, "warn_if "+r.WarnIf.Text)
+		}
+		s += "; the violations decide by " + strings.Join(t, ", ")
+	}
+	return s
+}
+
+func (r *Rule) explainKind() string {
 	per := ""
 	if r.Partition != "" {
 		per = " per " + r.Partition

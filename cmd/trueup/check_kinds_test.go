@@ -360,6 +360,12 @@ func TestCheckWhereNullsThresholds(t *testing.T) {
 					t.Errorf("%s message %q, want %q", rule, m, w)
 				}
 			}
+			code, out, errs := cli(t, "--target", url, "check", "--rules", dir, "--explain", "--rule", "where_unique_bad,t_within")
+			for _, want := range []string{"WHERE (id <= 2)", "only the rows where id <= 2 are checked", "the violations decide by error_if > 1, warn_if > 1"} {
+				if code != exitOK || !strings.Contains(out, want) {
+					t.Errorf("explain (exit %d) lacks %q:\n%s%s", code, want, out, errs)
+				}
+			}
 			if s := doc.Results[res["nulls_equal"]].Sample; len(s) != 2 || s[0]["rows"] != 2.0 {
 				t.Errorf("nulls_equal sample %v", s)
 			}
