@@ -89,3 +89,37 @@ func TestRowCountAcrossTargets(t *testing.T) {
 		t.Errorf("outcomes (-want +got):\n%s", diff)
 	}
 }
+
+// TestSchemaSnapshotOrdered: a snapshot rule with ordered: true fails when the same columns
+// come back in another order; without it, the order does not matter.
+func TestSchemaSnapshotOrdered(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := t.Context()
+		cols := []tsql.Column{{Name: "a", Kind: tsql.TypeInt}, {Name: "b", Kind: tsql.TypeString}}
+		if err := e.CreateTable(ctx, "dims", cols, "", nil); err != nil {
+			t.Fatal(err)
+		}
+		set, targets := loadSet(t, e, fstest.MapFS{
+			"ordered.sql":   {Data: []byte("-- kind: schema\n-- table: dims\n-- ordered: true\n")},
+			"unordered.sql": {Data: []byte("-- kind: schema\n-- table: dims\n")},
+		})
+		runner := NewRunner(targets, WithSchemaStore(&memSchemas{snap: map[string][]tsql.Column{}}))
+		if run := runner.Run(ctx, set.Rules); run.Failed() {
+			t.Fatalf("first run records: %+v", run.Results)
+		}
+		if err := e.DropTable(ctx, "dims"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.CreateTable(ctx, "dims", []tsql.Column{cols[1], cols[0]}, "", nil); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]outcome{}
+		for _, r := range runner.Run(ctx, set.Rules).Results {
+			got[r.Rule] = outcome{r.Status, r.Violations, r.FailingPartitions}
+		}
+		want := map[string]outcome{"ordered": {StatusFail, 2, []string{}}, "unordered": {StatusPass, 0, []string{}}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("after reordering (-want +got):\n%s", diff)
+		}
+	})
+}
