@@ -299,7 +299,9 @@ func (v *validator) rule(r *Rule) {
 		v.bad(r, "column", "pattern needs a text column; %s is %s", r.Column, columnType(cols, r.Column))
 		columnOK = false
 	}
-	whereOK := r.Where == "" || v.boolean(r, "where", e, r.Where)
+	// a condition on rows, not on groups: an aggregate passes as a truth value but not in WHERE
+	whereOK := r.Where == "" || (v.boolean(r, "where", e, r.Where) &&
+		v.check(r, "where", e, "SELECT count(*) FROM "+d.QuoteRelation(r.Table)+" WHERE "+andWhere(r.Where, "")))
 	exprOK := r.Expr == "" || v.boolean(r, "expression", e, r.Expr)
 	if cond := violation(d, r); cond != "" && whereOK && exprOK && columnOK {
 		key := map[Kind]string{AcceptedValues: "values", AcceptedRange: "min", Expression: "expression", Pattern: "regex"}[r.Kind]

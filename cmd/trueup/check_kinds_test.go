@@ -233,6 +233,7 @@ func TestCheckValueKindsRefused(t *testing.T) {
 				"e.sql": "-- kind: row_count\n-- table: items\n",
 				"f.sql": "-- kind: accepted_range\n-- table: items\n-- column: amount\n-- min: 1\n-- max: read_csv('x')\n",
 				"g.sql": "-- kind: expression\n-- table: items\n-- expression: nope > 1\n",
+				"h.sql": "-- kind: expression\n-- table: items\n-- expression: sum(amount) > 0\n",
 			})
 			code, _, errs := checkJSON(t, url, dir)
 			if code != exitUsage {
@@ -246,6 +247,7 @@ func TestCheckValueKindsRefused(t *testing.T) {
 				"e.sql:1: kind row_count needs min:, max: or compare_to:",
 				"f.sql:5: max \"read_csv('x')\": SQL calls read_csv()",
 				"g.sql:3: expression does not prepare in",
+				"h.sql:3: expression does not prepare in",
 			} {
 				if !strings.Contains(errs, want) {
 					t.Errorf("stderr lacks %q:\n%s", want, errs)
@@ -391,6 +393,7 @@ func TestCheckWhereRefused(t *testing.T) {
 				"f.sql": "-- kind: custom\n-- error_if: > 1%\nSELECT * FROM items WHERE id < 0\n",
 				"g.sql": "-- kind: freshness\n-- table: items\n-- column: d\n-- max_age: 1d\n-- where: nope = 1\n",
 				"h.sql": "-- kind: schema\n-- table: items\n-- where: id > 1\n",
+				"i.sql": "-- kind: uniqueness\n-- table: items\n-- columns: id\n-- where: sum(id) > 1\n",
 			})
 			code, _, errs := checkJSON(t, url, dir)
 			if code != exitUsage {
@@ -405,6 +408,7 @@ func TestCheckWhereRefused(t *testing.T) {
 				"f.sql:2: error_if > 1%: a share needs the rows of a table",
 				"g.sql:5: where does not prepare in",
 				"h.sql:3: unknown key where for kind schema",
+				"i.sql:4: where does not prepare in",
 			} {
 				if !strings.Contains(errs, want) {
 					t.Errorf("stderr lacks %q:\n%s", want, errs)
