@@ -362,6 +362,15 @@ func TestCheckWhereNullsThresholds(t *testing.T) {
 					t.Errorf("%s message %q, want %q", rule, m, w)
 				}
 			}
+			_, text, _ := cli(t, "--target", url, "check", "--rules", dir, "--rule", "t_within,t_warns")
+			for _, want := range []string{
+				"PASS  t_within                         accepted_range  1 row whose amount is outside [0, ∞) (within error_if > 1, warn_if > 1)",
+				"WARN  t_warns                          accepted_range  1 row whose amount is outside [0, ∞)",
+			} {
+				if !strings.Contains(text, want) {
+					t.Errorf("text output lacks %q:\n%s", want, text)
+				}
+			}
 			code, out, errs := cli(t, "--target", url, "check", "--rules", dir, "--explain", "--rule", "where_unique_bad,t_within")
 			for _, want := range []string{"WHERE (id <= 2)", "only the rows where id <= 2 are checked", "the violations decide by error_if > 1, warn_if > 1"} {
 				if code != exitOK || !strings.Contains(out, want) {
