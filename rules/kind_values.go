@@ -70,8 +70,10 @@ func (c *check) rowKind() {
 		if !v.failed {
 			return v
 		}
+		// the rows without a partition are named: no partition says where they are
+		nulls := nullPartitionCount(r, main.rows)
 		v.message = c.rowMessage(v.violations)
-		if nulls := nullPartitionCount(r, main.rows); nulls > 0 {
+		if nulls > 0 {
 			v.message += fmt.Sprintf(" (%s with a NULL %s)", plural(nulls, "row", "rows"), r.Partition)
 		}
 		if r.Kind == AcceptedValues || r.Kind == Pattern {
@@ -92,13 +94,13 @@ func (c *check) rowKind() {
 					return
 				}
 				v.violations = int64(len(values.rows))
-				v.message = c.valuesMessage(v.violations, rows)
+				v.message = c.valuesMessage(v.violations, rows, nulls)
 				if values.truncated {
 					distinct := c.follow("SELECT "+c.d.DistinctCount(col)+" FROM "+c.filtered(cond), 1)
 					c.finish = func(v *verdict) {
 						if len(distinct.rows) > 0 {
 							v.violations = tsql.AsInt64(distinct.rows[0][0])
-							v.message = c.valuesMessage(v.violations, rows)
+							v.message = c.valuesMessage(v.violations, rows, nulls)
 						}
 					}
 				}
@@ -116,14 +118,18 @@ func (c *check) rowKind() {
 }
 
 // valuesMessage says how many values of an accepted_values column are not accepted, in how
-// many rows.
-func (c *check) valuesMessage(values, rows int64) string {
+// many rows (and how many of those have no partition).
+func (c *check) valuesMessage(values, rows, nulls int64) string {
 	r := c.rule
 	verb := "is"
 	if values != 1 {
 		verb = "are"
 	}
-	return fmt.Sprintf("%s of %s %s not one of %s (%s)", plural(values, "value", "values"), r.Column, verb, strings.Join(r.Values, ", "), plural(rows, "row", "rows"))
+	where := plural(rows, "row", "rows")
+	if nulls > 0 {
+		where += fmt.Sprintf(", %d with a NULL %s", nulls, r.Partition)
+	}
+	return fmt.Sprintf("%s of %s %s not one of %s (%s)", plural(values, "value", "values"), r.Column, verb, strings.Join(r.Values, ", "), where)
 }
 
 func limitRows(rows [][]any, n int) [][]any {

@@ -202,7 +202,7 @@ func TestCheckValueKinds(t *testing.T) {
 			}
 			wantMessages := map[string]string{
 				"values_bad":  "1 value of status is not one of 'placed', 'shipped' (1 row)",
-				"values_rows": "1 value of status is not one of 'shipped', 'lost' (3 rows)",
+				"values_rows": "1 value of status is not one of 'shipped', 'lost' (3 rows, 1 with a NULL d)",
 				"range_excl":  "4 rows whose amount is outside (10, 30) (1 row with a NULL d)",
 				"expr_bad":    "1 row where amount > 0 AND id > 0 is false",
 				"pattern_neg": "1 row whose code matches ^X",
