@@ -393,6 +393,9 @@ func (chDialect) TruncTime(x, grain string) string {
 
 func (chDialect) DistinctCount(x string) string { return "uniqExact(" + x + ")" }
 func (chDialect) CountIf(c string) string       { return "countIf(" + c + ")" }
+
+// Matches: match() searches with RE2, as DuckDB's regexp_matches does.
+func (chDialect) Matches(x, pattern string) string { return "match(" + x + ", " + pattern + ")" }
 func (chDialect) NullSafeEqual(a, b string) string {
 	return "(ifNull(" + a + " = " + b + ", 0) OR (isNull(" + a + ") AND isNull(" + b + ")))"
 }

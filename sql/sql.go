@@ -71,6 +71,12 @@ type Column struct {
 // own (ClickHouse: Nullable(Nothing)) and goes into a column of any type.
 func (c Column) UntypedNull() bool { return strings.Contains(c.Type, "Nothing") }
 
+// Boolean reports whether the column holds truth values: BOOLEAN, or ClickHouse's UInt8, which
+// its comparisons and logical functions return (old servers have no Bool type).
+func (c Column) Boolean() bool {
+	return c.Kind == TypeBool || BaseType(c.Type) == "UInt8"
+}
+
 // Relation is a table or a view in a target.
 type Relation struct {
 	Name string
@@ -291,6 +297,9 @@ type Dialect interface {
 	DistinctCount(expr string) string
 	// CountIf counts rows where cond holds.
 	CountIf(cond string) string
+	// Matches is true where the text expression contains a match of the RE2 pattern, an SQL
+	// string literal (Literal renders it); NULL stays NULL.
+	Matches(expr, pattern string) string
 	// NullSafeEqual compares two expressions with NULL equal to NULL.
 	NullSafeEqual(a, b string) string
 	// Materialize names a subquery a statement reads more than once, so the engine computes it

@@ -49,6 +49,7 @@ func commands() []command {
 		{"demo", "write the demo project and warehouse, then serve it", runDemo},
 		{"init", "make a project here: trueup.yaml, rules/, backfills/, exposures/; --target lists what it holds", runInit},
 		{"check", "run the project's rules once and report (text, json or junit)", runCheck},
+		{"import", "write rule files from another tool's tests: import dbt PATH/target/manifest.json [--out rules/]", runImport},
 		{"backfill", "plan, dry-run, run, resume, cancel and verify backfills", runBackfill},
 		{"run", "run a backfill's transform as the pipeline: its latest (or given) windows into the live version", runPipeline},
 		{"notice", "list, show, announce, withdraw and complete change notices; deliver the outbox", runNotice},
