@@ -744,7 +744,7 @@ func Hold(ctx context.Context, l *ledger.Ledger, target string, tables []string,
 	s := &Service{target: target, ledger: l, locks: locksOf(l, target)}
 	deadline := time.Now().Add(wait)
 	for {
-		_, unlock, err := s.lock(tables, actor, "write")
+		_, unlock, err := s.tryLock(tables, actor, kindWrite)
 		if err == nil {
 			return unlock, nil
 		}

@@ -50,7 +50,27 @@ type holder struct {
 // lock takes every table or none, without waiting: one swap, rollback or retirement per logical
 // table at a time, across every Service of the process on the same ledger and target (locksOf).
 // An intent's view_locks rows record the same in the ledger, for recovery and for the pages.
+//
+// A writer inside trueup (Hold: trueup run) holds a table only while it writes a few partitions:
+// a publish waits for it, up to writerWait, rather than being refused.
 func (s *Service) lock(tables []string, actor, kind string) (*holder, func(), error) {
+	for deadline := time.Now().Add(writerWait); ; time.Sleep(20 * time.Millisecond) {
+		h, unlock, err := s.tryLock(tables, actor, kind)
+		var ce *ConflictError
+		if err == nil || !errors.As(err, &ce) || ce.Kind != kindWrite || time.Now().After(deadline) {
+			return h, unlock, err
+		}
+	}
+}
+
+// writerWait bounds how long a publish waits for a writer holding its tables (see lock).
+const writerWait = 30 * time.Second
+
+// kindWrite is the holder kind of a writer inside trueup (Hold).
+const kindWrite = "write"
+
+// tryLock is lock without waiting.
+func (s *Service) tryLock(tables []string, actor, kind string) (*holder, func(), error) {
 	s.locks.mu.Lock()
 	defer s.locks.mu.Unlock()
 	for _, t := range tables {

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	tsql "trueup/sql"
 )
@@ -68,5 +70,72 @@ func TestRunIsThePipeline(t *testing.T) {
 	code, out, errs = cli(t, "--server", srv.url, "run", "fix_dedup_bug", "--window", "2026-09-02")
 	if code != 0 || !strings.Contains(out, "fix_dedup_bug 2026-09-02: 4 rows into orders__v2") {
 		t.Fatalf("run --server: exit %d: %s %s", code, out, errs)
+	}
+}
+
+// TestPipelineThroughTheServerDuringSwaps: the way a DuckDB warehouse is written while trueup
+// serves it — trueup run --server, a window at a time — goes on while swaps and rollbacks of the
+// table run through the same server. Every swap waits for the write in progress instead of
+// failing, and after the writer stops and one catch-up, readers see every order it wrote once.
+func TestPipelineThroughTheServerDuringSwaps(t *testing.T) {
+	dir := demoDir(t)
+	if code, out, errs := cli(t, "--config", filepath.Join(dir, "trueup.yaml"), "backfill", "run", "fix_dedup_bug"); code != 0 {
+		t.Fatalf("backfill run: exit %d: %s %s", code, out, errs)
+	}
+	sd := serveDemo(t, dir)
+	e := sd.a.Targets["warehouse"]
+	ctx := context.Background()
+	stop := make(chan struct{})
+	written, windows := 0, 0
+	var writeErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for k := 0; ; k++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			day := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, k).Format("2006-01-02")
+			q := fmt.Sprintf(`INSERT INTO orders_raw SELECT event_id + %[1]d, order_id + %[1]d, CAST('%[2]s' AS DATE), ordered_at, customer_id, region, amount, 0
+				FROM orders_raw WHERE order_date = CAST('2026-08-31' AS DATE) ORDER BY event_id LIMIT 3`, 1_000_000_000+10*k, day)
+			if err := e.Exec(ctx, q); err != nil {
+				writeErr = err
+				return
+			}
+			var out, errb bytes.Buffer
+			if code := run(ctx, []string{"--server", sd.url, "run", "fix_dedup_bug", "--window", day}, &out, &errb); code != 0 {
+				writeErr = fmt.Errorf("run %s: exit %d: %s", day, code, errb.String())
+				return
+			}
+			written += 3
+			windows++
+		}
+	}()
+	for cycle := 0; cycle < 10; cycle++ {
+		if code, out, errs := cli(t, "--server", sd.url, "swap", "orders", "--to", "v2", "--reason", "cycle"); code != 0 {
+			t.Fatalf("cycle %d: swap: exit %d: %s %s", cycle, code, out, errs)
+		}
+		if code, out, errs := cli(t, "--server", sd.url, "rollback", "orders", "--reason", "cycle"); code != 0 {
+			t.Fatalf("cycle %d: rollback: exit %d: %s %s", cycle, code, out, errs)
+		}
+	}
+	close(stop)
+	<-done
+	if writeErr != nil {
+		t.Fatalf("pipeline: %v", writeErr)
+	}
+	if code, out, errs := cli(t, "--server", sd.url, "catch-up", "orders"); code != 0 {
+		t.Fatalf("catch-up: exit %d: %s %s", code, out, errs)
+	}
+	res, err := e.Query(ctx, "SELECT count(*), count(DISTINCT order_id) FROM orders WHERE order_id >= 1000000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, ids := tsql.AsInt64(res.Rows[0][0]), tsql.AsInt64(res.Rows[0][1])
+	t.Logf("%d windows, %d orders written through the server during 20 publishes; readers see %d (%d distinct)", windows, written, rows, ids)
+	if rows != int64(written) || ids != rows {
+		t.Errorf("readers see %d rows (%d distinct) of the %d written", rows, ids, written)
 	}
 }
