@@ -214,3 +214,51 @@ func dateLit(d tsql.Dialect, t time.Time) string {
 	s, _ := d.Literal(tsql.Date(t))
 	return s
 }
+
+// benchOpenPerRequest is the cost of the road not taken for a DuckDB warehouse written while
+// trueup serves it: opening the file for each request (so another process could write it in
+// between) against asking the engine trueup holds open. The request is a page's typical read,
+// a count of one partition of a table of b.rows/10 rows.
+func benchOpenPerRequest(ctx context.Context, b *env) error {
+	path := filepath.Join(b.dir, "open.duckdb")
+	e, err := tsql.Create(ctx, "duckdb:"+path)
+	if err != nil {
+		return err
+	}
+	if err := makeOrders(ctx, e, "orders", max(b.rows/10, 100_000), 365); err != nil {
+		return err
+	}
+	const read, n = "SELECT count(*) FROM orders WHERE order_date = DATE '2026-03-01'", 20
+	held, err := timed(func() error {
+		for range n {
+			if _, err := e.Query(ctx, read); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	e.Close()
+	if err != nil {
+		return err
+	}
+	opened, err := timed(func() error {
+		for range n {
+			o, err := tsql.Open(ctx, "duckdb:"+path)
+			if err != nil {
+				return err
+			}
+			_, err = o.Query(ctx, read)
+			o.Close()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%-40s opened %9.3fms   held %9.3fms   ratio %5.2fx   (per request; the file opened per request vs held open)\n",
+		"duckdb open per request", ms(opened/n), ms(held/n), float64(opened)/float64(held))
+	return nil
+}

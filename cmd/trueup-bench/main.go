@@ -26,6 +26,7 @@ func benches() []bench {
 		{"rules/check-20", benchRules},
 		{"views/swap", benchViews},
 		{"views/swap-carry", benchCarry},
+		{"engine/duckdb-open-per-request", benchOpenPerRequest},
 		{"reconcile/diff", benchReconcile},
 		{"reconcile/cross-engine", benchReconcileCross},
 		{"backfill/rebuild", benchBackfill},
