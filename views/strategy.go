@@ -13,7 +13,7 @@ import (
 //	                       (version.go, history.go) under the tables' locks (locks.go)
 //	gate.go                the gate's verdict on each version the plan makes live
 //	expect.go              what the operator confirmed still holds
-//	carry.go               what the pipeline wrote to the version being left that must go
+//	carry.go (marks.go)    what the pipeline wrote to the version being left that must go
 //	                       with it (planCarries; its marks are recorded before the act)
 //	noted.go, intentfirst.go   the engine's strategy: have the engine confirm the plan, act in it
 //	publish.go             the intent (intent first only) and the outcome in the ledger

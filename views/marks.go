@@ -1,0 +1,246 @@
+package views
+
+import (
+	"context"
+	dbsql "database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	tsql "trueup/sql"
+)
+
+// The marks: per-partition fingerprints of versions at the moments that decide what is carried
+// (see carry.go), kept in the ledger's version_marks.
+
+// Mark kinds (the ledger's version_marks.mark).
+const (
+	markBasis = "basis"
+	markLive  = "live"
+	markLeft  = "left"
+)
+
+// Marks are the fingerprints of one version's partitions at one moment.
+type Marks struct {
+	Column string    `json:"column"`
+	Type   tsql.Type `json:"type"`
+	Grain  string    `json:"grain"`
+	// Scope lists the partitions the backfill rebuilt: not carried, and, changed in the live
+	// version since the build, a refusal.
+	Scope []string                 `json:"scope,omitempty"`
+	Parts map[string]tsql.PartMark `json:"parts"`
+
+	takenAt time.Time
+}
+
+func (m Marks) inScope(label string) bool { return slices.Contains(m.Scope, label) }
+
+// window is the window of the partition label names.
+func (m Marks) window(label string) (tsql.Window, error) {
+	t, err := time.Parse(time.RFC3339, label)
+	if err != nil {
+		return tsql.Window{}, fmt.Errorf("views: partition %q in a mark: %w", label, err)
+	}
+	return tsql.Window{Column: m.Column, Type: m.Type, Start: t, End: tsql.NextGrain(t, m.Grain)}, nil
+}
+
+// show is how people read partition label.
+func (m Marks) show(label string) string {
+	t, err := time.Parse(time.RFC3339, label)
+	if err != nil {
+		return label
+	}
+	return tsql.FormatGrain(t, m.Grain)
+}
+
+// measure fingerprints relation's partitions as m's (only those of labels, when given).
+func (m Marks) measure(ctx context.Context, e tsql.Engine, relation string, labels []string) (map[string]tsql.PartMark, error) {
+	var only []tsql.Window
+	for _, l := range labels {
+		w, err := m.window(l)
+		if err != nil {
+			return nil, err
+		}
+		only = append(only, w)
+	}
+	if labels != nil && len(only) == 0 {
+		return map[string]tsql.PartMark{}, nil
+	}
+	got, err := tsql.MeasurePartitions(ctx, e, relation, m.Column, m.Grain, only)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]tsql.PartMark, len(got))
+	for t, pm := range got {
+		out[t.UTC().Format(time.RFC3339)] = pm
+	}
+	return out, nil
+}
+
+// RecordBasis measures live, the version a backfill run carries partitions from, and records it
+// as the basis of version n of table, the one the run builds, whose scope lists the partitions
+// the run rebuilds (as their starts). Call it before the carry: a row written between the two
+// is in the new version and not in the basis, and is carried again, harmlessly, at the swap.
+func (s Store) RecordBasis(ctx context.Context, e tsql.Engine, target, table string, n int, live, column string,
+	typ tsql.Type, grain string, scope []time.Time) error {
+	m := Marks{Column: column, Type: typ, Grain: grain}
+	for _, t := range scope {
+		m.Scope = append(m.Scope, t.UTC().Format(time.RFC3339))
+	}
+	parts, err := m.measure(ctx, e, live, nil)
+	if err != nil {
+		return err
+	}
+	m.Parts = parts
+	return s.saveMarks(ctx, nil, target, table, n, markBasis, m)
+}
+
+// RefreshBasis records the live version's partitions of labels again in version n's basis: a
+// catch-up recomputed them from what live holds now.
+func (s Store) RefreshBasis(ctx context.Context, e tsql.Engine, target, table string, n int, live string, starts []time.Time) error {
+	m, ok, err := s.marks(ctx, target, table, n, markBasis)
+	if err != nil || !ok {
+		return err
+	}
+	labels := make([]string, len(starts))
+	for i, t := range starts {
+		labels[i] = t.UTC().Format(time.RFC3339)
+	}
+	now, err := m.measure(ctx, e, live, labels)
+	if err != nil {
+		return err
+	}
+	for _, l := range labels {
+		if pm, ok := now[l]; ok {
+			m.Parts[l] = pm
+		} else {
+			delete(m.Parts, l)
+		}
+	}
+	return s.saveMarks(ctx, nil, target, table, n, markBasis, m)
+}
+
+// saveMarks records m as version n's mark of kind, replacing the one before; in tx when given.
+func (s Store) saveMarks(ctx context.Context, tx *dbsql.Tx, target, table string, n int, kind string, m Marks) error {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	const q = `INSERT OR REPLACE INTO version_marks (target, table_name, version, mark, taken_at, body)
+		VALUES (?, ?, ?, ?, ?, ?)`
+	args := []any{target, table, n, kind, s.L.Now(), string(body)}
+	if tx != nil {
+		_, err = tx.ExecContext(ctx, q, args...)
+	} else {
+		_, err = s.L.DB().ExecContext(ctx, q, args...)
+	}
+	if err != nil {
+		return fmt.Errorf("views: record the partitions of %s: %w", Physical(table, n), err)
+	}
+	return nil
+}
+
+// marks reads version n's mark of kind; ok is false when there is none.
+func (s Store) marks(ctx context.Context, target, table string, n int, kind string) (Marks, bool, error) {
+	var body string
+	var at time.Time
+	err := s.L.DB().QueryRowContext(ctx, `SELECT body, taken_at FROM version_marks
+		WHERE target = ? AND table_name = ? AND version = ? AND mark = ?`, target, table, n, kind).Scan(&body, &at)
+	if errors.Is(err, dbsql.ErrNoRows) {
+		return Marks{}, false, nil
+	}
+	if err != nil {
+		return Marks{}, false, fmt.Errorf("views: read the partitions recorded of %s: %w", Physical(table, n), err)
+	}
+	var m Marks
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		return Marks{}, false, fmt.Errorf("views: read the partitions recorded of %s: %w", Physical(table, n), err)
+	}
+	if m.Parts == nil {
+		m.Parts = map[string]tsql.PartMark{}
+	}
+	m.takenAt = at
+	return m, true, nil
+}
+
+// CatchUpBuild brings version n of table, built by a backfill run, up to what the live version
+// holds now: the partitions outside the run's scope that changed in live since the build are
+// carried into it (and recorded so in its basis), and the partitions inside the scope whose live
+// rows changed are returned, by their starts, for the backfill to recompute (see
+// RefreshBasis); a swap would refuse them (ScopeChangedError). Nothing without a basis.
+func (s Store) CatchUpBuild(ctx context.Context, e tsql.Engine, target, table string, n int) ([]time.Time, []Carried, error) {
+	basis, ok, err := s.marks(ctx, target, table, n, markBasis)
+	if err != nil || !ok {
+		return nil, nil, err
+	}
+	live, err := e.ViewSource(ctx, table)
+	if err != nil {
+		return nil, nil, err
+	}
+	now, err := basis.measure(ctx, e, live, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var inScope []time.Time
+	var carries []tsql.Carry
+	var carried []Carried
+	for _, l := range slices.Sorted(maps.Keys(unionKeys(now, basis.Parts))) {
+		if now[l] == basis.Parts[l] {
+			continue
+		}
+		w, err := basis.window(l)
+		if err != nil {
+			return nil, nil, err
+		}
+		if basis.inScope(l) {
+			inScope = append(inScope, w.Start)
+			continue
+		}
+		carries = append(carries, tsql.Carry{Into: Physical(table, n), From: live, Window: w})
+		carried = append(carried, Carried{Partition: basis.show(l), Rows: now[l].Rows, Delta: now[l].Rows - basis.Parts[l].Rows})
+		if pm, ok := now[l]; ok {
+			basis.Parts[l] = pm
+		} else {
+			delete(basis.Parts, l)
+		}
+	}
+	if len(carries) > 0 {
+		if err := e.CarryPartitions(ctx, carries); err != nil {
+			return nil, nil, fmt.Errorf("views: carry into %s: %w", Physical(table, n), err)
+		}
+		if err := s.saveMarks(ctx, nil, target, table, n, markBasis, basis); err != nil {
+			return nil, nil, err
+		}
+	}
+	return inScope, carried, nil
+}
+
+// Watched reports whether trueup recorded a version of table as it stopped being live: whether
+// Stale has anything to compare with.
+func (s Store) Watched(ctx context.Context, target, table string) (bool, error) {
+	var n int
+	err := s.L.DB().QueryRowContext(ctx, `SELECT count(*) FROM version_marks WHERE target = ? AND table_name = ? AND mark = ?`,
+		target, table, markLeft).Scan(&n)
+	return n > 0, err
+}
+
+// Scope is the scope recorded in the basis of version n of table, by partition start; ok is
+// false when no basis is recorded (a version not built by a run, or not prepared yet).
+func (s Store) Scope(ctx context.Context, target, table string, n int) ([]time.Time, bool, error) {
+	m, ok, err := s.marks(ctx, target, table, n, markBasis)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	out := make([]time.Time, 0, len(m.Scope))
+	for _, l := range m.Scope {
+		t, err := time.Parse(time.RFC3339, l)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, t)
+	}
+	return out, true, nil
+}

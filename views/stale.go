@@ -1,0 +1,223 @@
+package views
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"trueup/fault"
+	"trueup/ledger"
+	tsql "trueup/sql"
+)
+
+// Writers after a publish: the versions written after they stopped being live (Stale), carried
+// into the live one (CatchUp); where writers write (WriteTarget) and how a writer inside trueup
+// takes its tables (Hold).
+
+// StaleVersion is a version written after it stopped being live: its rows in Partitions are not
+// visible to readers.
+type StaleVersion struct {
+	Table      string    `json:"table"`
+	Version    int       `json:"version"`
+	Live       int       `json:"live"`
+	Partitions []Carried `json:"partitions"`
+	// InScope are partitions of the scope of the backfill that replaced it: not carried by
+	// CatchUp (the backfill rebuilt them), listed for the operator.
+	InScope []Carried `json:"in_scope,omitempty"`
+}
+
+func (v StaleVersion) String() string {
+	parts := make([]string, len(v.Partitions)+len(v.InScope))
+	for i, p := range append(slices.Clone(v.Partitions), v.InScope...) {
+		parts[i] = p.String()
+	}
+	return fmt.Sprintf("%s changed after it stopped being live: %s not visible to readers",
+		Physical(v.Table, v.Version), strings.Join(parts, ", "))
+}
+
+// Stale finds the versions of table written after they stopped being live: each version not
+// live, not retired, whose partitions differ from those recorded as it was left.
+func (s *Service) Stale(ctx context.Context, table string) ([]StaleVersion, error) {
+	vs, err := s.store.List(ctx, s.target, table)
+	if err != nil {
+		return nil, err
+	}
+	live := 0
+	for _, v := range vs {
+		if v.State == StateLive {
+			live = v.N
+		}
+	}
+	var out []StaleVersion
+	for _, v := range vs {
+		if v.State == StateLive || v.State == StateRetired || live == 0 {
+			continue
+		}
+		left, ok, err := s.store.marks(ctx, s.target, table, v.N, markLeft)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		now, err := left.measure(ctx, s.engine, v.Physical(), nil)
+		if err != nil {
+			return nil, err
+		}
+		sv := StaleVersion{Table: table, Version: v.N, Live: live}
+		for _, l := range slices.Sorted(maps.Keys(unionKeys(now, left.Parts))) {
+			if now[l] == left.Parts[l] {
+				continue
+			}
+			c := Carried{Partition: left.show(l), Rows: now[l].Rows, Delta: now[l].Rows - left.Parts[l].Rows, label: l}
+			if left.inScope(l) {
+				sv.InScope = append(sv.InScope, c)
+			} else {
+				sv.Partitions = append(sv.Partitions, c)
+			}
+		}
+		if len(sv.Partitions)+len(sv.InScope) > 0 {
+			out = append(out, sv)
+		}
+	}
+	return out, nil
+}
+
+// CatchUpResult is what a catch-up carried into table's live version.
+type CatchUpResult struct {
+	Table   string         `json:"table"`
+	Live    int            `json:"live"`
+	Carried []StaleVersion `json:"carried"`
+}
+
+// CatchUp carries into table's live version the partitions written to its other versions after
+// they stopped being live (Stale), outside the scopes of the backfills that replaced them: each
+// replaced whole when the live version was not written there since, merged otherwise. It is
+// recorded in the audit log. Partitions inside a scope are listed, not carried.
+func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResult, error) {
+	actor = orLocal(actor)
+	_, unlock, err := s.lock([]string{table}, actor, "catch-up")
+	if err != nil {
+		return CatchUpResult{}, err
+	}
+	defer unlock()
+	stale, err := s.Stale(ctx, table)
+	if err != nil {
+		return CatchUpResult{}, err
+	}
+	res := CatchUpResult{Table: table, Carried: []StaleVersion{}}
+	for _, sv := range stale {
+		res.Live = sv.Live
+		left, _, err := s.store.marks(ctx, s.target, table, sv.Version, markLeft)
+		if err != nil {
+			return res, err
+		}
+		liveMarks, _, err := s.store.marks(ctx, s.target, table, sv.Live, markLive)
+		if err != nil {
+			return res, err
+		}
+		from, into := Physical(table, sv.Version), Physical(table, sv.Live)
+		var carries []tsql.Carry
+		done := sv.Partitions
+		for _, c := range done {
+			w, err := left.window(c.label)
+			if err != nil {
+				return res, err
+			}
+			carries = append(carries, tsql.Carry{Into: into, From: from, Window: w})
+		}
+		if len(carries) == 0 {
+			continue
+		}
+		intoNow, err := left.measure(ctx, s.engine, into, labelsOf(carries))
+		if err != nil {
+			return res, err
+		}
+		for i := range carries {
+			l := carries[i].Window.Start.UTC().Format(time.RFC3339)
+			if intoNow[l] != liveMarks.Parts[l] {
+				carries[i].Merge, done[i].Merged = true, true
+			}
+		}
+		if err := s.engine.CarryPartitions(ctx, carries); err != nil {
+			return res, fmt.Errorf("views: catch up %s: %w", table, err)
+		}
+		// The version left is taken as it is now: what it holds is in the live version.
+		now, err := left.measure(ctx, s.engine, from, nil)
+		if err != nil {
+			return res, err
+		}
+		for _, c := range carries {
+			l := c.Window.Start.UTC().Format(time.RFC3339)
+			if pm, ok := now[l]; ok {
+				left.Parts[l] = pm
+			} else {
+				delete(left.Parts, l)
+			}
+		}
+		if err := s.store.saveMarks(ctx, nil, s.target, table, sv.Version, markLeft, left); err != nil {
+			return res, err
+		}
+		sv.Partitions = done
+		res.Carried = append(res.Carried, sv)
+		detail := fmt.Sprintf("carried %s from %s into %s", CarriedSummary(done), from, into)
+		s.ledger.Audit(ctx, ledger.Entry{Actor: actor, Action: "view.catch-up", Target: table, Outcome: ledger.OutcomeOK, Detail: detail,
+			Params: map[string]any{"target": s.target, "from": sv.Version, "into": sv.Live, "partitions": done}})
+	}
+	return res, nil
+}
+
+func labelsOf(cs []tsql.Carry) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Window.Start.UTC().Format(time.RFC3339)
+	}
+	return out
+}
+
+// WriteTarget is the version writers of table must insert into now: the one its view reads, as
+// the engine says, read without a lock or a repair so that a pipeline may ask before every
+// batch while swaps go on. 0 when the table has no view.
+func (s *Service) WriteTarget(ctx context.Context, table string) (int, error) {
+	src, err := s.engine.ViewSource(ctx, table)
+	if errors.Is(err, fault.ErrNotFound) {
+		if vs, lerr := s.store.List(ctx, s.target, table); lerr != nil || len(vs) > 0 {
+			return 0, lerr // versions, and no view: nothing to write to yet
+		}
+		return 0, notFoundf("%s is not a logical table in target %s", table, s.target)
+	}
+	if err != nil {
+		return 0, err
+	}
+	name, n, ok := ParseVersion(src)
+	if !ok || name != table {
+		return 0, fault.New(fault.Conflict, "%s reads %s, not a version of it: trueup adopt %s makes it one", table, src, table)
+	}
+	return n, nil
+}
+
+// Hold takes tables of target for a writer inside trueup (trueup run) as a swap takes them,
+// waiting up to wait while a swap, rollback or catch-up holds one: no publish measures, carries
+// or repoints them while the writer writes, so its rows are in the version a swap makes live.
+func Hold(ctx context.Context, l *ledger.Ledger, target string, tables []string, actor string, wait time.Duration) (func(), error) {
+	s := &Service{target: target, ledger: l, locks: locksOf(l, target)}
+	deadline := time.Now().Add(wait)
+	for {
+		_, unlock, err := s.tryLock(tables, actor, kindWrite)
+		if err == nil {
+			return unlock, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
