@@ -98,16 +98,22 @@ func Chart(ds []PartitionDiff, table string) string {
 	}
 	// partition labels: the first, the last, and a few between
 	step := max(1, (len(rows)+5)/6)
+	last := len(rows) - 1
+	lastLeft := float64(chartW-padRight) - labelWidth(rows[last].Partition)
 	for i := 0; i < len(rows); i++ {
-		if i%step != 0 && i != len(rows)-1 {
+		if i%step != 0 && i != last {
 			continue
 		}
-		if i != len(rows)-1 && len(rows)-1-i < step/2 {
-			continue // too close to the last label
+		if i != last && len(rows) > 1 && float64(padLeft)+(float64(i)+0.5)*band+labelWidth(rows[i].Partition)/2+8 > lastLeft {
+			continue // it would run into the last label
 		}
-		x := float64(padLeft) + (float64(i)+0.5)*band
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" font-size="11" fill="currentColor">%s</text>`+"\n",
-			x, chartH-padBottom+16, html.EscapeString(rows[i].Partition))
+		// The last label ends at the plot's right edge, so that it is not cut off by the chart's.
+		x, anchor := float64(padLeft)+(float64(i)+0.5)*band, "middle"
+		if i == len(rows)-1 && len(rows) > 1 {
+			x, anchor = float64(chartW-padRight), "end"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="%s" font-size="11" fill="currentColor">%s</text>`+"\n",
+			x, chartH-padBottom+16, anchor, html.EscapeString(rows[i].Partition))
 	}
 	// legend
 	lx := padLeft
@@ -119,6 +125,9 @@ func Chart(ds []PartitionDiff, table string) string {
 	b.WriteString("</svg>\n")
 	return b.String()
 }
+
+// labelWidth is about how wide a label is at font size 11, in user units.
+func labelWidth(s string) float64 { return 6.5 * float64(len([]rune(s))) }
 
 func verdictColor(v string) string {
 	switch v {

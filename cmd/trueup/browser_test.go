@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func newBrowser(t *testing.T, base string) *browser {
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("no-first-run", true),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
+		chromedp.WindowSize(1280, 800),
 	)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
@@ -79,6 +80,58 @@ func (b *browser) do(step string, timeout time.Duration, actions ...chromedp.Act
 		b.shot("failed-" + step)
 		b.t.Fatalf("%s: %v", step, err)
 	}
+}
+
+// layoutJS lists what is wrong with the page shown at the window's width: the page or a box in
+// it scrolls sideways, a date in a table cell breaks over two lines, a chart's label is cut off
+// at the chart's edge.
+const layoutJS = `(() => {
+	const out = [], w = window.innerWidth;
+	const name = e => e.dataset.testid || e.tagName.toLowerCase() + (e.className && typeof e.className === 'string' ? '.' + e.className : '');
+	if (document.documentElement.scrollWidth > w) {
+		out.push('the page is ' + document.documentElement.scrollWidth + ' px wide in a ' + w + ' px window');
+	}
+	for (const e of document.querySelectorAll('body *')) {
+		const x = getComputedStyle(e).overflowX;
+		if ((x === 'auto' || x === 'scroll') && e.scrollWidth > e.clientWidth + 1) {
+			const inner = e.querySelector('[data-testid]');
+			out.push(name(inner || e) + ' scrolls sideways: ' + e.scrollWidth + ' px in ' + e.clientWidth + ' px');
+		}
+	}
+	const date = /\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?: UTC)?/g;
+	for (const cell of document.querySelectorAll('td, th')) {
+		const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+		for (let n; (n = walk.nextNode()); ) {
+			for (const m of n.data.matchAll(date)) {
+				const r = document.createRange();
+				r.setStart(n, m.index);
+				r.setEnd(n, m.index + m[0].length);
+				if (new Set(Array.from(r.getClientRects()).map(q => Math.round(q.top))).size > 1) {
+					out.push('"' + m[0] + '" wraps in ' + name(cell.closest('[data-testid]') || cell));
+				}
+			}
+		}
+	}
+	for (const svg of document.querySelectorAll('svg')) {
+		const box = svg.getBoundingClientRect();
+		for (const t of svg.querySelectorAll('text')) {
+			const r = t.getBoundingClientRect();
+			if (r.width > 0 && (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)) {
+				out.push('the chart label "' + t.textContent + '" is cut off at the edge of ' + name(svg.closest('[data-testid]') || svg));
+			}
+		}
+	}
+	return out;
+})()`
+
+// look checks what every page of the walk owes its reader in a 1280 px window (layoutJS), then
+// saves its screenshot.
+func (b *browser) look(name string) {
+	b.t.Helper()
+	for _, p := range get(b, "layout of "+name, chromedp.Evaluate[[]string](layoutJS)) {
+		b.t.Errorf("%s: %s", name, p)
+	}
+	b.shot(name)
 }
 
 func (b *browser) shot(name string) {
@@ -168,7 +221,7 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.text(`[data-testid=work-rules] [data-name=matches_raw]`); !strings.Contains(got, "9 failing partitions") {
 		t.Errorf("dashboard: %q", got)
 	}
-	b.shot("dashboard")
+	b.look("dashboard")
 
 	// 2. The failing rule names the nine days.
 	b.click("open rule", `[data-testid=work-rules] [data-name=matches_raw] a`, `[data-testid=rule-title]`)
@@ -181,7 +234,7 @@ func TestBrowserWalk(t *testing.T) {
 	if strings.Contains(body, "2026-07-09") || strings.Contains(body, "2026-07-19") {
 		t.Error("rule page names a day outside the bug")
 	}
-	b.shot("rule-failing")
+	b.look("rule-failing")
 
 	// 3. Plan a backfill for the failing partitions.
 	b.click("plan", `[data-testid=plan-backfill-link]`, `[data-testid=plan-partition-count]`)
@@ -191,7 +244,7 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.text(`[data-testid=plan-downstream]`); !strings.HasPrefix(got, "27 refreshes") {
 		t.Errorf("plan downstream %q", got)
 	}
-	b.shot("plan")
+	b.look("plan")
 
 	// 4. Dry run: about +5% on exactly the nine days, nothing written.
 	b.click("dry run", `[data-testid=dry-run]`, `[data-testid=dry-run-verdict]`)
@@ -207,7 +260,7 @@ func TestBrowserWalk(t *testing.T) {
 			t.Errorf("dry run pct_change %q, want about +5%%", p)
 		}
 	}
-	b.shot("dry-run")
+	b.look("dry-run")
 
 	// 5. Run, and watch the progress reach 100%.
 	b.click("back to plan", `[data-testid=back-to-plan]`, `[data-testid=run]`)
@@ -216,7 +269,7 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.text(`[data-testid=progress-percent]`); got != "100%" {
 		t.Errorf("progress %q at the end", got)
 	}
-	b.shot("progress-100")
+	b.look("progress-100")
 
 	// 6. The validation passed: rules on the new versions and the diff against expectations.
 	if got := b.text(`[data-testid=validation-verdict]`); got != "passed" {
@@ -225,7 +278,7 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.texts(`[data-testid=validation-rule][data-status=pass]`); len(got) != 3 {
 		t.Errorf("%d rules passed on the new versions, want 3", len(got))
 	}
-	b.shot("validation")
+	b.look("validation")
 	diffHref := get(b, "full diff link", chromedp.Evaluate[string](
 		`document.querySelector('[data-testid=diff][data-table=orders] header a').getAttribute('href')`))
 
@@ -242,7 +295,7 @@ func TestBrowserWalk(t *testing.T) {
 		`(() => { const d = document.querySelector('[data-testid=versions]').parentElement; return d.scrollWidth <= d.clientWidth })()`)); !fits {
 		t.Error("the versions table scrolls sideways at 1280 px")
 	}
-	b.shot("versions")
+	b.look("versions")
 	b.click("swap", `[data-testid=swap-button]`, `[data-testid=confirm-button]`)
 	changes := b.text(`[data-testid=changes]`)
 	for _, want := range []string{"orders", "daily_revenue", "customer_ltv", "region_summary", "v1", "v2"} {
@@ -253,12 +306,12 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.text(`[data-testid=confirm-told]`); !strings.Contains(got, "change notice") || !strings.Contains(got, "marked completed") {
 		t.Errorf("confirmation does not say who is told: %q", got)
 	}
-	b.shot("swap-confirm")
+	b.look("swap-confirm")
 	b.click("confirm swap", `[data-testid=confirm-button]`, `[data-testid=live]`)
 	if got := b.text(`[data-testid=live]`); !strings.Contains(got, "v2") {
 		t.Errorf("after the swap live is %q", got)
 	}
-	b.shot("swapped")
+	b.look("swapped")
 
 	// The swap reruns the rules of the tables it moved: the dashboard stops listing the fixed
 	// rule as failing, without anyone pressing Run now. (The rerun runs beside the request;
@@ -275,7 +328,7 @@ func TestBrowserWalk(t *testing.T) {
 			t.Fatal("a minute after the swap the dashboard still lists matches_raw as failing")
 		}
 	}
-	b.shot("dashboard-after-swap")
+	b.look("dashboard-after-swap")
 
 	// 8. The notice completed itself on the swap and tells readers what changed.
 	b.do("notices", 30*time.Second, chromedp.Navigate(b.base+"/notices"),
@@ -288,23 +341,23 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.text(`[data-testid=notice-body]`); !regexp.MustCompile(`2026-07-10|July`).MatchString(got) || !strings.Contains(got, "orders") {
 		t.Errorf("notice text: %q", got)
 	}
-	b.shot("notice-completed")
+	b.look("notice-completed")
 
 	// 9. Rollback: one more click puts v1 back, and the notice says so.
 	b.do("versions again", 30*time.Second, chromedp.Navigate(b.base+"/tables/orders?target=warehouse"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=rollback-button]`)))
 	b.click("rollback", `[data-testid=rollback-button]`, `[data-testid=confirm-button]`)
-	b.shot("rollback-confirm")
+	b.look("rollback-confirm")
 	b.click("confirm rollback", `[data-testid=confirm-button]`, `[data-testid=live]`)
 	if got := b.text(`[data-testid=live]`); !strings.Contains(got, "v1") {
 		t.Errorf("after the rollback live is %q", got)
 	}
-	b.shot("rolled-back")
+	b.look("rolled-back")
 	b.do("notice again", 30*time.Second, chromedp.Navigate(noticeURL), chromedp.WaitVisible(chromedp.CSS(`[data-testid=notice-state]`)))
 	if got := b.text(`[data-testid=notice-state]`); !strings.Contains(got, "rolled") {
 		t.Errorf("notice state %q after the rollback", got)
 	}
-	b.shot("notice-rolled-back")
+	b.look("notice-rolled-back")
 
 	// 10. The validation's full diff of orders: the chart colours the nine days as expected, and a
 	// day opens on the rows it gained.
@@ -331,7 +384,7 @@ func TestBrowserWalk(t *testing.T) {
 	if fills["expected"] == "" || fills["expected"] == fills["identical"] || fills["identical"] == "" {
 		t.Errorf("chart colours by verdict: %v", bars)
 	}
-	b.shot("diff")
+	b.look("diff")
 	b.click("open a day", `[data-testid=diff-row][data-partition="2026-07-10"] a`, `[data-testid=partition-verdict]`)
 	if got := get(b, "day verdict", chromedp.Evaluate[string](`document.querySelector('[data-testid=partition-verdict]').dataset.verdict`)); got != "expected" {
 		t.Errorf("2026-07-10 verdict %q", got)
@@ -339,7 +392,7 @@ func TestBrowserWalk(t *testing.T) {
 	if rows := b.texts(`[data-testid=added-rows] tbody tr`); len(rows) == 0 {
 		t.Error("2026-07-10 shows no added rows")
 	}
-	b.shot("diff-partition")
+	b.look("diff-partition")
 
 	// 11. Time travel: the swap's row on daily_revenue's page opens the board report as of after
 	// the swap (v2), beside live now (v1 again since the rollback), the July numbers marked.
@@ -362,7 +415,7 @@ func TestBrowserWalk(t *testing.T) {
 			t.Errorf("a number outside July changed: %q", c)
 		}
 	}
-	b.shot("query-after-swap")
+	b.look("query-after-swap")
 
 	// The picker: daily_revenue at v1 is the live answer, no number differs. (The page before
 	// is marked, so that each wait is for the answer to the new request.)
@@ -389,7 +442,7 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.text(`[data-testid=query-asked] [data-testid=query-row]`); got == "" || got == "0" {
 		t.Errorf("days: %q", got)
 	}
-	b.shot("query-own-sql")
+	b.look("query-own-sql")
 
 	// The notice's report opens as of before its change: when it was drafted, v1 was live.
 	b.do("notice for its reports", 30*time.Second, chromedp.Navigate(noticeURL),
@@ -401,5 +454,35 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.text(`[data-testid=query-head]`); !strings.Contains(got, "as of ") {
 		t.Errorf("head %q does not say the time", got)
 	}
-	b.shot("query-notice-before")
+	b.look("query-notice-before")
+
+	// 12. The other pages of the navigation, filled by the walk.
+	for _, p := range []struct{ name, path, sel string }{
+		{"rules", "/rules", `[data-testid=rules]`},
+		{"backfills", "/backfills", `[data-testid=backfills]`},
+		{"notices", "/notices", `[data-testid=notices]`},
+		{"diffs", "/diffs", `[data-testid=diff-list]`},
+		{"audit", "/audit", `[data-testid=audit-table]`},
+	} {
+		b.do(p.name, 30*time.Second, chromedp.Navigate(b.base+p.path), chromedp.WaitVisible(chromedp.CSS(p.sel)))
+		switch p.name {
+		case "backfills":
+			// A backfill run only as another's downstream says so, not an empty chip.
+			if got := b.texts(`[data-testid=backfill-scope]`); len(got) != 4 || slices.Contains(got, "") {
+				t.Errorf("backfill scopes %q", got)
+			}
+		case "audit":
+			// Each entry reads as a line; its parameters open on demand.
+			for _, s := range b.texts(`[data-testid=audit-summary]`) {
+				if strings.ContainsAny(s, "{}\"") {
+					t.Errorf("audit summary reads as JSON: %q", s)
+				}
+			}
+			if open := get(b, "audit details", chromedp.Evaluate[int](
+				`document.querySelectorAll('[data-testid=audit-params][open]').length`)); open != 0 {
+				t.Errorf("%d audit parameters open before they are asked for", open)
+			}
+		}
+		b.look(p.name)
+	}
 }
