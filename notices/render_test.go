@@ -28,6 +28,24 @@ func TestChart(t *testing.T) {
 	if a, b, c := strings.Index(numbered, `data-partition="-1"`), strings.Index(numbered, `data-partition="2"`), strings.Index(numbered, `data-partition="10"`); !(a >= 0 && a < b && b < c) {
 		t.Errorf("integer partitions out of order (-1, 2, 10): at %d, %d, %d", a, b, c)
 	}
+	// An aggregate of one row a day: the rows do not move, the revenue does, and the bars are
+	// the revenue's change (a chart of rows would be a flat line).
+	daily := []notices.PartitionDiff{
+		{Table: "daily_revenue", Partition: "2026-07-10", OldCount: 1, NewCount: 1, Measure: "sum(revenue)", OldTotal: 100, NewTotal: 105, Verdict: notices.VerdictExpected},
+		{Table: "daily_revenue", Partition: "2026-07-11", OldCount: 1, NewCount: 1, Measure: "sum(revenue)", OldTotal: 200, NewTotal: 200, Verdict: notices.VerdictIdentical},
+	}
+	if got := notices.Charted(daily, "daily_revenue"); got != "sum(revenue)" {
+		t.Errorf("an aggregate's chart shows %q, want sum(revenue)", got)
+	}
+	revenue := notices.Chart(daily, "daily_revenue")
+	for _, want := range []string{`aria-label="Change in sum(revenue) per partition of daily_revenue"`, `2026-07-10: 100 → 105 sum(revenue) (+5.0%), expected`} {
+		if !strings.Contains(revenue, want) {
+			t.Errorf("the aggregate's chart lacks %q:\n%s", want, revenue)
+		}
+	}
+	if got := notices.Charted(ev.Diff, "orders"); got != "rows" {
+		t.Errorf("a table whose rows change charts %q, want rows", got)
+	}
 	if empty := notices.Chart(nil, "orders"); !strings.Contains(empty, "No partitions compared yet") {
 		t.Errorf("empty chart: %s", empty)
 	}

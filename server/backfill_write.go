@@ -45,14 +45,22 @@ func previewTable(t backfill.PreviewTable) page.DiffTable {
 	if res.Expectations != "" {
 		d.Expect = res.Expectations
 	}
+	for _, m := range res.Measures {
+		d.Measures = append(d.Measures, sumOf(m))
+	}
 	for _, p := range res.Partitions {
 		if p.Unchanged() {
 			d.Unchanged++
 			continue
 		}
-		d.Changed = append(d.Changed, page.ChangedRow{Partition: p.Partition, OldCount: p.OldCount, NewCount: p.NewCount,
-			Delta: p.Delta, Pct: pct(p.PctChange), Verdict: p.Verdict})
+		row := page.ChangedRow{Partition: p.Partition, OldCount: p.OldCount, NewCount: p.NewCount,
+			Delta: p.Delta, Pct: pct(p.PctChange), Verdict: p.Verdict}
+		for _, m := range res.Measures {
+			row.Measures = append(row.Measures, pct(p.Measures[m].PctChange))
+		}
+		d.Changed = append(d.Changed, row)
 	}
+	chartAndHeadline(&d, resultPartitions(res, t.Table))
 	return d
 }
 

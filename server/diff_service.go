@@ -61,38 +61,12 @@ func sideLabel(s reconcile.SideInfo) string {
 	return fmt.Sprintf("%s (%s %s)", s.Relation, s.Engine, s.Target)
 }
 
-func pctLabel(p *float64) string {
-	if p == nil {
-		return "n/a"
-	}
-	return strconv.FormatFloat(*p, 'f', 1, 64)
-}
-
-// diffChart draws the per-partition change with the chart the notices use; a partition with no
-// old rows is drawn as +100%.
-func diffChart(r *reconcile.Result) string {
-	rows := make([]notices.PartitionDiff, 0, len(r.Partitions))
-	for _, p := range r.Partitions {
-		d := notices.PartitionDiff{Partition: p.Partition, OldCount: p.OldCount, NewCount: p.NewCount, Verdict: p.Verdict}
-		if p.Verdict == reconcile.VerdictUnchanged {
-			d.Verdict = notices.VerdictIdentical
-		}
-		switch {
-		case p.PctChangeExact != nil:
-			d.PctChange = *p.PctChangeExact
-		case p.NewCount > 0:
-			d.PctChange = 100
-		}
-		rows = append(rows, d)
-	}
-	return notices.Chart(rows, "")
-}
 
 func partitionRow(r *reconcile.Result, p *reconcile.Partition) page.DiffPartitionRow {
 	row := page.DiffPartitionRow{Partition: p.Partition, Href: diffPartitionHref(r.ID, p.Partition), OldCount: p.OldCount,
-		NewCount: p.NewCount, Delta: p.Delta, Pct: pctLabel(p.PctChange), Verdict: p.Verdict, Reasons: p.Reasons}
+		NewCount: p.NewCount, Delta: p.Delta, Pct: pct(p.PctChange), Verdict: p.Verdict, Reasons: p.Reasons}
 	for _, m := range r.Measures {
-		row.Measures = append(row.Measures, pctLabel(p.Measures[m].PctChange))
+		row.Measures = append(row.Measures, pct(p.Measures[m].PctChange))
 	}
 	switch {
 	case p.Presence == reconcile.PresenceNewOnly:
@@ -116,11 +90,13 @@ func (s *Server) diffView(r *reconcile.Result, all bool) page.Diff {
 		Expect: r.Expectations, Met: r.ExpectationsMet, Differs: r.Differs,
 		Counts: fmt.Sprintf("%d partitions: %d unchanged, %d expected, %d unexpected", len(r.Partitions),
 			counts[reconcile.VerdictUnchanged], counts[reconcile.VerdictExpected], counts[reconcile.VerdictUnexpected]),
-		Chart: diffChart(r), Measures: r.Measures,
+		Measures: r.Measures,
 		Added: r.Rows.Added, Removed: r.Rows.Removed, Changed: r.Rows.Changed, DuplicateKeys: r.Rows.DuplicateKeys,
 		Notes: r.Notes, Transferred: r.RowsTransferred, CrossEngine: r.CrossEngine,
 		Took: formatMS(float64(r.ElapsedMS)), Started: formatTime(r.Started), APIHref: "/api/v1" + diffHref(r.ID),
 	}
+	ds := resultPartitions(r, "")
+	d.Chart, d.Charted = notices.Chart(ds, ""), notices.Charted(ds, "")
 	for _, p := range r.Partitions {
 		if !all && p.Verdict == reconcile.VerdictUnchanged {
 			d.Hidden++

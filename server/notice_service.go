@@ -169,7 +169,7 @@ func noticePage(n notices.Notice, ds []notices.Delivery, chrome page.Chrome) pag
 	}
 	d.LeftOut = notices.LeftOut(n.Evidence)
 	for _, t := range notices.ChartTables(n.Evidence.Diff) {
-		d.Charts = append(d.Charts, page.NoticeChart{Table: t, SVG: notices.Chart(n.Evidence.Diff, t)})
+		d.Charts = append(d.Charts, page.NoticeChart{Table: t, Charted: notices.Charted(n.Evidence.Diff, t), SVG: notices.Chart(n.Evidence.Diff, t)})
 	}
 	for _, t := range n.Transitions {
 		d.Transitions = append(d.Transitions, page.NoticeTransition{State: string(t.To), At: noticeTime(t.At), Actor: t.Actor, Reason: t.Reason})

@@ -65,8 +65,16 @@ func newBrowser(t *testing.T, base string) *browser {
 		t.Fatalf("start chromium: %v", err)
 	}
 	dir := filepath.Join("..", "..", "test-artifacts", "browser")
+	if d := os.Getenv("TRUEUP_SCREENSHOTS"); d != "" {
+		dir = d
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	// The folder holds this walk's pages only, numbered in order.
+	old, _ := filepath.Glob(filepath.Join(dir, "*.png"))
+	for _, f := range old {
+		os.Remove(f)
 	}
 	return &browser{t: t, ctx: ctx, base: base, dir: dir}
 }
@@ -278,9 +286,25 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.texts(`[data-testid=validation-rule][data-status=pass]`); len(got) != 3 {
 		t.Errorf("%d rules passed on the new versions, want 3", len(got))
 	}
+	// daily_revenue has one row a day: its rows do not change, its revenue does, and that is
+	// what its chart, its headline and its table say.
+	if got := get(b, "daily_revenue charted", chromedp.Evaluate[string](
+		`document.querySelector('[data-testid=diff][data-table=daily_revenue] [data-testid=diff-chart]').dataset.charted`)); got != "sum(revenue)" {
+		t.Errorf("daily_revenue's chart shows %q, want sum(revenue)", got)
+	}
+	if got := b.text(`[data-testid=diff][data-table=daily_revenue] [data-testid=diff-headline]`); !strings.Contains(got, "rows unchanged") || !strings.Contains(got, "sum(revenue) +5") {
+		t.Errorf("daily_revenue's headline %q", got)
+	}
+	for _, p := range b.texts(`[data-testid=diff][data-table=daily_revenue] [data-testid=diff-measure-pct]`) {
+		if !regexp.MustCompile(`^\+[3-7]\.\d%$`).MatchString(p) {
+			t.Errorf("daily_revenue's revenue change %q, want about +5%% written +5.3%%", p)
+		}
+	}
 	b.look("validation")
 	diffHref := get(b, "full diff link", chromedp.Evaluate[string](
 		`document.querySelector('[data-testid=diff][data-table=orders] header a').getAttribute('href')`))
+	revenueDiffHref := get(b, "daily_revenue's diff link", chromedp.Evaluate[string](
+		`document.querySelector('[data-testid=diff][data-table=daily_revenue] header a').getAttribute('href')`))
 
 	// 7. Swap: the confirmation says exactly what changes; then v2 is live.
 	b.click("versions page", `[data-testid=review-publish]`, `[data-testid=swap-button]`)
@@ -393,6 +417,19 @@ func TestBrowserWalk(t *testing.T) {
 		t.Error("2026-07-10 shows no added rows")
 	}
 	b.look("diff-partition")
+
+	// daily_revenue's full diff charts its revenue: nine bars of about +5%, not a flat line of
+	// unchanged row counts.
+	b.do("daily_revenue's diff", 30*time.Second, chromedp.Navigate(b.base+revenueDiffHref),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=diff-chart] svg`)))
+	if got := b.text(`[data-testid=diff-chart-caption]`); !strings.Contains(got, "sum(revenue)") {
+		t.Errorf("daily_revenue's chart caption %q", got)
+	}
+	if tall := get(b, "daily_revenue's bars", chromedp.Evaluate[int](
+		`Array.from(document.querySelectorAll('[data-testid=diff-chart] rect[data-verdict=expected]')).filter(r => r.getBBox().height > 20).length`)); tall != 9 {
+		t.Errorf("daily_revenue's chart has %d non-zero bars, want the nine days", tall)
+	}
+	b.look("diff-daily-revenue")
 
 	// 11. Time travel: the swap's row on daily_revenue's page opens the board report as of after
 	// the swap (v2), beside live now (v1 again since the rollback), the July numbers marked.
