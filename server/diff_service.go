@@ -61,7 +61,6 @@ func sideLabel(s reconcile.SideInfo) string {
 	return fmt.Sprintf("%s (%s %s)", s.Relation, s.Engine, s.Target)
 }
 
-
 func partitionRow(r *reconcile.Result, p *reconcile.Partition) page.DiffPartitionRow {
 	row := page.DiffPartitionRow{Partition: p.Partition, Href: diffPartitionHref(r.ID, p.Partition), OldCount: p.OldCount,
 		NewCount: p.NewCount, Delta: p.Delta, Pct: pct(p.PctChange), Verdict: p.Verdict, Reasons: p.Reasons}
@@ -91,7 +90,7 @@ func (s *Server) diffView(r *reconcile.Result, all bool) page.Diff {
 		Counts: fmt.Sprintf("%d partitions: %d unchanged, %d expected, %d unexpected", len(r.Partitions),
 			counts[reconcile.VerdictUnchanged], counts[reconcile.VerdictExpected], counts[reconcile.VerdictUnexpected]),
 		Measures: r.Measures,
-		Added: r.Rows.Added, Removed: r.Rows.Removed, Changed: r.Rows.Changed, DuplicateKeys: r.Rows.DuplicateKeys,
+		Added:    r.Rows.Added, Removed: r.Rows.Removed, Changed: r.Rows.Changed, DuplicateKeys: r.Rows.DuplicateKeys,
 		Notes: r.Notes, Transferred: r.RowsTransferred, CrossEngine: r.CrossEngine,
 		Took: formatMS(float64(r.ElapsedMS)), Started: formatTime(r.Started), APIHref: "/api/v1" + diffHref(r.ID),
 	}
