@@ -67,7 +67,7 @@ func HTML(n Notice, page, ack string) string {
 	parts := PartitionRows(n.Evidence)
 	var b bytes.Buffer
 	err := emailTemplate.Execute(&b, map[string]any{
-		"N": n, "Status": stateLine(n), "Body": BodyHTML(n.Body), "Reports": ReportRows(n.Evidence),
+		"N": n, "Status": stateLine(n), "Body": BodyHTML(Body(n)), "Reports": ReportRows(n.Evidence),
 		"Partitions": parts, "Measured": measured(parts), "LeftOut": LeftOut(n.Evidence), "Unit": partitionUnit(n.Evidence),
 		"Page": template.URL(page), "Ack": template.URL(ack),
 	})

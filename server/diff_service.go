@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,6 +58,10 @@ func (s *Server) diffPartitionOf(c echo.Context) (*reconcile.Result, *reconcile.
 	return nil, nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("Diff %d has no partition %s.", r.ID, name))
 }
 
+// validationLabel reads the label a backfill's validation gives the diffs it saves
+// (backfill/validate.go: "backfill NAME run N: TABLE").
+var validationLabel = regexp.MustCompile(`^backfill (\S+) run \d+: (\S+)$`)
+
 func sideLabel(s reconcile.SideInfo) string {
 	return fmt.Sprintf("%s (%s %s)", s.Relation, s.Engine, s.Target)
 }
@@ -93,6 +98,10 @@ func (s *Server) diffView(r *reconcile.Result, all bool) page.Diff {
 		Added:    r.Rows.Added, Removed: r.Rows.Removed, Changed: r.Rows.Changed, DuplicateKeys: r.Rows.DuplicateKeys,
 		Notes: r.Notes, Transferred: r.RowsTransferred, CrossEngine: r.CrossEngine,
 		Took: formatMS(float64(r.ElapsedMS)), Started: formatTime(r.Started), APIHref: "/api/v1" + diffHref(r.ID),
+	}
+	if m := validationLabel.FindStringSubmatch(r.Label); m != nil {
+		d.Backfill, d.BackfillHref, d.Table = m[1], backfillHref(m[1]), m[2]
+		d.VersionsHref = "/tables/" + url.PathEscape(m[2]) + "?target=" + url.QueryEscape(r.New.Target)
 	}
 	ds := resultPartitions(r, "")
 	d.Chart, d.Charted = notices.Chart(ds, ""), notices.Charted(ds, "")

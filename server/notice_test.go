@@ -175,7 +175,7 @@ func TestNoticePages(t *testing.T) {
 			t.Fatalf("plan: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 		}
 		doc := getPage(t, base+resp.Header.Get("Location"), http.StatusOK)
-		if got := text(doc.Find(`[data-testid="notice-state"]`)); got != "draft draft, not sent yet. The new data is planned to go live on Tuesday 4 August 2026 at 09:00 UTC." {
+		if got := text(doc.Find(`[data-testid="notice-state"]`)); got != "draft, not sent yet. The new data is planned to go live on Tuesday 4 August 2026 at 09:00 UTC." {
 			t.Errorf("state %q", got)
 		}
 		if got := doc.Find(`form[data-testid="plan"] input[name="planned_swap"]`).AttrOr("value", ""); got != "2026-08-04T09:00" {

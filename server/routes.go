@@ -17,7 +17,7 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	}
 	get("/", s.dashboardShow)
 	get("/api/v1/tables", s.apiTableList)
-	get("/tables", s.tableListRedirect)
+	get("/tables", s.tableList)
 	get("/tables/:table", s.tableShow)
 	e.POST("/tables/:table/swap", s.tableSwap)
 	e.POST("/tables/:table/rollback", s.tableRollback)

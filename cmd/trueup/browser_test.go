@@ -358,8 +358,11 @@ func TestBrowserWalk(t *testing.T) {
 	b.do("notices", 30*time.Second, chromedp.Navigate(b.base+"/notices"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=notice-row] a`)))
 	b.click("open notice", `[data-testid=notice-row] a`, `[data-testid=notice-state]`)
-	if got := b.text(`[data-testid=notice-state]`); !strings.Contains(got, "completed") {
+	if got := b.text(`[data-testid=notice-state]`); !strings.HasPrefix(got, "completed. The new data went live") {
 		t.Errorf("notice state %q after the swap", got)
+	}
+	if got := b.text(`[data-testid=notice-body]`); strings.Contains(got, "will be rebuilt") || strings.Contains(got, "not set yet") {
+		t.Errorf("the completed notice's text still tells of the future: %q", got)
 	}
 	noticeURL := get(b, "notice url", chromedp.Location())
 	if got := b.text(`[data-testid=notice-body]`); !regexp.MustCompile(`2026-07-10|July`).MatchString(got) || !strings.Contains(got, "orders") {
@@ -378,7 +381,7 @@ func TestBrowserWalk(t *testing.T) {
 	}
 	b.look("rolled-back")
 	b.do("notice again", 30*time.Second, chromedp.Navigate(noticeURL), chromedp.WaitVisible(chromedp.CSS(`[data-testid=notice-state]`)))
-	if got := b.text(`[data-testid=notice-state]`); !strings.Contains(got, "rolled") {
+	if got := b.text(`[data-testid=notice-state]`); !strings.HasPrefix(got, "rolled-back on ") {
 		t.Errorf("notice state %q after the rollback", got)
 	}
 	b.look("notice-rolled-back")
@@ -407,6 +410,11 @@ func TestBrowserWalk(t *testing.T) {
 	}
 	if fills["expected"] == "" || fills["expected"] == fills["identical"] || fills["identical"] == "" {
 		t.Errorf("chart colours by verdict: %v", bars)
+	}
+	// The diff leads back to the run it validated and to the table's versions.
+	if got := get(b, "diff links", chromedp.Evaluate[string](
+		`document.querySelector('[data-testid=diff-backfill]').getAttribute('href') + ' ' + document.querySelector('[data-testid=diff-versions]').getAttribute('href')`)); got != "/backfills/fix_dedup_bug /tables/orders?target=warehouse" {
+		t.Errorf("diff links %q", got)
 	}
 	b.look("diff")
 	b.click("open a day", `[data-testid=diff-row][data-partition="2026-07-10"] a`, `[data-testid=partition-verdict]`)
@@ -500,6 +508,7 @@ func TestBrowserWalk(t *testing.T) {
 		{"notices", "/notices", `[data-testid=notices]`},
 		{"diffs", "/diffs", `[data-testid=diff-list]`},
 		{"audit", "/audit", `[data-testid=audit-table]`},
+		{"tables", "/tables", `[data-testid=target-tables][data-target=warehouse] [data-testid=table-row]`},
 	} {
 		b.do(p.name, 30*time.Second, chromedp.Navigate(b.base+p.path), chromedp.WaitVisible(chromedp.CSS(p.sel)))
 		switch p.name {
@@ -507,6 +516,11 @@ func TestBrowserWalk(t *testing.T) {
 			// A backfill run only as another's downstream says so, not an empty chip.
 			if got := b.texts(`[data-testid=backfill-scope]`); len(got) != 4 || slices.Contains(got, "") {
 				t.Errorf("backfill scopes %q", got)
+			}
+		case "tables":
+			// Tables in the navigation lists the logical tables of each target.
+			if got := b.texts(`[data-testid=target-tables][data-target=warehouse] [data-testid=table-name]`); strings.Join(got, " ") != "customer_ltv daily_revenue orders region_summary" {
+				t.Errorf("tables of warehouse %q", got)
 			}
 		case "audit":
 			// Each entry reads as a line; its parameters open on demand.

@@ -1723,7 +1723,7 @@ func validationView(v ValidationView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					var templ_7745c5c3_Var85 = []any{statusClass(r.Status)}
+					var templ_7745c5c3_Var85 = []any{severityClass(r.Status, r.Severity)}
 					templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var85...)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -1758,7 +1758,7 @@ func validationView(v ValidationView) templ.Component {
 				var templ_7745c5c3_Var87 string
 				templ_7745c5c3_Var87, templ_7745c5c3_Err = templ.JoinStringErrs(r.Status)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/backfill.templ`, Line: 441, Col: 59}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/backfill.templ`, Line: 441, Col: 73}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var87))
 				if templ_7745c5c3_Err != nil {
