@@ -38,7 +38,7 @@ type Saved struct {
 	RowsTransferred int64     `json:"rows_transferred"`
 }
 
-// Save stores r in one transaction with an audit entry, and sets r.ID and r.Label. label says what the diff
+// Save stores r in one transaction with an audit entry, and sets r.ID. label says what the diff
 // was for ("cli", "backfill fix_dedup_bug dry-run").
 func (s *Store) Save(ctx context.Context, r *Result, label, actor string) (int64, error) {
 	head := *r
@@ -81,7 +81,7 @@ func (s *Store) Save(ctx context.Context, r *Result, label, actor string) (int64
 	if err != nil {
 		return 0, fmt.Errorf("reconcile: save: %w", err)
 	}
-	r.ID, r.Label = id, label
+	r.ID = id
 	return id, nil
 }
 

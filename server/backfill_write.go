@@ -68,7 +68,9 @@ func previewTable(t backfill.PreviewTable) page.DiffTable {
 func (s *Server) backfillRun(c echo.Context) error {
 	return s.backfillWrite(c, func(svc ops.Backfills, req ops.BackfillRequest) error {
 		sample, _ := strconv.Atoi(c.FormValue("sample"))
-		_, err := svc.Run(c.Request().Context(), ops.BackfillRunRequest{Name: req.Name, Sample: max(sample, 0), Actor: req.Actor})
+		// The page's "Run again" asks before it builds the version after a validated one.
+		_, err := svc.Run(c.Request().Context(), ops.BackfillRunRequest{Name: req.Name, Sample: max(sample, 0), Actor: req.Actor,
+			NewVersion: c.FormValue("new_version") == "true"})
 		return err
 	})
 }
@@ -138,7 +140,14 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("?allow_full_rewrite=%q: want true or false.", v))
 			}
 		}
-		run, err := svc.Run(ctx, ops.BackfillRunRequest{Name: req.Name, Sample: sample, Scope: scope, Actor: req.Actor, AllowFullRewrite: full})
+		newVersion := false
+		if v := c.QueryParam("new_version"); v != "" {
+			if newVersion, err = strconv.ParseBool(v); err != nil {
+				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("?new_version=%q: want true or false.", v))
+			}
+		}
+		run, err := svc.Run(ctx, ops.BackfillRunRequest{Name: req.Name, Sample: sample, Scope: scope, Actor: req.Actor,
+			AllowFullRewrite: full, NewVersion: newVersion})
 		if err != nil {
 			return err
 		}

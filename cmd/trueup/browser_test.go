@@ -272,11 +272,40 @@ func TestBrowserWalk(t *testing.T) {
 
 	// 5. Run, and watch the progress reach 100%.
 	b.click("back to plan", `[data-testid=back-to-plan]`, `[data-testid=run]`)
-	b.do("run to the end", 180*time.Second, chromedp.Click(chromedp.CSS(`[data-testid=run]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=progress][data-state=validated]`)))
+	b.do("run", 60*time.Second, chromedp.Click(chromedp.CSS(`[data-testid=run]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=progress]`)))
+	// While the run builds, Run and Dry run are off: a second click starts nothing.
+	if on := get(b, "buttons while in flight", chromedp.Evaluate[bool](`(() => {
+		const state = document.querySelector('[data-testid=progress]').dataset.state;
+		if (state !== 'running' && state !== 'validating') return false;
+		return !document.querySelector('[data-testid=run]').disabled || !document.querySelector('[data-testid=dry-run]').disabled;
+	})()`)); on {
+		t.Error("Run or Dry run is live while the run is in flight")
+	}
+	b.do("run to the end", 180*time.Second, chromedp.WaitVisible(chromedp.CSS(`[data-testid=progress][data-state=validated]`)))
 	if got := b.text(`[data-testid=progress-percent]`); got != "100%" {
 		t.Errorf("progress %q at the end", got)
 	}
+	// After a validated run the page offers Run again, which says it builds v3 and asks first;
+	// unasked, the API refuses to build v3 beside the validated v2.
+	b.do("run again", 30*time.Second, chromedp.WaitVisible(chromedp.CSS(`[data-testid=run-again-open]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=run-again-open]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=run-again-confirm]`)))
+	if got := b.text(`[data-testid=run-again-text]`); !strings.Contains(got, "orders v2 is validated and not published yet") || !strings.Contains(got, "builds v3") {
+		t.Errorf("run again says %q", got)
+	}
+	if n := get(b, "run buttons", chromedp.Evaluate[int](`document.querySelectorAll('[data-testid=run]').length`)); n != 0 {
+		t.Error("a plain Run button is still offered after a validated run")
+	}
+	resp, err := http.Post(b.base+"/api/v1/backfills/fix_dedup_bug/run", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusal, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(refusal), "would build v3") {
+		t.Errorf("a second run unasked: %d %s", resp.StatusCode, refusal)
+	}
+	b.do("close run again", 10*time.Second, chromedp.Click(chromedp.CSS(`[data-testid=run-again-open]`)))
 	b.look("progress-100")
 
 	// 6. The validation passed: rules on the new versions and the diff against expectations.
