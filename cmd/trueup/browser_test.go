@@ -132,6 +132,17 @@ const layoutJS = `(() => {
 	return out;
 })()`
 
+// withinWidth fails the test when the control sel is not inside the window's width as its page
+// loads: a main action is not in a column scrolled off to the side.
+func (b *browser) withinWidth(what, sel string) {
+	b.t.Helper()
+	if off := get(b, what+" within the width", chromedp.Evaluate[bool](`(() => {
+		const r = document.querySelector(`+strconv.Quote(sel)+`).getBoundingClientRect();
+		return r.left < 0 || r.right > window.innerWidth })()`)); off {
+		b.t.Errorf("the %s control is outside the window's width", what)
+	}
+}
+
 // look checks what every page of the walk owes its reader in a 1280 px window (layoutJS), then
 // saves its screenshot.
 func (b *browser) look(name string) {
@@ -252,6 +263,7 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.text(`[data-testid=plan-downstream]`); !strings.HasPrefix(got, "27 refreshes") {
 		t.Errorf("plan downstream %q", got)
 	}
+	b.withinWidth("run", `[data-testid=run]`)
 	b.look("plan")
 
 	// 4. Dry run: about +5% on exactly the nine days, nothing written.
@@ -321,8 +333,13 @@ func TestBrowserWalk(t *testing.T) {
 		`document.querySelector('[data-testid=diff][data-table=daily_revenue] [data-testid=diff-chart]').dataset.charted`)); got != "sum(revenue)" {
 		t.Errorf("daily_revenue's chart shows %q, want sum(revenue)", got)
 	}
-	if got := b.text(`[data-testid=diff][data-table=daily_revenue] [data-testid=diff-headline]`); !strings.Contains(got, "rows unchanged") || !strings.Contains(got, "sum(revenue) +5") {
+	if got := b.text(`[data-testid=run-verdict] [data-table=daily_revenue] [data-testid=verdict-headline]`); !strings.Contains(got, "rows unchanged") || !strings.Contains(got, "sum(revenue) +5") {
 		t.Errorf("daily_revenue's headline %q", got)
+	}
+	// The verdict and the next step come first: on screen as the page stands.
+	if below := get(b, "verdict on screen", chromedp.Evaluate[bool](
+		`document.querySelector('[data-testid=verdict-publish]').getBoundingClientRect().bottom > window.innerHeight + window.scrollY`)); below {
+		t.Error("the validated run's publish button is below the first screen")
 	}
 	for _, p := range b.texts(`[data-testid=diff][data-table=daily_revenue] [data-testid=diff-measure-pct]`) {
 		if !regexp.MustCompile(`^\+[3-7]\.\d%$`).MatchString(p) {
@@ -336,7 +353,16 @@ func TestBrowserWalk(t *testing.T) {
 		`document.querySelector('[data-testid=diff][data-table=daily_revenue] header a').getAttribute('href')`))
 
 	// 7. Swap: the confirmation says exactly what changes; then v2 is live.
-	b.click("versions page", `[data-testid=review-publish]`, `[data-testid=swap-button]`)
+	// The run drafted its notice: a draft offers Announce, and leads on to the swap.
+	b.do("draft notice", 30*time.Second, chromedp.Navigate(b.base+"/notices"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=notice-row][data-state=draft] a`)))
+	b.click("open the draft", `[data-testid=notice-row][data-state=draft] a`, `[data-testid=announce] button`)
+	if got := b.text(`[data-testid=notice-state]`); got != "draft, not sent yet." {
+		t.Errorf("draft notice state %q", got)
+	}
+	b.withinWidth("announce", `[data-testid=announce] button`)
+	b.look("notice-draft")
+	b.click("versions page", `[data-testid=notice-swap]`, `[data-testid=swap-button]`)
 	// The product's main action is on screen as the page loads: not in a column scrolled off
 	// to the side.
 	if off := get(b, "swap button on screen", chromedp.Evaluate[bool](
@@ -402,6 +428,7 @@ func TestBrowserWalk(t *testing.T) {
 	// 9. Rollback: one more click puts v1 back, and the notice says so.
 	b.do("versions again", 30*time.Second, chromedp.Navigate(b.base+"/tables/orders?target=warehouse"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=rollback-button]`)))
+	b.withinWidth("rollback", `[data-testid=rollback-button]`)
 	b.click("rollback", `[data-testid=rollback-button]`, `[data-testid=confirm-button]`)
 	b.look("rollback-confirm")
 	b.click("confirm rollback", `[data-testid=confirm-button]`, `[data-testid=live]`)
