@@ -49,6 +49,9 @@ func (s *Server) backfillShow(c echo.Context) error {
 	if d.Actions, err = s.backfillActions(ctx, name, st, d.Blocked); err != nil {
 		return err
 	}
+	if d.DryRun, err = s.dryRunLink(ctx, name); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, page.BackfillShowPage(d))
 }
 

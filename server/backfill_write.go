@@ -14,14 +14,17 @@ import (
 )
 
 // backfillDryRun answers POST /backfills/:name/dry-run: the diff of the new rows against the live
-// version, nothing written.
+// version, nothing written to the tables. Where the server keeps diffs, each table's diff is
+// kept and the browser is sent to the dry run's page (backfillDryRunShow), which a reload shows
+// again and the plan links; a dry run with notes (a blocked plan) is shown at once, notes and all.
 func (s *Server) backfillDryRun(c echo.Context) error {
 	svc, err := s.backfills()
 	if err != nil {
 		return err
 	}
+	ctx := c.Request().Context()
 	name := c.Param("name")
-	pv, err := svc.DryRun(c.Request().Context(), ops.BackfillRequest{Name: name})
+	pv, err := svc.DryRun(ctx, ops.BackfillRequest{Name: name})
 	if err != nil {
 		return err
 	}
@@ -34,7 +37,15 @@ func (s *Server) backfillDryRun(c echo.Context) error {
 		}
 	}
 	for _, t := range pv.Tables {
+		if s.opt.Diffs != nil {
+			if _, err := s.opt.Diffs.Save(ctx, t.Result, dryRunLabel(name)+t.Table, s.actor(c)); err != nil {
+				return err
+			}
+		}
 		d.Tables = append(d.Tables, previewTable(t))
+	}
+	if s.opt.Diffs != nil && len(d.Notes) == 0 && len(pv.Tables) > 0 {
+		return c.Redirect(http.StatusSeeOther, backfillHref(name)+"/dry-run")
 	}
 	return render(c, http.StatusOK, page.DryRunPage(d))
 }
@@ -47,6 +58,9 @@ func previewTable(t backfill.PreviewTable) page.DiffTable {
 	}
 	for _, m := range res.Measures {
 		d.Measures = append(d.Measures, sumOf(m))
+	}
+	if res.ID != 0 {
+		d.Href = diffHref(res.ID)
 	}
 	for _, p := range res.Partitions {
 		if p.Unchanged() {

@@ -42,6 +42,7 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	get("/backfills", s.backfillList)
 	get("/backfills/:name", s.backfillShow)
 	get("/backfills/:name/progress", s.backfillProgress)
+	get("/backfills/:name/dry-run", s.backfillDryRunShow)
 	e.POST("/backfills/:name/dry-run", s.backfillDryRun)
 	e.POST("/backfills/:name/run", s.backfillRun)
 	e.POST("/backfills/:name/resume", s.backfillResume)

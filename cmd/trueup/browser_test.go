@@ -280,10 +280,18 @@ func TestBrowserWalk(t *testing.T) {
 			t.Errorf("dry run pct_change %q, want about +5%%", p)
 		}
 	}
+	// The dry run is kept: a page of its own, which a reload shows again.
+	if loc := get(b, "dry run url", chromedp.Location()); !strings.HasSuffix(loc, "/backfills/fix_dedup_bug/dry-run") {
+		t.Errorf("the dry run is at %s", loc)
+	}
+	b.do("reload the dry run", 30*time.Second, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`[data-testid=dry-run-when]`)))
 	b.look("dry-run")
 
 	// 5. Run, and watch the progress reach 100%.
 	b.click("back to plan", `[data-testid=back-to-plan]`, `[data-testid=run]`)
+	if got := b.text(`[data-testid=no-run]`); !strings.Contains(got, "A dry run ran") {
+		t.Errorf("the plan after the dry run says %q", got)
+	}
 	b.do("run", 60*time.Second, chromedp.Click(chromedp.CSS(`[data-testid=run]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=progress]`)))
 	// While the run builds, Run and Dry run are off: a second click starts nothing.
