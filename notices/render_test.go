@@ -66,4 +66,13 @@ func TestFeed(t *testing.T) {
 	if strings.Contains(string(out), "Not yet") {
 		t.Error("a draft is in the feed")
 	}
+	// An entry's numbers are tables a feed reader shows as tables, not tab-separated text.
+	announced.Evidence = demoEvidence()
+	out, err = notices.Feed([]notices.Notice{announced}, "https://trueup.example.com", "/notices.atom", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(out); !strings.Contains(s, `<content type="html">`) || !strings.Contains(s, "&lt;table") || strings.Contains(s, "\t") {
+		t.Errorf("the entry's content is not HTML with tables:\n%s", s)
+	}
 }
