@@ -79,7 +79,8 @@ func (s *Server) ruleShow(c echo.Context) error {
 	for i := min(len(d.History), historyLimit) - 1; i >= 0; i-- {
 		h := d.History[i]
 		p.Strip = append(p.Strip, page.StripCell{Status: string(h.Status),
-			Title: fmt.Sprintf("run %d, %s: %s", h.RunID, formatTime(h.At), h.Status)})
+			Title:      fmt.Sprintf("run %d, %s: %s", h.RunID, formatTime(h.At), h.Status),
+			Violations: h.Violations, Partitions: len(h.FailingPartitions)})
 	}
 	p.Pager = pager(c, w, len(d.History) > w.Offset+w.Limit)
 	for _, h := range slice(d.History, w) {

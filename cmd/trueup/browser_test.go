@@ -253,6 +253,11 @@ func TestBrowserWalk(t *testing.T) {
 	if strings.Contains(body, "2026-07-09") || strings.Contains(body, "2026-07-19") {
 		t.Error("rule page names a day outside the bug")
 	}
+	// Its history charts the violations of each run, under the pass/fail strip.
+	if n := get(b, "violations chart", chromedp.Evaluate[int](
+		`document.querySelectorAll('[data-testid=violations-chart] rect[data-violations="9"]').length`)); n != 1 {
+		t.Errorf("the violations chart has %d bars of 9 violations, want the one run", n)
+	}
 	b.look("rule-failing")
 
 	// 3. Plan a backfill for the failing partitions.
