@@ -19,6 +19,7 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	get("/api/v1/tables", s.apiTableList)
 	get("/tables", s.tableList)
 	get("/tables/:table", s.tableShow)
+	get("/tables/:table/calendar", s.tableCalendar)
 	e.POST("/tables/:table/swap", s.tableSwap)
 	e.POST("/tables/:table/rollback", s.tableRollback)
 	e.POST("/tables/:table/adopt", s.tableAdopt)

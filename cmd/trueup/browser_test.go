@@ -578,6 +578,7 @@ func TestBrowserWalk(t *testing.T) {
 		{"diffs", "/diffs", `[data-testid=diff-list]`},
 		{"audit", "/audit", `[data-testid=audit-table]`},
 		{"tables", "/tables", `[data-testid=target-tables][data-target=warehouse] [data-testid=table-row]`},
+		{"calendar", "/tables/daily_revenue/calendar?target=warehouse", `[data-testid=calendar]`},
 	} {
 		b.do(p.name, 30*time.Second, chromedp.Navigate(b.base+p.path), chromedp.WaitVisible(chromedp.CSS(p.sel)))
 		switch p.name {
@@ -590,6 +591,17 @@ func TestBrowserWalk(t *testing.T) {
 			// Tables in the navigation lists the logical tables of each target.
 			if got := b.texts(`[data-testid=target-tables][data-target=warehouse] [data-testid=table-name]`); strings.Join(got, " ") != "customer_ltv daily_revenue orders region_summary" {
 				t.Errorf("tables of warehouse %q", got)
+			}
+		case "calendar":
+			// daily_revenue's days: matches_raw fails on the nine days again since the rollback, and
+			// the backfill rebuilt those nine, swapped in and rolled back.
+			cells := get(b, "calendar cells", chromedp.Evaluate[map[string]int](`(() => {
+				const m = {};
+				document.querySelectorAll('[data-testid=calendar-row]').forEach(r => r.querySelectorAll('[data-day]').forEach(c => {
+					const k = r.dataset.name + ' ' + c.dataset.state; m[k] = (m[k] || 0) + 1; }));
+				return m; })()`))
+			if cells["matches_raw fail"] != 9 || cells["matches_raw pass"] != 83 || cells["fix_dedup_bug run 1 undone"] != 9 {
+				t.Errorf("daily_revenue's calendar: %v", cells)
 			}
 		case "audit":
 			// Each entry reads as a line; its parameters open on demand.
