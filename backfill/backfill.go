@@ -169,16 +169,8 @@ func (w HourWindow) String() string {
 	return fmt.Sprintf("%02d:%02d-%02d:%02d", w.Start/60, w.Start%60, w.End/60, w.End%60)
 }
 
-// formatPartition renders a partition's start as people and JSON read it.
-func formatPartition(t time.Time, grain string) string {
-	switch grain {
-	case "month":
-		return t.Format("2006-01")
-	case "hour":
-		return t.Format("2006-01-02T15:00")
-	}
-	return t.Format("2006-01-02")
-}
+// formatPartition renders a partition's start as people and JSON read it (tsql.FormatGrain).
+func formatPartition(t time.Time, grain string) string { return tsql.FormatGrain(t, grain) }
 
 // ParsePartition reads a partition as a plan lists it (formatPartition), or a plain date, as the
 // start of its grain.

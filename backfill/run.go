@@ -339,11 +339,22 @@ func (r *Runner) prepare(ctx context.Context, run *Run, t RunTable, b *Backfill,
 	if err := e.CreateTableLike(ctx, physical, live); err != nil {
 		return fmt.Errorf("prepare %s: %w", physical, err)
 	}
-	if b.Mode != ModeFullRebuild {
-		windows, err := r.windows(ctx, run, t, b, live)
-		if err != nil {
-			return err
+	windows, err := r.windows(ctx, run, t, b, live)
+	if err != nil {
+		return err
+	}
+	// What live holds now, per partition, so that a swap can tell what the pipeline wrote to it
+	// meanwhile and carry that too (views/carry.go).
+	scope := make([]time.Time, len(windows))
+	for i, w := range windows {
+		scope[i] = w.Start
+	}
+	if len(windows) > 0 {
+		if err := r.Versions.RecordBasis(ctx, e, run.Target, t.Table, t.Version, live, b.Partition, windows[0].Type, b.Grain, scope); err != nil {
+			return fmt.Errorf("prepare %s: %w", physical, err)
 		}
+	}
+	if b.Mode != ModeFullRebuild {
 		if err := e.CopyPartitions(ctx, physical, live, b.Partition, windows); err != nil {
 			return fmt.Errorf("carry over %s into %s: %w", live, physical, err)
 		}
@@ -469,3 +480,69 @@ func (r *Runner) setVersions(ctx context.Context, run *Run, state string, v *Val
 
 // errStopped ends a worker when the run is asked to stop.
 var errStopped = errors.New("stopped")
+
+// catchUp carries into each table of run what live gained outside the scope since the build,
+// and makes the partitions inside the scope that changed in live pending again, in every table of
+// the run, with what live holds in them now as their basis, so that building the run recomputes
+// them. It returns how many partitions it made pending.
+func (r *Runner) catchUp(ctx context.Context, run *Run, actor string) (int, error) {
+	e := r.Planner.Engine
+	changed := map[string]bool{}
+	var carried []string
+	for _, t := range run.Tables {
+		b, err := r.Planner.Set.Get(t.Backfill)
+		if err != nil {
+			return 0, err
+		}
+		starts, cs, err := r.Versions.CatchUpBuild(ctx, e, run.Target, t.Table, t.Version)
+		if err != nil {
+			return 0, err
+		}
+		for _, st := range starts {
+			changed[formatPartition(st, b.Grain)] = true
+		}
+		if len(cs) > 0 {
+			carried = append(carried, t.Table+" "+views.CarriedSummary(cs))
+		}
+	}
+	parts, err := r.Store.Partitions(ctx, run.ID)
+	if err != nil {
+		return 0, err
+	}
+	var labels []string
+	for _, t := range run.Tables {
+		b, err := r.Planner.Set.Get(t.Backfill)
+		if err != nil {
+			return 0, err
+		}
+		var starts []time.Time
+		for _, p := range parts {
+			if p.Table != t.Table || !changed[p.Partition] {
+				continue
+			}
+			if err := r.checkpoint(ctx, run.ID, t.Table, p.Partition, PartPending, 0, ""); err != nil {
+				return 0, err
+			}
+			st, err := ParsePartition(p.Partition, b.Grain)
+			if err != nil {
+				return 0, err
+			}
+			starts = append(starts, st)
+			labels = append(labels, t.Table+" "+p.Partition)
+		}
+		live, err := e.ViewSource(ctx, t.Table)
+		if err != nil {
+			return 0, err
+		}
+		if err := r.Versions.RefreshBasis(ctx, e, run.Target, t.Table, t.Version, live, starts); err != nil {
+			return 0, err
+		}
+	}
+	detail := "recompute what live changed inside the scope since the build: " + strings.Join(labels, ", ")
+	if len(carried) > 0 {
+		detail += "; carried from live: " + strings.Join(carried, "; ")
+	}
+	r.Store.L.Audit(ctx, ledger.Entry{Actor: actor, Action: "backfill.catch-up", Target: run.Table, Outcome: ledger.OutcomeOK,
+		Params: map[string]any{"backfill": run.Backfill, "run_id": run.ID, "partitions": labels}, Detail: detail})
+	return len(labels), nil
+}

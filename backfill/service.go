@@ -259,3 +259,36 @@ func (s *Service) Close() {
 	s.mu.Unlock()
 	s.wg.Wait()
 }
+
+// CatchUp brings a backfill's latest built run up to what the live versions hold now: in every
+// table of the run, the partitions outside its scope that the pipeline wrote since the build are
+// carried over, and those inside the scope whose live rows changed (the pipeline wrote into the
+// days being fixed: the swap refuses to overwrite them) are rebuilt in the background, and the
+// run is validated again. It returns the run as it was; refused when the run is not built yet,
+// or nothing changed inside the scope (what was carried is then in the audit log).
+func (s *Service) CatchUp(ctx context.Context, name, actor string) (*Run, error) {
+	run, err := s.latest(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if run.State != RunValidated && run.State != RunValidationFailed {
+		return nil, fault.New(fault.Invalid, "Run %d is %s: a catch-up recomputes what changed since a built run; resume or finish it first.", run.ID, run.State)
+	}
+	w, ok := s.reserve(run.ID)
+	if !ok {
+		return nil, fault.New(fault.Conflict, "Run %d is being built now: try again when it has stopped.", run.ID)
+	}
+	changed, err := s.Runner.catchUp(ctx, run, actor)
+	if err == nil && changed == 0 {
+		err = fault.New(fault.Invalid, "Nothing to recompute: the live rows inside the scope of run %d are as they were when it was built.", run.ID)
+	}
+	if err == nil {
+		err = s.Runner.resumed(ctx, run.ID)
+	}
+	if err != nil {
+		s.release(run.ID)
+		return nil, err
+	}
+	s.build(run.ID, 0, w)
+	return run, nil
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"trueup/fault"
 
 	"trueup/views"
@@ -39,6 +40,9 @@ func (s *Service) Published(ctx context.Context, p views.Publish) error {
 			live.Reason += fmt.Sprintf(": %q", p.OverrideReason)
 		}
 		live.Reason += "."
+	}
+	if carried := p.CarriedSummary(); carried != "" {
+		live.Reason = strings.TrimSpace(live.Reason + " Published with the rows the pipeline wrote to the live version meanwhile: " + carried + ".")
 	}
 	if _, err := s.Complete(ctx, live); err != nil {
 		return err

@@ -27,6 +27,17 @@ type Backfills interface {
 	Cancel(ctx context.Context, req BackfillRequest) (*backfill.Run, error)
 	Status(ctx context.Context, req BackfillRequest) (*backfill.Status, error)
 	History(ctx context.Context) ([]backfill.ReasonCount, error)
+	// RunWindows runs a backfill's transform as the pipeline: its windows into the live versions
+	// (trueup run), waiting for a swap that holds its tables.
+	RunWindows(ctx context.Context, req WindowRequest) (*backfill.WindowRun, error)
+}
+
+// WindowRequest is POST /api/v1/backfills/{name}/window?window=: latest (the default), a
+// partition, or FROM..TO.
+type WindowRequest struct {
+	Name   string
+	Window string
+	Actor  string
 }
 
 // BackfillRequest names a backfill (the path's :name) for GET /api/v1/backfills/{name},
@@ -51,6 +62,9 @@ type BackfillRunRequest struct {
 	Actor            string
 	AllowFullRewrite bool
 	NewVersion       bool
+	// CatchUp (?catch_up=true) recomputes, in the latest built run, the partitions inside its
+	// scope whose live rows changed since the build, and validates it again.
+	CatchUp bool
 }
 
 // NewBackfills is Backfills over a backfill service, which builds runs in the background of this
@@ -72,6 +86,12 @@ func (b backfills) DryRun(ctx context.Context, req BackfillRequest) (*backfill.P
 func (b backfills) Run(ctx context.Context, req BackfillRunRequest) (*backfill.Run, error) {
 	if req.Sample < 0 {
 		return nil, fault.New(fault.Invalid, "sample %d: want a number of partitions, 0 or more.", req.Sample)
+	}
+	if req.CatchUp {
+		if req.Sample != 0 || req.Scope != nil || req.AllowFullRewrite || req.NewVersion {
+			return nil, fault.New(fault.Invalid, "catch-up recomputes part of the latest run as it was planned: it takes no sample, scope, full rewrite or new version.")
+		}
+		return b.svc.CatchUp(ctx, req.Name, req.Actor)
 	}
 	if !req.NewVersion {
 		if err := b.noneWaiting(ctx, req.Name); err != nil {
@@ -124,4 +144,8 @@ func (b backfills) Status(ctx context.Context, req BackfillRequest) (*backfill.S
 
 func (b backfills) History(ctx context.Context) ([]backfill.ReasonCount, error) {
 	return b.svc.History(ctx)
+}
+
+func (b backfills) RunWindows(ctx context.Context, req WindowRequest) (*backfill.WindowRun, error) {
+	return b.svc.Runner.RunWindows(ctx, req.Name, req.Window, req.Actor)
 }

@@ -30,6 +30,12 @@ type DiffRequest struct {
 	Partition string   `json:"partition,omitempty"`
 	Measures  []string `json:"measure,omitempty"`
 	Ignore    []string `json:"ignore,omitempty"`
+	// Columns, when given, are the only columns compared besides the key and the partition.
+	Columns []string `json:"columns,omitempty"`
+	// Map is OLD=NEW: the old relation's column OLD is NEW in the new one (renamed).
+	Map []string `json:"map,omitempty"`
+	// Where is a SQL condition both sides are filtered by, each in its own engine, as written.
+	Where string `json:"where,omitempty"`
 	// Tolerance is COL=X, or X alone for every float or decimal column (0.01, or 0.1%).
 	Tolerance []string `json:"tolerance,omitempty"`
 	// Precision is COL=P: the column is compared at P (s, ms, us, ns for timestamps, a number
@@ -41,8 +47,12 @@ type DiffRequest struct {
 	Expect  string   `json:"expect,omitempty"`
 	Only    []string `json:"only,omitempty"`
 	Samples int      `json:"samples,omitempty"` // 0 to MaxDiffSamples; 0 is the default, 10
-	Label   string   `json:"-"`
-	Actor   string   `json:"-"`
+	// Rows, when set, receives every differing row as it is found (trueup diff --rows); the
+	// result keeps its bounded samples. Not part of the API body: a page or a notice shows
+	// samples, and only a local diff streams.
+	Rows  func(reconcile.RowLine) error `json:"-"`
+	Label string                        `json:"-"`
+	Actor string                        `json:"-"`
 }
 
 // MaxDiffSamples bounds the sample rows a diff keeps per kind per partition: a diff is saved
@@ -55,6 +65,7 @@ func (r DiffRequest) Spec() (reconcile.Spec, error) {
 	spec := reconcile.Spec{
 		Old: reconcile.Side{Relation: r.Old, Target: r.OldTarget}, New: reconcile.Side{Relation: r.New, Target: r.NewTarget},
 		Key: r.Key, Partition: r.Partition, Measures: r.Measures, Ignore: r.Ignore, Partitions: r.Only, Samples: r.Samples,
+		Columns: r.Columns, Where: r.Where, Rows: r.Rows,
 	}
 	if r.Old == "" || r.New == "" || len(r.Key) == 0 {
 		return spec, fault.New(fault.Invalid, "old, new and key are required")
@@ -75,6 +86,20 @@ func (r DiffRequest) Spec() (reconcile.Spec, error) {
 			spec.Tolerance = map[string]reconcile.Tolerance{}
 		}
 		spec.Tolerance[strings.TrimSpace(col)] = t
+	}
+	for _, f := range r.Map {
+		from, to, ok := strings.Cut(f, "=")
+		from, to = strings.TrimSpace(from), strings.TrimSpace(to)
+		if !ok || from == "" || to == "" {
+			return spec, fault.New(fault.Invalid, "map %s: want OLD=NEW, the old relation's column and its name in the new one", f)
+		}
+		if spec.Map == nil {
+			spec.Map = map[string]string{}
+		}
+		if _, twice := spec.Map[from]; twice {
+			return spec, fault.New(fault.Invalid, "map: column %q mapped twice", from)
+		}
+		spec.Map[from] = to
 	}
 	for _, f := range r.Precision {
 		col, x, ok := strings.Cut(f, "=")

@@ -397,4 +397,3 @@ func sortedKeys(m map[string]string) []string {
 	slices.Sort(out)
 	return out
 }
-

@@ -27,6 +27,19 @@ type Tables interface {
 	// WriteTarget is the physical table writers of a logical table insert into now: its live
 	// version (a view takes no inserts).
 	WriteTarget(ctx context.Context, req VersionsRequest) (WriteTarget, error)
+	// Stale lists the versions of a table written after they stopped being live: rows readers
+	// do not see (a writer that kept writing the old version after a swap).
+	Stale(ctx context.Context, req VersionsRequest) ([]views.StaleVersion, error)
+	// CatchUp carries what Stale lists (outside the backfills' scopes) into the live version.
+	CatchUp(ctx context.Context, req CatchUpRequest) (views.CatchUpResult, error)
+}
+
+// CatchUpRequest is the body of POST /api/v1/tables/{table}/catch-up. Table comes from the path
+// and Actor from who is asking.
+type CatchUpRequest struct {
+	Target string `json:"target" form:"target"`
+	Table  string `json:"-" form:"-"`
+	Actor  string `json:"-" form:"-"`
 }
 
 // WriteTarget is the answer of GET /api/v1/tables/{table}/write-target.
@@ -255,12 +268,32 @@ func (t *tables) WriteTarget(ctx context.Context, req VersionsRequest) (WriteTar
 	if err != nil {
 		return WriteTarget{}, err
 	}
-	l, err := s.Versions(ctx, req.Table)
+	n, err := s.WriteTarget(ctx, req.Table)
 	if err != nil {
 		return WriteTarget{}, err
 	}
-	if l.Live == 0 {
+	if n == 0 {
 		return WriteTarget{}, fault.New(fault.Conflict, "%s has no live version (its view does not exist): nothing to write to until one is published", req.Table)
 	}
-	return WriteTarget{Target: l.Target, Table: req.Table, Version: views.VersionName(l.Live), WriteTarget: views.Physical(req.Table, l.Live)}, nil
+	return WriteTarget{Target: s.Target(), Table: req.Table, Version: views.VersionName(n), WriteTarget: views.Physical(req.Table, n)}, nil
+}
+
+func (t *tables) Stale(ctx context.Context, req VersionsRequest) ([]views.StaleVersion, error) {
+	s, err := t.service(ctx, req.Target, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.Stale(ctx, req.Table)
+	if out == nil {
+		out = []views.StaleVersion{}
+	}
+	return out, err
+}
+
+func (t *tables) CatchUp(ctx context.Context, req CatchUpRequest) (views.CatchUpResult, error) {
+	s, err := t.service(ctx, req.Target, req.Table)
+	if err != nil {
+		return views.CatchUpResult{}, err
+	}
+	return s.CatchUp(ctx, req.Table, req.Actor)
 }

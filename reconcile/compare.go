@@ -23,6 +23,9 @@ type differ struct {
 
 	lastPart  *partDiff // the partition of the previous key, and its value
 	lastValue any
+
+	rows func(RowLine) error // Spec.Rows: every differing row, as it is found
+	err  error               // the first error rows returned: the diff stops with it
 }
 
 // partDiff is what the row-level comparison found in one partition.
@@ -37,7 +40,7 @@ type partDiff struct {
 
 func newDiffer(p *plan) *differ {
 	df := &differ{p: p, partIdx: p.partIndex(), limit: p.spec.samples(), parts: map[string]*partDiff{},
-		scale: math.Pow10(p.spec.scale())}
+		scale: math.Pow10(p.spec.scale()), rows: p.spec.Rows}
 	for i, c := range p.compared {
 		if p.isKey(c.Name) {
 			df.keyIdx = append(df.keyIdx, i)
@@ -156,18 +159,25 @@ func (df *differ) flush() {
 	case m > 1 || n > 1:
 		pd.dups[df.groupKey(first[0])] = true
 		pd.rows.DuplicateKeys++
+		extra := df.surplus()
+		for _, x := range extra {
+			df.stream(x.new, x.vals, x.times)
+		}
 		if len(pd.samples.Duplicates) < df.limit {
-			pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: df.keyOf(first[0]), OldRows: int64(m), NewRows: int64(n)})
+			pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: df.keyOf(first[0]), OldRows: int64(m), NewRows: int64(n),
+				Surplus: df.surplusSamples(extra)})
 		}
 	case m == 0:
 		pd.rows.Added++
+		df.stream(true, df.new[0], 1)
 		if len(pd.samples.Added) < df.limit {
-			pd.samples.Added = append(pd.samples.Added, Row{Key: df.keyOf(first[0]), Values: df.valuesOf(df.new[0])})
+			pd.samples.Added = append(pd.samples.Added, Row{Key: df.keyOf(first[0]), Values: df.valuesOf(df.new[0], true)})
 		}
 	case n == 0:
 		pd.rows.Removed++
+		df.stream(false, df.old[0], 1)
 		if len(pd.samples.Removed) < df.limit {
-			pd.samples.Removed = append(pd.samples.Removed, Row{Key: df.keyOf(first[0]), Values: df.valuesOf(df.old[0])})
+			pd.samples.Removed = append(pd.samples.Removed, Row{Key: df.keyOf(first[0]), Values: df.valuesOf(df.old[0], false)})
 		}
 	default:
 		o, nw := df.old[0], df.new[0]
@@ -179,12 +189,14 @@ func (df *differ) flush() {
 			}
 		}
 		if changed {
+			df.stream(false, o, 1)
+			df.stream(true, nw, 1)
 			pd.rows.Changed++
 			if len(pd.samples.Changed) < df.limit {
 				var cols []ColumnChange
 				for i, c := range df.p.compared {
 					if !df.equal(i, o[i], nw[i]) {
-						cols = append(cols, ColumnChange{Column: c.Name, Old: jsonValue(o[i]), New: jsonValue(nw[i])})
+						cols = append(cols, ColumnChange{Column: c.Name, Old: sampleValue(c.Old.Kind, o[i]), New: sampleValue(c.New.Kind, nw[i])})
 					}
 				}
 				pd.samples.Changed = append(pd.samples.Changed, Change{Key: df.keyOf(o), Columns: cols})
@@ -226,15 +238,18 @@ func (df *differ) equalRows(a, b []any) bool {
 
 // duplicate records a key found by the duplicate follow-up query (rows identical on both sides
 // but not as many of them).
-func (df *differ) duplicate(partKey, groupKey string, key map[string]any, oldRows, newRows int64) {
+func (df *differ) duplicate(partKey, groupKey string, key Fields, oldRows, newRows int64, extra []extraRow) {
 	pd := df.part(partKey)
 	if pd.dups[groupKey] {
 		return
 	}
 	pd.dups[groupKey] = true
 	pd.rows.DuplicateKeys++
+	for _, x := range extra {
+		df.stream(x.new, x.vals, x.times)
+	}
 	if len(pd.samples.Duplicates) < df.limit {
-		pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: key, OldRows: oldRows, NewRows: newRows})
+		pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: key, OldRows: oldRows, NewRows: newRows, Surplus: df.surplusSamples(extra)})
 	}
 }
 
@@ -252,18 +267,20 @@ func (df *differ) changed(pd *partDiff) map[string]int64 {
 	return out
 }
 
-func (df *differ) keyOf(vals []any) map[string]any {
-	out := make(map[string]any, len(df.keyIdx))
+// keyOf is a row's key as samples show it, in --key order.
+func (df *differ) keyOf(vals []any) Fields {
+	out := make(Fields, len(df.keyIdx))
 	for j, i := range df.keyIdx {
-		out[df.p.key[j].Name] = jsonValue(vals[i])
+		out[j] = Field{Name: df.p.key[j].Name, Value: sampleValue(df.p.key[j].Old.Kind, vals[i])}
 	}
 	return out
 }
 
-func (df *differ) valuesOf(vals []any) map[string]any {
-	out := make(map[string]any, len(vals))
+// valuesOf is one side's row as samples show it, in the order the columns are compared.
+func (df *differ) valuesOf(vals []any, new bool) Fields {
+	out := make(Fields, len(df.p.compared))
 	for i, c := range df.p.compared {
-		out[c.Name] = jsonValue(vals[i])
+		out[i] = Field{Name: c.Name, Value: sampleValue(c.side(new).Kind, vals[i])}
 	}
 	return out
 }
@@ -311,6 +328,9 @@ func (df *differ) equal(i int, a, b any) bool {
 			return x == y
 		}
 	}
+	// Values of different Go types (a date held as text on the other side): as text, the way
+	// tsql.AsText renders them. This is not how samples print (sampleValue): printing a
+	// timestamp's fraction must not make a changed row of it.
 	return tsql.AsText(a) == tsql.AsText(b)
 }
 
@@ -342,19 +362,4 @@ func number(v any) (float64, bool) {
 		return x, true
 	}
 	return 0, false
-}
-
-// jsonValue makes a value safe and readable in JSON: times as text, non-finite floats as text.
-func jsonValue(v any) any {
-	switch x := v.(type) {
-	case time.Time:
-		return tsql.AsText(x)
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return tsql.AsText(x)
-		}
-	case []byte:
-		return string(x)
-	}
-	return v
 }

@@ -76,31 +76,7 @@ func (p *plan) rowDiffAcross(ctx context.Context, df *differ, parts []*Partition
 		return 0, nil
 	}
 
-	var got [2][][]any
-	err := onBothSides(func(s int, new bool) (err error) {
-		got[s], err = p.readBuckets(ctx, new, leaves)
-		return err
-	})
-	if err != nil {
-		return 0, err
-	}
-	type keyed struct {
-		key string
-		new bool
-		row []any
-	}
-	all := make([]keyed, 0, len(got[0])+len(got[1]))
-	for s, g := range got {
-		for _, r := range g {
-			all = append(all, keyed{df.groupKey(r), s == 1, r})
-		}
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].key < all[j].key })
-	for _, k := range all {
-		df.add(k.new, k.row)
-	}
-	df.flush()
-	return int64(len(all)), nil
+	return p.mergeBuckets(ctx, df, leaves)
 }
 
 // bucketCondition matches the rows of the given buckets, which all share one modulus; kh is the
@@ -162,7 +138,7 @@ func (p *plan) splitBuckets(ctx context.Context, units []bucket, factor uint64) 
 		}
 		inner := "SELECT " + pcol + " AS " + d.Quote("__p") + ", " + p.keyHash(d, new) + " AS " + d.Quote("__kh") + ", " +
 			p.rowHash(d, new) + " AS " + d.Quote("__h") + " FROM " + d.QuoteRelation(side.Relation) +
-			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new))
+			where(p.filter(), p.partFilter(d, b, new, values), p.keyNotNull(d, new))
 		kh := d.Quote("__kh")
 		text := fmt.Sprintf("SELECT %s, %s %% %d, count(*), %s FROM (%s) AS t%s GROUP BY %s, %s %% %d",
 			d.Quote("__p"), kh, mod, d.HashSum(d.Quote("__h")), inner,
@@ -204,8 +180,10 @@ func (p *plan) splitBuckets(ctx context.Context, units []bucket, factor uint64) 
 	return out, nil
 }
 
-// readBuckets reads one side's rows of the given buckets, compared columns in plan order.
-func (p *plan) readBuckets(ctx context.Context, new bool, units []bucket) ([][]any, error) {
+// eachBucketRow reads one side's rows of the given buckets, compared columns in plan order,
+// ordered by the portable key hash, and hands each to fn with its key hash (the row slice is
+// reused between calls).
+func (p *plan) eachBucketRow(ctx context.Context, new bool, units []bucket, fn func(kh uint64, row []any) error) error {
 	side := p.side(new)
 	d := side.Engine.Dialect()
 	b := newBinder()
@@ -222,13 +200,14 @@ func (p *plan) readBuckets(ctx context.Context, new bool, units []bucket) ([][]a
 		}
 	}
 	sel := make([]string, 0, len(p.compared)+1)
-	outer := make([]string, 0, len(p.compared))
+	outer := make([]string, 0, len(p.compared)+1)
 	for i, c := range p.compared {
 		name := d.Quote("__c" + strconv.Itoa(i))
 		sel = append(sel, readExpr(d, c, new)+" AS "+name)
 		outer = append(outer, name)
 	}
 	sel = append(sel, p.keyHash(d, new)+" AS "+d.Quote("__kh"))
+	outer = append(outer, d.Quote("__kh"))
 	pcol := "0"
 	if p.part != nil {
 		pcol = d.Quote("__c" + strconv.Itoa(p.partIndex()))
@@ -243,19 +222,18 @@ func (p *plan) readBuckets(ctx context.Context, new bool, units []bucket) ([][]a
 		conds = append(conds, p.bucketCondition(d, b, pcol, d.Quote("__kh"), byMod[m]))
 	}
 	text := "SELECT " + strings.Join(outer, ", ") + " FROM (SELECT " + strings.Join(sel, ", ") + " FROM " +
-		d.QuoteRelation(side.Relation) + where(p.partFilter(d, b, new, values), p.keyNotNull(d, new)) + ") AS t" +
-		where(strings.Join(conds, " OR "))
+		d.QuoteRelation(side.Relation) + where(p.filter(), p.partFilter(d, b, new, values), p.keyNotNull(d, new)) + ") AS t" +
+		where(strings.Join(conds, " OR ")) + " ORDER BY " + d.Quote("__kh")
 	q, args, err := b.expand(d, text)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var rows [][]any
 	err = side.Engine.Each(ctx, q, args, func(row []any) error {
-		rows = append(rows, append([]any(nil), row...))
-		return nil
+		n := len(row) - 1
+		return fn(tsql.AsUint64(row[n]), row[:n])
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reconcile: read differing rows of %s: %w", side.Relation, err)
+		return fmt.Errorf("reconcile: read differing rows of %s: %w", side.Relation, err)
 	}
-	return rows, nil
+	return nil
 }

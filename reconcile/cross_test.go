@@ -79,18 +79,18 @@ func TestCrossEngine(t *testing.T) {
 	}
 	var found []string
 	for _, x := range r.Samples.Removed {
-		found = append(found, fmt.Sprintf("removed %v", x.Key["id"]))
+		found = append(found, fmt.Sprintf("removed %v", x.Key.Get("id")))
 	}
 	for _, x := range r.Samples.Added {
-		found = append(found, fmt.Sprintf("added %v", x.Key["id"]))
+		found = append(found, fmt.Sprintf("added %v", x.Key.Get("id")))
 	}
 	for _, x := range r.Samples.Changed {
 		for _, c := range x.Columns {
-			found = append(found, fmt.Sprintf("changed %v %s %v→%v", x.Key["id"], c.Column, c.Old, c.New))
+			found = append(found, fmt.Sprintf("changed %v %s %v→%v", x.Key.Get("id"), c.Column, c.Old, c.New))
 		}
 	}
 	for _, x := range r.Samples.Duplicates {
-		found = append(found, fmt.Sprintf("duplicate %v %d/%d", x.Key["id"], x.OldRows, x.NewRows))
+		found = append(found, fmt.Sprintf("duplicate %v %d/%d", x.Key.Get("id"), x.OldRows, x.NewRows))
 	}
 	sort.Strings(found)
 	want := []string{
@@ -156,7 +156,7 @@ func TestCrossEngine(t *testing.T) {
 					t.Fatalf("want one changed row: %+v %v", r.Rows, overview(r))
 				}
 				c := r.Samples.Changed[0]
-				if c.Key["id"] != int64(100) || len(c.Columns) != 1 || c.Columns[0].Old != way.from || c.Columns[0].New != way.to {
+				if c.Key.Get("id") != int64(100) || len(c.Columns) != 1 || c.Columns[0].Old != way.from || c.Columns[0].New != way.to {
 					t.Errorf("changed %v %+v, want id 100 score %v→%v", c.Key, c.Columns, way.from, way.to)
 				}
 			})

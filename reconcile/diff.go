@@ -70,6 +70,9 @@ func diff(ctx context.Context, spec Spec) (*Result, error) {
 		// needed. (Rows of a NULL partition match nothing, so it must be filtered out.)
 		everyPartition := len(both) == len(parts) && !nullPartition
 		n, err := p.rowDiff(ctx, df, both, everyPartition)
+		if err == nil {
+			err = df.err
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -81,6 +84,9 @@ func diff(ctx context.Context, spec Spec) (*Result, error) {
 		pt.Rows = &rows
 		pt.ChangedColumns = df.changed(pd)
 		pd.samples.setPartition(pt.Partition)
+		if p.cross {
+			pd.samples.sortByKey()
+		}
 		if !pd.samples.empty() {
 			s := pd.samples
 			pt.Samples = &s
@@ -94,6 +100,13 @@ func diff(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, err
 	}
 	r.RowsTransferred += n
+	if p.nullableKey() {
+		n, err := p.sampleNullKeys(ctx, parts)
+		if err != nil {
+			return nil, err
+		}
+		r.RowsTransferred += n
+	}
 	p.finish(r)
 	r.ElapsedMS = time.Since(started).Milliseconds()
 	return r, nil
@@ -109,15 +122,23 @@ func (p *plan) rowDiff(ctx context.Context, df *differ, parts []*Partition, ever
 	if !everyPartition {
 		values = partValues(parts)
 	}
-	n, redo, err := p.rowDiffWide(ctx, df, parts, values)
-	if err != nil || len(redo) == 0 {
-		return n, err
+	var n int64
+	redo := parts
+	if p.spec.Rows == nil {
+		var err error
+		n, redo, err = p.rowDiffWide(ctx, df, parts, values)
+		if err != nil || len(redo) == 0 {
+			return n, err
+		}
+		// Keys with several rows on a side: compare those partitions again, exactly.
+		for _, pt := range redo {
+			df.reset(valueKey(pt.value))
+		}
+		values = partValues(redo)
 	}
-	// Keys with several rows on a side: compare those partitions again, exactly.
-	for _, pt := range redo {
-		df.reset(valueKey(pt.value))
-	}
-	m, err := p.rowDiffExact(ctx, df, partValues(redo))
+	// Streaming every row, the exact comparison runs first: a row streamed cannot be taken back
+	// as the wide pass's findings in partitions with duplicate keys are.
+	m, err := p.rowDiffExact(ctx, df, values)
 	n += m
 	if err != nil {
 		return n, err
@@ -172,7 +193,7 @@ func (p *plan) settleNullKeys(ctx context.Context, parts []*Partition) error {
 			group = " GROUP BY " + d.Quote(p.part.side(new).Name)
 		}
 		text := "SELECT " + sel + d.HashSum(p.rowHash(d, new)) + " FROM " + d.QuoteRelation(side.Relation) +
-			where(p.partFilter(d, b, new, values), p.keyIsNull(d, new)) + group
+			where(p.filter(), p.partFilter(d, b, new, values), p.keyIsNull(d, new)) + group
 		q, args, err := b.expand(d, text)
 		if err != nil {
 			return err
@@ -210,7 +231,7 @@ func (p *plan) sampleOneSided(ctx context.Context, parts []*Partition) (int64, e
 		} else {
 			pt.Rows = &RowCounts{Removed: pt.OldCount - pt.OldNullKeys}
 		}
-		if i >= maxSampledSidePartitions || (p.part != nil && pt.value == nil) {
+		if (i >= maxSampledSidePartitions && df.rows == nil) || (p.part != nil && pt.value == nil) {
 			continue
 		}
 		side := p.side(new)
@@ -226,8 +247,11 @@ func (p *plan) sampleOneSided(ctx context.Context, parts []*Partition) (int64, e
 			order[j] = d.Quote(c.side(new).Name)
 		}
 		text := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(side.Relation) +
-			where(p.partFilter(d, b, new, []any{pt.value}), p.keyNotNull(d, new)) +
-			" ORDER BY " + strings.Join(order, ", ") + fmt.Sprintf(" LIMIT %d", p.spec.samples())
+			where(p.filter(), p.partFilter(d, b, new, []any{pt.value}), p.keyNotNull(d, new)) +
+			" ORDER BY " + strings.Join(order, ", ")
+		if df.rows == nil { // streaming reads every row, and keeps the first as samples
+			text += fmt.Sprintf(" LIMIT %d", p.spec.samples())
+		}
 		q, args, err := b.expand(d, text)
 		if err != nil {
 			return read, err
@@ -235,8 +259,11 @@ func (p *plan) sampleOneSided(ctx context.Context, parts []*Partition) (int64, e
 		var rows []Row
 		err = side.Engine.Each(ctx, q, args, func(row []any) error {
 			read++
-			rows = append(rows, Row{Partition: pt.Partition, Key: df.keyOf(row), Values: df.valuesOf(row)})
-			return nil
+			df.stream(new, row, 1)
+			if len(rows) < p.spec.samples() {
+				rows = append(rows, Row{Partition: pt.Partition, Key: df.keyOf(row), Values: df.valuesOf(row, new)})
+			}
+			return df.err
 		})
 		if err != nil {
 			return read, fmt.Errorf("reconcile: sample rows of %s: %w", side.Relation, err)
@@ -307,7 +334,14 @@ func (p *plan) newResult(started time.Time) *Result {
 	}
 	for _, c := range p.compared {
 		r.Compared = append(r.Compared, c.Name)
+		if c.New.Name != c.Name && !strings.EqualFold(c.New.Name, c.Name) {
+			if r.Renamed == nil {
+				r.Renamed = map[string]string{}
+			}
+			r.Renamed[c.Name] = c.New.Name
+		}
 	}
+	r.Where = strings.TrimSpace(p.spec.Where)
 	if len(p.tol) > 0 {
 		r.Tolerance = p.tol
 	}

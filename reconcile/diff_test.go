@@ -164,17 +164,17 @@ func TestDiff(t *testing.T) {
 			var changes []string
 			for _, c := range r.Samples.Changed {
 				for _, col := range c.Columns {
-					changes = append(changes, fmt.Sprintf("%s id=%v %s: %v → %v", c.Partition, c.Key["id"], col.Column, col.Old, col.New))
+					changes = append(changes, fmt.Sprintf("%s id=%v %s: %v → %v", c.Partition, c.Key.Get("id"), col.Column, col.Old, col.New))
 				}
 			}
 			want := []string{"2026-07-11 id=5 amount: 51.25 → 99.99", "2026-07-11 id=6 name: c6 → renamed"}
 			if diff := cmp.Diff(want, changes); diff != "" {
 				t.Errorf("changed samples (-want +got):\n%s", diff)
 			}
-			if len(r.Samples.Removed) != 1 || r.Samples.Removed[0].Key["id"] != int64(2) || r.Samples.Removed[0].Values["name"] != "c2" {
+			if len(r.Samples.Removed) != 1 || r.Samples.Removed[0].Key.Get("id") != int64(2) || r.Samples.Removed[0].Values.Get("name") != "c2" {
 				t.Errorf("removed sample: %+v", r.Samples.Removed)
 			}
-			if len(r.Samples.Added) != 1 || r.Samples.Added[0].Key["id"] != int64(100) || r.Samples.Added[0].Partition != "2026-07-11" {
+			if len(r.Samples.Added) != 1 || r.Samples.Added[0].Key.Get("id") != int64(100) || r.Samples.Added[0].Partition != "2026-07-11" {
 				t.Errorf("added sample: %+v", r.Samples.Added)
 			}
 			if r.ExpectationsMet || !r.Differs {
@@ -190,7 +190,7 @@ func TestDiff(t *testing.T) {
 			// told to use NULLs. The row must still come out as added.
 			fresh(t, baseRows(), append(baseRows(), []any{int64(0), day("2026-07-10"), nil, 0.0, nil}))
 			r := diff(t, spec(e))
-			if r.Rows != (reconcile.RowCounts{Added: 1}) || len(r.Samples.Added) != 1 || r.Samples.Added[0].Key["id"] != int64(0) {
+			if r.Rows != (reconcile.RowCounts{Added: 1}) || len(r.Samples.Added) != 1 || r.Samples.Added[0].Key.Get("id") != int64(0) {
 				t.Errorf("added row of defaults: %+v %+v", r.Rows, r.Samples.Added)
 			}
 		})
@@ -336,7 +336,7 @@ func TestDiff(t *testing.T) {
 				t.Errorf("changed columns (-want +got):\n%s", diff)
 			}
 			for _, c := range r.Samples.Changed {
-				if c.Key["id"] == int64(8) && (c.Columns[0].Old != 2.0 || c.Columns[0].New != nil) {
+				if c.Key.Get("id") == int64(8) && (c.Columns[0].Old != 2.0 || c.Columns[0].New != nil) {
 					t.Errorf("NULL sample: %+v", c.Columns)
 				}
 			}
@@ -447,9 +447,13 @@ func TestDiff(t *testing.T) {
 				"2026-07-12 both 4→4 match=true unchanged")
 			var dups []string
 			for _, d := range r.Samples.Duplicates {
-				dups = append(dups, fmt.Sprintf("%s id=%v old=%d new=%d", d.Partition, d.Key["id"], d.OldRows, d.NewRows))
+				dups = append(dups, fmt.Sprintf("%s id=%v old=%d new=%d", d.Partition, d.Key.Get("id"), d.OldRows, d.NewRows))
+				for _, s := range d.Surplus { // which rows are the surplus
+					dups = append(dups, fmt.Sprintf("  %s ×%d %s", s.Side, s.Times, s.Values.Text()))
+				}
 			}
-			want := []string{"2026-07-10 id=3 old=1 new=2", "2026-07-11 id=7 old=1 new=2"}
+			want := []string{"2026-07-10 id=3 old=1 new=2", "  new ×1 id=3 d=2026-07-10 name=c3 amount=30.75 score=0.75",
+				"2026-07-11 id=7 old=1 new=2", "  new ×1 id=7 d=2026-07-11 name=other amount=1 score=NULL"}
 			if diff := cmp.Diff(want, dups); diff != "" {
 				t.Errorf("duplicates (-want +got):\n%s", diff)
 			}
@@ -576,6 +580,10 @@ func TestDiff(t *testing.T) {
 			p := r.Partition("2026-07-10")
 			if p.NewNullKeys != 1 || p.OldNullKeys != 0 || p.Verdict != reconcile.VerdictUnexpected || p.Rows == nil || !p.Rows.Zero() {
 				t.Errorf("NULL key partition: %+v rows=%+v", p, p.Rows)
+			}
+			// listed in the samples like any other row
+			if got := sampleLines(r); !slices.Contains(got, "added id=NULL d=2026-07-10 name=nokey amount=1 score=NULL") {
+				t.Errorf("samples %q: want the NULL-key row added", got)
 			}
 
 			// The same row with a NULL key on both sides, and a change within tolerance beside

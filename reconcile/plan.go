@@ -48,13 +48,29 @@ func resolve(ctx context.Context, spec Spec) (*plan, error) {
 		return nil, err
 	}
 	p := &plan{spec: spec, cross: spec.Old.Engine != spec.New.Engine, tol: map[string]Tolerance{}}
+	renamed, err := mapColumns(spec, oldCols, newCols)
+	if err != nil {
+		return nil, err
+	}
+	// inNew finds an old column's counterpart in the new relation: by its mapped name, else by
+	// its own unless that name is another column's new name.
+	inNew := func(old string) (tsql.Column, bool) {
+		if n, ok := renamed.to[old]; ok {
+			return findColumn(newCols, n)
+		}
+		n, ok := findColumn(newCols, old)
+		if ok && renamed.from[n.Name] != "" {
+			return tsql.Column{}, false
+		}
+		return n, ok
+	}
 
 	both := func(what, name string) (pair, error) {
 		o, ok := findColumn(oldCols, name)
 		if !ok {
 			return pair{}, badInput("%s %q: no such column in old relation %s", what, name, spec.Old.Relation)
 		}
-		n, ok := findColumn(newCols, name)
+		n, ok := inNew(o.Name)
 		if !ok {
 			return pair{}, badInput("%s %q: no such column in new relation %s", what, name, spec.New.Relation)
 		}
@@ -124,28 +140,40 @@ func resolve(ctx context.Context, spec Spec) (*plan, error) {
 		p.measures = append(p.measures, c)
 	}
 
+	for _, name := range spec.Columns {
+		if _, err := both("--columns column", name); err != nil {
+			return nil, err
+		}
+	}
+	// left out: ignored, or not among --columns (the key and the partition column never are)
+	leftOut := func(name string) bool {
+		return contains(spec.Ignore, name) || (len(spec.Columns) > 0 && !contains(spec.Columns, name) && !taken[name])
+	}
+
 	p.compared = append(p.compared, p.key...)
 	if p.part != nil && !taken[p.part.Name] {
 		p.compared = append(p.compared, *p.part)
 		taken[p.part.Name] = true
 	}
+	matched := map[string]bool{} // the new relation's columns that have an old counterpart
 	for _, o := range oldCols {
-		n, ok := findColumn(newCols, o.Name)
+		n, ok := inNew(o.Name)
 		switch {
 		case !ok:
-			p.schema.Removed = append(p.schema.Removed, ColumnInfo{Name: o.Name, Type: o.Type, Ignored: contains(spec.Ignore, o.Name)})
+			p.schema.Removed = append(p.schema.Removed, ColumnInfo{Name: o.Name, Type: o.Type, Ignored: leftOut(o.Name)})
 			continue
 		case o.Kind != n.Kind || (!p.cross && baseType(o.Type) != baseType(n.Type)):
 			p.schema.Changed = append(p.schema.Changed, TypeChange{Name: o.Name, OldType: o.Type, NewType: n.Type})
 		}
-		if !taken[o.Name] && !contains(spec.Ignore, o.Name) {
+		matched[n.Name] = true
+		if !taken[o.Name] && !leftOut(o.Name) {
 			p.compared = append(p.compared, pair{Name: o.Name, Old: o, New: n})
 			taken[o.Name] = true
 		}
 	}
 	for _, n := range newCols {
-		if _, ok := findColumn(oldCols, n.Name); !ok {
-			p.schema.Added = append(p.schema.Added, ColumnInfo{Name: n.Name, Type: n.Type, Ignored: contains(spec.Ignore, n.Name)})
+		if !matched[n.Name] {
+			p.schema.Added = append(p.schema.Added, ColumnInfo{Name: n.Name, Type: n.Type, Ignored: leftOut(n.Name) || len(spec.Columns) > 0})
 		}
 	}
 
@@ -172,6 +200,9 @@ func resolve(ctx context.Context, spec Spec) (*plan, error) {
 	}
 
 	if err := p.resolvePrecision(); err != nil {
+		return nil, err
+	}
+	if err := p.checkWhere(ctx); err != nil {
 		return nil, err
 	}
 

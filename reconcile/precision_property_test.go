@@ -154,7 +154,7 @@ func referenceSets(t *testing.T, old, new [][]any, prec map[string]string) map[s
 
 func resultSets(r *reconcile.Result) map[string][]int64 {
 	out := map[string][]int64{"added": {}, "removed": {}, "changed": {}}
-	id := func(k map[string]any) int64 { return tsql.AsInt64(k["id"]) }
+	id := func(k reconcile.Fields) int64 { return tsql.AsInt64(k.Get("id")) }
 	for _, a := range r.Samples.Added {
 		out["added"] = append(out["added"], id(a.Key))
 	}

@@ -26,14 +26,18 @@ type Result struct {
 	ID int64 `json:"id,omitempty"`
 	// Label says what a stored diff was for ("backfill fix_dedup_bug run 1: orders"), as it was
 	// saved; empty for a diff not read back from the store.
-	Label           string               `json:"label,omitempty"`
-	Old             SideInfo             `json:"old"`
-	New             SideInfo             `json:"new"`
-	Key             []string             `json:"key"`
-	PartitionColumn string               `json:"partition_column,omitempty"`
-	Measures        []string             `json:"measures,omitempty"`
-	Compared        []string             `json:"compared_columns"`
-	Tolerance       map[string]Tolerance `json:"tolerance,omitempty"`
+	Label           string   `json:"label,omitempty"`
+	Old             SideInfo `json:"old"`
+	New             SideInfo `json:"new"`
+	Key             []string `json:"key"`
+	PartitionColumn string   `json:"partition_column,omitempty"`
+	Measures        []string `json:"measures,omitempty"`
+	Compared        []string `json:"compared_columns"`
+	// Renamed are the columns compared under another name in new (--map): old name → new name.
+	Renamed map[string]string `json:"renamed,omitempty"`
+	// Where is the condition both sides were filtered by (--where): only those rows were compared.
+	Where     string               `json:"where,omitempty"`
+	Tolerance map[string]Tolerance `json:"tolerance,omitempty"`
 	// Precision says, per timestamp, float and decimal column, the precision it was compared at
 	// (the coarser of its sides' declared types, or --precision): "seconds", "3 decimals", …
 	Precision       map[string]string `json:"precision,omitempty"`
@@ -175,15 +179,15 @@ func (s *Samples) empty() bool {
 
 // Row is an added or removed row: its key and the values of the compared columns.
 type Row struct {
-	Partition string         `json:"partition"`
-	Key       map[string]any `json:"key"`
-	Values    map[string]any `json:"values"`
+	Partition string `json:"partition"`
+	Key       Fields `json:"key"`
+	Values    Fields `json:"values"`
 }
 
 // Change is a row whose key is on both sides with different values.
 type Change struct {
 	Partition string         `json:"partition"`
-	Key       map[string]any `json:"key"`
+	Key       Fields         `json:"key"`
 	Columns   []ColumnChange `json:"columns"`
 }
 
@@ -196,10 +200,30 @@ type ColumnChange struct {
 
 // Duplicate is a key with more than one row on a side.
 type Duplicate struct {
-	Partition string         `json:"partition"`
-	Key       map[string]any `json:"key"`
-	OldRows   int64          `json:"old_rows"`
-	NewRows   int64          `json:"new_rows"`
+	Partition string `json:"partition"`
+	Key       Fields `json:"key"`
+	OldRows   int64  `json:"old_rows"`
+	NewRows   int64  `json:"new_rows"`
+	// Surplus are the key's rows that one side holds more times than the other (at the columns'
+	// precisions): what would have to go from old, or came with new, for the sides to agree. A
+	// row on both sides as many times is not listed.
+	Surplus []Surplus `json:"surplus"`
+}
+
+// Surplus is a row one side holds Times more often than the other.
+type Surplus struct {
+	Side   string `json:"side"` // "old" or "new"
+	Times  int64  `json:"times"`
+	Values Fields `json:"values"`
+}
+
+// RowLine is one differing row as Spec.Rows receives it (trueup diff --rows): Sign "-" for a
+// row of old that new does not hold, "+" for one of new that old does not hold (a changed row
+// is both), its partition's label, and the compared columns' values, the key first.
+type RowLine struct {
+	Sign      string `json:"sign"`
+	Partition string `json:"partition"`
+	Values    Fields `json:"values"`
 }
 
 // Partition returns the partition with the given label, or nil.

@@ -26,7 +26,7 @@ func (p *plan) rowDiffExact(ctx context.Context, df *differ, values []any) (int6
 		}
 		sel = append(sel, p.rowHash(d, new)+" AS "+d.Quote(hashAlias))
 		return "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) +
-			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new))
+			where(p.filter(), p.partFilter(d, b, new, values), p.keyNotNull(d, new))
 	}
 	quoted := make([]string, len(names))
 	for i, n := range names {
@@ -59,7 +59,7 @@ func (p *plan) rowDiffExact(ctx context.Context, df *differ, values []any) (int6
 		}
 		in := "(" + strings.Join(tuple, ", ") + ") IN (SELECT " + strings.Join(names, ", ") + " FROM " + ref + ")"
 		return "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) +
-			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new), in)
+			where(p.filter(), p.partFilter(d, b, new, values), p.keyNotNull(d, new), in)
 	}
 	var order []string
 	if df.partIdx >= 0 {
@@ -77,7 +77,7 @@ func (p *plan) rowDiffExact(ctx context.Context, df *differ, values []any) (int6
 	err = e.Each(ctx, q, args, func(row []any) error {
 		n++
 		df.add(tsql.AsInt64(row[0]) == 1, row[1:])
-		return nil
+		return df.err
 	})
 	if err != nil {
 		return n, fmt.Errorf("reconcile: row diff of %s and %s: %w", p.spec.Old.Relation, p.spec.New.Relation, err)
@@ -102,7 +102,7 @@ func (p *plan) findDuplicates(ctx context.Context, df *differ, values []any) err
 			cols = append(cols, p.selectExpr(d, c, new))
 		}
 		text := "SELECT " + strings.Join(cols, ", ") + ", count(*) FROM " + d.QuoteRelation(side.Relation) +
-			where(p.partFilter(d, b, new, values), p.keyNotNull(d, new)) +
+			where(p.filter(), p.partFilter(d, b, new, values), p.keyNotNull(d, new)) +
 			" GROUP BY " + strings.Join(cols, ", ") + " HAVING count(*) > 1"
 		q, args, err := b.expand(d, text)
 		if err != nil {
@@ -121,6 +121,10 @@ func (p *plan) findDuplicates(ctx context.Context, df *differ, values []any) err
 			return fmt.Errorf("reconcile: duplicate keys in %s: %w", side.Relation, err)
 		}
 	}
+	surplus, err := p.surplusRows(ctx, df, values, firsts)
+	if err != nil {
+		return err
+	}
 	for k, vals := range firsts {
 		m, n := counts[0][k], counts[1][k]
 		// Not a duplicate on a side means exactly one row there: with none the key would have
@@ -131,9 +135,76 @@ func (p *plan) findDuplicates(ctx context.Context, df *differ, values []any) err
 		if n == 0 {
 			n = 1
 		}
-		df.duplicate(df.partKey(vals), k, df.keyOf(vals), m, n)
+		df.duplicate(df.partKey(vals), k, df.keyOf(vals), m, n, surplus[k])
 	}
 	return nil
+}
+
+// surplusRows says, for the duplicate keys found by findDuplicates (keys), which of their rows
+// one side holds more times than the other. Every distinct row of such a key is on both sides
+// (else the row diff would have read the key), so a row seen once on a side is not listed by
+// the HAVING and counts 1 there. Rows are told apart by the row hash, at the columns' precisions.
+func (p *plan) surplusRows(ctx context.Context, df *differ, values []any, keys map[string][]any) (map[string][]extraRow, error) {
+	type row struct {
+		vals  []any
+		count [2]int64
+	}
+	rows := map[string]*row{}
+	var order []string
+	for s, new := range []bool{false, true} {
+		side := p.side(new)
+		d := side.Engine.Dialect()
+		b := newBinder()
+		var sel, group []string
+		for _, c := range p.compared {
+			sel = append(sel, "min("+p.selectExpr(d, c, new)+")")
+		}
+		for _, c := range p.joinColumns() {
+			group = append(group, p.selectExpr(d, c, new))
+		}
+		group = append(group, p.rowHash(d, new))
+		text := "SELECT " + strings.Join(sel, ", ") + ", count(*) FROM " + d.QuoteRelation(side.Relation) +
+			where(p.filter(), p.partFilter(d, b, new, values), p.keyNotNull(d, new)) +
+			" GROUP BY " + strings.Join(group, ", ") + " HAVING count(*) > 1"
+		q, args, err := b.expand(d, text)
+		if err != nil {
+			return nil, err
+		}
+		err = side.Engine.Each(ctx, q, args, func(r []any) error {
+			vals := append([]any(nil), r[:len(p.compared)]...)
+			k := df.groupKey(vals)
+			if keys[k] == nil {
+				return nil
+			}
+			id := k + "\x1e" + fmt.Sprint(len(order))
+			// the same row on the other side: equal at the columns' precisions
+			for _, o := range order {
+				if x := rows[o]; df.groupKey(x.vals) == k && df.equalRows(x.vals, vals) {
+					id = o
+				}
+			}
+			x := rows[id]
+			if x == nil {
+				x = &row{vals: vals, count: [2]int64{1, 1}}
+				rows[id] = x
+				order = append(order, id)
+			}
+			x.count[s] = tsql.AsInt64(r[len(r)-1])
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reconcile: duplicate rows in %s: %w", side.Relation, err)
+		}
+	}
+	out := map[string][]extraRow{}
+	for _, id := range order {
+		x := rows[id]
+		k := df.groupKey(x.vals)
+		if m, n := x.count[0], x.count[1]; m != n {
+			out[k] = append(out[k], extraRow{new: n > m, times: max(m, n) - min(m, n), vals: x.vals})
+		}
+	}
+	return out, nil
 }
 
 // joinColumns are the columns rows are matched on: the partition column, then the key.

@@ -75,6 +75,16 @@ type Spec struct {
 	// Ignore names columns left out of the comparison (a column present on one side only and
 	// ignored is reported but is not a difference).
 	Ignore []string
+	// Columns, when given, are the only columns compared besides the key and the partition
+	// column; every other column is left out as if ignored.
+	Columns []string
+	// Map pairs a column of the old relation with its name in the new one (old name → new name),
+	// for renamed columns. Results name columns by their old names.
+	Map map[string]string
+	// Where is a SQL condition each side is filtered by, in its own engine, as written: only
+	// the rows for which it holds are compared. It must be a condition over both relations'
+	// columns, read-only and inside the warehouse (the sandbox of user SQL).
+	Where string
 	// Tolerance per column name; AnyColumn applies to every float or decimal column.
 	Tolerance map[string]Tolerance
 	// Expect is the intended change; nil means any difference is unexpected.
@@ -86,6 +96,12 @@ type Spec struct {
 	// Both empty compares every partition.
 	Windows    []tsql.Window
 	Partitions []string
+	// Rows, when set, receives every differing row as it is found, with no cap: the rows of
+	// removed and added keys, both versions of a changed row, the surplus rows of a duplicate
+	// key, rows with a NULL key one side lacks. Rows are not held for it: inside one engine they
+	// come sorted by key, across two both engines' rows come sorted by the portable key hash and
+	// are merged. An error it returns stops the diff with that error.
+	Rows func(RowLine) error
 	// Samples bounds the example rows kept per kind per partition (default 10).
 	Samples int
 	// Scale is the number of decimal places floats and decimals are compared at when no side

@@ -174,7 +174,7 @@ func (p *plan) summarySelect(d tsql.Dialect, b *binder, new, side bool) string {
 		sel = append(sel, d.ToFloat("sum("+d.Quote(m.side(new).Name)+")"))
 	}
 	sel = append(sel, d.HashSum(p.summaryHash(d, new)))
-	text := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) + where(p.scopeFilter(d, b, new))
+	text := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) + where(p.filter(), p.scopeFilter(d, b, new))
 	if p.part != nil {
 		text += " GROUP BY " + d.Quote(p.part.side(new).Name)
 	}

@@ -27,6 +27,16 @@ func (r *Result) WriteText(w io.Writer, opt TextOptions) error {
 	if r.PartitionColumn != "" {
 		fmt.Fprintf(b, "   partition  %s", r.PartitionColumn)
 	}
+	if len(r.Renamed) > 0 {
+		var cols []string
+		for _, c := range slices.Sorted(maps.Keys(r.Renamed)) {
+			cols = append(cols, c+" → "+r.Renamed[c])
+		}
+		fmt.Fprintf(b, "\nrenamed  %s", strings.Join(cols, ", "))
+	}
+	if r.Where != "" {
+		fmt.Fprintf(b, "\nwhere  %s", r.Where)
+	}
 	if len(r.Precision) > 0 {
 		var cols []string
 		for _, c := range slices.Sorted(maps.Keys(r.Precision)) {
@@ -153,6 +163,9 @@ func writeSamples(b *strings.Builder, s Samples, n int) {
 			break
 		}
 		lines = append(lines, fmt.Sprintf("  duplicate %s  %s: %d old rows, %d new rows", d.Partition, KeyText(d.Key), d.OldRows, d.NewRows))
+		for _, x := range d.Surplus {
+			lines = append(lines, fmt.Sprintf("    surplus in %s ×%d: %s", x.Side, x.Times, x.Values.Text()))
+		}
 	}
 	if len(lines) > 0 {
 		b.WriteString("samples:\n" + strings.Join(lines, "\n") + "\n")
@@ -168,14 +181,8 @@ func ValueText(v any) string {
 	return fmt.Sprint(v)
 }
 
-// KeyText shows a sample row's key as column=value pairs in column-name order.
-func KeyText(k map[string]any) string {
-	parts := make([]string, 0, len(k))
-	for _, c := range slices.Sorted(maps.Keys(k)) {
-		parts = append(parts, c+"="+ValueText(k[c]))
-	}
-	return strings.Join(parts, " ")
-}
+// KeyText shows a sample row's key as column=value pairs in --key order.
+func KeyText(k Fields) string { return k.Text() }
 
 func schemaText(s Schema) string {
 	var parts []string

@@ -59,7 +59,7 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 		// Rows whose key has a NULL match nothing and come out unpaired; they are dropped in Go,
 		// which is cheaper than a filter over every row.
 		return "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) +
-			where(p.partFilter(d, b, new, values))
+			where(p.filter(), p.partFilter(d, b, new, values))
 	}
 	quoted := make([]string, len(names))
 	for i, n := range names {

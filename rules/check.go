@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	tsql "trueup/sql"
@@ -23,6 +24,7 @@ type check struct {
 	d      tsql.Dialect
 	needs  []*need
 	err    error // the rule could not be compiled (e.g. an unknown target)
+	total  *need // the rows checked, for a warn_if or error_if that is a share of them
 
 	// judge decides from the phase-one data and may ask for follow-up needs (samples, exact
 	// counts) through later; finish then completes the verdict with their rows, and may itself
@@ -49,6 +51,47 @@ type verdict struct {
 	sample     []Row
 	message    string
 	err        error
+	severity   Severity // the severity a warn_if or error_if gave it ("": the rule's)
+}
+
+// thresholds judges the violations by warn_if and error_if, as dbt does: a rule of severity
+// error fails when error_if holds, else warns when warn_if holds, else passes; a warn rule
+// warns when warn_if holds. One not given is "!= 0": any violation.
+func (c *check) thresholds(v *verdict) {
+	r := c.rule
+	if r.WarnIf == nil && r.ErrorIf == nil {
+		return
+	}
+	var rows int64
+	if c.total != nil {
+		for _, row := range c.total.rows {
+			rows += tsql.AsInt64(row[0])
+		}
+	}
+	anyViolation := &Threshold{Op: "!=", Text: "!= 0"}
+	errIf, warnIf := r.ErrorIf, r.WarnIf
+	if errIf == nil {
+		errIf = anyViolation
+	}
+	if warnIf == nil {
+		warnIf = anyViolation
+	}
+	switch {
+	case r.Severity == SeverityError && errIf.Holds(v.violations, rows):
+		v.failed, v.severity = true, SeverityError
+	case warnIf.Holds(v.violations, rows):
+		v.failed, v.severity = true, SeverityWarn
+	default:
+		if v.violations > 0 {
+			var within []string
+			if r.Severity == SeverityError {
+				within = append(within, "error_if "+errIf.Text)
+			}
+			within = append(within, "warn_if "+warnIf.Text)
+			v.message += " (within " + strings.Join(within, ", ") + ")"
+		}
+		v.failed = false
+	}
 }
 
 func (c *check) add(n *need) *need {
@@ -61,6 +104,28 @@ func (c *check) add(n *need) *need {
 
 func (c *check) agg(e tsql.Engine, relation string, keys []string, aggs ...aggExpr) *need {
 	return c.add(&need{engine: e, mode: aggNeed, relation: relation, keys: keys, aggs: aggs})
+}
+
+// scan asks for aggregates of the rule's table, of the rows its where: keeps.
+func (c *check) scan(keys []string, aggs ...aggExpr) *need {
+	return c.add(&need{engine: c.engine, mode: aggNeed, relation: c.rule.Table, where: c.rule.Where, keys: keys, aggs: aggs})
+}
+
+// filtered is the FROM clause of the rule's table's rows (those its where: keeps) for which
+// cond holds: `table WHERE …`.
+func (c *check) filtered(cond string) string {
+	return c.table() + " WHERE " + andWhere(c.rule.Where, cond)
+}
+
+// andWhere joins a rule's where: (may be "") and a condition.
+func andWhere(where, cond string) string {
+	switch {
+	case where == "":
+		return cond
+	case cond == "":
+		return "(" + where + ")"
+	}
+	return "(" + where + ") AND (" + cond + ")"
 }
 
 func (c *check) raw(e tsql.Engine, sql string, limit int) *need {
@@ -110,8 +175,17 @@ func compile(r *Rule, targets Targets) *check {
 		c.schema()
 	case Custom:
 		c.custom()
+	case AcceptedValues, AcceptedRange, Expression, Pattern:
+		c.rowKind()
+	case NotConstant:
+		c.notConstant()
+	case RowCount:
+		c.rowCount(targets)
 	default:
 		c.err = fmt.Errorf("kind %q cannot run", r.Kind)
+	}
+	if (r.WarnIf != nil && r.WarnIf.Share) || (r.ErrorIf != nil && r.ErrorIf.Share) {
+		c.total = c.scan(nil) // rides on the table's scan: the count every scan carries
 	}
 	return c
 }

@@ -159,7 +159,7 @@ func (q *query) duplicates(n *need) [][]any {
 			null = null || r[i] == nil
 			row = append(row, r[i])
 		}
-		if !null {
+		if !null || len(n.notNull) == 0 {
 			out = append(out, append(row, r[len(q.keys)]))
 		}
 	}

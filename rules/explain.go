@@ -8,6 +8,24 @@ import (
 
 // Explain says in words how the rule judges the rows its queries return.
 func (r *Rule) Explain() string {
+	s := r.explainKind()
+	if r.Where != "" {
+		s += "; only the rows where " + r.Where + " are checked"
+	}
+	if r.ErrorIf != nil || r.WarnIf != nil {
+		var t []string
+		if r.ErrorIf != nil {
+			t = append(t, "error_if "+r.ErrorIf.Text)
+		}
+		if r.WarnIf != nil {
+			t = append(t, "warn_if "+r.WarnIf.Text)
+		}
+		s += "; the violations decide by " + strings.Join(t, ", ")
+	}
+	return s
+}
+
+func (r *Rule) explainKind() string {
 	per := ""
 	if r.Partition != "" {
 		per = " per " + r.Partition
@@ -42,6 +60,15 @@ func (r *Rule) Explain() string {
 		}
 		return fmt.Sprintf("passes when no (%s) occurs twice %s; rows with a NULL key are ignored", strings.Join(r.Columns, ", "), scope)
 	case Totals:
+		if len(r.GroupBy) > 0 {
+			per += " and " + strings.Join(r.GroupBy, ", ")
+			if r.Partition == "" {
+				per = " per " + strings.Join(r.GroupBy, ", ")
+			}
+		}
+		if per == "" {
+			return fmt.Sprintf("passes when %s over the whole table is within %s of the reference", r.Measure, r.Tolerance)
+		}
 		return fmt.Sprintf("passes when %s%s is within %s of the reference, for every partition on either side (a missing one counts as 0)", r.Measure, per, r.Tolerance)
 	case Distribution:
 		return fmt.Sprintf("passes when each %s's share of %s%s stays within %g points of its mean share over the %d partitions before",
@@ -55,7 +82,34 @@ func (r *Rule) Explain() string {
 	case Freshness:
 		return fmt.Sprintf("passes when the newest %s is at most %s old (a date counts as midnight UTC)", r.Column, formatAge(r.MaxAge))
 	case Schema:
+		if len(r.Declared) > 0 {
+			order := ""
+			if r.Ordered {
+				order = ", in that order"
+			}
+			names := make([]string, len(r.Declared))
+			for i, c := range r.Declared {
+				names[i] = strings.TrimSpace(c.Name + " " + c.Type)
+			}
+			return fmt.Sprintf("passes when %s has exactly the columns %s%s", r.Table, strings.Join(names, ", "), order)
+		}
 		return fmt.Sprintf("passes when the columns and types of %s match the recorded snapshot", r.Table)
+	case AcceptedValues:
+		return fmt.Sprintf("passes when every non-NULL %s is one of %s; the rows that are not are counted%s by the aggregate scan", r.Column, strings.Join(r.Values, ", "), per)
+	case AcceptedRange:
+		return fmt.Sprintf("passes when every non-NULL %s is within %s; the rows outside are counted%s by the aggregate scan", r.Column, r.rangeText(), per)
+	case Expression:
+		return fmt.Sprintf("passes when %s holds on every row (a row where it is NULL passes); the rows where it is false are counted%s by the aggregate scan", r.Expr, per)
+	case Pattern:
+		verb := "matches"
+		if r.Negate {
+			verb = "does not match"
+		}
+		return fmt.Sprintf("passes when every non-NULL %s %s the regular expression %s (RE2); the rows that do not are counted%s by the aggregate scan", r.Column, verb, r.Regex, per)
+	case NotConstant:
+		return fmt.Sprintf("passes when %s holds more than one distinct non-NULL value%s: the aggregate scan carries its min and max", r.Column, per)
+	case RowCount:
+		return fmt.Sprintf("passes when the row count%s is %s", per, r.countText(-1))
 	case Custom:
 		if _, _, ok := tsql.SimpleFilter(r.Body); ok {
 			return "passes when the SELECT returns no rows; a filter of one relation, it is counted by that relation's aggregate scan when there is one, and its rows are read only when there are some"

@@ -13,8 +13,9 @@ import (
 
 // fieldParser reads typed values out of header keys, reporting bad ones at their line.
 type fieldParser struct {
-	keys map[string]header
-	bad  func(line int, format string, args ...any)
+	keys  map[string]header
+	bad   func(line int, format string, args ...any)
+	first int // the line the rule starts on, for problems of keys it lacks
 }
 
 func (p *fieldParser) get(key string) (string, int, bool) {
@@ -113,7 +114,12 @@ func (p *fieldParser) fill(r *Rule) {
 			p.bad(line, "grain %q: want day, hour or month", v)
 		}
 	}
-	r.Columns = p.list("columns", identRe, "column name")
+	if r.Kind == Schema {
+		r.Declared = parsed(p, "columns", parseDeclared)
+		r.Ordered = parsed(p, "ordered", parseBool)
+	} else {
+		r.Columns = p.list("columns", identRe, "column name")
+	}
 	r.NotNull = p.list("not_null", identRe, "column name")
 	if v, line, ok := p.get("min_rows"); ok {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -151,6 +157,226 @@ func (p *fieldParser) fill(r *Rule) {
 		r.Threshold = f
 	}
 	r.MaxAge = parsed(p, "max_age", parseAge)
+	p.checks(r)
+}
+
+// checks reads the keys of the row-by-row kinds and the keys every kind that reads a table
+// takes (where:, warn_if:, error_if:).
+func (p *fieldParser) checks(r *Rule) {
+	r.Where = parsed(p, "where", checkedExpression)
+	r.WarnIf = parsed(p, "warn_if", parseThreshold)
+	r.ErrorIf = parsed(p, "error_if", parseThreshold)
+	for _, k := range []string{"warn_if", "error_if"} {
+		t := r.WarnIf
+		if k == "error_if" {
+			t = r.ErrorIf
+		}
+		if t != nil && t.Share && (r.Kind == Custom || r.Kind == Schema) {
+			p.bad(p.keys[k].line, "%s %s: a share needs the rows of a table, and kind %s reads none: give a count", k, t.Text, r.Kind)
+		}
+	}
+	if v, line, ok := p.get("nulls"); ok {
+		switch v {
+		case "ignore":
+		case "equal":
+			r.NullsEqual = true
+		default:
+			p.bad(line, "nulls %q: want ignore (rows with a NULL in the key are not checked) or equal (NULLs group together)", v)
+		}
+	}
+	r.Values = parsed(p, "values", parseValues)
+	r.Expr = parsed(p, "expression", checkedExpression)
+	if v, line, ok := p.get("regex"); ok {
+		if _, err := regexp.Compile(v); err != nil {
+			p.bad(line, "regex %q: %v", v, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		}
+		r.Regex = v
+	}
+	r.Negate = parsed(p, "negate", parseBool)
+	r.GroupBy = p.list("group_by", identRe, "column name")
+	if _, ok := p.keys["allow_future"]; ok {
+		r.NoFuture = !parsed(p, "allow_future", parseBool)
+	}
+	if _, ok := p.keys["inclusive"]; ok {
+		r.Exclusive = !parsed(p, "inclusive", parseBool)
+	}
+	switch r.Kind {
+	case AcceptedRange:
+		r.Min = parsed(p, "min", checkedExpression)
+		r.Max = parsed(p, "max", checkedExpression)
+		if _, ok := p.keys["min"]; !ok {
+			if _, ok := p.keys["max"]; !ok {
+				p.bad(p.keys["kind"].line, "kind accepted_range needs min:, max: or both")
+			}
+		}
+	case RowCount:
+		p.rowCount(r)
+	}
+}
+
+// rowCount reads row_count's bounds: numbers of rows, or compare_to (the other relation's
+// count, as dbt-utils' fewer_rows_than is max: compare_to); with compare_to and neither, the
+// counts must be equal (equal_rowcount), within tolerance.
+func (p *fieldParser) rowCount(r *Rule) {
+	if v, line, ok := p.get("compare_to"); ok {
+		if !relationRe.MatchString(v) {
+			p.bad(line, "compare_to %q: want a table or view name (name or schema.name)", v)
+		}
+		r.Reference.Relation, r.Reference.Line = v, line
+	}
+	r.Reference.Target, _, _ = p.get("compare_to_target")
+	count := func(key string) (*int64, bool) {
+		v, line, ok := p.get(key)
+		if !ok {
+			return nil, false
+		}
+		if v == "compare_to" {
+			if r.Reference.Relation == "" {
+				p.bad(line, "%s: compare_to needs compare_to: naming the relation", key)
+			}
+			return nil, true
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			p.bad(line, "%s %q: want a whole number of rows, 0 or more, or compare_to", key, v)
+			return nil, false
+		}
+		return &n, false
+	}
+	r.MinCount, r.MinCompare = count("min")
+	r.MaxCount, r.MaxCompare = count("max")
+	_, hasMin := p.keys["min"]
+	_, hasMax := p.keys["max"]
+	if !hasMin && !hasMax && r.Reference.Relation == "" {
+		if _, ok := p.keys["compare_to"]; !ok {
+			p.bad(p.keys["kind"].line, "kind row_count needs min:, max: or compare_to:")
+		}
+	}
+	if r.MinCount != nil && r.MaxCount != nil && *r.MaxCount < *r.MinCount {
+		p.bad(p.keys["max"].line, "max %d is below min %d", *r.MaxCount, *r.MinCount)
+	}
+	if h, ok := p.keys["tolerance"]; ok && r.Reference.Relation == "" {
+		p.bad(h.line, "tolerance applies to a count compared with compare_to:")
+	}
+}
+
+// parseDeclared reads a schema rule's columns: `name TYPE, …`, the type optional (a type may
+// hold commas in parentheses, DECIMAL(18,2)).
+func parseDeclared(v string) ([]tsql.Column, error) {
+	var out []tsql.Column
+	seen := map[string]bool{}
+	depth, start := 0, 0
+	add := func(item string) error {
+		item = strings.TrimSpace(item)
+		name, typ, _ := strings.Cut(item, " ")
+		typ = strings.TrimSpace(typ)
+		switch {
+		case !identRe.MatchString(name):
+			return fmt.Errorf("%q is not a column name (want name TYPE, the type optional)", name)
+		case seen[name]:
+			return fmt.Errorf("%s is listed twice", name)
+		}
+		seen[name] = true
+		out = append(out, tsql.Column{Name: name, Type: typ})
+		return nil
+	}
+	for i, ch := range v {
+		switch ch {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				if err := add(v[start:i]); err != nil {
+					return nil, err
+				}
+				start = i + 1
+			}
+		}
+	}
+	if err := add(v[start:]); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func parseBool(v string) (bool, error) {
+	switch v {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("want true or false")
+}
+
+var thresholdRe = regexp.MustCompile(`^(>=|<=|!=|<>|>|<|=)\s*([0-9]+(?:\.[0-9]+)?)\s*(%?)$`)
+
+// parseThreshold reads a warn_if or error_if: a comparison and a count or a share, `> 10`, `>= 1%`.
+func parseThreshold(v string) (*Threshold, error) {
+	m := thresholdRe.FindStringSubmatch(strings.TrimSpace(v))
+	if m == nil {
+		return nil, fmt.Errorf("want a comparison with a number of violations or a share of the rows checked, such as > 10 or >= 1%%")
+	}
+	t := &Threshold{Op: m[1], Text: v}
+	if t.Op == "<>" {
+		t.Op = "!="
+	}
+	t.Value, _ = strconv.ParseFloat(m[2], 64)
+	if m[3] == "%" {
+		t.Share, t.Value = true, t.Value/100
+	}
+	return t, nil
+}
+
+// parseValues reads accepted values: SQL literals (strings, numbers, true, false), comma-separated.
+func parseValues(v string) ([]string, error) {
+	var out []string
+	var cur []tsql.Token
+	flush := func() error {
+		defer func() { cur = nil }()
+		if len(cur) == 1 && strings.HasPrefix(cur[0].Text, "'") && cur[0].Literal() {
+			out = append(out, cur[0].Text)
+			return nil
+		}
+		var b strings.Builder
+		for _, t := range cur {
+			if t.Literal() || t.Quoted() {
+				return fmt.Errorf("%s is not a literal: want SQL literals separated by commas, such as 'placed', 'shipped', 2", t.Text)
+			}
+			b.WriteString(t.Text)
+		}
+		lit := b.String()
+		if !numberRe.MatchString(lit) && !isBoolWord(lit) {
+			if lit == "" {
+				return fmt.Errorf("an empty value: want SQL literals separated by commas, such as 'placed', 'shipped', 2")
+			}
+			return fmt.Errorf("%s is not a literal: want SQL literals separated by commas, such as 'placed', 'shipped', 2", lit)
+		}
+		out = append(out, lit)
+		return nil
+	}
+	for _, t := range tsql.Lex(v) {
+		if t.Text == "," {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		cur = append(cur, t)
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+var numberRe = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+
+func isBoolWord(s string) bool {
+	s = strings.ToLower(s)
+	return s == "true" || s == "false"
 }
 
 func (p *fieldParser) reference(r *Rule) {
@@ -185,10 +411,10 @@ func (p *fieldParser) reference(r *Rule) {
 func (p *fieldParser) body(r *Rule, body string, line int) {
 	if body == "" {
 		if r.Kind == Custom {
-			p.bad(1, "kind custom needs a SELECT after the header returning the violating rows")
+			p.bad(p.first, "kind custom needs a SELECT after the header returning the violating rows")
 		}
 		if _, given := p.keys["reference"]; r.Kind == Totals && !given {
-			p.bad(1, "kind totals needs reference: (a relation or SELECT) or a SELECT after the header")
+			p.bad(p.first, "kind totals needs reference: (a relation or SELECT) or a SELECT after the header")
 		}
 		return
 	}

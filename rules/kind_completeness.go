@@ -21,7 +21,7 @@ func (c *check) completeness(targets Targets) {
 		// than testing every row
 		aggs = append(aggs, aggExpr{"count(" + c.d.Quote(col) + ")", "sum"})
 	}
-	main := c.agg(c.engine, r.Table, c.partitionKey(), aggs...)
+	main := c.scan(c.partitionKey(), aggs...)
 	var ref *need
 	if r.Reference.IsSet() {
 		re, err := c.referenceEngine(targets)
@@ -80,7 +80,7 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 	if err != nil {
 		return verdict{err: err}
 	}
-	var missing int64
+	var missing, unplaced int64
 	for _, k := range expected.sorted() {
 		if rows[k] == 0 {
 			missing++
@@ -96,6 +96,7 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 			// a row without a partition belongs to no day: every one is a violation
 			note(k, fmt.Sprintf("%s with a NULL %s", plural(n, "row", "rows"), r.Partition), n)
 			v.violations += n
+			unplaced += n
 		case want && n == 0:
 			note(k, "missing", 0)
 		case r.MinRows > 0 && n < r.MinRows && r.Partition != "":
@@ -135,7 +136,10 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 		if missing > 0 {
 			parts = append(parts, plural(missing, "expected partition missing", "expected partitions missing"))
 		}
-		if rest := v.violations - missing; rest > 0 {
+		if unplaced > 0 {
+			parts = append(parts, fmt.Sprintf("%s with a NULL %s", plural(unplaced, "row", "rows"), r.Partition))
+		}
+		if rest := v.violations - missing - unplaced; rest > 0 {
 			parts = append(parts, plural(rest, "other violation", "other violations"))
 		}
 		v.message = strings.Join(parts, ", ")
@@ -145,7 +149,7 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 		for _, col := range r.NotNull {
 			conds = append(conds, c.d.Quote(col)+" IS NULL")
 		}
-		nullRows := c.follow("SELECT * FROM "+c.table()+" WHERE "+strings.Join(conds, " OR "), j.sample-len(v.sample))
+		nullRows := c.follow("SELECT * FROM "+c.filtered(strings.Join(conds, " OR ")), j.sample-len(v.sample))
 		c.finish = func(v *verdict) {
 			for _, row := range nullRows.rows {
 				v.sample = append(v.sample, rowOf(nullRows.cols, row))

@@ -15,7 +15,7 @@ import (
 func (c *check) distribution() {
 	r := c.rule
 	keys := append(c.partitionKey(), c.d.Quote(r.Dimension))
-	main := c.agg(c.engine, r.Table, keys, aggExpr{r.Measure, rollupOf(r.Measure)})
+	main := c.scan(keys, aggExpr{r.Measure, rollupOf(r.Measure)})
 	c.judge = func(_ context.Context, j *judgeEnv) verdict { return c.judgeDistribution(j, main) }
 }
 

@@ -28,7 +28,10 @@ func (c *check) uniqueness() {
 		notNull = append(notNull, c.d.Quote(col))
 		names = append(names, col)
 	}
-	dup := c.add(&need{mode: dupNeed, relation: r.Table, keys: keys, notNull: notNull, limit: dupCap})
+	if r.NullsEqual {
+		notNull = nil // NULLs group together, as dbt-utils' unique_combination_of_columns
+	}
+	dup := c.add(&need{mode: dupNeed, relation: r.Table, where: r.Where, keys: keys, notNull: notNull, limit: dupCap})
 	sampleCols := append(names, "rows")
 	c.judge = func(_ context.Context, j *judgeEnv) verdict {
 		var v verdict
@@ -44,7 +47,7 @@ func (c *check) uniqueness() {
 		v.failing = parts.sorted()
 		v.violations = int64(len(dup.rows))
 		if dup.truncated {
-			inner := dupSQL(c.d, r.Table, keys, notNull)
+			inner := dupSQL(c.d, r.Table, r.Where, keys, notNull)
 			count := c.follow("SELECT count(*) AS "+countAlias+" FROM ("+inner+") AS _tu_d", 1)
 			var distinct *need
 			if r.Partition != "" {
@@ -61,19 +64,19 @@ func (c *check) uniqueness() {
 					}
 					v.failing = p.sorted()
 				}
-				v.message = fmt.Sprintf("%s occur more than once", plural(v.violations, "key", "keys"))
+				v.message = plural(v.violations, "key occurs", "keys occur") + " more than once"
 			}
 		}
 		v.failed = v.violations > 0
 		if v.failed {
-			v.message = fmt.Sprintf("%s occur more than once", plural(v.violations, "key", "keys"))
+			v.message = plural(v.violations, "key occurs", "keys occur") + " more than once"
 		}
 		return v
 	}
 }
 
 // dupSQL groups a relation by keys and keeps the groups of more than one row.
-func dupSQL(d tsql.Dialect, relation string, keys, notNull []string) string {
+func dupSQL(d tsql.Dialect, relation, where string, keys, notNull []string) string {
 	var sel, group, conds []string
 	for i, k := range keys {
 		sel = append(sel, k+" AS "+keyAlias(i))
@@ -82,8 +85,11 @@ func dupSQL(d tsql.Dialect, relation string, keys, notNull []string) string {
 	for _, c := range notNull {
 		conds = append(conds, c+" IS NOT NULL")
 	}
-	return "SELECT " + strings.Join(sel, ", ") + ", count(*) AS " + countAlias + " FROM " + d.QuoteRelation(relation) +
-		" WHERE " + strings.Join(conds, " AND ") + " GROUP BY " + strings.Join(group, ", ") + " HAVING count(*) > 1"
+	from := d.QuoteRelation(relation)
+	if w := andWhere(where, strings.Join(conds, " AND ")); w != "" {
+		from += " WHERE " + w
+	}
+	return "SELECT " + strings.Join(sel, ", ") + ", count(*) AS " + countAlias + " FROM " + from + " GROUP BY " + strings.Join(group, ", ") + " HAVING count(*) > 1"
 }
 
 // relationships: every non-NULL value of column exists in the parent's column. When the
@@ -110,7 +116,7 @@ func (c *check) relationships() {
 			sel = append(sel, k+" AS "+keyAlias(i))
 			group = append(group, keyAlias(i))
 		}
-		q := "SELECT " + strings.Join(append(sel, "count(*) AS "+countAlias), ", ") + " FROM " + c.table() + " WHERE " + cond
+		q := "SELECT " + strings.Join(append(sel, "count(*) AS "+countAlias), ", ") + " FROM " + c.filtered(cond)
 		if len(group) > 0 {
 			q += " GROUP BY " + strings.Join(group, ", ")
 		}
@@ -120,14 +126,14 @@ func (c *check) relationships() {
 	orphans := &need{engine: c.engine, mode: rawNeed, sql: antiJoin, limit: dupCap, conditional: true}
 	parent := &need{engine: c.engine, mode: rawNeed, limit: refCap, conditional: true,
 		sql: "SELECT DISTINCT " + pc + " FROM " + c.d.QuoteRelation(r.Parent) + " WHERE " + pc + " IS NOT NULL"}
-	ride := c.add(&need{mode: aggNeed, relation: r.Table, keys: keys, rideOnly: true, with: []*need{parent}, alt: []*need{orphans}})
+	ride := c.add(&need{mode: aggNeed, relation: r.Table, where: r.Where, keys: keys, rideOnly: true, with: []*need{parent}, alt: []*need{orphans}})
 	c.add(parent)
 	c.add(orphans)
 	var span, parentSpan *need
 	if r.columnType == tsql.TypeInt && r.parentType == tsql.TypeInt {
 		parentSpan = c.add(&need{mode: rawNeed, limit: 1, conditional: true,
 			sql: "SELECT min(" + pc + "), max(" + pc + "), " + c.d.DistinctCount(pc) + " FROM " + c.d.QuoteRelation(r.Parent) + " WHERE " + pc + " IS NOT NULL"})
-		span = c.add(&need{mode: aggNeed, relation: r.Table, keys: c.partitionKey(), rideOnly: true, conditional: true,
+		span = c.add(&need{mode: aggNeed, relation: r.Table, where: r.Where, keys: c.partitionKey(), rideOnly: true, conditional: true,
 			aggs: []aggExpr{{"min(" + col + ")", "min"}, {"max(" + col + ")", "max"}},
 			with: []*need{parentSpan}, alt: []*need{orphans}})
 		ride.alt = []*need{span}
@@ -269,25 +275,79 @@ func aliases(n int) []string {
 	return out
 }
 
-// freshness: the newest value of a date or timestamp column is at most max_age old. A date
-// counts as midnight UTC of its day. The max rides on the relation's aggregate scan.
+// freshness: the newest value of a date or timestamp column is at most max_age old, in the
+// table or in each group of group_by. A date counts as midnight UTC of its day; a value in the
+// future is fresh unless allow_future: false. The max rides on the relation's aggregate scan.
 func (c *check) freshness() {
 	r := c.rule
-	main := c.agg(c.engine, r.Table, nil, aggExpr{"max(" + c.d.Quote(r.Column) + ")", "max"})
+	var keys []string
+	for _, g := range r.GroupBy {
+		keys = append(keys, c.d.Quote(g))
+	}
+	main := c.scan(keys, aggExpr{"max(" + c.d.Quote(r.Column) + ")", "max"})
 	c.judge = func(_ context.Context, j *judgeEnv) verdict {
-		var v verdict
-		if len(main.rows) == 0 || tsql.AsInt64(main.rows[0][0]) == 0 {
+		if len(main.rows) == 0 || (len(keys) == 0 && tsql.AsInt64(main.rows[0][0]) == 0) {
+			if r.Where != "" {
+				return verdict{failed: true, violations: 1, message: "no row of " + r.Table + " meets where: " + r.Where}
+			}
 			return verdict{failed: true, violations: 1, message: r.Table + " is empty"}
 		}
-		newest := tsql.AsTime(main.rows[0][1])
-		age := j.now.Sub(newest)
-		v.sample = []Row{{{"newest", sampleValue(main.rows[0][1])}, {"age", formatAge(age)}, {"max_age", formatAge(r.MaxAge)}}}
-		if age > r.MaxAge {
-			v.failed, v.violations = true, 1
-			v.message = fmt.Sprintf("newest %s %s is %s old, more than max_age %s", r.Column, tsql.AsText(main.rows[0][1]), formatAge(age), formatAge(r.MaxAge))
+		var v verdict
+		var stale []Row
+		var problem string
+		for _, row := range main.rows {
+			groups, newest := row[:len(keys)], row[len(keys)+1]
+			sample := Row{}
+			for i, g := range r.GroupBy {
+				sample = append(sample, Field{g, sampleValue(groups[i])})
+			}
+			if newest == nil {
+				v.violations++
+				problem = fmt.Sprintf("%s has no value: it is NULL in every row", r.Column)
+				stale = append(stale, append(sample, Field{"newest", nil}, Field{"age", nil}, Field{"max_age", formatAge(r.MaxAge)}))
+				continue
+			}
+			age := j.now.Sub(tsql.AsTime(newest))
+			sample = append(sample, Field{"newest", sampleValue(newest)}, Field{"age", formatAge(age)}, Field{"max_age", formatAge(r.MaxAge)})
+			switch {
+			case age > r.MaxAge:
+				problem = fmt.Sprintf("newest %s %s is %s old, more than max_age %s", r.Column, tsql.AsText(newest), formatAge(age), formatAge(r.MaxAge))
+			case age < 0 && r.NoFuture:
+				problem = fmt.Sprintf("newest %s %s is in the future (allow_future: false)", r.Column, tsql.AsText(newest))
+			default:
+				if len(keys) == 0 {
+					v.sample = []Row{sample}
+				}
+				continue
+			}
+			v.violations++
+			stale = append(stale, sample)
+		}
+		v.failed = v.violations > 0
+		if !v.failed {
+			return v
+		}
+		sort.SliceStable(stale, func(a, b int) bool { return compareRows(rowValues(stale[a]), rowValues(stale[b])) < 0 })
+		v.sample = limitSample(stale, j.sample)
+		v.message = problem
+		if len(keys) > 0 {
+			future := ""
+			if r.NoFuture {
+				future = " or in the future"
+			}
+			v.message = fmt.Sprintf("%s of %d not fresh: the newest %s is older than max_age %s%s, or there is none",
+				plural(v.violations, "group", "groups"), len(main.rows), r.Column, formatAge(r.MaxAge), future)
 		}
 		return v
 	}
+}
+
+func rowValues(r Row) []any {
+	out := make([]any, len(r))
+	for i, f := range r {
+		out[i] = f.Value
+	}
+	return out
 }
 
 func formatAge(d time.Duration) string {

@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	tsql "trueup/sql"
 )
@@ -22,6 +23,13 @@ func (c *check) schema() {
 	r := c.rule
 	cols := c.add(&need{mode: columnsNeed, relation: r.Table})
 	c.judge = func(ctx context.Context, j *judgeEnv) verdict {
+		if len(r.Declared) > 0 {
+			v := schemaDrift(r.Declared, cols.columns, r.Ordered, j.sample)
+			if v.failed {
+				v.message = fmt.Sprintf("%s from the declared columns", plural(v.violations, "column differs", "columns differ"))
+			}
+			return v
+		}
 		if j.schemas == nil {
 			return verdict{err: fmt.Errorf("no snapshot store: schema rules need the ledger")}
 		}
@@ -38,12 +46,14 @@ func (c *check) schema() {
 			}
 			return verdict{message: fmt.Sprintf("snapshot of %d columns recorded", len(cols.columns))}
 		}
-		return schemaDrift(want, cols.columns, j.sample)
+		return schemaDrift(want, cols.columns, r.Ordered, j.sample)
 	}
 }
 
-// schemaDrift lists added, removed and retyped columns.
-func schemaDrift(want, got []tsql.Column, sample int) verdict {
+// schemaDrift lists added, removed and retyped columns, and with ordered those at another
+// place. A wanted column without a type takes any; a type matches the engine's with or without
+// ClickHouse's Nullable/LowCardinality wrapper, in any case and spacing.
+func schemaDrift(want, got []tsql.Column, ordered bool, sample int) verdict {
 	var v verdict
 	var rows []Row
 	had := map[string]tsql.Column{}
@@ -57,13 +67,40 @@ func schemaDrift(want, got []tsql.Column, sample int) verdict {
 		switch {
 		case !ok:
 			rows = append(rows, Row{{"column", c.Name}, {"change", "added"}, {"was", nil}, {"now", c.Type}})
-		case old.Type != c.Type:
+		case old.Type != "" && !sameType(old.Type, c.Type):
 			rows = append(rows, Row{{"column", c.Name}, {"change", "type"}, {"was", old.Type}, {"now", c.Type}})
 		}
 	}
 	for _, c := range want {
 		if !has[c.Name] {
 			rows = append(rows, Row{{"column", c.Name}, {"change", "removed"}, {"was", c.Type}, {"now", nil}})
+		}
+	}
+	if ordered {
+		// the columns both have, in each one's order
+		var a, b []string
+		for _, c := range want {
+			if has[c.Name] {
+				a = append(a, c.Name)
+			}
+		}
+		for _, c := range got {
+			if _, ok := had[c.Name]; ok {
+				b = append(b, c.Name)
+			}
+		}
+		pos := func(cols []tsql.Column, name string) int {
+			for i, c := range cols {
+				if c.Name == name {
+					return i + 1
+				}
+			}
+			return 0
+		}
+		for i := range a {
+			if a[i] != b[i] {
+				rows = append(rows, Row{{"column", b[i]}, {"change", "moved"}, {"was", pos(want, b[i])}, {"now", pos(got, b[i])}})
+			}
 		}
 	}
 	v.violations = int64(len(rows))
@@ -73,4 +110,9 @@ func schemaDrift(want, got []tsql.Column, sample int) verdict {
 		v.message = fmt.Sprintf("%s since the snapshot (trueup check --accept-schema records the new one)", plural(v.violations, "column changed", "columns changed"))
 	}
 	return v
+}
+
+func sameType(want, got string) bool {
+	norm := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), "")) }
+	return norm(want) == norm(got) || norm(want) == norm(tsql.BaseType(got))
 }

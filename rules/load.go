@@ -149,7 +149,7 @@ func (v *validator) bad(r *Rule, key string, format string, args ...any) {
 		line = r.Reference.Line
 	}
 	if line == 0 {
-		line = 1
+		line = max(r.first, 1)
 	}
 	v.problems = append(v.problems, Problem{Path: r.Path, Line: line, Msg: fmt.Sprintf(format, args...)})
 }
@@ -193,8 +193,11 @@ func (v *validator) relation(r *Rule, key, target, rel string) (tsql.Engine, []t
 	e, err := v.targets.Engine(target)
 	if err != nil {
 		tk := "target"
-		if key == "reference" {
+		switch key {
+		case "reference":
 			tk = "reference_target"
+		case "compare_to":
+			tk = "compare_to_target"
 		}
 		v.bad(r, tk, "%v", err)
 		return nil, nil, false
@@ -281,16 +284,35 @@ func (v *validator) rule(r *Rule) {
 		v.column(r, "not_null", r.Table, cols, c)
 	}
 	v.column(r, "dimension", r.Table, cols, r.Dimension)
+	for _, g := range r.GroupBy {
+		v.column(r, "group_by", r.Table, cols, g)
+	}
+	columnOK := r.Column == ""
 	if c, ok := v.column(r, "column", r.Table, cols, r.Column); ok {
+		columnOK = true
 		r.columnType = c.Kind
 		if r.Kind == Freshness && !c.Kind.Temporal() {
 			v.bad(r, "column", "freshness needs a date or timestamp column; %s is %s", r.Column, c.Type)
 		}
 	}
+	if r.Kind == Pattern && r.Column != "" && columnOK && r.columnType != tsql.TypeString {
+		v.bad(r, "column", "pattern needs a text column; %s is %s", r.Column, columnType(cols, r.Column))
+		columnOK = false
+	}
+	// a condition on rows, not on groups: an aggregate passes as a truth value but not in WHERE
+	whereOK := r.Where == "" || (v.boolean(r, "where", e, r.Where) &&
+		v.check(r, "where", e, "SELECT count(*) FROM "+d.QuoteRelation(r.Table)+" WHERE "+andWhere(r.Where, "")))
+	exprOK := r.Expr == "" || v.boolean(r, "expression", e, r.Expr)
+	if cond := violation(d, r); cond != "" && whereOK && exprOK && columnOK {
+		key := map[Kind]string{AcceptedValues: "values", AcceptedRange: "min", Expression: "expression", Pattern: "regex"}[r.Kind]
+		if key == "min" && r.Min == "" {
+			key = "max"
+		}
+		v.check(r, key, e, "SELECT "+d.CountIf("("+cond+")")+" FROM "+d.QuoteRelation(r.Table))
+	}
 	measureOK := true
-	if r.Measure != "" && partitionOK {
-		p := partitionExpr(d, r.Partition, r.partitionType, r.Grain)
-		measureOK = v.check(r, "measure", e, "SELECT "+p+", "+r.Measure+" FROM "+d.QuoteRelation(r.Table)+" GROUP BY "+p)
+	if r.Measure != "" && (partitionOK || r.Partition == "") {
+		measureOK = v.check(r, "measure", e, groupedSQL(d, r.Table, r.groupKeys(d, r.Partition, r.partitionType), r.Measure))
 	}
 	if r.Kind == Relationships {
 		if _, pcols, ok := v.relation(r, "parent", r.Target, r.Parent); ok {
@@ -304,20 +326,51 @@ func (v *validator) rule(r *Rule) {
 	}
 }
 
+// boolean checks that a where: or an expression is a truth value over the rule's table.
+func (v *validator) boolean(r *Rule, key string, e tsql.Engine, expr string) bool {
+	cols, err := e.Describe(v.ctx, "SELECT ("+expr+") AS _tu_b FROM "+e.Dialect().QuoteRelation(r.Table))
+	if err != nil {
+		v.unprepared(r, key, e, err)
+		return false
+	}
+	if len(cols) != 1 || !cols[0].Boolean() {
+		typ := ""
+		if len(cols) == 1 {
+			typ = cols[0].Type
+		}
+		v.bad(r, key, "%s %s is not a true/false condition over %s (it gives %s)", key, expr, r.Table, typ)
+		return false
+	}
+	return true
+}
+
+func columnType(cols []tsql.Column, name string) string {
+	c, _ := findColumn(cols, name)
+	return c.Type
+}
+
 func (v *validator) reference(r *Rule) {
 	ref := r.Reference
 	target := ref.Target
 	if target == "" {
 		target = r.Target
 	}
-	e, cols, ok := v.relation(r, "reference", target, ref.Relation)
+	key := "reference"
+	if r.Kind == RowCount {
+		key = "compare_to"
+	}
+	e, cols, ok := v.relation(r, key, target, ref.Relation)
 	if !ok {
 		return
 	}
 	if ref.Select != "" {
 		cols, ok := v.resultColumns(r, "reference", e, ref.Select)
-		if ok && r.Kind == Totals && len(cols) < 2 {
-			v.bad(r, "reference", "the reference SELECT returns %s (%s); want the partition and the value", plural(int64(len(cols)), "column", "columns"), strings.Join(cols, ", "))
+		want := len(r.GroupBy) + 1
+		if r.Partition != "" {
+			want++
+		}
+		if ok && r.Kind == Totals && len(cols) < want {
+			v.bad(r, "reference", "the reference SELECT returns %s (%s); want %s", plural(int64(len(cols)), "column", "columns"), strings.Join(cols, ", "), r.totalsColumns())
 		}
 		return
 	}
@@ -325,20 +378,60 @@ func (v *validator) reference(r *Rule) {
 	if pcol == "" {
 		pcol = r.Partition
 	}
-	pc, ok := v.column(r, "reference_partition", ref.Relation, cols, pcol)
-	if !ok {
-		return
+	pk := "reference_partition"
+	if r.Kind == RowCount {
+		pk = "partition"
 	}
-	r.refPartType = pc.Kind
+	if pcol != "" {
+		pc, ok := v.column(r, pk, ref.Relation, cols, pcol)
+		if !ok {
+			return
+		}
+		r.refPartType = pc.Kind
+	}
 	if r.Kind == Totals {
 		d := e.Dialect()
-		p := partitionExpr(d, pc.Name, pc.Kind, r.Grain)
 		m := ref.Measure
 		if m == "" {
 			m = r.Measure
 		}
-		v.check(r, "reference", e, "SELECT "+p+", "+m+" FROM "+d.QuoteRelation(ref.Relation)+" GROUP BY "+p)
+		v.check(r, "reference", e, groupedSQL(d, ref.Relation, r.groupKeys(d, pcol, r.refPartType), m))
 	}
+}
+
+// groupKeys are the SQL keys a totals rule compares by in a relation whose partition column is
+// col: the partition (to its grain), then the group_by columns.
+func (r *Rule) groupKeys(d tsql.Dialect, col string, typ tsql.Type) []string {
+	var keys []string
+	if col != "" {
+		keys = append(keys, partitionExpr(d, col, typ, r.Grain))
+	}
+	for _, g := range r.GroupBy {
+		keys = append(keys, d.Quote(g))
+	}
+	return keys
+}
+
+// totalsColumns says what a totals reference SELECT returns, in order.
+func (r *Rule) totalsColumns() string {
+	var cols []string
+	if r.Partition != "" {
+		cols = append(cols, "the partition")
+	}
+	cols = append(cols, r.GroupBy...)
+	if len(cols) == 0 {
+		return "the value"
+	}
+	return strings.Join(cols, ", ") + " and the value"
+}
+
+// groupedSQL aggregates a relation by keys (none: the whole relation).
+func groupedSQL(d tsql.Dialect, rel string, keys []string, agg string) string {
+	if len(keys) == 0 {
+		return "SELECT " + agg + " FROM " + d.QuoteRelation(rel)
+	}
+	k := strings.Join(keys, ", ")
+	return "SELECT " + k + ", " + agg + " FROM " + d.QuoteRelation(rel) + " GROUP BY " + k
 }
 
 // partitionExpr is the SQL grouping a relation by partition: the column itself, or its

@@ -155,7 +155,7 @@ SELECT 1
 	}
 	want := []string{
 		"rules/orders/a.sql:1: kind uniqueness needs columns:",
-		"rules/orders/a.sql:3: unknown key colums for kind uniqueness (it takes table, columns, partition, grain)",
+		"rules/orders/a.sql:3: unknown key colums for kind uniqueness (it takes table, columns, partition, grain, nulls, where)",
 		"rules/orders/a.sql:4: severity \"fatal\": want error or warn",
 		"rules/orders/a.sql:5: duplicate key table (first on line 2)",
 		"rules/orders/b.sql:4: measure \"sum(revenue); DROP TABLE x\": a semicolon: want one expression",
@@ -166,8 +166,8 @@ SELECT 1
 		"rules/orders/c.sql:3: SQL starts with DELETE: want a single read-only SELECT or WITH",
 		"rules/orders/d.sql:4: max_age \"soon\": want a duration such as 36h, 2d or 1d12h",
 		"rules/orders/d.sql:5: kind freshness takes no SQL after the header (for your own SQL use kind: custom)",
-		"rules/orders/e.sql:1: kind \"sameness\": want one of completeness, uniqueness, totals, distribution, relationships, freshness, schema, custom",
-		"rules/orders/f.sql:1: missing kind: (one of completeness, uniqueness, totals, distribution, relationships, freshness, schema, custom)",
+		"rules/orders/e.sql:1: kind \"sameness\": want one of completeness, uniqueness, totals, distribution, relationships, freshness, schema, accepted_values, accepted_range, expression, row_count, not_constant, pattern, custom",
+		"rules/orders/f.sql:1: missing kind: (one of completeness, uniqueness, totals, distribution, relationships, freshness, schema, accepted_values, accepted_range, expression, row_count, not_constant, pattern, custom)",
 		"rules/orders/g.sql:5: threshold \"150%\": want a share change between 0% and 100%, e.g. 5%",
 		"rules/orders/g.sql:6: baseline \"0\": want the number of trailing partitions, 1 to 366",
 		"rules/orders/h.sql:1: completeness with expected partitions (expect: or a reference) needs partition:",

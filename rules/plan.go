@@ -39,6 +39,7 @@ type need struct {
 	engine   tsql.Engine
 	mode     needMode
 	relation string
+	where    string    // aggNeed, dupNeed: a condition on the relation's rows ("" for all)
 	keys     []string  // SQL of the grouping keys
 	notNull  []string  // dupNeed: SQL of the columns that must not be NULL
 	aggs     []aggExpr // aggNeed
@@ -65,6 +66,7 @@ type query struct {
 	engine   tsql.Engine
 	mode     needMode
 	relation string
+	where    string
 	keys     []string
 	aggs     []aggExpr
 	notNull  []string
@@ -123,7 +125,8 @@ func decomposable(aggs []aggExpr) bool {
 
 // plan assigns every need to a query. rule names the rule each need belongs to.
 func (p *planner) plan(needs []*need, rule map[*need]string) {
-	type relKey struct{ engine, relation string }
+	// rows of one relation under different where: conditions are different scans
+	type relKey struct{ engine, relation, where string }
 	groups := map[relKey][]*need{}
 	var order []relKey
 	var alone []*query
@@ -151,7 +154,7 @@ func (p *planner) plan(needs []*need, rule map[*need]string) {
 			single(n)
 			continue
 		}
-		k := relKey{engineKey(n.engine), n.relation}
+		k := relKey{engineKey(n.engine), n.relation, n.where}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -184,7 +187,7 @@ func (p *planner) plan(needs []*need, rule map[*need]string) {
 // host finds an aggregate query on the need's relation grouped by (at least) its keys.
 func (p *planner) host(n *need) *query {
 	for _, q := range p.queries {
-		if q.mode == aggNeed && engineKey(q.engine) == engineKey(n.engine) && q.relation == n.relation &&
+		if q.mode == aggNeed && engineKey(q.engine) == engineKey(n.engine) && q.relation == n.relation && q.where == n.where &&
 			subset(n.keys, q.keys) && decomposable(n.aggs) {
 			return q
 		}
@@ -213,7 +216,7 @@ func (p *planner) planRelation(needs []*need, rule map[*need]string) {
 			}
 		}
 		if host == nil {
-			host = &query{engine: n.engine, mode: aggNeed, relation: n.relation, keys: n.keys}
+			host = &query{engine: n.engine, mode: aggNeed, relation: n.relation, where: n.where, keys: n.keys}
 			mine = append(mine, host)
 		}
 		p.attach(host, n, rule[n])
@@ -234,7 +237,7 @@ func (p *planner) planRelation(needs []*need, rule map[*need]string) {
 			}
 		}
 		if host == nil {
-			host = &query{engine: n.engine, mode: dupNeed, relation: n.relation, keys: n.keys, notNull: n.notNull, limit: n.limit}
+			host = &query{engine: n.engine, mode: dupNeed, relation: n.relation, where: n.where, keys: n.keys, notNull: n.notNull, limit: n.limit}
 			dupQs = append(dupQs, host)
 		}
 		p.attach(host, n, rule[n])
@@ -314,14 +317,12 @@ func (q *query) render() string {
 		sel = append(sel, a.sql+" AS "+aggAlias(i))
 	}
 	s := head + "SELECT " + strings.Join(sel, ",\n       ") + "\nFROM " + d.QuoteRelation(q.relation)
-	if q.mode == dupNeed {
-		var conds []string
-		for _, c := range q.notNull {
-			conds = append(conds, c+" IS NOT NULL")
-		}
-		if len(conds) > 0 {
-			s += "\nWHERE " + strings.Join(conds, " AND ")
-		}
+	var conds []string
+	for _, c := range q.notNull {
+		conds = append(conds, c+" IS NOT NULL")
+	}
+	if w := andWhere(q.where, strings.Join(conds, " AND ")); w != "" {
+		s += "\nWHERE " + w
 	}
 	if len(group) > 0 {
 		s += "\nGROUP BY " + strings.Join(group, ", ")

@@ -31,11 +31,19 @@ const (
 	Freshness     Kind = "freshness"
 	Schema        Kind = "schema"
 	Custom        Kind = "custom"
+
+	AcceptedValues Kind = "accepted_values"
+	AcceptedRange  Kind = "accepted_range"
+	Expression     Kind = "expression"
+	RowCount       Kind = "row_count"
+	NotConstant    Kind = "not_constant"
+	Pattern        Kind = "pattern"
 )
 
 // Kinds lists every kind in the order the docs present them.
 func Kinds() []Kind {
-	return []Kind{Completeness, Uniqueness, Totals, Distribution, Relationships, Freshness, Schema, Custom}
+	return []Kind{Completeness, Uniqueness, Totals, Distribution, Relationships, Freshness, Schema,
+		AcceptedValues, AcceptedRange, Expression, RowCount, NotConstant, Pattern, Custom}
 }
 
 // Severity says whether a failing rule fails `trueup check` (error) or only warns.
@@ -80,6 +88,27 @@ type Rule struct {
 	Body      string        // custom: the SELECT returning violating rows
 	BodyLine  int
 
+	Values     []string      // accepted_values: SQL literals
+	Min, Max   string        // accepted_range: SQL expressions ("" for no bound)
+	Exclusive  bool          // accepted_range: inclusive: false
+	MinCount   *int64        // row_count: nil for no bound
+	MaxCount   *int64        // row_count
+	MinCompare bool          // row_count: min: compare_to
+	MaxCompare bool          // row_count: max: compare_to
+	Expr       string        // expression: a boolean SQL expression over Table
+	Regex      string        // pattern: RE2
+	Negate     bool          // pattern: the values must not match
+	Where      string        // a boolean SQL expression over Table: only its rows are checked
+	NullsEqual bool          // uniqueness: NULLs in the key group together (nulls: equal)
+	GroupBy    []string      // freshness: each group's newest value is judged; totals: compared per group
+	Declared   []tsql.Column // schema: the columns it must have (Type "" for any type), or none
+	Ordered    bool          // schema: in that order
+	NoFuture   bool          // freshness: a value in the future fails (allow_future: false)
+	WarnIf     *Threshold
+	ErrorIf    *Threshold
+
+	first int // the line the rule's block starts on (1 for a file of one rule)
+
 	lines  map[string]int // header key → line, for problems found after parsing
 	broken bool           // the file had problems; validation skips it
 
@@ -88,6 +117,40 @@ type Rule struct {
 	columnType    tsql.Type
 	parentType    tsql.Type // relationships: the parent column's type
 	refPartType   tsql.Type
+}
+
+// Threshold is a warn_if or error_if condition on a rule's violations: a count (> 10) or a
+// share of the rows checked (>= 1%).
+type Threshold struct {
+	Op    string // >, >=, <, <=, =, !=
+	Value float64
+	Share bool // Value is a fraction of the rows checked
+	Text  string
+}
+
+// Holds reports whether n violations out of rows meet the threshold.
+func (t *Threshold) Holds(n, rows int64) bool {
+	x := float64(n)
+	if t.Share {
+		if rows == 0 {
+			x = 0
+		} else {
+			x = float64(n) / float64(rows)
+		}
+	}
+	switch t.Op {
+	case ">":
+		return x > t.Value
+	case ">=":
+		return x >= t.Value
+	case "<":
+		return x < t.Value
+	case "<=":
+		return x <= t.Value
+	case "=":
+		return x == t.Value
+	}
+	return x != t.Value
 }
 
 // Expect is the set of partitions a completeness rule expects.

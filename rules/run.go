@@ -217,9 +217,15 @@ func (rn *Runner) judge(ctx context.Context, c *check, env *judgeEnv) verdict {
 
 func (c *check) result(v verdict, at time.Time) Result {
 	r := c.rule
+	if v.err == nil {
+		c.thresholds(&v)
+	}
 	res := Result{
 		Rule: r.Name, Kind: r.Kind, Severity: r.Severity, Target: c.target, Table: r.Table,
 		Violations: v.violations, FailingPartitions: v.failing, Sample: v.sample, Message: v.message, At: at,
+	}
+	if v.severity != "" {
+		res.Severity = v.severity
 	}
 	switch {
 	case v.err != nil:

@@ -48,6 +48,9 @@ var writeRoles = map[string]Role{
 	// Adopting renames a table readers query: as weighty as a swap.
 	"POST /tables/:table/adopt":        roleApprover,
 	"POST /api/v1/tables/:table/adopt": roleApprover,
+	// A catch-up writes into the live version readers query: as weighty as a swap.
+	"POST /tables/:table/catch-up":        roleApprover,
+	"POST /api/v1/tables/:table/catch-up": roleApprover,
 }
 
 // publicReads are the pages anyone may read without logging in: the notices people outside

@@ -119,7 +119,7 @@ func (s *Server) backfillWrite(c echo.Context, fn func(ops.Backfills, ops.Backfi
 	return c.Redirect(http.StatusSeeOther, backfillHref(name))
 }
 
-// apiBackfillAction answers POST /api/v1/backfills/:name/{dry-run,run,resume,cancel}.
+// apiBackfillAction answers POST /api/v1/backfills/:name/{dry-run,run,resume,cancel,window}.
 func (s *Server) apiBackfillAction(c echo.Context) error {
 	if err := bindNoBody(c); err != nil {
 		return err
@@ -154,14 +154,16 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("?allow_full_rewrite=%q: want true or false.", v))
 			}
 		}
-		newVersion := false
-		if v := c.QueryParam("new_version"); v != "" {
-			if newVersion, err = strconv.ParseBool(v); err != nil {
-				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("?new_version=%q: want true or false.", v))
+		newVersion, catchUp := false, false
+		for name, v := range map[string]*bool{"new_version": &newVersion, "catch_up": &catchUp} {
+			if q := c.QueryParam(name); q != "" {
+				if *v, err = strconv.ParseBool(q); err != nil {
+					return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("?%s=%q: want true or false.", name, q))
+				}
 			}
 		}
 		run, err := svc.Run(ctx, ops.BackfillRunRequest{Name: req.Name, Sample: sample, Scope: scope, Actor: req.Actor,
-			AllowFullRewrite: full, NewVersion: newVersion})
+			AllowFullRewrite: full, NewVersion: newVersion, CatchUp: catchUp})
 		if err != nil {
 			return err
 		}
@@ -172,6 +174,12 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 			return err
 		}
 		return c.JSON(http.StatusAccepted, run)
+	case "window":
+		wr, err := svc.RunWindows(ctx, ops.WindowRequest{Name: req.Name, Window: c.QueryParam("window"), Actor: req.Actor})
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, wr)
 	case "cancel":
 		run, err := svc.Cancel(ctx, req)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"trueup/ops"
 	"trueup/server"
+	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
 
@@ -52,4 +53,58 @@ func TestAPIDiffSamplesAreBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// POST /api/v1/diffs takes columns, map and where as `trueup diff` takes the flags, on a DuckDB
+// and on a ClickHouse target; a where that is not a condition is refused saying so, and a body
+// asking for rows (the CLI's stream) is an unknown field, a 400.
+func TestAPIDiffColumnsMapWhere(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		store, _ := storedDiff(t)
+		cols := func(name string) []tsql.Column {
+			return []tsql.Column{{Name: "id", Kind: tsql.TypeInt}, {Name: "region", Kind: tsql.TypeString},
+				{Name: name, Kind: tsql.TypeString}, {Name: "note", Kind: tsql.TypeString}}
+		}
+		for _, tb := range []struct {
+			name, col string
+			rows      [][]any
+		}{
+			{"people", "name", [][]any{{int64(1), "EU", "ann", "a"}, {int64(2), "EU", "bob", "b"}, {int64(3), "US", "cy", "c"}}},
+			{"people2", "full_name", [][]any{{int64(1), "EU", "ann", "A"}, {int64(2), "EU", "bobby", "b"}, {int64(3), "US", "cyd", "c"}}},
+		} {
+			e.DropTable(t.Context(), tb.name)
+			if err := e.CreateTable(t.Context(), tb.name, cols(tb.col), "", []string{"id"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Insert(t.Context(), tb.name, []string{"id", "region", tb.col, "note"}, tb.rows); err != nil {
+				t.Fatal(err)
+			}
+		}
+		url := serve(t, server.Options{Diffs: store, Targets: []server.Target{{Name: "warehouse", Engine: e}}}).URL + "/api/v1/diffs"
+		body := map[string]any{"old": "people", "new": "people2", "key": []string{"id"},
+			"map": []string{"name=full_name"}, "columns": []string{"name"}, "where": "region = 'EU'"}
+		b, _ := json.Marshal(body)
+		resp, text := send(t, url, string(b))
+		var res struct {
+			Compared []string `json:"compared_columns"`
+			Rows     struct{ Changed int }
+		}
+		json.Unmarshal([]byte(text), &res)
+		if resp.StatusCode != http.StatusOK || res.Rows.Changed != 1 || strings.Join(res.Compared, ",") != "id,name" {
+			t.Errorf("%d %s", resp.StatusCode, text)
+		}
+
+		body["where"] = "note"
+		b, _ = json.Marshal(body)
+		resp, text = send(t, url, string(b))
+		if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(text, "not a condition") || !strings.Contains(text, `"kind":"invalid"`) {
+			t.Errorf("where note: %d %s", resp.StatusCode, text)
+		}
+
+		body["where"], body["rows"] = "region = 'EU'", true
+		b, _ = json.Marshal(body)
+		if resp, text = send(t, url, string(b)); resp.StatusCode != http.StatusBadRequest || !strings.Contains(text, "rows") {
+			t.Errorf("rows: %d %s", resp.StatusCode, text)
+		}
+	})
 }

@@ -156,7 +156,7 @@ func (s *Server) diffPartitionView(r *reconcile.Result, p *reconcile.Partition) 
 	row := func(x reconcile.Row) []string {
 		cells := make([]string, len(r.Compared))
 		for i, c := range r.Compared {
-			cells[i] = reconcile.ValueText(x.Values[c])
+			cells[i] = reconcile.ValueText(x.Values.Get(c))
 		}
 		return cells
 	}

@@ -62,6 +62,7 @@ func TestJSONBodiesAreStrict(t *testing.T) {
 		{"POST /api/v1/tables/:table/rollback", "/api/v1/tables/orders/rollback", `{"reason": "x", "dryrun": true}`, "dryrun"},
 		{"POST /api/v1/tables/:table/retire", "/api/v1/tables/orders/retire", `{"version": "v3", "reasn": "old"}`, "reasn"},
 		{"POST /api/v1/tables/:table/adopt", "/api/v1/tables/orders/adopt", `{"undo": true, "partiton": "d"}`, "partiton"},
+		{"POST /api/v1/tables/:table/catch-up", "/api/v1/tables/orders/catch-up", `{"taregt": "w"}`, "taregt"},
 		{"POST /api/v1/rules/:rule/run", "/api/v1/rules/positive/run", `{"dry_run": true}`, "dry_run"},
 		{"POST /api/v1/check", "/api/v1/check", `{"rulez": ["positive"]}`, "rulez"},
 		{"POST /api/v1/diffs", "/api/v1/diffs", `{"old": "orders__v1", "new": "orders__v2", "key": ["id"], "keys": ["id"]}`, "keys"},

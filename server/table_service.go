@@ -71,6 +71,7 @@ func (s *Server) versionsView(l views.Listing, busy string) page.TableVersions {
 		Live: views.VersionName(l.Live), RollbackTarget: views.VersionName(l.RollbackTarget),
 		SwapURL:     "/tables/" + url.PathEscape(l.Table) + "/swap",
 		RollbackURL: "/tables/" + url.PathEscape(l.Table) + "/rollback",
+		CatchUpURL:  "/tables/" + url.PathEscape(l.Table) + "/catch-up",
 	}
 	d.Busy = busy
 	for _, v := range l.Versions {
@@ -106,7 +107,7 @@ func (s *Server) versionsView(l views.Listing, busy string) page.TableVersions {
 
 func publishRow(p views.Publish) page.PublishRow {
 	r := page.PublishRow{ID: p.ID, Kind: p.Kind, State: p.State, Actor: p.Actor, At: shortTime(p.StartedAt),
-		Summary: p.Summary(), Reason: p.Reason}
+		Summary: p.Summary(), Reason: p.Reason, Carried: p.CarriedSummary()}
 	if p.OverrideBy != "" {
 		r.Override = p.OverrideBy + ": " + p.OverrideReason
 	}
@@ -132,7 +133,7 @@ func (s *Server) confirmView(ctx context.Context, target string, p views.Plan, t
 		if from == "" {
 			from = "(no view)"
 		}
-		d.Changes = append(d.Changes, page.ChangeRow{Table: c.Table, From: from, To: views.VersionName(c.To)})
+		d.Changes = append(d.Changes, page.ChangeRow{Table: c.Table, From: from, To: views.VersionName(c.To), Carry: c.CarryLine(p.Kind, true)})
 	}
 	for _, g := range p.Gate {
 		d.Gate = append(d.Gate, page.GateRow{Version: g.Table + " " + views.VersionName(g.Version), Passed: g.Passed, Why: g.Why})

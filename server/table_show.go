@@ -40,6 +40,18 @@ func (s *Server) tableShow(c echo.Context) error {
 	l.History = slice(l.History, w)
 	d := s.versionsView(l, j.Busy)
 	d.Pager = pager(c, w, more)
+	if stale, err := t.Stale(ctx, ops.VersionsRequest{Target: j.Target, Table: table}); err == nil {
+		for _, sv := range stale {
+			if len(sv.Partitions) > 0 {
+				d.Stale = append(d.Stale, sv.String())
+			}
+		}
+	} else {
+		d.Stale = append(d.Stale, "Could not tell whether an old version was written after it stopped being live: "+err.Error())
+	}
+	if n, err := strconv.Atoi(c.QueryParam("caught")); err == nil {
+		d.Flash = fmt.Sprintf("Caught up: %d partition(s) carried into the live version.", n)
+	}
 	if id, err := strconv.ParseInt(c.QueryParam("done"), 10, 64); err == nil && id > 0 {
 		if p, err := t.Publish(ctx, ops.PublishLookup{Target: j.Target, Table: table, ID: id}); err == nil {
 			verb := map[string]string{views.KindRollback: "Rolled back", views.KindAdopt: "Adopted"}[p.Kind]

@@ -128,8 +128,11 @@ func (e *chEngine) Columns(ctx context.Context, relation string) ([]Column, erro
 }
 
 func (e *chEngine) ViewSource(ctx context.Context, view string) (string, error) {
-	res, err := e.Query(ctx, `SELECT create_table_query FROM system.tables
-		WHERE database = currentDatabase() AND name = ? AND engine = 'View'`, view)
+	const q = `SELECT create_table_query FROM system.tables WHERE database = currentDatabase() AND name = ? AND engine = 'View'`
+	res, err := e.Query(ctx, q, view)
+	for try := 0; try < 5 && droppedWhileListed(err); try++ {
+		res, err = e.Query(ctx, q, view) // a table dropped while listed (see ViewCatalog)
+	}
 	if err != nil {
 		return "", fmt.Errorf("view %s: %w", view, err)
 	}
@@ -390,6 +393,9 @@ func (chDialect) TruncTime(x, grain string) string {
 
 func (chDialect) DistinctCount(x string) string { return "uniqExact(" + x + ")" }
 func (chDialect) CountIf(c string) string       { return "countIf(" + c + ")" }
+
+// Matches: match() searches with RE2, as DuckDB's regexp_matches does.
+func (chDialect) Matches(x, pattern string) string { return "match(" + x + ", " + pattern + ")" }
 func (chDialect) NullSafeEqual(a, b string) string {
 	return "(ifNull(" + a + " = " + b + ", 0) OR (isNull(" + a + ") AND isNull(" + b + ")))"
 }

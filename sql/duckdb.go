@@ -286,11 +286,18 @@ func (e *duckEngine) RepointViews(ctx context.Context, points []ViewPoint) error
 
 // RepointNoted checks, repoints and notes the views in one transaction: the check reads the
 // views' notes inside it (their definitions only where a note is missing), and the repoint is one
-// multi-statement call (a view and its comment each).
+// multi-statement call (a view and its comment each). The points' carries are written between the
+// check and the repoint, in the same transaction: no reader sees a view moved without them.
 func (e *duckEngine) RepointNoted(ctx context.Context, points []NotedPoint) error {
 	names := make([]string, len(points))
+	var carries []Carry
 	for i, p := range points {
 		names[i] = p.View
+		carries = append(carries, p.Carry...)
+	}
+	cols, err := carryColumns(ctx, e, carries)
+	if err != nil {
+		return fmt.Errorf("repoint views: %w", err)
 	}
 	return e.inTx(ctx, func(tx *dbsql.Tx) error {
 		entries, err := viewCatalog(ctx, e.dialect, func(q catalogQuery) ([][]any, error) {
@@ -326,6 +333,11 @@ func (e *duckEngine) RepointNoted(ctx context.Context, points []NotedPoint) erro
 			}
 			stmts = append(stmts, e.dialect.RepointStatements([]ViewPoint{p.ViewPoint}, nil, "")[0],
 				"COMMENT ON VIEW "+e.dialect.QuoteRelation(p.View)+" IS "+note)
+		}
+		for i, c := range carries {
+			if err := e.carryIn(ctx, tx, cols[i], c); err != nil {
+				return fmt.Errorf("repoint views: %w", err)
+			}
 		}
 		if _, err := tx.ExecContext(ctx, strings.Join(stmts, ";\n")); err != nil {
 			return fmt.Errorf("repoint views: %w", err)
@@ -534,6 +546,11 @@ func (duckDialect) TruncTime(x, grain string) string {
 
 func (duckDialect) DistinctCount(x string) string { return "count(DISTINCT " + x + ")" }
 func (duckDialect) CountIf(c string) string       { return "count_if(" + c + ")" }
+
+// Matches: regexp_matches searches with RE2 (a match anywhere, as ClickHouse's match()).
+func (duckDialect) Matches(x, pattern string) string {
+	return "regexp_matches(" + x + ", " + pattern + ")"
+}
 func (duckDialect) NullSafeEqual(a, b string) string {
 	return "(" + a + " IS NOT DISTINCT FROM " + b + ")"
 }

@@ -71,6 +71,12 @@ type Column struct {
 // own (ClickHouse: Nullable(Nothing)) and goes into a column of any type.
 func (c Column) UntypedNull() bool { return strings.Contains(c.Type, "Nothing") }
 
+// Boolean reports whether the column holds truth values: BOOLEAN, or ClickHouse's UInt8, which
+// its comparisons and logical functions return (old servers have no Bool type).
+func (c Column) Boolean() bool {
+	return c.Kind == TypeBool || BaseType(c.Type) == "UInt8"
+}
+
 // Relation is a table or a view in a target.
 type Relation struct {
 	Name string
@@ -235,6 +241,12 @@ type Engine interface {
 	// CopyPartitions copies every partition of src outside the excluded windows into dst,
 	// by the engine's cheapest means.
 	CopyPartitions(ctx context.Context, dst, src string, column string, exclude []Window) error
+	// CarryPartitions carries each partition from one table into another (see Carry), all at
+	// once where the engine has transactions.
+	CarryPartitions(ctx context.Context, carries []Carry) error
+	// WriteMark is a short text that changes whenever table's rows may have changed, read
+	// without touching a row; "" when the engine has no such mark.
+	WriteMark(ctx context.Context, table string) (string, error)
 	// RepointViews makes each view read from its table, all at once where the engine allows.
 	RepointViews(ctx context.Context, points []ViewPoint) error
 	// AdoptRefusal says why a plain table cannot become its own first version under a view
@@ -285,6 +297,9 @@ type Dialect interface {
 	DistinctCount(expr string) string
 	// CountIf counts rows where cond holds.
 	CountIf(cond string) string
+	// Matches is true where the text expression contains a match of the RE2 pattern, an SQL
+	// string literal (Literal renders it); NULL stays NULL.
+	Matches(expr, pattern string) string
 	// NullSafeEqual compares two expressions with NULL equal to NULL.
 	NullSafeEqual(a, b string) string
 	// Materialize names a subquery a statement reads more than once, so the engine computes it

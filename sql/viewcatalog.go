@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
 // CatalogEntry is one relation found by ViewCatalog.
@@ -41,11 +43,22 @@ type catalogQuery struct {
 func ViewCatalog(ctx context.Context, e Engine, names, prefixes []string) ([]CatalogEntry, error) {
 	return viewCatalog(ctx, e.Dialect(), func(q catalogQuery) ([][]any, error) {
 		res, err := e.Query(ctx, q.sql, q.args...)
+		// ClickHouse reads each table's definition as it lists it: a table dropped meanwhile (a
+		// partition write's staging table) fails the read. It is gone: read again.
+		for try := 0; try < 5 && droppedWhileListed(err); try++ {
+			res, err = e.Query(ctx, q.sql, q.args...)
+		}
 		if err != nil {
 			return nil, err
 		}
 		return res.Rows, nil
 	}, names, prefixes, false)
+}
+
+// droppedWhileListed reports ClickHouse's UNKNOWN_TABLE (60) from a read of system.tables.
+func droppedWhileListed(err error) bool {
+	var ex *clickhouse.Exception
+	return errors.As(err, &ex) && ex.Code == 60
 }
 
 // viewCatalog is ViewCatalog through run, which may read inside a transaction; with viewsOnly it
@@ -162,6 +175,9 @@ type NotedPoint struct {
 	ViewPoint
 	From string // the table the view reads now; "" when the view must not exist yet
 	Note string // kept with the view; ViewCatalog reads it back as CatalogEntry.Note
+	// Carry is what the repoint's transaction writes into Table first: the partitions the
+	// version being left gained since the one being made live was built (see Carry).
+	Carry []Carry
 }
 
 // NotedRepointer is implemented by engines that can, in one transaction, check what views read,

@@ -36,6 +36,17 @@ type Change struct {
 	Table string `json:"table"`
 	From  int    `json:"from"`
 	To    int    `json:"to"`
+	// Carried are the partitions the version left gained since the version made live was last
+	// alike it, carried into it with the repoint (see carry.go).
+	Carried []Carried `json:"carried,omitempty"`
+
+	plan *carryPlan // while the publish is carried out
+}
+
+// Equal compares what a change records, not its carry while under way (for go-cmp in tests,
+// and anyone comparing changes).
+func (c Change) Equal(o Change) bool {
+	return c.Table == o.Table && c.From == o.From && c.To == o.To && slices.EqualFunc(c.Carried, o.Carried, Carried.Equal)
 }
 
 func (c Change) String() string {

@@ -23,6 +23,17 @@ func (i intentFirst) publish(ctx context.Context, h *holder, p Publish, gate []G
 	if recorded != nil && !s.confirmed(ctx, p.Changes, recorded) {
 		return Publish{}, false, nil
 	}
+	// The versions being made live are not read by anyone yet: carrying into them first changes
+	// nothing a reader sees, and a crash after leaves rows a later swap carries again the same.
+	if err := s.carryFirst(ctx, &p); err != nil {
+		return p, true, err
+	}
+	if err := s.recordMarks(ctx, p); err != nil {
+		return p, true, err
+	}
+	if s.hooks.AfterCarry != nil && p.CarriedSummary() != "" {
+		s.hooks.AfterCarry(p)
+	}
 	if err := s.recordIntent(ctx, h, &p); err != nil {
 		return p, true, err
 	}

@@ -55,6 +55,9 @@ func (n noted) publish(ctx context.Context, h *holder, p Publish, gate []GateChe
 	if err != nil {
 		return p, true, err
 	}
+	if err := s.recordMarks(ctx, p); err != nil {
+		return p, true, err
+	}
 	if s.hooks.AfterIntent != nil && !h.hooked {
 		h.hooked = true
 		s.hooks.AfterIntent(p)
@@ -63,7 +66,8 @@ func (n noted) publish(ctx context.Context, h *holder, p Publish, gate []GateChe
 	ctx = context.WithoutCancel(ctx)
 	points := make([]tsql.NotedPoint, len(p.Changes))
 	for i, c := range p.Changes {
-		points[i] = tsql.NotedPoint{ViewPoint: tsql.ViewPoint{View: c.Table, Table: Physical(c.Table, c.To)}, Note: string(note)}
+		points[i] = tsql.NotedPoint{ViewPoint: tsql.ViewPoint{View: c.Table, Table: Physical(c.Table, c.To)}, Note: string(note),
+			Carry: c.notedCarries()}
 		if c.From != 0 {
 			points[i].From = Physical(c.Table, c.From)
 		}

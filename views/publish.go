@@ -238,6 +238,9 @@ func (s *Service) auditEntry(p Publish, outcome string, gate []GateCheck) ledger
 		params["gate"] = gate
 	}
 	detail := p.Summary()
+	if carried := p.CarriedSummary(); carried != "" {
+		detail += " (" + carried + ")"
+	}
 	if p.Detail != "" {
 		detail += ": " + p.Detail
 	}

@@ -21,7 +21,11 @@ func (s *Service) PlanRollback(ctx context.Context, table string) (Plan, error) 
 	if err != nil {
 		return Plan{}, err
 	}
-	return s.planRollback(ctx, table, undo, false)
+	p, err := s.planRollback(ctx, table, undo, false)
+	if err != nil {
+		return Plan{}, err
+	}
+	return p, s.planCarries(ctx, p.Changes)
 }
 
 // toUndo is the swap a rollback of table takes back.
@@ -155,6 +159,9 @@ func (s *Service) rollbackAsRecorded(ctx context.Context, h *holder, req Rollbac
 	if err != nil {
 		return Publish{}, false, nil
 	}
+	if err := s.planCarries(ctx, plan.Changes); err != nil {
+		return Publish{}, true, err
+	}
 	return s.strategy.publish(ctx, h, rollbackPublish(s.target, req, undo, plan), nil, vss)
 }
 
@@ -163,6 +170,9 @@ func (s *Service) rollbackAsRecorded(ctx context.Context, h *holder, req Rollbac
 func (s *Service) rollbackAsInspected(ctx context.Context, h *holder, req RollbackRequest, undo Publish) (Publish, error) {
 	plan, err := s.planRollback(ctx, req.Table, undo, true)
 	if err != nil {
+		return Publish{}, err
+	}
+	if err := s.planCarries(ctx, plan.Changes); err != nil {
 		return Publish{}, err
 	}
 	p, _, err := s.strategy.publish(ctx, h, rollbackPublish(s.target, req, undo, plan), nil, nil)

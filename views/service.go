@@ -62,6 +62,7 @@ type Listener interface {
 // Hooks run at the moments a crash is most interesting. They exist for tests that kill the
 // process there; production code leaves them nil.
 type Hooks struct {
+	AfterCarry   func(p Publish) // ClickHouse: what live gained is carried into the versions p makes live, no intent yet
 	AfterIntent  func(p Publish) // the tables are held, the intent is in the ledger (ClickHouse), the views are untouched
 	AfterRepoint func(p Publish) // the views are repointed, the outcome is not recorded yet
 	AfterOutcome func(p Publish) // the outcome is recorded, the listener has not heard of it yet

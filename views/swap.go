@@ -79,7 +79,11 @@ func (s *Service) PlanSwap(ctx context.Context, table, to string) (Plan, error) 
 	if err != nil {
 		return Plan{}, err
 	}
-	return s.planSwap(ctx, table, n, group, false)
+	p, err := s.planSwap(ctx, table, n, group, false)
+	if err != nil {
+		return Plan{}, err
+	}
+	return p, s.planCarries(ctx, p.Changes)
 }
 
 // group lists the tables published together with version n of table: those of the backfill run
@@ -244,6 +248,9 @@ func (s *Service) swapAsRecorded(ctx context.Context, h *holder, req SwapRequest
 	if err != nil || (plan.NeedsOverride && override == "") || staleSwap(req, n, plan) != nil {
 		return Publish{}, false, nil
 	}
+	if err := s.planCarries(ctx, plan.Changes); err != nil {
+		return Publish{}, true, err
+	}
 	return s.strategy.publish(ctx, h, swapPublish(s.target, req, plan, override), plan.Gate, vss)
 }
 
@@ -266,6 +273,9 @@ func (s *Service) swapAsInspected(ctx context.Context, h *holder, req SwapReques
 		}
 		return Publish{}, &refusal{fmt.Sprintf("swap %s to v%d refused: %s; an approver may override with a written reason",
 			req.Table, n, strings.Join(failed, "; ")), fault.ErrFailed}
+	}
+	if err := s.planCarries(ctx, plan.Changes); err != nil {
+		return Publish{}, err
 	}
 	p, _, err := s.strategy.publish(ctx, h, swapPublish(s.target, req, plan, override), plan.Gate, nil)
 	return p, err

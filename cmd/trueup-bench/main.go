@@ -25,6 +25,7 @@ func benches() []bench {
 		{"engine/partition-hash", benchPartitionHash},
 		{"rules/check-20", benchRules},
 		{"views/swap", benchViews},
+		{"views/swap-carry", benchCarry},
 		{"reconcile/diff", benchReconcile},
 		{"reconcile/cross-engine", benchReconcileCross},
 		{"backfill/rebuild", benchBackfill},

@@ -61,6 +61,9 @@ var wantRole = map[string]string{
 	// orders is a logical table already: refused by the service, not by authorization
 	"POST /tables/:table/adopt":        config.RoleApprover,
 	"POST /api/v1/tables/:table/adopt": config.RoleApprover,
+	// a catch-up writes into the live version: as weighty as a swap (nothing to carry here)
+	"POST /tables/:table/catch-up":        config.RoleApprover,
+	"POST /api/v1/tables/:table/catch-up": config.RoleApprover,
 	// a query reads, at whatever versions: POST only for its JSON body
 	"POST /api/v1/query": config.RoleViewer,
 }

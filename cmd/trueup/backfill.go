@@ -31,6 +31,7 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 	sample := fs.Int("sample", 0, "run: build and validate only this many partitions, then stop for review")
 	fullRewrite := fs.Bool("allow-full-rewrite", false, "run: rewrite a large table that has no partitions (the plan says when it must)")
 	newVersion := fs.Bool("new-version", false, "run: build a new version even though the table has a validated version not published yet")
+	catchUp := fs.Bool("catch-up", false, "run: recompute the partitions of the latest built run whose live rows changed inside its scope since the build (the swap refuses otherwise)")
 	pos, err := parseMixed(fs, args[1:])
 	if err != nil {
 		return err
@@ -88,11 +89,15 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 		return reportDryRun(out, name, pv)
 	case "run":
 		run, err := b.Run(ctx, ops.BackfillRunRequest{Name: name, Sample: *sample, Scope: scope, Actor: cliActor(),
-			AllowFullRewrite: *fullRewrite, NewVersion: *newVersion})
+			AllowFullRewrite: *fullRewrite, NewVersion: *newVersion, CatchUp: *catchUp})
 		if err != nil {
 			return backfillRefused("run", err) // another run holding the table is a conflict: exit 1, as a 409
 		}
-		fmt.Fprintf(e.stderr, "backfill %s: run %d building %s%s\n", name, run.ID, versionsOf(run), done.where())
+		if *catchUp {
+			fmt.Fprintf(e.stderr, "backfill %s: catching up run %d: recomputing what live changed inside its scope%s\n", name, run.ID, done.where())
+		} else {
+			fmt.Fprintf(e.stderr, "backfill %s: run %d building %s%s\n", name, run.ID, versionsOf(run), done.where())
+		}
 		return awaitBuilt(ctx, e, b, done, name, out)
 	case "resume", "retry":
 		run, err := b.Resume(ctx, req)

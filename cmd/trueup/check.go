@@ -282,8 +282,9 @@ func writeRun(w io.Writer, format string, run *rules.Run) error {
 		if r.Status == rules.StatusFail && r.Severity == rules.SeverityWarn {
 			label = "WARN"
 		}
-		fmt.Fprintf(w, "%-5s %-32s %-13s", label, r.Rule, r.Kind)
-		if r.Status != rules.StatusPass {
+		fmt.Fprintf(w, "%-5s %-32s %-15s", label, r.Rule, r.Kind)
+		// a pass with violations is one within its warn_if/error_if: it says so
+		if r.Status != rules.StatusPass || r.Violations > 0 {
 			fmt.Fprintf(w, " %s", r.Message)
 		}
 		fmt.Fprintln(w)

@@ -112,7 +112,7 @@ func TestCheckReportsEveryProblem(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(errs), "\n")
 	want := []string{
 		rules + "/orders/bad_key.sql:1: kind uniqueness needs columns:",
-		rules + "/orders/bad_key.sql:3: unknown key column for kind uniqueness (it takes table, columns, partition, grain)",
+		rules + "/orders/bad_key.sql:3: unknown key column for kind uniqueness (it takes table, columns, partition, grain, nulls, where)",
 		rules + "/orders/bad_sql.sql:2: the SELECT does not prepare in duckdb:",
 		rules + "/other/bad_cron.sql:3: schedule: \"every day\" has 2 fields, want 5 (minute hour day-of-month month day-of-week)",
 		rules + "/other/no_table.sql:2: table shipments does not exist in duckdb:",
@@ -222,7 +222,7 @@ func TestCheckFormats(t *testing.T) {
 		if code != exitFailed {
 			t.Fatalf("exit %d, want 1", code)
 		}
-		for _, want := range []string{"PASS  complete", "FAIL  unique ", "1 key occur more than once", "id=5  rows=2", "2 rules, 1 passed, 1 failed"} {
+		for _, want := range []string{"PASS  complete", "FAIL  unique ", "1 key occurs more than once", "id=5  rows=2", "2 rules, 1 passed, 1 failed"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("text output lacks %q:\n%s", want, out)
 			}

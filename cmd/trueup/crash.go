@@ -16,7 +16,10 @@ import (
 // The points: swap.after-outcome, rollback.after-outcome (the outcome is in the ledger, the
 // notices have not heard of it), backfill.partition-done (a partition's checkpoint is written),
 // adopt.after-intent (the adopt's intent is in the ledger, the table untouched) and
-// adopt.after-rename (the table is renamed and its view made, the outcome not recorded).
+// adopt.after-rename (the table is renamed and its view made, the outcome not recorded),
+// swap.after-carry (ClickHouse: what live gained is carried into the new version, no intent
+// recorded yet) and swap.after-repoint (the views moved, with the carry on DuckDB, the outcome not
+// recorded).
 const crashEnv = "TRUEUP_CRASH_AT"
 
 // crashPoint returns the function to call at point: it kills the process when crashEnv names
@@ -43,7 +46,11 @@ func crashPoint(point string) func() {
 func crashHooks() views.Hooks {
 	swap, rollback := crashPoint("swap.after-outcome"), crashPoint("rollback.after-outcome")
 	adoptIntent, adoptDone := crashPoint("adopt.after-intent"), crashPoint("adopt.after-rename")
+	carried, repointed := crashPoint("swap.after-carry"), crashPoint("swap.after-repoint")
 	var h views.Hooks
+	if carried != nil {
+		h.AfterCarry = func(views.Publish) { carried() }
+	}
 	if swap != nil || rollback != nil {
 		h.AfterOutcome = func(p views.Publish) {
 			if p.Kind == views.KindSwap && swap != nil {
@@ -61,10 +68,13 @@ func crashHooks() views.Hooks {
 			}
 		}
 	}
-	if adoptDone != nil {
+	if adoptDone != nil || repointed != nil {
 		h.AfterRepoint = func(p views.Publish) {
-			if p.Kind == views.KindAdopt {
+			if p.Kind == views.KindAdopt && adoptDone != nil {
 				adoptDone()
+			}
+			if p.Kind == views.KindSwap && repointed != nil {
+				repointed()
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,23 +35,65 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		return usagef("demo: --target %q: want a URL (clickhouse://host:port/db or duckdb:PATH)", target)
 	}
 	cfgPath := filepath.Join(*dir, "trueup.yaml")
+	opt := fixtures.Options{Rows: *rows, Seed: *seed}
+	wrote := false
 	if _, err := os.Stat(cfgPath); err == nil && !*fresh {
 		fmt.Fprintf(e.stderr, "demo: using the existing project in %s (--fresh rebuilds it)\n", *dir)
 	} else {
-		if err := writeDemo(ctx, *dir, target, fixtures.Options{Rows: *rows, Seed: *seed}, *fresh); err != nil {
+		if err := writeDemo(ctx, *dir, target, opt, *fresh); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stderr, "demo: wrote %s (%d orders, seed %d)\n", *dir, *rows, *seed)
+		wrote = true
+	}
+	if *writeOnly {
+		if wrote {
+			return checkDemo(ctx, e, cfgPath)
+		}
+		return nil
+	}
+	// Served, the demo's data ends now: the orders since it was written (or last served) arrive
+	// first, and then one minute's at a time while it serves.
+	loaded, err := demoCatchUp(ctx, e, cfgPath, opt)
+	if err != nil {
+		return err
+	}
+	if wrote || loaded > 0 {
 		if err := checkDemo(ctx, e, cfgPath); err != nil {
 			return err
 		}
 	}
-	if *writeOnly {
-		return nil
-	}
 	e.globals.config = cfgPath
 	e.globals.target = ""
-	return listenAndServe(ctx, e, *addr)
+	return listenAndServe(ctx, e, *addr, func(ctx context.Context, a *app) error {
+		d, err := newDemoPipeline(ctx, a, opt, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		if err != nil {
+			return err
+		}
+		go d.every(ctx, e.stderr)
+		return nil
+	})
+}
+
+// demoCatchUp loads the orders that arrived since the demo's data ends, up to now.
+func demoCatchUp(ctx context.Context, e *env, cfgPath string, opt fixtures.Options) (int, error) {
+	a, err := openApp(ctx, globals{config: cfgPath})
+	if err != nil {
+		return 0, err
+	}
+	defer a.Close()
+	d, err := newDemoPipeline(ctx, a, opt, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return 0, err
+	}
+	n, err := d.load(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		fmt.Fprintf(e.stderr, "demo: the pipeline loaded %d orders that arrived up to %s; it loads each minute's while the demo runs\n", n, d.now().UTC().Format("2006-01-02 15:04"))
+	}
+	return n, nil
 }
 
 // checkDemo runs the demo's rules once, so the dashboard opens on what they found: the totals

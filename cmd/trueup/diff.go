@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -14,18 +15,22 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("diff")
 	oldRel := fs.String("old", "", "the old relation (e.g. orders__v1)")
 	newRel := fs.String("new", "", "the new relation (e.g. orders__v2; default: --old, when the targets differ)")
-	var key, measures, ignore, tolerances, precisions, partitions listFlag
+	var key, measures, ignore, columns, maps, tolerances, precisions, partitions listFlag
 	fs.Var(&key, "key", "columns identifying a row (comma-separated)")
 	partition := fs.String("partition", "", "the partition column; without it the relations are compared whole")
 	fs.Var(&measures, "measure", "numeric columns to total per partition (repeatable, or comma-separated)")
 	fs.Var(&ignore, "ignore", "columns to leave out of the comparison (repeatable, or comma-separated)")
+	fs.Var(&columns, "columns", "compare only the key, the partition column and these columns (comma-separated)")
+	fs.Var(&maps, "map", "OLD=NEW: the old relation's column OLD is NEW in the new one, for renamed columns (repeatable, or comma-separated)")
+	where := fs.String("where", "", "SQL condition both sides are filtered by, each in its own engine, e.g. \"region = 'EU'\"")
 	fs.Var(&tolerances, "tolerance", "COL=X: numbers within X (0.01, or 0.1%) are equal; X alone applies to every float/decimal column")
 	fs.Var(&precisions, "precision", "COL=P: compare the column at P (s, ms, us, ns; or decimals, e.g. 2), not at the coarser of its two declared types")
 	oldTarget := fs.String("old-target", "", "target of the old relation, by name or URL (default: --target or the config's default)")
 	newTarget := fs.String("new-target", "", "target of the new relation, by name or URL (default: --target or the config's default)")
 	expect := fs.String("expect", "", "file with the intended change, e.g. 'inside 2026-07-10..2026-07-18 rows +0..6%; outside identical'")
 	fs.Var(&partitions, "only", "compare only these partitions (repeatable, or comma-separated)")
-	format := fs.String("format", "text", "output: text or json")
+	format := fs.String("format", "text", "output: text, json, or rows (as --rows)")
+	rows := fs.Bool("rows", false, "print every differing row as it is found, - for old and + for new (key and values), with no sample cap, instead of the summary")
 	all := fs.Bool("all", false, "text output: list every partition, not only the ones that differ")
 	state := fs.String("state", "", "without a trueup.yaml: keep the diff in this state file (default: printed, not kept)")
 	samples := fs.Int("samples", 10, fmt.Sprintf("sample rows kept per kind per partition (at most %d)", ops.MaxDiffSamples))
@@ -35,8 +40,13 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	if *format != "text" && *format != "json" {
-		return usagef("diff: --format %q: want text or json", *format)
+	switch {
+	case *format != "text" && *format != "json" && *format != "rows":
+		return usagef("diff: --format %q: want text, json or rows", *format)
+	case *rows && *format == "json":
+		return usagef("diff: --rows prints row lines and --format json one JSON document: use one of them")
+	case *format == "rows":
+		*rows = true
 	}
 	if *oldTarget == "" {
 		*oldTarget = e.globals.target
@@ -51,6 +61,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		return usagef("diff: --old, --new and --key are required")
 	}
 	req := ops.DiffRequest{Old: *oldRel, New: *newRel, Key: key, Partition: *partition, Measures: measures, Ignore: ignore,
+		Columns: columns, Map: maps, Where: *where,
 		Tolerance: tolerances, Precision: precisions, OldTarget: *oldTarget, NewTarget: *newTarget, Only: partitions, Samples: *samples,
 		Label: "cli", Actor: cliActor()}
 	if *expect != "" {
@@ -63,7 +74,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	if _, err := req.Spec(); err != nil {
 		return usagef("diff: %v", err)
 	}
-	if err := e.localOnly("diff", map[string]bool{"state": *state != ""}); err != nil {
+	if err := e.localOnly("diff", map[string]bool{"state": *state != "", "rows": *rows}); err != nil {
 		return err
 	}
 	d, done, err := diffOps(ctx, e, *state, *oldTarget, *newTarget)
@@ -71,12 +82,34 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer done()
+	var lines *bufio.Writer
+	if *rows {
+		// each row is written as it is found; the buffer only saves write calls
+		lines = bufio.NewWriter(e.stdout)
+		req.Rows = func(l reconcile.RowLine) error {
+			_, err := lines.WriteString(l.Text() + "\n")
+			return err
+		}
+	}
 	res, err := d.Run(ctx, req)
+	if lines != nil {
+		if ferr := lines.Flush(); err == nil && ferr != nil {
+			return fmt.Errorf("diff: %w", ferr)
+		}
+	}
 	if err != nil { // one that cannot run as asked is invalid (exit 2) and says why
 		return err
 	}
 	if e.globals.withoutProject() && *state == "" {
 		res.ID = 0 // kept in memory only, gone when the command ends: no number to look up
+	}
+	if *rows {
+		fmt.Fprintf(e.stderr, "trueup: rows: %d added, %d removed, %d changed, %d duplicate keys\n",
+			res.Rows.Added, res.Rows.Removed, res.Rows.Changed, res.Rows.DuplicateKeys)
+		for _, n := range res.Notes { // what could not be streamed, and why
+			fmt.Fprintf(e.stderr, "trueup: note: %s\n", n)
+		}
+		return diffOutcome(res)
 	}
 	return reportDiff(e, *format, *all, res)
 }
@@ -117,6 +150,11 @@ func reportDiff(e *env, format string, all bool, res *reconcile.Result) error {
 	} else if err := res.WriteText(e.stdout, reconcile.TextOptions{All: all}); err != nil {
 		return err
 	}
+	return diffOutcome(res)
+}
+
+// diffOutcome is how a diff ends: nil, or the failure (exit 1) of an unexpected difference.
+func diffOutcome(res *reconcile.Result) error {
 	if !res.ExpectationsMet {
 		n := res.Counts()[reconcile.VerdictUnexpected]
 		if n == 0 {

@@ -33,8 +33,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 }
 
 // listenAndServe serves the project of e's config on addr (else the config's address): the
-// address is bound first, so a busy port fails before anything is opened or written.
-func listenAndServe(ctx context.Context, e *env, addr string) error {
+// address is bound first, so a busy port fails before anything is opened or written. Each of also
+// runs once the project is open, before anything is served (the demo starts its pipeline there).
+func listenAndServe(ctx context.Context, e *env, addr string, also ...func(context.Context, *app) error) error {
 	cfg, err := loadConfig(e.globals)
 	if err != nil {
 		return err
@@ -49,6 +50,11 @@ func listenAndServe(ctx context.Context, e *env, addr string) error {
 		return err
 	}
 	defer a.Close()
+	for _, f := range also {
+		if err := f(ctx, a); err != nil {
+			return err
+		}
+	}
 	return serve(ctx, e, a, ln)
 }
 

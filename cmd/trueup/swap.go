@@ -97,6 +97,11 @@ func finishPublish(ctx context.Context, e *env, format string, p views.Publish, 
 			verb = "rolled back"
 		}
 		fmt.Fprintf(e.stdout, "%s %s (#%d, %d ms)\n", verb, p.Summary(), p.ID, p.Duration().Milliseconds())
+		for _, c := range p.Changes {
+			if line := c.CarryLine(p.Kind, false); line != "" {
+				fmt.Fprintf(e.stdout, "  %s: %s\n", c.Table, line)
+			}
+		}
 		if p.OverrideBy != "" {
 			fmt.Fprintf(e.stdout, "published past a failed validation by %s: %s\n", p.OverrideBy, p.OverrideReason)
 		}
@@ -115,6 +120,9 @@ func writeViewPlan(w io.Writer, format string, p views.Plan) error {
 	fmt.Fprintf(w, "%s of %s in target %s would move, in one atomic step:\n", verb, p.Table, p.Target)
 	for _, c := range p.Changes {
 		fmt.Fprintf(w, "  %s\n", c)
+		if line := c.CarryLine(p.Kind, true); line != "" {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
 	}
 	for _, g := range p.Gate {
 		mark := "pass"

@@ -73,6 +73,9 @@ func (b backfills) Run(ctx context.Context, req ops.BackfillRunRequest) (*backfi
 	if req.NewVersion {
 		q.Set("new_version", "true")
 	}
+	if req.CatchUp {
+		q.Set("catch_up", "true")
+	}
 	return b.action(ctx, req.Name, "run", q)
 }
 
@@ -104,4 +107,16 @@ func (b backfills) History(ctx context.Context) ([]backfill.ReasonCount, error) 
 	var h []backfill.ReasonCount
 	err := b.c.Call(ctx, http.MethodGet, "backfills/history", nil, nil, &h)
 	return h, err
+}
+
+func (b backfills) RunWindows(ctx context.Context, req ops.WindowRequest) (*backfill.WindowRun, error) {
+	var out backfill.WindowRun
+	q := url.Values{}
+	if req.Window != "" {
+		q.Set("window", req.Window)
+	}
+	if err := b.c.Call(ctx, http.MethodPost, backfillPath(req.Name)+"/window", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

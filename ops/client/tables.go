@@ -86,3 +86,15 @@ func (t tables) WriteTarget(ctx context.Context, req ops.VersionsRequest) (ops.W
 	err := t.c.Call(ctx, http.MethodGet, tablePath(req.Table)+"/write-target", targetQuery(req.Target), nil, &w)
 	return w, err
 }
+
+func (t tables) Stale(ctx context.Context, req ops.VersionsRequest) ([]views.StaleVersion, error) {
+	var out []views.StaleVersion
+	err := t.c.Call(ctx, http.MethodGet, tablePath(req.Table)+"/stale", targetQuery(req.Target), nil, &out)
+	return out, err
+}
+
+func (t tables) CatchUp(ctx context.Context, req ops.CatchUpRequest) (views.CatchUpResult, error) {
+	var r views.CatchUpResult
+	err := t.c.Call(ctx, http.MethodPost, tablePath(req.Table)+"/catch-up", targetQuery(req.Target), req, &r)
+	return r, err
+}

@@ -1,0 +1,99 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"trueup/monitor"
+	"trueup/rules"
+	"trueup/views"
+)
+
+// The built-in check beside the project's rules: a writer that kept writing a version after a
+// swap or rollback stopped it being live wrote rows readers do not see. Every run of rules on a
+// logical table (trueup check, the schedule, run now) also reports, for that table, a failing
+// result "<table>.written_after_live" naming the version and its partitions (views.Stale), and
+// a passing one once trueup catch-up carried them over: it alerts like any rule.
+
+// KindWrittenAfterLive is the kind of the built-in results.
+const KindWrittenAfterLive rules.Kind = "written_after_live"
+
+// staleChecked is a rules runner that adds the built-in results for the tables its rules read.
+type staleChecked struct {
+	monitor.Runner
+	p *Project
+}
+
+func (s staleChecked) Run(ctx context.Context, rs []*rules.Rule) *rules.Run {
+	run := s.Runner.Run(ctx, rs)
+	if ctx.Err() != nil {
+		return run
+	}
+	seen := map[string]bool{}
+	for _, r := range rs {
+		target := r.Target
+		if target == "" {
+			target = s.p.Config.DefaultTarget
+		}
+		key := target + "\x00" + r.Table
+		if seen[key] || r.Table == "" {
+			continue
+		}
+		seen[key] = true
+		if res, ok := s.p.staleResult(ctx, target, r.Table); ok {
+			run.Results = append(run.Results, res)
+		}
+	}
+	return run
+}
+
+// staleResult is the built-in result of table in target; false when no publish recorded a
+// version of it as it stopped being live (nothing to compare with), or the target is not the
+// project's.
+func (p *Project) staleResult(ctx context.Context, target, table string) (rules.Result, bool) {
+	e, ok := p.Targets[target]
+	if !ok {
+		return rules.Result{}, false
+	}
+	if watched, err := (views.Store{L: p.Ledger}).Watched(ctx, target, table); err == nil && !watched {
+		return rules.Result{}, false
+	}
+	started := time.Now()
+	stale, err := views.New(target, e, p.Ledger).Stale(ctx, table)
+	res := rules.Result{Rule: table + ".written_after_live", Kind: KindWrittenAfterLive, Severity: rules.SeverityError,
+		Status: rules.StatusPass, FailingPartitions: []string{}, Sample: []rules.Row{}, Target: target, Table: table, At: time.Now().UTC()}
+	switch {
+	case err != nil:
+		res.Status, res.Message = rules.StatusError, fmt.Sprintf("could not tell whether an old version of %s was written after it stopped being live: %v", table, err)
+	case len(stale) == 0:
+		res.Message = "no old version of " + table + " was written after it stopped being live"
+	default:
+		res.Status = rules.StatusFail
+		var lines []string
+		for _, sv := range stale {
+			lines = append(lines, sv.String())
+			for _, c := range append(slices.Clone(sv.Partitions), sv.InScope...) {
+				res.Violations += max(c.Delta, 1)
+				if !slices.Contains(res.FailingPartitions, c.Partition) {
+					res.FailingPartitions = append(res.FailingPartitions, c.Partition)
+				}
+			}
+		}
+		res.Message = joinLines(lines) + "; trueup catch-up " + table + " carries them into the live version"
+	}
+	res.DurationMS = float64(time.Since(started).Microseconds()) / 1000
+	return res, true
+}
+
+func joinLines(ls []string) string {
+	out := ""
+	for i, l := range ls {
+		if i > 0 {
+			out += "; "
+		}
+		out += l
+	}
+	return out
+}

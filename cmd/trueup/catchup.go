@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"trueup/ops"
+	"trueup/views"
+)
+
+// runCatchUp carries into a table's live version what writers wrote to its other versions after
+// they stopped being live (a pipeline that kept writing v1 after the swap). With --dry-run it
+// lists them and exits 1 when there are any, for a check in CI.
+func runCatchUp(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("catch-up")
+	dryRun := fs.Bool("dry-run", false, "list what would be carried, change nothing (exit 1 when there is any)")
+	format := fs.String("format", "text", "output: text or json")
+	table, err := oneTable(fs, args, "catch-up TABLE [--dry-run] [--format text|json]")
+	if err != nil {
+		return err
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("catch-up: --format %q: want text or json", *format)
+	}
+	t, done, err := tableOps(ctx, e, false)
+	if err != nil {
+		return err
+	}
+	defer done.close()
+	if *dryRun {
+		stale, err := t.Stale(ctx, ops.VersionsRequest{Target: e.globals.target, Table: table})
+		if err != nil {
+			return err
+		}
+		if *format == "json" {
+			err = writeJSON(e.stdout, stale)
+		} else {
+			err = writeStale(e, table, stale)
+		}
+		if err == nil && len(stale) > 0 {
+			return failedf("catch-up: %d old %s of %s written after it stopped being live", len(stale), pluralWord(len(stale), "version", "versions"), table)
+		}
+		return err
+	}
+	r, err := t.CatchUp(ctx, ops.CatchUpRequest{Target: e.globals.target, Table: table, Actor: cliActor()})
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		return writeJSON(e.stdout, r)
+	}
+	if len(r.Carried) == 0 {
+		_, err := fmt.Fprintf(e.stdout, "%s: nothing to catch up: no old version was written after it stopped being live\n", table)
+		return err
+	}
+	for _, sv := range r.Carried {
+		fmt.Fprintf(e.stdout, "caught up %s: carried %s from %s into %s\n", table, views.CarriedSummary(sv.Partitions),
+			views.Physical(table, sv.Version), views.Physical(table, sv.Live))
+		for _, c := range sv.Partitions {
+			fmt.Fprintf(e.stdout, "  %s\n", c)
+		}
+		if len(sv.InScope) > 0 {
+			fmt.Fprintf(e.stdout, "  not carried, inside the backfill's scope: %s\n", joinCarried(sv.InScope))
+		}
+	}
+	return nil
+}
+
+func writeStale(e *env, table string, stale []views.StaleVersion) error {
+	if len(stale) == 0 {
+		_, err := fmt.Fprintf(e.stdout, "%s: no old version was written after it stopped being live\n", table)
+		return err
+	}
+	for _, sv := range stale {
+		fmt.Fprintln(e.stdout, sv.String())
+	}
+	return nil
+}
+
+func joinCarried(cs []views.Carried) string {
+	s := ""
+	for i, c := range cs {
+		if i > 0 {
+			s += ", "
+		}
+		s += c.String()
+	}
+	return s
+}

@@ -1,0 +1,116 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	tsql "trueup/sql"
+)
+
+// sampleNullKeys lists, in the samples of the partitions that differ, the rows whose key has a
+// NULL that one side holds and the other does not (as many times): such rows cannot be matched
+// by key, so they are matched whole, by row hash, and shown as removed or added like any other
+// row. They stay counted apart (old_null_keys, new_null_keys), not in the row counts.
+func (p *plan) sampleNullKeys(ctx context.Context, parts []*Partition) (int64, error) {
+	var open []*Partition
+	var values []any
+	for _, pt := range parts {
+		if pt.ChecksumMatch || pt.nullKeysAlike || pt.OldNullKeys+pt.NewNullKeys == 0 || (p.part != nil && pt.value == nil) {
+			continue
+		}
+		open = append(open, pt)
+		values = append(values, pt.value)
+	}
+	if len(open) == 0 {
+		return 0, nil
+	}
+	type group struct {
+		count [2]int64
+		vals  [2][]any
+	}
+	var groups [2]map[string]*group // per side: partition and row hash → rows
+	var read [2]int64
+	err := onBothSides(func(s int, new bool) error {
+		side := p.side(new)
+		d := side.Engine.Dialect()
+		b := newBinder()
+		sel := make([]string, 0, len(p.compared)+3)
+		pcol := "0"
+		if p.part != nil {
+			pcol = d.Quote(p.part.side(new).Name)
+		}
+		sel = append(sel, pcol, d.ToText(p.rowHash(d, new)), "count(*)")
+		for _, c := range p.compared {
+			sel = append(sel, "min("+p.selectExpr(d, c, new)+")")
+		}
+		text := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(side.Relation) +
+			where(p.filter(), p.partFilter(d, b, new, values), p.keyIsNull(d, new)) +
+			" GROUP BY " + pcol + ", " + p.rowHash(d, new)
+		q, args, err := b.expand(d, text)
+		if err != nil {
+			return err
+		}
+		m := map[string]*group{}
+		groups[s] = m
+		return side.Engine.Each(ctx, q, args, func(row []any) error {
+			read[s]++
+			var v any
+			if p.part != nil {
+				v = partValue(p.part.Old.Kind, row[0])
+			}
+			m[valueKey(v)+"\x1e"+tsql.AsText(row[1])] = &group{count: [2]int64{tsql.AsInt64(row[2])}, vals: [2][]any{append([]any(nil), row[3:]...)}}
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reconcile: rows with a NULL key of %s and %s: %w", p.spec.Old.Relation, p.spec.New.Relation, err)
+	}
+	all := groups[0]
+	for k, g := range groups[1] {
+		if o := all[k]; o != nil {
+			o.count[1], o.vals[1] = g.count[0], g.vals[0]
+		} else {
+			all[k] = &group{count: [2]int64{0, g.count[0]}, vals: [2][]any{nil, g.vals[0]}}
+		}
+	}
+	df := newDiffer(p)
+	byPart := map[string]*Partition{}
+	for _, pt := range open {
+		byPart[valueKey(pt.value)] = pt
+	}
+	limit := p.spec.samples()
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		g := all[k]
+		pt := byPart[strings.SplitN(k, "\x1e", 2)[0]]
+		if pt == nil || g.count[0] == g.count[1] {
+			continue
+		}
+		if pt.Samples == nil {
+			pt.Samples = &Samples{}
+		}
+		new := g.count[1] > g.count[0]
+		list := &pt.Samples.Removed
+		vals := g.vals[0]
+		if new {
+			list, vals = &pt.Samples.Added, g.vals[1]
+		}
+		if df.stream(new, vals, max(g.count[0], g.count[1])-min(g.count[0], g.count[1])); df.err != nil {
+			return 0, df.err
+		}
+		for range max(g.count[0], g.count[1]) - min(g.count[0], g.count[1]) {
+			if len(*list) >= limit {
+				break
+			}
+			*list = append(*list, Row{Partition: pt.Partition, Key: df.keyOf(vals), Values: df.valuesOf(vals, new)})
+		}
+	}
+	for _, pt := range open {
+		if pt.Samples != nil {
+			pt.Samples.setPartition(pt.Partition)
+		}
+	}
+	return read[0] + read[1], nil
+}

@@ -1,0 +1,422 @@
+package rules
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"trueup/fault"
+	"trueup/sqlfile"
+)
+
+// A dbt project's generic tests become rule files: the manifest (target/manifest.json, which
+// `dbt parse` writes) lists every test node with its test_metadata — the test's name, its
+// package and its arguments — and the model it is attached to. Tests that map onto a kind
+// become one block each of a file per model; the others are listed with the reason, and
+// nothing is written for them.
+
+// DBTImport is what a dbt manifest's tests become.
+type DBTImport struct {
+	Files    []DBTFile
+	Unmapped []DBTUnmapped
+}
+
+// DBTFile is one rule file: the rules on one model.
+type DBTFile struct {
+	Path  string // relative to the rules folder: <model>/dbt.sql
+	Text  string
+	Rules []string
+}
+
+// DBTUnmapped is a test that has no trueup rule, and why.
+type DBTUnmapped struct {
+	Test   string // the test's unique_id
+	Reason string
+}
+
+type dbtManifest struct {
+	Nodes   map[string]dbtNode `json:"nodes"`
+	Sources map[string]dbtNode `json:"sources"`
+}
+
+type dbtNode struct {
+	UniqueID     string `json:"unique_id"`
+	ResourceType string `json:"resource_type"`
+	Name         string `json:"name"`
+	Alias        string `json:"alias"`
+	Identifier   string `json:"identifier"`
+	ColumnName   string `json:"column_name"`
+	AttachedNode string `json:"attached_node"`
+	TestMetadata *struct {
+		Name      string         `json:"name"`
+		Namespace string         `json:"namespace"`
+		Kwargs    map[string]any `json:"kwargs"`
+	} `json:"test_metadata"`
+	DependsOn struct {
+		Nodes []string `json:"nodes"`
+	} `json:"depends_on"`
+	Config struct {
+		Severity string `json:"severity"`
+		Where    string `json:"where"`
+		WarnIf   string `json:"warn_if"`
+		ErrorIf  string `json:"error_if"`
+	} `json:"config"`
+}
+
+// relation is the table a model or a source is read as: its alias (or identifier), else its name.
+func (n dbtNode) relation() string {
+	switch {
+	case n.Alias != "":
+		return n.Alias
+	case n.Identifier != "":
+		return n.Identifier
+	}
+	return n.Name
+}
+
+// ImportDBT maps the generic tests of a dbt manifest onto rules. A manifest that does not parse
+// is a fault.Invalid.
+func ImportDBT(manifest []byte) (*DBTImport, error) {
+	var m dbtManifest
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		return nil, fault.New(fault.Invalid, "not a dbt manifest (target/manifest.json): %v", err)
+	}
+	if m.Nodes == nil {
+		return nil, fault.New(fault.Invalid, "not a dbt manifest (target/manifest.json): it has no nodes")
+	}
+	var ids []string
+	for id, n := range m.Nodes {
+		if n.ResourceType == "test" {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	type block struct{ name, text string }
+	byModel := map[string][]block{}
+	tables := map[string]string{}
+	out := &DBTImport{}
+	for _, id := range ids {
+		n := m.Nodes[id]
+		model, r, reason := m.mapTest(id, n)
+		if reason == "" {
+			// what is written must load as written: parse it alone, with its table
+			if _, err := Parse("dbt.sql", "-- table: "+model.relation()+"\n"+r); err != nil {
+				reason = "its rule would not load: " + fault.FirstLine(err.Error())
+			}
+		}
+		if reason != "" {
+			out.Unmapped = append(out.Unmapped, DBTUnmapped{id, reason})
+			continue
+		}
+		key := model.Name
+		if prev, ok := tables[key]; ok && prev != model.relation() {
+			key = model.Name + "_" + model.relation()
+		}
+		tables[key] = model.relation()
+		byModel[key] = append(byModel[key], block{n.Name, r})
+	}
+	models := make([]string, 0, len(byModel))
+	for k := range byModel {
+		models = append(models, k)
+	}
+	sort.Strings(models)
+	for _, k := range models {
+		var b strings.Builder
+		f := DBTFile{Path: path.Join(k, "dbt.sql")}
+		for i, bl := range byModel[k] {
+			if i > 0 {
+				b.WriteString(Separator + "\n")
+			}
+			// the first rule names the table, the others take it from there
+			head, rest, _ := strings.Cut(bl.text, "\n")
+			b.WriteString(head + "\n")
+			if i == 0 {
+				b.WriteString("-- table: " + tables[k] + "\n")
+			}
+			b.WriteString(rest)
+			f.Rules = append(f.Rules, bl.name)
+		}
+		f.Text = b.String()
+		out.Files = append(out.Files, f)
+	}
+	return out, nil
+}
+
+// mapTest returns the model a test checks and the header of its rule (the rule: line first,
+// without table:), or why it has none.
+func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
+	if n.TestMetadata == nil {
+		return dbtNode{}, "", "a singular test (a SELECT of its own): write it as kind: custom"
+	}
+	model, ok := m.node(n.AttachedNode)
+	if !ok && len(n.DependsOn.Nodes) > 0 {
+		model, ok = m.node(n.DependsOn.Nodes[0])
+	}
+	if !ok {
+		return dbtNode{}, "", "the model it tests is not in the manifest"
+	}
+	if !sqlfile.ValidName(n.Name) {
+		return dbtNode{}, "", fmt.Sprintf("its name %q is not a rule name (%s)", n.Name, sqlfile.NameChars)
+	}
+	t := n.TestMetadata
+	kw := dbtKwargs(t.Kwargs)
+	if s := kw.jinja(); s != "" {
+		return dbtNode{}, "", fmt.Sprintf("argument %s is Jinja, which only dbt can render", s)
+	}
+	col := n.ColumnName
+	if col == "" {
+		col = kw.str("column_name")
+	}
+	w := &dbtRule{}
+	w.key("rule", n.Name)
+	full := t.Name
+	if t.Namespace != "" {
+		full = t.Namespace + "." + t.Name
+	}
+	where := n.Config.Where
+	if rc := kw.str("row_condition"); rc != "" {
+		where = andWhere(where, rc)
+	}
+	var reason string
+	switch full {
+	case "unique", "dbt_expectations.expect_column_values_to_be_unique":
+		w.key("kind", "uniqueness")
+		w.key("columns", col)
+	case "not_null", "dbt_expectations.expect_column_values_to_not_be_null":
+		w.key("kind", "completeness")
+		w.key("not_null", col)
+	case "accepted_values", "dbt_expectations.expect_column_values_to_be_in_set":
+		list, quote := kw.list("values"), kw.boolean("quote", true)
+		if full != "accepted_values" {
+			list, quote = kw.list("value_set"), kw.boolean("quote_values", true)
+		}
+		vals, why := sqlValues(list, quote)
+		if why != "" {
+			return dbtNode{}, "", why
+		}
+		w.key("kind", "accepted_values")
+		w.key("column", col)
+		w.key("values", vals)
+	case "relationships":
+		parent, ok := m.parent(n, model, "to")
+		if !ok {
+			return dbtNode{}, "", fmt.Sprintf("its parent %s is not a model or source of the manifest", kw.str("to"))
+		}
+		w.key("kind", "relationships")
+		w.key("column", col)
+		w.key("parent", parent.relation())
+		w.key("parent_column", kw.str("field"))
+	case "dbt_utils.unique_combination_of_columns":
+		w.key("kind", "uniqueness")
+		w.key("columns", strings.Join(kw.list("combination_of_columns"), ", "))
+		w.key("nulls", "equal")
+	case "dbt_utils.accepted_range", "dbt_expectations.expect_column_values_to_be_between":
+		w.key("kind", "accepted_range")
+		w.key("column", col)
+		w.key("min", kw.str("min_value"))
+		w.key("max", kw.str("max_value"))
+		if full == "dbt_utils.accepted_range" && !kw.boolean("inclusive", true) || kw.boolean("strictly", false) {
+			w.key("inclusive", "false")
+		}
+	case "dbt_utils.expression_is_true":
+		expr := kw.str("expression")
+		if col != "" {
+			expr = col + " " + expr
+		}
+		w.key("kind", "expression")
+		w.key("expression", expr)
+	case "dbt_utils.not_constant":
+		w.key("kind", "not_constant")
+		w.key("column", col)
+	case "dbt_expectations.expect_column_values_to_match_regex", "dbt_expectations.expect_column_values_to_not_match_regex":
+		if f := kw.str("flags"); f != "" {
+			return dbtNode{}, "", fmt.Sprintf("regex flags %q: trueup's pattern takes RE2 without flags (write them inline, (?i))", f)
+		}
+		w.key("kind", "pattern")
+		w.key("column", col)
+		w.key("regex", kw.str("regex"))
+		if strings.Contains(full, "not_match") {
+			w.key("negate", "true")
+		}
+	case "dbt_expectations.expect_table_row_count_to_be_between":
+		if len(kw.list("group_by")) > 0 {
+			return dbtNode{}, "", "group_by: row_count counts per partition: (one column), not per group"
+		}
+		w.key("kind", "row_count")
+		w.key("min", kw.str("min_value"))
+		w.key("max", kw.str("max_value"))
+	case "dbt_utils.recency":
+		age, why := dbtAge(kw.str("datepart"), kw.str("interval"))
+		if why != "" {
+			return dbtNode{}, "", why
+		}
+		w.key("kind", "freshness")
+		w.key("column", kw.str("field"))
+		w.key("max_age", age)
+		w.key("group_by", strings.Join(kw.list("group_by_columns"), ", "))
+	case "dbt_utils.equal_rowcount", "dbt_utils.fewer_rows_than":
+		if len(kw.list("group_by_columns")) > 0 {
+			return dbtNode{}, "", "group_by_columns: row_count compares per partition: (one column), not per group"
+		}
+		other, ok := m.parent(n, model, "compare_model")
+		if !ok {
+			return dbtNode{}, "", fmt.Sprintf("its compare_model %s is not a model or source of the manifest", kw.str("compare_model"))
+		}
+		w.key("kind", "row_count")
+		w.key("compare_to", other.relation())
+		if full == "dbt_utils.fewer_rows_than" {
+			w.key("max", "compare_to")
+		}
+	case "dbt_utils.equality":
+		reason = "equality of two relations is trueup diff's, not a rule yet"
+	default:
+		reason = fmt.Sprintf("test %s has no trueup kind", full)
+	}
+	if reason != "" {
+		return dbtNode{}, "", reason
+	}
+	w.key("where", where)
+	switch strings.ToLower(n.Config.Severity) {
+	case "warn":
+		w.key("severity", "warn")
+	}
+	if v := n.Config.WarnIf; v != "" && v != "!= 0" {
+		w.key("warn_if", v)
+	}
+	if v := n.Config.ErrorIf; v != "" && v != "!= 0" {
+		w.key("error_if", v)
+	}
+	w.key("description", "dbt test "+id)
+	return model, w.String(), ""
+}
+
+func (m *dbtManifest) node(id string) (dbtNode, bool) {
+	if n, ok := m.Nodes[id]; ok && n.ResourceType != "test" {
+		return n, true
+	}
+	if n, ok := m.Sources[id]; ok {
+		return n, true
+	}
+	return dbtNode{}, false
+}
+
+// parent is the other node a relationships test depends on (to: names it by ref or source).
+func (m *dbtManifest) parent(n dbtNode, model dbtNode, arg string) (dbtNode, bool) {
+	to := dbtKwargs(n.TestMetadata.Kwargs).str(arg)
+	want := ""
+	if sm := refRe.FindStringSubmatch(to); sm != nil {
+		want = sm[len(sm)-1]
+	}
+	var others []dbtNode
+	for _, id := range n.DependsOn.Nodes {
+		if p, ok := m.node(id); ok && id != n.AttachedNode {
+			if p.Name == want {
+				return p, true
+			}
+			others = append(others, p)
+		}
+	}
+	if len(others) == 1 {
+		return others[0], true
+	}
+	if want == model.Name {
+		return model, true // a table that refers to itself
+	}
+	return dbtNode{}, false
+}
+
+var refRe = regexp.MustCompile(`(?:ref|source)\(\s*(?:['"][^'"]+['"]\s*,\s*)?['"]([^'"]+)['"]\s*\)`)
+
+// dbtRule writes header lines, leaving out empty values.
+type dbtRule struct{ b strings.Builder }
+
+func (w *dbtRule) key(k, v string) {
+	if v = strings.TrimSpace(strings.ReplaceAll(v, "\n", " ")); v != "" {
+		fmt.Fprintf(&w.b, "-- %s: %s\n", k, v)
+	}
+}
+
+func (w *dbtRule) String() string { return w.b.String() }
+
+type dbtKwargs map[string]any
+
+func (k dbtKwargs) str(name string) string {
+	switch v := k[name].(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(v)
+	}
+	return ""
+}
+
+func (k dbtKwargs) boolean(name string, def bool) bool {
+	if v, ok := k[name].(bool); ok {
+		return v
+	}
+	return def
+}
+
+func (k dbtKwargs) list(name string) []string {
+	raw, _ := k[name].([]any)
+	var out []string
+	for _, x := range raw {
+		out = append(out, dbtKwargs{"x": x}.str("x"))
+	}
+	return out
+}
+
+// jinja names an argument dbt would render (a {{ … }} inside it); model is always one.
+func (k dbtKwargs) jinja() string {
+	for name, v := range k {
+		if s, ok := v.(string); ok && name != "model" && (strings.Contains(s, "{{") || strings.Contains(s, "{%")) {
+			return name
+		}
+	}
+	return ""
+}
+
+// sqlValues writes accepted values as SQL literals: quoted strings, or as they are (numbers).
+func sqlValues(vals []string, quote bool) (string, string) {
+	if len(vals) == 0 {
+		return "", "no values to accept"
+	}
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		if quote {
+			out[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
+		} else {
+			out[i] = v
+		}
+	}
+	s := strings.Join(out, ", ")
+	if _, err := parseValues(s); err != nil {
+		return "", "values: " + err.Error()
+	}
+	return s, ""
+}
+
+// dbtAge turns recency's datepart and interval into a max_age.
+func dbtAge(datepart, interval string) (string, string) {
+	n, err := strconv.Atoi(interval)
+	if err != nil || n <= 0 {
+		return "", fmt.Sprintf("interval %q is not a whole number above 0", interval)
+	}
+	switch strings.ToLower(datepart) {
+	case "minute":
+		return fmt.Sprintf("%dm", n), ""
+	case "hour":
+		return fmt.Sprintf("%dh", n), ""
+	case "day":
+		return fmt.Sprintf("%dd", n), ""
+	case "week":
+		return fmt.Sprintf("%dd", 7*n), ""
+	}
+	return "", fmt.Sprintf("datepart %q: trueup's max_age takes minutes, hours, days and weeks", datepart)
+}

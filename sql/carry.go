@@ -1,0 +1,219 @@
+package sql
+
+import (
+	"context"
+	dbsql "database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Carrying partitions between versions of one table: what a swap, a rollback and a catch-up do
+// with the partitions the live version gained while another version was being built or was live.
+
+// Carry moves one partition's rows from one table into another of the same columns. Without
+// Merge the rows of From inside Window replace Into's (exact whatever was written: appends,
+// updates, deletes). With Merge the rows of From inside Window that Into lacks are added to Into,
+// rows being told apart by their row hash: what a partition written on both sides needs, right
+// for writers that append (a row equal in every column to one Into has is taken for that row).
+type Carry struct {
+	Into, From string
+	Window     Window
+	Merge      bool
+}
+
+// FormatGrain renders a partition's start as people and JSON read it: 2026-09-01, 2026-09 for a
+// month, 2026-09-01T13:00 for an hour.
+func FormatGrain(t time.Time, grain string) string {
+	switch grain {
+	case "month":
+		return t.Format("2006-01")
+	case "hour":
+		return t.Format("2006-01-02T15:00")
+	}
+	return t.Format("2006-01-02")
+}
+
+// mergeSelect is the query of Carry c's rows that c.Into lacks, over cols (c.From's columns), and
+// its arguments.
+func mergeSelect(d Dialect, cols []Column, c Carry) (string, []any) {
+	in, args := inWindows(d, c.Window.Column, []Window{c.Window})
+	h := d.RowHash(cols, HashOptions{})
+	q := fmt.Sprintf("SELECT * FROM %s WHERE (%s) AND %s NOT IN (SELECT %s FROM %s WHERE %s)",
+		d.QuoteRelation(c.From), in, h, h, d.QuoteRelation(c.Into), in)
+	return q, append(args, args...)
+}
+
+// sameColumns refuses a carry between tables whose columns differ: a version built with another
+// schema cannot take the live version's rows as they are.
+func sameColumns(ctx context.Context, e Engine, c Carry) ([]Column, error) {
+	from, err := e.Columns(ctx, c.From)
+	if err != nil {
+		return nil, err
+	}
+	into, err := e.Columns(ctx, c.Into)
+	if err != nil {
+		return nil, err
+	}
+	if len(from) != len(into) {
+		return nil, fmt.Errorf("carry %s into %s: they have different columns", c.From, c.Into)
+	}
+	for i := range from {
+		if from[i].Name != into[i].Name || BaseType(from[i].Type) != BaseType(into[i].Type) {
+			return nil, fmt.Errorf("carry %s into %s: column %s is %s in one and %s %s in the other",
+				c.From, c.Into, from[i].Name, from[i].Type, into[i].Name, into[i].Type)
+		}
+	}
+	return from, nil
+}
+
+// carryIn is one carry's statements on DuckDB, run in the caller's transaction.
+func (e *duckEngine) carryIn(ctx context.Context, tx *dbsql.Tx, cols []Column, c Carry) error {
+	d := e.dialect
+	into := d.QuoteRelation(c.Into)
+	var stmts []string
+	var args [][]any
+	if c.Merge {
+		q, a := mergeSelect(d, cols, c)
+		stmts, args = append(stmts, "INSERT INTO "+into+" BY NAME "+q), append(args, a)
+	} else {
+		in, a := inWindows(d, c.Window.Column, []Window{c.Window})
+		stmts = append(stmts, "DELETE FROM "+into+" WHERE "+in,
+			"INSERT INTO "+into+" BY NAME SELECT * FROM "+d.QuoteRelation(c.From)+" WHERE "+in)
+		args = append(args, a, a)
+	}
+	for i, s := range stmts {
+		if _, err := tx.ExecContext(ctx, s, args[i]...); err != nil {
+			return fmt.Errorf("carry %s of %s into %s: %w", c.Window.Start.Format("2006-01-02 15:04"), c.From, c.Into, err)
+		}
+	}
+	return nil
+}
+
+// carryColumns checks every carry's tables and returns their columns, by carry.
+func carryColumns(ctx context.Context, e Engine, carries []Carry) ([][]Column, error) {
+	out := make([][]Column, len(carries))
+	for i, c := range carries {
+		cols, err := sameColumns(ctx, e, c)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = cols
+	}
+	return out, nil
+}
+
+// CarryPartitions carries every partition in one transaction.
+func (e *duckEngine) CarryPartitions(ctx context.Context, carries []Carry) error {
+	cols, err := carryColumns(ctx, e, carries)
+	if err != nil || len(carries) == 0 {
+		return err
+	}
+	return e.inTx(ctx, func(tx *dbsql.Tx) error {
+		for i, c := range carries {
+			if err := e.carryIn(ctx, tx, cols[i], c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// CarryPartitions carries the replaced partitions of each pair of tables in one
+// ReplacePartitions (one staging table, then REPLACE PARTITION, atomic per partition), and each
+// merged one by one INSERT … SELECT, which a rerun after a crash completes without adding a row
+// twice.
+func (e *chEngine) CarryPartitions(ctx context.Context, carries []Carry) error {
+	cols, err := carryColumns(ctx, e, carries)
+	if err != nil {
+		return err
+	}
+	d := e.dialect
+	type pair struct{ into, from string }
+	var order []pair
+	replaced := map[pair][]PartitionWrite{}
+	for i, c := range carries {
+		if !c.Merge {
+			k := pair{c.Into, c.From}
+			if _, ok := replaced[k]; !ok {
+				order = append(order, k)
+			}
+			replaced[k] = append(replaced[k], PartitionWrite{Window: c.Window, Query: "SELECT * FROM " + d.QuoteRelation(c.From)})
+			continue
+		}
+		q, a := mergeSelect(d, cols[i], c)
+		names := make([]string, len(cols[i]))
+		for j, col := range cols[i] {
+			names[j] = d.Quote(col.Name)
+		}
+		list := strings.Join(names, ", ")
+		if err := e.Exec(ctx, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (%s)", d.QuoteRelation(c.Into), list, list, q), a...); err != nil {
+			return fmt.Errorf("carry into %s: %w", c.Into, err)
+		}
+	}
+	for _, k := range order {
+		if _, err := e.ReplacePartitions(ctx, k.into, replaced[k]); err != nil {
+			return fmt.Errorf("carry into %s: %w", k.into, err)
+		}
+	}
+	return nil
+}
+
+// WriteMark is a short text that changes whenever table's rows may have changed: on ClickHouse
+// the names of its active parts (every insert, merge and mutation makes new ones), read from
+// system.parts without touching a row.
+func (e *chEngine) WriteMark(ctx context.Context, table string) (string, error) {
+	where, args := systemTableWhere(table, "table")
+	res, err := e.Query(ctx, "SELECT name FROM system.parts WHERE active AND "+where+" ORDER BY name", args...)
+	if err != nil {
+		return "", err
+	}
+	parts := make([]string, len(res.Rows))
+	for i, r := range res.Rows {
+		parts[i] = AsText(r[0])
+	}
+	return strings.Join(parts, ","), nil
+}
+
+// WriteMark is "" on DuckDB, which has no cheap mark: there the carry and the repoint share one
+// transaction instead (RepointNoted).
+func (e *duckEngine) WriteMark(ctx context.Context, table string) (string, error) { return "", nil }
+
+// PartMark is one partition's fingerprint: its rows and the sum of their row hashes. The hash is
+// the engine's fast one: marks compare between tables of one engine, not across engines.
+type PartMark struct {
+	Rows int64  `json:"rows"`
+	Sum  string `json:"sum"`
+}
+
+// MeasurePartitions fingerprints relation's partitions of grain along column, by partition
+// start, in one scan; with only, just the partitions of those windows. Rows whose column is NULL
+// belong to no partition and are left out.
+func MeasurePartitions(ctx context.Context, e Engine, relation, column, grain string, only []Window) (map[time.Time]PartMark, error) {
+	cols, err := e.Columns(ctx, relation)
+	if err != nil {
+		return nil, err
+	}
+	d := e.Dialect()
+	const alias = "trueup_partition__"
+	q := "SELECT " + d.TruncTime(d.Quote(column), grain) + " AS " + alias + ", count(*), " +
+		d.HashSum(d.RowHash(cols, HashOptions{})) + " FROM " + d.QuoteRelation(relation)
+	var args []any
+	if len(only) > 0 {
+		var in string
+		in, args = inWindows(d, column, only)
+		q += " WHERE " + in
+	}
+	q += " GROUP BY " + alias
+	out := map[time.Time]PartMark{}
+	err = e.Each(ctx, q, args, func(r []any) error {
+		if r[0] != nil {
+			out[TruncGrain(AsTime(r[0]), grain)] = PartMark{Rows: AsInt64(r[1]), Sum: AsText(r[2])}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("measure the partitions of %s: %w", relation, err)
+	}
+	return out, nil
+}
