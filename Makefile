@@ -16,7 +16,7 @@ endif
 
 export TESTFLAGS BENCHFLAGS PKGS
 
-.PHONY: all build run generate check-generated fmt vet chromium test bench fuzz clean
+.PHONY: all build run generate check-generated fmt vet chromium screenshots test bench fuzz clean
 
 all: build
 
@@ -48,6 +48,14 @@ vet:
 
 chromium:
 	scripts/chromium.sh
+
+# A PNG of every page the browser walk shows (TestBrowserWalk: headless Chromium at 1280x800
+# over the demo), numbered in walk order, into SHOTS, for review. The walk's layout checks run
+# too: the target fails when a page scrolls sideways, a date wraps or a chart label is cut off.
+SHOTS ?= test-artifacts/screenshots
+screenshots: chromium
+	TRUEUP_SCREENSHOTS=$(abspath $(SHOTS)) go test ./cmd/trueup/ -run '^TestBrowserWalk$$' -count=1
+	@echo "screenshots: $$(ls $(SHOTS)/*.png | wc -l) pages in $(SHOTS)" >&2
 
 # One recipe so the total time and go test's exit status come out at the end.
 test:

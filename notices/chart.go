@@ -39,11 +39,8 @@ func lessPartition(a, b string) bool {
 	return a < b
 }
 
-// Chart draws the per-partition change in row count of one table as an SVG bar chart: one bar
-// per partition, above zero for more rows and below for fewer, coloured by verdict (expected,
-// unexpected, identical). Every bar has a tooltip with its numbers. It is self-contained SVG
-// with no script, safe to inline in a page.
-func Chart(ds []PartitionDiff, table string) string {
+// tableRows are the partitions of one table, in partition order.
+func tableRows(ds []PartitionDiff, table string) []PartitionDiff {
 	var rows []PartitionDiff
 	for _, d := range ds {
 		if d.Table == table {
@@ -51,8 +48,50 @@ func Chart(ds []PartitionDiff, table string) string {
 		}
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return lessPartition(rows[i].Partition, rows[j].Partition) })
+	return rows
+}
+
+// Charted is what the chart of one table shows: "rows", or — for a table whose row counts do
+// not change while a measure's total does, an aggregate of one row a day — that measure, e.g.
+// "sum(revenue)": a flat line of row counts would hide the change.
+func Charted(ds []PartitionDiff, table string) string {
+	measure := ""
+	for _, d := range tableRows(ds, table) {
+		if d.OldCount != d.NewCount {
+			return "rows"
+		}
+		if measure == "" && d.Measure != "" && d.OldTotal != d.NewTotal {
+			measure = d.Measure
+		}
+	}
+	if measure == "" {
+		return "rows"
+	}
+	return measure
+}
+
+// Chart draws the per-partition change of one table as an SVG bar chart — in its row count, or
+// in its measure's total where only that changes (Charted) —: one bar per partition, above zero
+// for more and below for less, coloured by verdict (expected, unexpected, identical). Every bar
+// has a tooltip with its numbers. It is self-contained SVG with no script, safe to inline in a
+// page.
+func Chart(ds []PartitionDiff, table string) string {
+	rows := tableRows(ds, table)
+	what := Charted(ds, table)
+	// value is a partition's change in what is charted; false for a partition with nothing to
+	// compare with.
+	value, old, now := rowPct, func(d PartitionDiff) string { return Full(float64(d.OldCount)) }, func(d PartitionDiff) string { return Full(float64(d.NewCount)) + " rows" }
+	if what != "rows" {
+		value = func(d PartitionDiff) (float64, bool) {
+			if d.Measure != what || (d.OldTotal == 0 && d.NewTotal == 0) {
+				return 0, true
+			}
+			return totalPct(d)
+		}
+		old, now = func(d PartitionDiff) string { return Full(d.OldTotal) }, func(d PartitionDiff) string { return Full(d.NewTotal) + " " + what }
+	}
 	var b strings.Builder
-	label := "Change in rows per partition"
+	label := "Change in " + what + " per partition"
 	if table != "" {
 		label += " of " + table
 	}
@@ -65,7 +104,7 @@ func Chart(ds []PartitionDiff, table string) string {
 	}
 	lo, hi := 0.0, 0.0
 	for _, d := range rows {
-		if p, ok := rowPct(d); ok {
+		if p, ok := value(d); ok {
 			lo, hi = math.Min(lo, p), math.Max(hi, p)
 		}
 	}
@@ -87,27 +126,33 @@ func Chart(ds []PartitionDiff, table string) string {
 	for i, d := range rows {
 		x := float64(padLeft) + float64(i)*band + (band-barW)/2
 		pct, change := hi, "new" // a new partition has no percentage: its bar reaches the top
-		if p, ok := rowPct(d); ok {
+		if p, ok := value(d); ok {
 			pct, change = p, Pct(p)
 		}
 		top, bottom := y(math.Max(pct, 0)), y(math.Min(pct, 0))
 		h := math.Max(bottom-top, 1) // an identical partition is a hairline on zero
-		tip := fmt.Sprintf("%s: %s → %s rows (%s), %s", d.Partition, Full(float64(d.OldCount)), Full(float64(d.NewCount)), change, d.Verdict)
+		tip := fmt.Sprintf("%s: %s → %s (%s), %s", d.Partition, old(d), now(d), change, d.Verdict)
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" data-partition="%s" data-verdict="%s"><title>%s</title></rect>`+"\n",
 			x, top, barW, h, verdictColor(d.Verdict), html.EscapeString(d.Partition), html.EscapeString(d.Verdict), html.EscapeString(tip))
 	}
 	// partition labels: the first, the last, and a few between
 	step := max(1, (len(rows)+5)/6)
+	last := len(rows) - 1
+	lastLeft := float64(chartW-padRight) - labelWidth(rows[last].Partition)
 	for i := 0; i < len(rows); i++ {
-		if i%step != 0 && i != len(rows)-1 {
+		if i%step != 0 && i != last {
 			continue
 		}
-		if i != len(rows)-1 && len(rows)-1-i < step/2 {
-			continue // too close to the last label
+		if i != last && len(rows) > 1 && float64(padLeft)+(float64(i)+0.5)*band+labelWidth(rows[i].Partition)/2+8 > lastLeft {
+			continue // it would run into the last label
 		}
-		x := float64(padLeft) + (float64(i)+0.5)*band
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" font-size="11" fill="currentColor">%s</text>`+"\n",
-			x, chartH-padBottom+16, html.EscapeString(rows[i].Partition))
+		// The last label ends at the plot's right edge, so that it is not cut off by the chart's.
+		x, anchor := float64(padLeft)+(float64(i)+0.5)*band, "middle"
+		if i == len(rows)-1 && len(rows) > 1 {
+			x, anchor = float64(chartW-padRight), "end"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="%s" font-size="11" fill="currentColor">%s</text>`+"\n",
+			x, chartH-padBottom+16, anchor, html.EscapeString(rows[i].Partition))
 	}
 	// legend
 	lx := padLeft
@@ -119,6 +164,9 @@ func Chart(ds []PartitionDiff, table string) string {
 	b.WriteString("</svg>\n")
 	return b.String()
 }
+
+// labelWidth is about how wide a label is at font size 11, in user units.
+func labelWidth(s string) float64 { return 6.5 * float64(len([]rune(s))) }
 
 func verdictColor(v string) string {
 	switch v {

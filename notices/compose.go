@@ -16,7 +16,26 @@ const maxNumbersInText = 3
 // found, what data is rebuilt, when it changes, which reports may change, what was checked and
 // who to contact. The body is text with "# " headings and "- " bullets; the numbers themselves
 // are laid out as tables from the evidence by each channel (see Numbers).
-func Compose(ev Evidence) (title, body string) {
+func Compose(ev Evidence) (title, body string) { return compose(ev, nil) }
+
+// Body is the text a reader sees now. Words trueup wrote (the last revision is the system's)
+// are written again for the notice's state, so that after the change goes live, is taken back
+// or is withdrawn they still read true ("were rebuilt", "went live on …", not "will be
+// rebuilt" and "you will get another message"); words a person wrote are shown as written.
+func Body(n Notice) string {
+	if n.State == StateDraft || n.State == StateAnnounced || len(n.Revisions) == 0 || n.Revisions[len(n.Revisions)-1].Actor != SystemActor {
+		return n.Body
+	}
+	if _, body := Compose(n.Evidence); body != n.Body {
+		return n.Body // not the text trueup composed from this evidence: keep it
+	}
+	_, body := compose(n.Evidence, &n)
+	return body
+}
+
+// compose writes the text; n, when given, is the notice whose state the text describes
+// (nil: a draft).
+func compose(ev Evidence, n *Notice) (title, body string) {
 	var b strings.Builder
 	section := func(h string) {
 		if b.Len() > 0 {
@@ -33,10 +52,12 @@ func Compose(ev Evidence) (title, body string) {
 	b.WriteString(strings.TrimSpace(objective+" "+reasonPhrase(ev.Reason)) + "\n")
 
 	section("What changes")
-	b.WriteString(whatChanges(ev) + "\n")
+	b.WriteString(whatChanges(ev, n) + "\n")
 
 	section("When")
-	if ev.PlannedSwap.IsZero() {
+	if line := whenNow(n); line != "" {
+		b.WriteString(line + "\n")
+	} else if ev.PlannedSwap.IsZero() {
 		b.WriteString("The date the new data goes live is not set yet. You will get another message when it does.\n")
 	} else {
 		fmt.Fprintf(&b, "The new data is planned to go live on %s. You will get another message when it does, and if the change is taken back.\n",
@@ -103,13 +124,41 @@ func composeTitle(ev Evidence) string {
 	return t
 }
 
-func whatChanges(ev Evidence) string {
-	what := "The tables " + andList(ev.Tables)
+// at says when the notice went to a state: "1 December 2026 at 22:34 UTC".
+func at(n *Notice, s State) string {
+	if t, ok := n.Transitioned(s); ok {
+		return t.At.UTC().Format("2 January 2006 at 15:04 UTC")
+	}
+	return ""
+}
+
+// whenNow says when the change went live or was taken back, for a notice past announcing; ""
+// before it goes live (the planned time is said instead).
+func whenNow(n *Notice) string {
+	if n == nil {
+		return ""
+	}
+	switch n.State {
+	case StateCompleted:
+		return "The new data went live on " + at(n, StateCompleted) + ". You will get another message if the change is taken back."
+	case StateRolledBack:
+		if live := at(n, StateCompleted); live != "" {
+			return "The new data went live on " + live + " and was taken back on " + at(n, StateRolledBack) + "."
+		}
+		return "The change was taken back on " + at(n, StateRolledBack) + "."
+	case StateWithdrawn:
+		return "The change was withdrawn on " + at(n, StateWithdrawn) + ": the new data does not go live as announced."
+	}
+	return ""
+}
+
+func whatChanges(ev Evidence, n *Notice) string {
+	what, were := "The tables "+andList(ev.Tables), "were"
 	if len(ev.Tables) == 1 {
-		what = "The table " + ev.Tables[0]
+		what, were = "The table "+ev.Tables[0], "was"
 	}
 	if len(ev.Tables) == 0 {
-		what = "The data"
+		what, were = "The data", "was"
 	}
 	unit := "partitions"
 	if allDates(ev.Partitions) {
@@ -126,6 +175,22 @@ func whatChanges(ev Evidence) string {
 		scope = " for " + andList(ev.Partitions)
 	case len(ev.Partitions) > 5:
 		scope = fmt.Sprintf(" for %d %s, %s to %s", len(ev.Partitions), unit, ev.Partitions[0], ev.Partitions[len(ev.Partitions)-1])
+	}
+	state := StateDraft
+	if n != nil {
+		state = n.State
+	}
+	switch state {
+	case StateCompleted:
+		s := what + " " + were + " rebuilt" + scope + "."
+		if scope != "" {
+			s += " Data outside this range stayed as it was."
+		}
+		return s + " The data from before the change can be brought back."
+	case StateRolledBack:
+		return what + " " + were + " rebuilt" + scope + ", and the rebuild was taken back: the data is as it was before the change."
+	case StateWithdrawn:
+		return what + " " + were + " to be rebuilt" + scope + ". The change was withdrawn: the data stays as it is."
 	}
 	s := what + " will be rebuilt" + scope + "."
 	if scope != "" {
@@ -226,7 +291,7 @@ func Text(n Notice) string {
 	b.WriteString(n.Title + "\n")
 	b.WriteString(strings.Repeat("=", len([]rune(n.Title))) + "\n\n")
 	b.WriteString(stateLine(n) + "\n\n")
-	b.WriteString(strings.TrimRight(n.Body, "\n") + "\n")
+	b.WriteString(strings.TrimRight(Body(n), "\n") + "\n")
 	if nums := Numbers(n.Evidence); nums != "" {
 		b.WriteString("\n# Numbers\n\n" + nums)
 	}

@@ -85,7 +85,7 @@ func Feed(ns []Notice, base, self, table string) ([]byte, error) {
 			Links:     []atomLink{{Rel: "alternate", Href: page, Type: "text/html"}},
 			Author:    author,
 			Summary:   stateLine(n),
-			Content:   atomText{Type: "text", Text: Text(n)},
+			Content:   atomText{Type: "html", Text: ContentHTML(n, page)},
 		}
 		for _, t := range n.Tables {
 			e.Categories = append(e.Categories, atomCategory{Term: t})

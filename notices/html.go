@@ -28,11 +28,15 @@ func ReportRows(ev Evidence) []NumberRow {
 // BodyHTML renders a notice body's plain-text markup as HTML.
 func BodyHTML(body string) template.HTML { return template.HTML(textToHTML(body)) } //nolint:gosec // escaped by textToHTML
 
-var emailTemplate = template.Must(template.New("email").Parse(`<!DOCTYPE html>
+// noticeTemplate lays a notice out as HTML: "content" is its state, text and numbers, as the
+// Atom feed carries them; "email" is the whole message around them.
+var noticeTemplate = template.Must(template.New("email").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.N.Title}}</title></head>
 <body style="font-family: sans-serif; max-width: 44em; line-height: 1.45">
 <h1 style="font-size: 1.4em">{{.N.Title}}</h1>
-<p><strong>{{.Status}}</strong></p>
+{{template "content" .}}
+</body></html>
+{{define "content"}}<p><strong>{{.Status}}</strong></p>
 {{.Body}}
 {{- if .Reports}}
 <h2>Reports, before and after</h2>
@@ -58,16 +62,21 @@ var emailTemplate = template.Must(template.New("email").Parse(`<!DOCTYPE html>
 </table>
 {{- end}}
 <p><a href="{{.Page}}">Read the notice online</a>{{if .Ack}} · <a href="{{.Ack}}">Let us know you have read it</a>{{end}}</p>
-</body></html>
-`))
+{{- end}}`))
 
 // HTML is the whole notice as an HTML email: the title, its state, the body, the numbers and
 // the links to its page and to the recipient's acknowledgement.
-func HTML(n Notice, page, ack string) string {
+func HTML(n Notice, page, ack string) string { return render(n, page, ack, "email") }
+
+// ContentHTML is a notice's state, text and numbers as HTML, without a document around them: an
+// Atom entry's content.
+func ContentHTML(n Notice, page string) string { return render(n, page, "", "content") }
+
+func render(n Notice, page, ack, name string) string {
 	parts := PartitionRows(n.Evidence)
 	var b bytes.Buffer
-	err := emailTemplate.Execute(&b, map[string]any{
-		"N": n, "Status": stateLine(n), "Body": BodyHTML(n.Body), "Reports": ReportRows(n.Evidence),
+	err := noticeTemplate.ExecuteTemplate(&b, name, map[string]any{
+		"N": n, "Status": stateLine(n), "Body": BodyHTML(Body(n)), "Reports": ReportRows(n.Evidence),
 		"Partitions": parts, "Measured": measured(parts), "LeftOut": LeftOut(n.Evidence), "Unit": partitionUnit(n.Evidence),
 		"Page": template.URL(page), "Ack": template.URL(ack),
 	})

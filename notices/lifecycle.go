@@ -292,7 +292,7 @@ func (s *Service) message(n Notice, event, recipient, token string) Message {
 		Subject:  subjectLead[n.State] + ": " + n.Title,
 		Text:     text,
 		HTML:     HTML(n, page, ack),
-		Payload: Payload{Event: event, ID: n.ID, State: n.State, Title: n.Title, Body: n.Body, Text: Text(n),
+		Payload: Payload{Event: event, ID: n.ID, State: n.State, Title: n.Title, Body: Body(n), Text: Text(n),
 			Tables: n.Tables, Partitions: partitions, Reason: last.Reason, At: last.At, URL: page, AckURL: ack},
 	}
 }

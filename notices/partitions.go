@@ -239,7 +239,7 @@ func tableDiffText(ev Evidence, table string, ds []PartitionDiff, c TableCompari
 	}
 	var parts []string
 	if len(expected) > 0 {
-		parts = append(parts, fmt.Sprintf("%d changed as expected (%s)", len(expected), changeSummary(expected)))
+		parts = append(parts, fmt.Sprintf("%d changed as expected (%s)", len(expected), ChangeSummary(expected)))
 	}
 	if identical == 1 {
 		parts = append(parts, "1 is identical")
@@ -274,9 +274,9 @@ func partitionCount(ev Evidence, n int) string {
 	return plural(n, "partition", "partitions")
 }
 
-// changeSummary says how much a group of partitions moved: the row counts' range, how many are
+// ChangeSummary says how much a group of partitions moved: the row counts' range, how many are
 // new, and each measure's range, e.g. "rows unchanged, sum(revenue) +1.2% to +5.8%".
-func changeSummary(ds []PartitionDiff) string {
+func ChangeSummary(ds []PartitionDiff) string {
 	var rows []float64
 	fresh := 0
 	var measures []string

@@ -28,6 +28,24 @@ func TestChart(t *testing.T) {
 	if a, b, c := strings.Index(numbered, `data-partition="-1"`), strings.Index(numbered, `data-partition="2"`), strings.Index(numbered, `data-partition="10"`); !(a >= 0 && a < b && b < c) {
 		t.Errorf("integer partitions out of order (-1, 2, 10): at %d, %d, %d", a, b, c)
 	}
+	// An aggregate of one row a day: the rows do not move, the revenue does, and the bars are
+	// the revenue's change (a chart of rows would be a flat line).
+	daily := []notices.PartitionDiff{
+		{Table: "daily_revenue", Partition: "2026-07-10", OldCount: 1, NewCount: 1, Measure: "sum(revenue)", OldTotal: 100, NewTotal: 105, Verdict: notices.VerdictExpected},
+		{Table: "daily_revenue", Partition: "2026-07-11", OldCount: 1, NewCount: 1, Measure: "sum(revenue)", OldTotal: 200, NewTotal: 200, Verdict: notices.VerdictIdentical},
+	}
+	if got := notices.Charted(daily, "daily_revenue"); got != "sum(revenue)" {
+		t.Errorf("an aggregate's chart shows %q, want sum(revenue)", got)
+	}
+	revenue := notices.Chart(daily, "daily_revenue")
+	for _, want := range []string{`aria-label="Change in sum(revenue) per partition of daily_revenue"`, `2026-07-10: 100 → 105 sum(revenue) (+5.0%), expected`} {
+		if !strings.Contains(revenue, want) {
+			t.Errorf("the aggregate's chart lacks %q:\n%s", want, revenue)
+		}
+	}
+	if got := notices.Charted(ev.Diff, "orders"); got != "rows" {
+		t.Errorf("a table whose rows change charts %q, want rows", got)
+	}
 	if empty := notices.Chart(nil, "orders"); !strings.Contains(empty, "No partitions compared yet") {
 		t.Errorf("empty chart: %s", empty)
 	}
@@ -47,5 +65,14 @@ func TestFeed(t *testing.T) {
 	golden.Check(t, "feed.golden.atom", string(out))
 	if strings.Contains(string(out), "Not yet") {
 		t.Error("a draft is in the feed")
+	}
+	// An entry's numbers are tables a feed reader shows as tables, not tab-separated text.
+	announced.Evidence = demoEvidence()
+	out, err = notices.Feed([]notices.Notice{announced}, "https://trueup.example.com", "/notices.atom", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(out); !strings.Contains(s, `<content type="html">`) || !strings.Contains(s, "&lt;table") || strings.Contains(s, "\t") {
+		t.Errorf("the entry's content is not HTML with tables:\n%s", s)
 	}
 }

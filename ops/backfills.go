@@ -2,9 +2,11 @@ package ops
 
 import (
 	"context"
+	"errors"
 
 	"trueup/backfill"
 	"trueup/fault"
+	"trueup/views"
 )
 
 // Backfills is what an operator does with backfills: list them, plan one, preview it (dry run),
@@ -50,13 +52,16 @@ type BackfillRequest struct {
 
 // BackfillRunRequest is POST /api/v1/backfills/{name}/run: Sample (?sample=) builds and validates only
 // that many partitions, then stops for review; Scope is ?from=&to=; AllowFullRewrite
-// (?allow_full_rewrite=true) lets it rewrite a large table that has no partitions.
+// (?allow_full_rewrite=true) lets it rewrite a large table that has no partitions; NewVersion
+// (?new_version=true, --new-version) builds a new version of a table that has a validated
+// version not published yet, which a run otherwise refuses.
 type BackfillRunRequest struct {
 	Name             string
 	Sample           int
 	Scope            *backfill.Scope
 	Actor            string
 	AllowFullRewrite bool
+	NewVersion       bool
 	// CatchUp (?catch_up=true) recomputes, in the latest built run, the partitions inside its
 	// scope whose live rows changed since the build, and validates it again.
 	CatchUp bool
@@ -83,12 +88,46 @@ func (b backfills) Run(ctx context.Context, req BackfillRunRequest) (*backfill.R
 		return nil, fault.New(fault.Invalid, "sample %d: want a number of partitions, 0 or more.", req.Sample)
 	}
 	if req.CatchUp {
-		if req.Sample != 0 || req.Scope != nil || req.AllowFullRewrite {
-			return nil, fault.New(fault.Invalid, "catch-up recomputes part of the latest run as it was planned: it takes no sample, scope or full rewrite.")
+		if req.Sample != 0 || req.Scope != nil || req.AllowFullRewrite || req.NewVersion {
+			return nil, fault.New(fault.Invalid, "catch-up recomputes part of the latest run as it was planned: it takes no sample, scope, full rewrite or new version.")
 		}
 		return b.svc.CatchUp(ctx, req.Name, req.Actor)
 	}
+	if !req.NewVersion {
+		if err := b.noneWaiting(ctx, req.Name); err != nil {
+			return nil, err
+		}
+	}
 	return b.svc.StartRun(ctx, req.Name, backfill.RunOptions{Actor: req.Actor, Sample: req.Sample, Scope: req.Scope, AllowFullRewrite: req.AllowFullRewrite})
+}
+
+// noneWaiting refuses a run of a backfill whose latest run left a validated version of its
+// table that was never published: a second click on Run would build the version after it, and
+// draft a second notice, without anyone meaning to. Asked for (NewVersion), it is built.
+func (b backfills) noneWaiting(ctx context.Context, name string) error {
+	st, err := b.svc.Status(ctx, name)
+	if errors.Is(err, fault.ErrNotFound) || (err == nil && st.Run == nil) {
+		return nil // never run: nothing waits
+	}
+	if err != nil {
+		return err
+	}
+	vs, err := b.svc.Runner.Versions.List(ctx, st.Run.Target, st.Table)
+	if err != nil {
+		return err
+	}
+	waiting, next := "", 0
+	for _, v := range vs {
+		if v.State == views.StateValidated {
+			waiting = v.Name()
+		}
+		next = max(next, v.N+1)
+	}
+	if waiting == "" {
+		return nil
+	}
+	return fault.New(fault.Conflict, "%s %s is validated and not published yet: another run of %s would build v%d beside it and draft another notice. Swap %s in first, or ask for a new version (--new-version; new_version=true in the API).",
+		st.Table, waiting, name, next, waiting)
 }
 
 func (b backfills) Resume(ctx context.Context, req BackfillRequest) (*backfill.Run, error) {

@@ -23,7 +23,10 @@ const WholeRelation = "(all)"
 
 // Result is a finished diff. It is what the CLI prints, the ledger keeps and the swap gate reads.
 type Result struct {
-	ID              int64    `json:"id,omitempty"`
+	ID int64 `json:"id,omitempty"`
+	// Label says what a stored diff was for ("backfill fix_dedup_bug run 1: orders"), as it was
+	// saved; empty for a diff not read back from the store.
+	Label           string   `json:"label,omitempty"`
 	Old             SideInfo `json:"old"`
 	New             SideInfo `json:"new"`
 	Key             []string `json:"key"`

@@ -125,8 +125,8 @@ func actorOr(a string) string {
 
 // Get loads a stored diff with every partition's samples; not found (fault) when there is none.
 func (s *Store) Get(ctx context.Context, id int64) (*Result, error) {
-	var body string
-	err := s.l.DB().QueryRowContext(ctx, "SELECT CAST(result AS VARCHAR) FROM reconcile_diffs WHERE id = ?", id).Scan(&body)
+	var body, label string
+	err := s.l.DB().QueryRowContext(ctx, "SELECT CAST(result AS VARCHAR), label FROM reconcile_diffs WHERE id = ?", id).Scan(&body, &label)
 	if errors.Is(err, dbsql.ErrNoRows) {
 		return nil, fmt.Errorf("reconcile: %w", fault.New(fault.NotFound, "There is no diff %d.", id))
 	}
@@ -137,7 +137,7 @@ func (s *Store) Get(ctx context.Context, id int64) (*Result, error) {
 	if err := decode(body, r); err != nil {
 		return nil, fmt.Errorf("reconcile: diff %d: %w", id, err)
 	}
-	r.ID = id
+	r.ID, r.Label = id, label
 	ps, err := ledger.Select(ctx, s.l.DB(), scanPartition, "SELECT CAST(detail AS VARCHAR) FROM reconcile_partitions WHERE diff_id = ? ORDER BY seq", id)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: diff %d: %w", id, err)

@@ -42,6 +42,7 @@ func TestStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Label = "cli" // read back with the label it was saved with
 	want, _ := json.Marshal(r)
 	have, _ := json.Marshal(got)
 	if string(want) != string(have) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sort"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -52,15 +54,46 @@ func (s *Server) auditList(c echo.Context) error {
 	d := page.Audit{Chrome: s.chrome("Audit log", "Audit"), Actor: f.Actor, Action: f.Action, Target: f.Target,
 		Pager: pager(c, w, more)}
 	for _, e := range es {
-		params := ""
+		row := page.AuditRow{ID: e.ID, At: minuteTime(e.At), AtFull: shortTime(e.At), Actor: e.Actor, Action: e.Action,
+			Target: strings.ReplaceAll(e.Target, ",", ", "), Outcome: e.Outcome, Detail: e.Detail}
 		if len(e.Params) > 0 {
-			b, _ := json.Marshal(e.Params)
-			params = string(b)
+			b, _ := json.MarshalIndent(e.Params, "", "  ")
+			row.Params, row.Summary = string(b), auditSummary(e.Params)
 		}
-		d.Rows = append(d.Rows, page.AuditRow{ID: e.ID, At: shortTime(e.At), Actor: e.Actor, Action: e.Action,
-			Target: e.Target, Params: params, Outcome: e.Outcome, Detail: e.Detail})
+		d.Rows = append(d.Rows, row)
 	}
 	return render(c, http.StatusOK, page.AuditPage(d))
+}
+
+// auditSummary is an entry's parameters as a line to read: "rows 368 · state live · version v1",
+// keys in order, a long value cut short (the whole is in the details beside it).
+func auditSummary(params map[string]any) string {
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		var v string
+		switch x := params[k].(type) {
+		case string:
+			v = x
+		case nil:
+			continue
+		default:
+			b, _ := json.Marshal(x)
+			v = strings.NewReplacer(`"`, "", "{", "", "}", "", "[", "", "]", "").Replace(string(b))
+		}
+		if v == "" {
+			continue
+		}
+		if r := []rune(v); len(r) > 24 {
+			v = string(r[:20]) + "…"
+		}
+		parts = append(parts, strings.ReplaceAll(k, "_", " ")+" "+v)
+	}
+	return strings.Join(parts, " · ")
 }
 
 // auditJSON is one audit entry in the API.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"trueup/backfill"
+	"trueup/notices"
 	"trueup/ops"
 	"trueup/server/page"
 )
@@ -73,18 +75,32 @@ func validationView(v *backfill.Validation) *page.ValidationView {
 		if t.DiffID > 0 {
 			d.Href = fmt.Sprintf("/diffs/%d", t.DiffID)
 		}
+		measure := ""
 		for _, c := range t.Changed {
-			d.Changed = append(d.Changed, page.ChangedRow{Partition: c.Partition, OldCount: c.OldCount, NewCount: c.NewCount,
-				Delta: c.NewCount - c.OldCount, Pct: pct(c.PctChange), Verdict: c.Verdict})
+			measure = cmp.Or(measure, c.Measure)
 		}
+		if measure != "" {
+			d.Measures = []string{measure}
+		}
+		for _, c := range t.Changed {
+			row := page.ChangedRow{Partition: c.Partition, OldCount: c.OldCount, NewCount: c.NewCount,
+				Delta: c.NewCount - c.OldCount, Pct: pct(c.PctChange), Verdict: c.Verdict}
+			if measure != "" {
+				row.Measures = []string{measureChange(c.OldTotal, c.NewTotal)}
+			}
+			d.Changed = append(d.Changed, row)
+		}
+		chartAndHeadline(&d, summaryPartitions(t))
 		out.Tables = append(out.Tables, d)
 	}
 	return out
 }
 
+// pct is a change in percent as every page writes one (notices.Pct: +5.3%); "new" where there
+// was nothing before to compare with, as the notices say.
 func pct(p *float64) string {
 	if p == nil {
-		return "–"
+		return "new"
 	}
-	return fmt.Sprintf("%+.1f%%", *p)
+	return notices.Pct(*p)
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"trueup/fault"
 	"trueup/ops"
 	"trueup/server/page"
+	"trueup/views"
 )
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
@@ -35,9 +37,19 @@ func (s *Server) backfillShow(c echo.Context) error {
 	} else {
 		fillPlan(&d, p)
 	}
-	if st, err := svc.Status(ctx, ops.BackfillRequest{Name: name}); err == nil {
+	st, err := svc.Status(ctx, ops.BackfillRequest{Name: name})
+	switch {
+	case err == nil:
 		d.Progress = progressView(name, st)
-	} else if !errors.Is(err, fault.ErrNotFound) {
+	case errors.Is(err, fault.ErrNotFound):
+		st = nil
+	default:
+		return err
+	}
+	if d.Actions, err = s.backfillActions(ctx, name, st, d.Blocked); err != nil {
+		return err
+	}
+	if d.DryRun, err = s.dryRunLink(ctx, name); err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, page.BackfillShowPage(d))
@@ -86,7 +98,46 @@ func (s *Server) backfillProgress(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, page.BackfillProgressFragment(*progressView(name, st)))
+	p := progressView(name, st)
+	// The plan's buttons follow the run (the plan itself is not computed again: a blocked plan's
+	// Run is refused with its reason).
+	a, err := s.backfillActions(c.Request().Context(), name, st, false)
+	if err != nil {
+		return err
+	}
+	a.OOB, p.Actions = true, &a
+	return render(c, http.StatusOK, page.BackfillProgressFragment(*p))
+}
+
+// backfillActions lays out the plan's buttons by the latest run (st, nil before the first):
+// off while it builds or validates, and while the table has a validated version not published,
+// a Run again that names the version it would build and asks first (ops refuses it unasked).
+func (s *Server) backfillActions(ctx context.Context, name string, st *backfill.Status, blocked bool) (page.BackfillActions, error) {
+	a := page.BackfillActions{Href: backfillHref(name), Blocked: blocked}
+	if st == nil || st.Run == nil {
+		return a, nil
+	}
+	a.Table = st.Table
+	a.InFlight = st.State == backfill.RunRunning || st.State == backfill.RunValidating
+	if a.InFlight || s.opt.Tables == nil {
+		return a, nil
+	}
+	l, err := s.opt.Tables.Versions(ctx, ops.VersionsRequest{Target: st.Run.Target, Table: st.Table})
+	if errors.Is(err, fault.ErrNotFound) {
+		return a, nil // a target without versions set up
+	}
+	if err != nil {
+		return a, err
+	}
+	next := 0
+	for _, v := range l.Versions {
+		if v.State == views.StateValidated {
+			a.Waiting = v.Name()
+		}
+		next = max(next, v.N+1)
+	}
+	a.Next = views.VersionName(next)
+	return a, nil
 }
 
 // apiBackfillShow answers GET /api/v1/backfills/:name: the plan.

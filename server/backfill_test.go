@@ -82,6 +82,16 @@ func TestBackfillPages(t *testing.T) {
 	}
 
 	resp, body := post(t, ts.URL+"/backfills/fix_dedup_bug/dry-run")
+	if resp.StatusCode == http.StatusSeeOther {
+		// The dry run is kept: its page shows it again on every load, and the plan links it.
+		if loc := resp.Header.Get("Location"); loc != "/backfills/fix_dedup_bug/dry-run" {
+			t.Fatalf("dry run sends the browser to %q", loc)
+		}
+		resp, body = get(t, ts.URL+"/backfills/fix_dedup_bug/dry-run")
+		if href, _ := getPage(t, ts.URL+"/backfills/fix_dedup_bug", http.StatusOK).Find("[data-testid=dry-run-link]").Attr("href"); href != "/backfills/fix_dedup_bug/dry-run" {
+			t.Errorf("the plan links the dry run at %q", href)
+		}
+	}
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "meets its expectations") || !strings.Contains(body, `data-partition="2026-07-10"`) {
 		t.Fatalf("dry run: %d\n%s", resp.StatusCode, body)
 	}

@@ -14,14 +14,17 @@ import (
 )
 
 // backfillDryRun answers POST /backfills/:name/dry-run: the diff of the new rows against the live
-// version, nothing written.
+// version, nothing written to the tables. Where the server keeps diffs, each table's diff is
+// kept and the browser is sent to the dry run's page (backfillDryRunShow), which a reload shows
+// again and the plan links; a dry run with notes (a blocked plan) is shown at once, notes and all.
 func (s *Server) backfillDryRun(c echo.Context) error {
 	svc, err := s.backfills()
 	if err != nil {
 		return err
 	}
+	ctx := c.Request().Context()
 	name := c.Param("name")
-	pv, err := svc.DryRun(c.Request().Context(), ops.BackfillRequest{Name: name})
+	pv, err := svc.DryRun(ctx, ops.BackfillRequest{Name: name})
 	if err != nil {
 		return err
 	}
@@ -34,7 +37,15 @@ func (s *Server) backfillDryRun(c echo.Context) error {
 		}
 	}
 	for _, t := range pv.Tables {
+		if s.opt.Diffs != nil {
+			if _, err := s.opt.Diffs.Save(ctx, t.Result, dryRunLabel(name)+t.Table, s.actor(c)); err != nil {
+				return err
+			}
+		}
 		d.Tables = append(d.Tables, previewTable(t))
+	}
+	if s.opt.Diffs != nil && len(d.Notes) == 0 && len(pv.Tables) > 0 {
+		return c.Redirect(http.StatusSeeOther, backfillHref(name)+"/dry-run")
 	}
 	return render(c, http.StatusOK, page.DryRunPage(d))
 }
@@ -45,14 +56,25 @@ func previewTable(t backfill.PreviewTable) page.DiffTable {
 	if res.Expectations != "" {
 		d.Expect = res.Expectations
 	}
+	for _, m := range res.Measures {
+		d.Measures = append(d.Measures, sumOf(m))
+	}
+	if res.ID != 0 {
+		d.Href = diffHref(res.ID)
+	}
 	for _, p := range res.Partitions {
 		if p.Unchanged() {
 			d.Unchanged++
 			continue
 		}
-		d.Changed = append(d.Changed, page.ChangedRow{Partition: p.Partition, OldCount: p.OldCount, NewCount: p.NewCount,
-			Delta: p.Delta, Pct: pct(p.PctChange), Verdict: p.Verdict})
+		row := page.ChangedRow{Partition: p.Partition, OldCount: p.OldCount, NewCount: p.NewCount,
+			Delta: p.Delta, Pct: pct(p.PctChange), Verdict: p.Verdict}
+		for _, m := range res.Measures {
+			row.Measures = append(row.Measures, pct(p.Measures[m].PctChange))
+		}
+		d.Changed = append(d.Changed, row)
 	}
+	chartAndHeadline(&d, resultPartitions(res, t.Table))
 	return d
 }
 
@@ -60,7 +82,9 @@ func previewTable(t backfill.PreviewTable) page.DiffTable {
 func (s *Server) backfillRun(c echo.Context) error {
 	return s.backfillWrite(c, func(svc ops.Backfills, req ops.BackfillRequest) error {
 		sample, _ := strconv.Atoi(c.FormValue("sample"))
-		_, err := svc.Run(c.Request().Context(), ops.BackfillRunRequest{Name: req.Name, Sample: max(sample, 0), Actor: req.Actor})
+		// The page's "Run again" asks before it builds the version after a validated one.
+		_, err := svc.Run(c.Request().Context(), ops.BackfillRunRequest{Name: req.Name, Sample: max(sample, 0), Actor: req.Actor,
+			NewVersion: c.FormValue("new_version") == "true"})
 		return err
 	})
 }
@@ -130,13 +154,16 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("?allow_full_rewrite=%q: want true or false.", v))
 			}
 		}
-		catchUp := false
-		if v := c.QueryParam("catch_up"); v != "" {
-			if catchUp, err = strconv.ParseBool(v); err != nil {
-				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("?catch_up=%q: want true or false.", v))
+		newVersion, catchUp := false, false
+		for name, v := range map[string]*bool{"new_version": &newVersion, "catch_up": &catchUp} {
+			if q := c.QueryParam(name); q != "" {
+				if *v, err = strconv.ParseBool(q); err != nil {
+					return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("?%s=%q: want true or false.", name, q))
+				}
 			}
 		}
-		run, err := svc.Run(ctx, ops.BackfillRunRequest{Name: req.Name, Sample: sample, Scope: scope, Actor: req.Actor, AllowFullRewrite: full, CatchUp: catchUp})
+		run, err := svc.Run(ctx, ops.BackfillRunRequest{Name: req.Name, Sample: sample, Scope: scope, Actor: req.Actor,
+			AllowFullRewrite: full, NewVersion: newVersion, CatchUp: catchUp})
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"net/url"
 
 	"github.com/labstack/echo/v4"
 
@@ -32,15 +31,6 @@ func (s *Server) dashboardShow(c echo.Context) error {
 		return err
 	}
 	d.Work = work
-	for _, t := range tables {
-		d.Tables = append(d.Tables, page.TableRow{
-			Name:     t.Name,
-			Target:   t.Target,
-			Live:     t.Live,
-			Versions: t.Versions,
-			Rows:     t.Rows,
-			Href:     "/tables/" + url.PathEscape(t.Name) + "?target=" + url.QueryEscape(t.Target),
-		})
-	}
+	d.Tables = tableRows(tables)
 	return render(c, http.StatusOK, page.DashboardPage(d))
 }

@@ -34,7 +34,7 @@ func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.
 				detail += ", …"
 			}
 		}
-		w.FailingRules = append(w.FailingRules, page.WorkItem{Name: info.Rule, Href: ruleHref(info.Rule), Status: status, Detail: detail})
+		w.FailingRules = append(w.FailingRules, page.WorkItem{Name: info.Rule, Href: ruleHref(info.Rule), Status: status, Severity: info.Severity, Detail: detail})
 	}
 	if s.opt.Backfills != nil {
 		list, err := s.opt.Backfills.List(ctx)

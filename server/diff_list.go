@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -42,10 +41,10 @@ func (s *Server) diffListShow(c echo.Context) error {
 	d := page.DiffList{Chrome: s.chrome("Diffs", "Backfills"), Pager: pager(c, w, more)}
 	for _, x := range list {
 		d.Diffs = append(d.Diffs, page.DiffListRow{
-			ID: x.ID, Href: diffHref(x.ID), At: formatTime(x.CreatedAt), Label: x.Label,
+			ID: x.ID, Href: diffHref(x.ID), At: minuteTime(x.CreatedAt), Label: x.Label,
 			Old: x.Old.Relation, New: x.New.Relation, Met: x.ExpectationsMet, Differs: x.Differs,
 			Partitions: x.Partitions, Unexpected: x.Unexpected,
-			Rows: fmt.Sprintf("+%d −%d ~%d", x.Rows.Added, x.Rows.Removed, x.Rows.Changed),
+			Rows: "+" + page.Thousands(x.Rows.Added) + " −" + page.Thousands(x.Rows.Removed) + " ~" + page.Thousands(x.Rows.Changed),
 		})
 	}
 	return render(c, http.StatusOK, page.DiffListPage(d))

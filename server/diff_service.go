@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,42 +58,19 @@ func (s *Server) diffPartitionOf(c echo.Context) (*reconcile.Result, *reconcile.
 	return nil, nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("Diff %d has no partition %s.", r.ID, name))
 }
 
+// validationLabel reads the label a backfill's validation gives the diffs it saves
+// (backfill/validate.go: "backfill NAME run N: TABLE").
+var validationLabel = regexp.MustCompile(`^backfill (\S+) run \d+: (\S+)$`)
+
 func sideLabel(s reconcile.SideInfo) string {
 	return fmt.Sprintf("%s (%s %s)", s.Relation, s.Engine, s.Target)
 }
 
-func pctLabel(p *float64) string {
-	if p == nil {
-		return "n/a"
-	}
-	return strconv.FormatFloat(*p, 'f', 1, 64)
-}
-
-// diffChart draws the per-partition change with the chart the notices use; a partition with no
-// old rows is drawn as +100%.
-func diffChart(r *reconcile.Result) string {
-	rows := make([]notices.PartitionDiff, 0, len(r.Partitions))
-	for _, p := range r.Partitions {
-		d := notices.PartitionDiff{Partition: p.Partition, OldCount: p.OldCount, NewCount: p.NewCount, Verdict: p.Verdict}
-		if p.Verdict == reconcile.VerdictUnchanged {
-			d.Verdict = notices.VerdictIdentical
-		}
-		switch {
-		case p.PctChangeExact != nil:
-			d.PctChange = *p.PctChangeExact
-		case p.NewCount > 0:
-			d.PctChange = 100
-		}
-		rows = append(rows, d)
-	}
-	return notices.Chart(rows, "")
-}
-
 func partitionRow(r *reconcile.Result, p *reconcile.Partition) page.DiffPartitionRow {
 	row := page.DiffPartitionRow{Partition: p.Partition, Href: diffPartitionHref(r.ID, p.Partition), OldCount: p.OldCount,
-		NewCount: p.NewCount, Delta: p.Delta, Pct: pctLabel(p.PctChange), Verdict: p.Verdict, Reasons: p.Reasons}
+		NewCount: p.NewCount, Delta: p.Delta, Pct: pct(p.PctChange), Verdict: p.Verdict, Reasons: p.Reasons}
 	for _, m := range r.Measures {
-		row.Measures = append(row.Measures, pctLabel(p.Measures[m].PctChange))
+		row.Measures = append(row.Measures, pct(p.Measures[m].PctChange))
 	}
 	switch {
 	case p.Presence == reconcile.PresenceNewOnly:
@@ -116,11 +94,17 @@ func (s *Server) diffView(r *reconcile.Result, all bool) page.Diff {
 		Expect: r.Expectations, Met: r.ExpectationsMet, Differs: r.Differs,
 		Counts: fmt.Sprintf("%d partitions: %d unchanged, %d expected, %d unexpected", len(r.Partitions),
 			counts[reconcile.VerdictUnchanged], counts[reconcile.VerdictExpected], counts[reconcile.VerdictUnexpected]),
-		Chart: diffChart(r), Measures: r.Measures,
-		Added: r.Rows.Added, Removed: r.Rows.Removed, Changed: r.Rows.Changed, DuplicateKeys: r.Rows.DuplicateKeys,
+		Measures: r.Measures,
+		Added:    r.Rows.Added, Removed: r.Rows.Removed, Changed: r.Rows.Changed, DuplicateKeys: r.Rows.DuplicateKeys,
 		Notes: r.Notes, Transferred: r.RowsTransferred, CrossEngine: r.CrossEngine,
 		Took: formatMS(float64(r.ElapsedMS)), Started: formatTime(r.Started), APIHref: "/api/v1" + diffHref(r.ID),
 	}
+	if m := validationLabel.FindStringSubmatch(r.Label); m != nil {
+		d.Backfill, d.BackfillHref, d.Table = m[1], backfillHref(m[1]), m[2]
+		d.VersionsHref = "/tables/" + url.PathEscape(m[2]) + "?target=" + url.QueryEscape(r.New.Target)
+	}
+	ds := resultPartitions(r, "")
+	d.Chart, d.Charted = notices.Chart(ds, ""), notices.Charted(ds, "")
 	for _, p := range r.Partitions {
 		if !all && p.Verdict == reconcile.VerdictUnchanged {
 			d.Hidden++

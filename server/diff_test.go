@@ -75,7 +75,7 @@ func TestDiffPages(t *testing.T) {
 			v, _ := s.Attr("data-verdict")
 			rows = append(rows, p+" "+v+" "+text(s.Find(`[data-testid="diff-pct"]`)))
 		})
-		want := []string{"2026-07-02 expected 10.0", "2026-07-03 unexpected 0.0", "2026-07-04 unexpected n/a"}
+		want := []string{"2026-07-02 expected +10.0%", "2026-07-03 unexpected 0%", "2026-07-04 unexpected new"}
 		if diff := cmp.Diff(want, rows); diff != "" {
 			t.Errorf("partition rows (-want +got):\n%s", diff)
 		}

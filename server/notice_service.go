@@ -148,17 +148,25 @@ func maskRecipient(id string) string {
 func noticePage(n notices.Notice, ds []notices.Delivery, chrome page.Chrome) page.NoticeDetail {
 	d := page.NoticeDetail{
 		Chrome: chrome, ID: n.ID, Title: n.Title, State: string(n.State), Tables: n.Tables,
-		BodyHTML: string(notices.BodyHTML(n.Body)), Unit: n.Evidence.PartitionColumn, EditBody: n.Body,
+		BodyHTML: string(notices.BodyHTML(notices.Body(n))), Unit: n.Evidence.PartitionColumn, EditBody: n.Body,
 		Href: noticeHref(n.ID), FeedURL: feedURL(""), PlannedSwap: plannedInput(n.Evidence.PlannedSwap),
 		CanEdit: n.State == notices.StateDraft, CanAnnounce: n.State == notices.StateDraft,
 		CanWithdraw: n.State == notices.StateDraft || n.State == notices.StateAnnounced,
 	}
-	d.StateLine = strings.TrimPrefix(notices.StateLine(n), "Status: ")
+	// The page shows the state's name beside the line: the line goes on from it.
+	line := strings.TrimPrefix(notices.StateLine(n), "Status: ")
+	d.StateLine = strings.TrimPrefix(strings.TrimPrefix(line, string(n.State)), strings.ReplaceAll(string(n.State), "-", " "))
 	if d.Unit == "" {
 		d.Unit = "partition"
 	}
 	if len(n.Tables) == 1 {
 		d.FeedURL = feedURL(n.Tables[0])
+	}
+	if n.Evidence.Backfill != "" {
+		d.BackfillHref = backfillHref(n.Evidence.Backfill)
+	}
+	if (n.State == notices.StateDraft || n.State == notices.StateAnnounced) && len(n.Tables) > 0 {
+		d.SwapHref = "/tables/" + url.PathEscape(n.Tables[0]) + "?target=" + url.QueryEscape(n.Evidence.Target)
 	}
 	for _, r := range notices.ReportRows(n.Evidence) {
 		d.Reports = append(d.Reports, page.NoticeNumber(r))
@@ -169,7 +177,7 @@ func noticePage(n notices.Notice, ds []notices.Delivery, chrome page.Chrome) pag
 	}
 	d.LeftOut = notices.LeftOut(n.Evidence)
 	for _, t := range notices.ChartTables(n.Evidence.Diff) {
-		d.Charts = append(d.Charts, page.NoticeChart{Table: t, SVG: notices.Chart(n.Evidence.Diff, t)})
+		d.Charts = append(d.Charts, page.NoticeChart{Table: t, Charted: notices.Charted(n.Evidence.Diff, t), SVG: notices.Chart(n.Evidence.Diff, t)})
 	}
 	for _, t := range n.Transitions {
 		d.Transitions = append(d.Transitions, page.NoticeTransition{State: string(t.To), At: noticeTime(t.At), Actor: t.Actor, Reason: t.Reason})

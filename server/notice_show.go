@@ -1,7 +1,9 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -32,12 +34,26 @@ func (s *Server) noticeShow(c echo.Context) error {
 		d.ReportLinks = s.noticeReportLinks(n)
 	}
 	d.Message = noticeMessages[c.QueryParam("done")]
+	if c.QueryParam("done") == "announce" {
+		d.Message = announcedMessage(d.Recipients)
+	}
 	return render(c, http.StatusOK, page.NoticeDetailPage(d))
+}
+
+// announcedMessage confirms an announcement by who hears of it.
+func announcedMessage(to []page.NoticeRecipient) string {
+	if len(to) == 0 {
+		return "Announced. Nobody subscribes to these tables, so no message was sent: the notice is on its public page and in the Atom feed."
+	}
+	names := make([]string, len(to))
+	for i, r := range to {
+		names[i] = r.Name
+	}
+	return fmt.Sprintf("Announced: messages are on their way to %s.", strings.Join(names, ", "))
 }
 
 // noticeMessages confirm an operator's action on the page the browser is sent back to.
 var noticeMessages = map[string]string{
-	"announce": "Announced: the subscribers' messages are on their way.",
 	"withdraw": "Withdrawn.",
 	"edit":     "Saved. The earlier text is kept as a revision.",
 	"plan":     "Saved the planned time.",

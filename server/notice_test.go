@@ -130,9 +130,12 @@ func TestNoticePages(t *testing.T) {
 			r.Find("td").Each(func(_ int, c *goquery.Selection) { cells = append(cells, text(c)) })
 			rows = append(rows, strings.Join(cells, " "))
 		})
-		if got := strings.Join(rows, " | "); got != "orders 2026-07-10 100 105 +5.0% sum(amount) 1,000 1,060 +6.0% expected | "+
-			"orders 2026-07-11 0 104 new sum(amount) 0 990.50 new expected" {
+		if got := strings.Join(rows, " | "); got != "2026-07-10 100 105 +5.0% 1,000 1,060 +6.0% expected | "+
+			"2026-07-11 0 104 new 0 990.50 new expected" {
 			t.Errorf("changed partitions: %q", got)
+		}
+		if got := text(doc.Find(`[data-testid="partition-table"]`)); got != "orders — totals of sum(amount)" {
+			t.Errorf("the changed partitions' table heading %q", got)
 		}
 		if got := text(doc.Find(`#partitions-heading`)); got != "Rows and totals per order_date, old and new" {
 			t.Errorf("partitions heading %q", got)
@@ -172,7 +175,7 @@ func TestNoticePages(t *testing.T) {
 			t.Fatalf("plan: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 		}
 		doc := getPage(t, base+resp.Header.Get("Location"), http.StatusOK)
-		if got := text(doc.Find(`[data-testid="notice-state"]`)); got != "draft draft, not sent yet. The new data is planned to go live on Tuesday 4 August 2026 at 09:00 UTC." {
+		if got := text(doc.Find(`[data-testid="notice-state"]`)); got != "draft, not sent yet. The new data is planned to go live on Tuesday 4 August 2026 at 09:00 UTC." {
 			t.Errorf("state %q", got)
 		}
 		if got := doc.Find(`form[data-testid="plan"] input[name="planned_swap"]`).AttrOr("value", ""); got != "2026-08-04T09:00" {

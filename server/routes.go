@@ -17,8 +17,9 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	}
 	get("/", s.dashboardShow)
 	get("/api/v1/tables", s.apiTableList)
-	get("/tables", s.tableListRedirect)
+	get("/tables", s.tableList)
 	get("/tables/:table", s.tableShow)
+	get("/tables/:table/calendar", s.tableCalendar)
 	e.POST("/tables/:table/swap", s.tableSwap)
 	e.POST("/tables/:table/rollback", s.tableRollback)
 	e.POST("/tables/:table/adopt", s.tableAdopt)
@@ -45,6 +46,7 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	get("/backfills", s.backfillList)
 	get("/backfills/:name", s.backfillShow)
 	get("/backfills/:name/progress", s.backfillProgress)
+	get("/backfills/:name/dry-run", s.backfillDryRunShow)
 	e.POST("/backfills/:name/dry-run", s.backfillDryRun)
 	e.POST("/backfills/:name/run", s.backfillRun)
 	e.POST("/backfills/:name/resume", s.backfillResume)

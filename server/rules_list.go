@@ -62,10 +62,10 @@ func (s *Server) ruleList(c echo.Context) error {
 			Owner: info.Owner, Violations: info.Violations, Partitions: len(info.FailingPartitions),
 		}
 		if info.LastAt != nil {
-			row.LastRun = formatTime(*info.LastAt)
+			row.LastRun = minuteTime(*info.LastAt)
 		}
 		if info.NextRun != nil {
-			row.NextRun = formatTime(*info.NextRun)
+			row.NextRun = minuteTime(*info.NextRun)
 		}
 		d.Rules = append(d.Rules, row)
 	}

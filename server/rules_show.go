@@ -79,7 +79,8 @@ func (s *Server) ruleShow(c echo.Context) error {
 	for i := min(len(d.History), historyLimit) - 1; i >= 0; i-- {
 		h := d.History[i]
 		p.Strip = append(p.Strip, page.StripCell{Status: string(h.Status),
-			Title: fmt.Sprintf("run %d, %s: %s", h.RunID, formatTime(h.At), h.Status)})
+			Title:      fmt.Sprintf("run %d, %s: %s", h.RunID, formatTime(h.At), h.Status),
+			Violations: h.Violations, Partitions: len(h.FailingPartitions)})
 	}
 	p.Pager = pager(c, w, len(d.History) > w.Offset+w.Limit)
 	for _, h := range slice(d.History, w) {
@@ -94,6 +95,37 @@ func formatMS(ms float64) string {
 		return fmt.Sprintf("%.0f ms", ms)
 	}
 	return fmt.Sprintf("%.2f s", ms/1000)
+}
+
+// cellValue is a value read from an engine as a table cell shows it: a number with thousands
+// separators (to the digits it has), anything else as text.
+func cellValue(v any) page.Value {
+	switch x := v.(type) {
+	case nil:
+		return page.Value{Text: "NULL"}
+	case int64, int32, int16, int8, int, uint64, uint32, uint16, uint8:
+		n, err := strconv.ParseInt(fmt.Sprint(x), 10, 64)
+		if err != nil { // beyond int64
+			return page.Value{Text: fmt.Sprint(x), Number: true}
+		}
+		return page.Value{Text: page.Thousands(n), Number: true}
+	case float64, float32:
+		s := tsql.AsText(x)
+		whole, frac, found := strings.Cut(strings.TrimPrefix(s, "-"), ".")
+		n, err := strconv.ParseInt(whole, 10, 64)
+		if err != nil { // 1e+21 and the like
+			return page.Value{Text: s, Number: true}
+		}
+		out := page.Thousands(n)
+		if strings.HasPrefix(s, "-") {
+			out = "-" + out
+		}
+		if found {
+			out += "." + frac
+		}
+		return page.Value{Text: out, Number: true}
+	}
+	return page.Value{Text: tsql.AsText(v)}
 }
 
 // resultView lays a result out for the page: sample rows as a table whose columns are every
@@ -111,13 +143,9 @@ func resultView(r rules.Result) *page.ResultView {
 		}
 	}
 	for _, row := range r.Sample {
-		cells := make([]string, len(v.SampleCols))
+		cells := make([]page.Value, len(v.SampleCols))
 		for _, f := range row {
-			if f.Value == nil {
-				cells[index[f.Name]] = "NULL"
-			} else {
-				cells[index[f.Name]] = tsql.AsText(f.Value)
-			}
+			cells[index[f.Name]] = cellValue(f.Value)
 		}
 		v.SampleRows = append(v.SampleRows, cells)
 	}

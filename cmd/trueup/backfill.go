@@ -30,6 +30,7 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 	to := fs.String("to", "", "last partition, inclusive")
 	sample := fs.Int("sample", 0, "run: build and validate only this many partitions, then stop for review")
 	fullRewrite := fs.Bool("allow-full-rewrite", false, "run: rewrite a large table that has no partitions (the plan says when it must)")
+	newVersion := fs.Bool("new-version", false, "run: build a new version even though the table has a validated version not published yet")
 	catchUp := fs.Bool("catch-up", false, "run: recompute the partitions of the latest built run whose live rows changed inside its scope since the build (the swap refuses otherwise)")
 	pos, err := parseMixed(fs, args[1:])
 	if err != nil {
@@ -87,7 +88,8 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 		}
 		return reportDryRun(out, name, pv)
 	case "run":
-		run, err := b.Run(ctx, ops.BackfillRunRequest{Name: name, Sample: *sample, Scope: scope, Actor: cliActor(), AllowFullRewrite: *fullRewrite, CatchUp: *catchUp})
+		run, err := b.Run(ctx, ops.BackfillRunRequest{Name: name, Sample: *sample, Scope: scope, Actor: cliActor(),
+			AllowFullRewrite: *fullRewrite, NewVersion: *newVersion, CatchUp: *catchUp})
 		if err != nil {
 			return backfillRefused("run", err) // another run holding the table is a conflict: exit 1, as a 409
 		}

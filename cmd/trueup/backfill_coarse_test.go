@@ -128,7 +128,7 @@ func TestBackfillMonthPartitions(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "run 1 of fix_sales: validated, v2") {
 		t.Fatalf("resume: exit %d: %s%s", code, out, errs)
 	}
-	code, out, errs = run("backfill", "run", "fix_sales")
+	code, out, errs = run("backfill", "run", "fix_sales", "--new-version")
 	if code != 0 || !strings.Contains(out, "run 2 of fix_sales: validated, v3") {
 		t.Fatalf("a clean run: exit %d: %s%s", code, out, errs)
 	}
@@ -198,7 +198,7 @@ func TestBackfillWholeTableRewrite(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "run 1 of fix_sales: validated, v2") {
 		t.Fatalf("run --allow-full-rewrite through the server: exit %d: %s%s", code, out, errs)
 	}
-	code, out, errs = run("backfill", "run", "fix_sales", "--allow-full-rewrite")
+	code, out, errs = run("backfill", "run", "fix_sales", "--allow-full-rewrite", "--new-version")
 	if code != 0 || !strings.Contains(out, "run 2 of fix_sales: validated, v3") {
 		t.Fatalf("run --allow-full-rewrite: exit %d: %s%s", code, out, errs)
 	}

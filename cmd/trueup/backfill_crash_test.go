@@ -65,12 +65,20 @@ func TestBackfillRunKilledIsInterrupted(t *testing.T) {
 				t.Fatalf("resume: exit %d: %s%s", code, out, errs)
 			}
 
+			// v2 is validated and not published: another run is refused unless a new version is
+			// asked for.
+			code, _, errs = run("backfill", "run", "fix_dedup_bug")
+			if code != exitFailed || !strings.Contains(errs, "orders v2 is validated and not published yet: another run of fix_dedup_bug would build v3") ||
+				!strings.Contains(errs, "--new-version") {
+				t.Errorf("a new run beside the validated v2: exit %d, want %d: %s", code, exitFailed, errs)
+			}
+
 			// Killed again; cancelled; a new run starts and ends as the resumed one did.
-			killedAt(t, "backfill.partition-done:2", "--config", cfg, "backfill", "run", "fix_dedup_bug")
+			killedAt(t, "backfill.partition-done:2", "--config", cfg, "backfill", "run", "fix_dedup_bug", "--new-version")
 			if code, out, errs = run("backfill", "cancel", "fix_dedup_bug"); code != 0 || !strings.Contains(out, "run 2 of fix_dedup_bug: cancelled") {
 				t.Fatalf("cancel the interrupted run: exit %d: %s%s", code, out, errs)
 			}
-			code, out, errs = run("backfill", "run", "fix_dedup_bug")
+			code, out, errs = run("backfill", "run", "fix_dedup_bug", "--new-version")
 			if code != 0 || !strings.Contains(out, "run 3 of fix_dedup_bug: validated, v4") {
 				t.Fatalf("a new run after the cancel: exit %d: %s%s", code, out, errs)
 			}

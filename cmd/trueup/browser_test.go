@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func newBrowser(t *testing.T, base string) *browser {
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("no-first-run", true),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
+		chromedp.WindowSize(1280, 800),
 	)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
@@ -64,8 +65,16 @@ func newBrowser(t *testing.T, base string) *browser {
 		t.Fatalf("start chromium: %v", err)
 	}
 	dir := filepath.Join("..", "..", "test-artifacts", "browser")
+	if d := os.Getenv("TRUEUP_SCREENSHOTS"); d != "" {
+		dir = d
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	// The folder holds this walk's pages only, numbered in order.
+	old, _ := filepath.Glob(filepath.Join(dir, "*.png"))
+	for _, f := range old {
+		os.Remove(f)
 	}
 	return &browser{t: t, ctx: ctx, base: base, dir: dir}
 }
@@ -79,6 +88,69 @@ func (b *browser) do(step string, timeout time.Duration, actions ...chromedp.Act
 		b.shot("failed-" + step)
 		b.t.Fatalf("%s: %v", step, err)
 	}
+}
+
+// layoutJS lists what is wrong with the page shown at the window's width: the page or a box in
+// it scrolls sideways, a date in a table cell breaks over two lines, a chart's label is cut off
+// at the chart's edge.
+const layoutJS = `(() => {
+	const out = [], w = window.innerWidth;
+	const name = e => e.dataset.testid || e.tagName.toLowerCase() + (e.className && typeof e.className === 'string' ? '.' + e.className : '');
+	if (document.documentElement.scrollWidth > w) {
+		out.push('the page is ' + document.documentElement.scrollWidth + ' px wide in a ' + w + ' px window');
+	}
+	for (const e of document.querySelectorAll('body *')) {
+		const x = getComputedStyle(e).overflowX;
+		if ((x === 'auto' || x === 'scroll') && e.scrollWidth > e.clientWidth + 1) {
+			const inner = e.querySelector('[data-testid]');
+			out.push(name(inner || e) + ' scrolls sideways: ' + e.scrollWidth + ' px in ' + e.clientWidth + ' px');
+		}
+	}
+	const date = /\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?(?: UTC)?/g;
+	for (const cell of document.querySelectorAll('td, th')) {
+		const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+		for (let n; (n = walk.nextNode()); ) {
+			for (const m of n.data.matchAll(date)) {
+				const r = document.createRange();
+				r.setStart(n, m.index);
+				r.setEnd(n, m.index + m[0].length);
+				if (new Set(Array.from(r.getClientRects()).map(q => Math.round(q.top))).size > 1) {
+					out.push('"' + m[0] + '" wraps in ' + name(cell.closest('[data-testid]') || cell));
+				}
+			}
+		}
+	}
+	for (const svg of document.querySelectorAll('svg')) {
+		const box = svg.getBoundingClientRect();
+		for (const t of svg.querySelectorAll('text')) {
+			const r = t.getBoundingClientRect();
+			if (r.width > 0 && (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)) {
+				out.push('the chart label "' + t.textContent + '" is cut off at the edge of ' + name(svg.closest('[data-testid]') || svg));
+			}
+		}
+	}
+	return out;
+})()`
+
+// withinWidth fails the test when the control sel is not inside the window's width as its page
+// loads: a main action is not in a column scrolled off to the side.
+func (b *browser) withinWidth(what, sel string) {
+	b.t.Helper()
+	if off := get(b, what+" within the width", chromedp.Evaluate[bool](`(() => {
+		const r = document.querySelector(`+strconv.Quote(sel)+`).getBoundingClientRect();
+		return r.left < 0 || r.right > window.innerWidth })()`)); off {
+		b.t.Errorf("the %s control is outside the window's width", what)
+	}
+}
+
+// look checks what every page of the walk owes its reader in a 1280 px window (layoutJS), then
+// saves its screenshot.
+func (b *browser) look(name string) {
+	b.t.Helper()
+	for _, p := range get(b, "layout of "+name, chromedp.Evaluate[[]string](layoutJS)) {
+		b.t.Errorf("%s: %s", name, p)
+	}
+	b.shot(name)
 }
 
 func (b *browser) shot(name string) {
@@ -168,7 +240,7 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.text(`[data-testid=work-rules] [data-name=matches_raw]`); !strings.Contains(got, "9 failing partitions") {
 		t.Errorf("dashboard: %q", got)
 	}
-	b.shot("dashboard")
+	b.look("dashboard")
 
 	// 2. The failing rule names the nine days.
 	b.click("open rule", `[data-testid=work-rules] [data-name=matches_raw] a`, `[data-testid=rule-title]`)
@@ -181,7 +253,12 @@ func TestBrowserWalk(t *testing.T) {
 	if strings.Contains(body, "2026-07-09") || strings.Contains(body, "2026-07-19") {
 		t.Error("rule page names a day outside the bug")
 	}
-	b.shot("rule-failing")
+	// Its history charts the violations of each run, under the pass/fail strip.
+	if n := get(b, "violations chart", chromedp.Evaluate[int](
+		`document.querySelectorAll('[data-testid=violations-chart] rect[data-violations="9"]').length`)); n != 1 {
+		t.Errorf("the violations chart has %d bars of 9 violations, want the one run", n)
+	}
+	b.look("rule-failing")
 
 	// 3. Plan a backfill for the failing partitions.
 	b.click("plan", `[data-testid=plan-backfill-link]`, `[data-testid=plan-partition-count]`)
@@ -191,7 +268,8 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.text(`[data-testid=plan-downstream]`); !strings.HasPrefix(got, "27 refreshes") {
 		t.Errorf("plan downstream %q", got)
 	}
-	b.shot("plan")
+	b.withinWidth("run", `[data-testid=run]`)
+	b.look("plan")
 
 	// 4. Dry run: about +5% on exactly the nine days, nothing written.
 	b.click("dry run", `[data-testid=dry-run]`, `[data-testid=dry-run-verdict]`)
@@ -207,16 +285,53 @@ func TestBrowserWalk(t *testing.T) {
 			t.Errorf("dry run pct_change %q, want about +5%%", p)
 		}
 	}
-	b.shot("dry-run")
+	// The dry run is kept: a page of its own, which a reload shows again.
+	if loc := get(b, "dry run url", chromedp.Location()); !strings.HasSuffix(loc, "/backfills/fix_dedup_bug/dry-run") {
+		t.Errorf("the dry run is at %s", loc)
+	}
+	b.do("reload the dry run", 30*time.Second, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`[data-testid=dry-run-when]`)))
+	b.look("dry-run")
 
 	// 5. Run, and watch the progress reach 100%.
 	b.click("back to plan", `[data-testid=back-to-plan]`, `[data-testid=run]`)
-	b.do("run to the end", 180*time.Second, chromedp.Click(chromedp.CSS(`[data-testid=run]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=progress][data-state=validated]`)))
+	if got := b.text(`[data-testid=no-run]`); !strings.Contains(got, "A dry run ran") {
+		t.Errorf("the plan after the dry run says %q", got)
+	}
+	b.do("run", 60*time.Second, chromedp.Click(chromedp.CSS(`[data-testid=run]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=progress]`)))
+	// While the run builds, Run and Dry run are off: a second click starts nothing.
+	if on := get(b, "buttons while in flight", chromedp.Evaluate[bool](`(() => {
+		const state = document.querySelector('[data-testid=progress]').dataset.state;
+		if (state !== 'running' && state !== 'validating') return false;
+		return !document.querySelector('[data-testid=run]').disabled || !document.querySelector('[data-testid=dry-run]').disabled;
+	})()`)); on {
+		t.Error("Run or Dry run is live while the run is in flight")
+	}
+	b.do("run to the end", 180*time.Second, chromedp.WaitVisible(chromedp.CSS(`[data-testid=progress][data-state=validated]`)))
 	if got := b.text(`[data-testid=progress-percent]`); got != "100%" {
 		t.Errorf("progress %q at the end", got)
 	}
-	b.shot("progress-100")
+	// After a validated run the page offers Run again, which says it builds v3 and asks first;
+	// unasked, the API refuses to build v3 beside the validated v2.
+	b.do("run again", 30*time.Second, chromedp.WaitVisible(chromedp.CSS(`[data-testid=run-again-open]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=run-again-open]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=run-again-confirm]`)))
+	if got := b.text(`[data-testid=run-again-text]`); !strings.Contains(got, "orders v2 is validated and not published yet") || !strings.Contains(got, "builds v3") {
+		t.Errorf("run again says %q", got)
+	}
+	if n := get(b, "run buttons", chromedp.Evaluate[int](`document.querySelectorAll('[data-testid=run]').length`)); n != 0 {
+		t.Error("a plain Run button is still offered after a validated run")
+	}
+	resp, err := http.Post(b.base+"/api/v1/backfills/fix_dedup_bug/run", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusal, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(refusal), "would build v3") {
+		t.Errorf("a second run unasked: %d %s", resp.StatusCode, refusal)
+	}
+	b.do("close run again", 10*time.Second, chromedp.Click(chromedp.CSS(`[data-testid=run-again-open]`)))
+	b.look("progress-100")
 
 	// 6. The validation passed: rules on the new versions and the diff against expectations.
 	if got := b.text(`[data-testid=validation-verdict]`); got != "passed" {
@@ -225,12 +340,42 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.texts(`[data-testid=validation-rule][data-status=pass]`); len(got) != 3 {
 		t.Errorf("%d rules passed on the new versions, want 3", len(got))
 	}
-	b.shot("validation")
+	// daily_revenue has one row a day: its rows do not change, its revenue does, and that is
+	// what its chart, its headline and its table say.
+	if got := get(b, "daily_revenue charted", chromedp.Evaluate[string](
+		`document.querySelector('[data-testid=diff][data-table=daily_revenue] [data-testid=diff-chart]').dataset.charted`)); got != "sum(revenue)" {
+		t.Errorf("daily_revenue's chart shows %q, want sum(revenue)", got)
+	}
+	if got := b.text(`[data-testid=run-verdict] [data-table=daily_revenue] [data-testid=verdict-headline]`); !strings.Contains(got, "rows unchanged") || !strings.Contains(got, "sum(revenue) +5") {
+		t.Errorf("daily_revenue's headline %q", got)
+	}
+	// The verdict and the next step come first: on screen as the page stands.
+	if below := get(b, "verdict on screen", chromedp.Evaluate[bool](
+		`document.querySelector('[data-testid=verdict-publish]').getBoundingClientRect().bottom > window.innerHeight + window.scrollY`)); below {
+		t.Error("the validated run's publish button is below the first screen")
+	}
+	for _, p := range b.texts(`[data-testid=diff][data-table=daily_revenue] [data-testid=diff-measure-pct]`) {
+		if !regexp.MustCompile(`^\+[3-7]\.\d%$`).MatchString(p) {
+			t.Errorf("daily_revenue's revenue change %q, want about +5%% written +5.3%%", p)
+		}
+	}
+	b.look("validation")
 	diffHref := get(b, "full diff link", chromedp.Evaluate[string](
 		`document.querySelector('[data-testid=diff][data-table=orders] header a').getAttribute('href')`))
+	revenueDiffHref := get(b, "daily_revenue's diff link", chromedp.Evaluate[string](
+		`document.querySelector('[data-testid=diff][data-table=daily_revenue] header a').getAttribute('href')`))
 
 	// 7. Swap: the confirmation says exactly what changes; then v2 is live.
-	b.click("versions page", `[data-testid=review-publish]`, `[data-testid=swap-button]`)
+	// The run drafted its notice: a draft offers Announce, and leads on to the swap.
+	b.do("draft notice", 30*time.Second, chromedp.Navigate(b.base+"/notices"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=notice-row][data-state=draft] a`)))
+	b.click("open the draft", `[data-testid=notice-row][data-state=draft] a`, `[data-testid=announce] button`)
+	if got := b.text(`[data-testid=notice-state]`); got != "draft, not sent yet." {
+		t.Errorf("draft notice state %q", got)
+	}
+	b.withinWidth("announce", `[data-testid=announce] button`)
+	b.look("notice-draft")
+	b.click("versions page", `[data-testid=notice-swap]`, `[data-testid=swap-button]`)
 	// The product's main action is on screen as the page loads: not in a column scrolled off
 	// to the side.
 	if off := get(b, "swap button on screen", chromedp.Evaluate[bool](
@@ -242,7 +387,7 @@ func TestBrowserWalk(t *testing.T) {
 		`(() => { const d = document.querySelector('[data-testid=versions]').parentElement; return d.scrollWidth <= d.clientWidth })()`)); !fits {
 		t.Error("the versions table scrolls sideways at 1280 px")
 	}
-	b.shot("versions")
+	b.look("versions")
 	b.click("swap", `[data-testid=swap-button]`, `[data-testid=confirm-button]`)
 	changes := b.text(`[data-testid=changes]`)
 	for _, want := range []string{"orders", "daily_revenue", "customer_ltv", "region_summary", "v1", "v2"} {
@@ -253,12 +398,12 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.text(`[data-testid=confirm-told]`); !strings.Contains(got, "change notice") || !strings.Contains(got, "marked completed") {
 		t.Errorf("confirmation does not say who is told: %q", got)
 	}
-	b.shot("swap-confirm")
+	b.look("swap-confirm")
 	b.click("confirm swap", `[data-testid=confirm-button]`, `[data-testid=live]`)
 	if got := b.text(`[data-testid=live]`); !strings.Contains(got, "v2") {
 		t.Errorf("after the swap live is %q", got)
 	}
-	b.shot("swapped")
+	b.look("swapped")
 
 	// The swap reruns the rules of the tables it moved: the dashboard stops listing the fixed
 	// rule as failing, without anyone pressing Run now. (The rerun runs beside the request;
@@ -275,36 +420,40 @@ func TestBrowserWalk(t *testing.T) {
 			t.Fatal("a minute after the swap the dashboard still lists matches_raw as failing")
 		}
 	}
-	b.shot("dashboard-after-swap")
+	b.look("dashboard-after-swap")
 
 	// 8. The notice completed itself on the swap and tells readers what changed.
 	b.do("notices", 30*time.Second, chromedp.Navigate(b.base+"/notices"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=notice-row] a`)))
 	b.click("open notice", `[data-testid=notice-row] a`, `[data-testid=notice-state]`)
-	if got := b.text(`[data-testid=notice-state]`); !strings.Contains(got, "completed") {
+	if got := b.text(`[data-testid=notice-state]`); !strings.HasPrefix(got, "completed. The new data went live") {
 		t.Errorf("notice state %q after the swap", got)
+	}
+	if got := b.text(`[data-testid=notice-body]`); strings.Contains(got, "will be rebuilt") || strings.Contains(got, "not set yet") {
+		t.Errorf("the completed notice's text still tells of the future: %q", got)
 	}
 	noticeURL := get(b, "notice url", chromedp.Location())
 	if got := b.text(`[data-testid=notice-body]`); !regexp.MustCompile(`2026-07-10|July`).MatchString(got) || !strings.Contains(got, "orders") {
 		t.Errorf("notice text: %q", got)
 	}
-	b.shot("notice-completed")
+	b.look("notice-completed")
 
 	// 9. Rollback: one more click puts v1 back, and the notice says so.
 	b.do("versions again", 30*time.Second, chromedp.Navigate(b.base+"/tables/orders?target=warehouse"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=rollback-button]`)))
+	b.withinWidth("rollback", `[data-testid=rollback-button]`)
 	b.click("rollback", `[data-testid=rollback-button]`, `[data-testid=confirm-button]`)
-	b.shot("rollback-confirm")
+	b.look("rollback-confirm")
 	b.click("confirm rollback", `[data-testid=confirm-button]`, `[data-testid=live]`)
 	if got := b.text(`[data-testid=live]`); !strings.Contains(got, "v1") {
 		t.Errorf("after the rollback live is %q", got)
 	}
-	b.shot("rolled-back")
+	b.look("rolled-back")
 	b.do("notice again", 30*time.Second, chromedp.Navigate(noticeURL), chromedp.WaitVisible(chromedp.CSS(`[data-testid=notice-state]`)))
-	if got := b.text(`[data-testid=notice-state]`); !strings.Contains(got, "rolled") {
+	if got := b.text(`[data-testid=notice-state]`); !strings.HasPrefix(got, "rolled-back on ") {
 		t.Errorf("notice state %q after the rollback", got)
 	}
-	b.shot("notice-rolled-back")
+	b.look("notice-rolled-back")
 
 	// 10. The validation's full diff of orders: the chart colours the nine days as expected, and a
 	// day opens on the rows it gained.
@@ -331,7 +480,12 @@ func TestBrowserWalk(t *testing.T) {
 	if fills["expected"] == "" || fills["expected"] == fills["identical"] || fills["identical"] == "" {
 		t.Errorf("chart colours by verdict: %v", bars)
 	}
-	b.shot("diff")
+	// The diff leads back to the run it validated and to the table's versions.
+	if got := get(b, "diff links", chromedp.Evaluate[string](
+		`document.querySelector('[data-testid=diff-backfill]').getAttribute('href') + ' ' + document.querySelector('[data-testid=diff-versions]').getAttribute('href')`)); got != "/backfills/fix_dedup_bug /tables/orders?target=warehouse" {
+		t.Errorf("diff links %q", got)
+	}
+	b.look("diff")
 	b.click("open a day", `[data-testid=diff-row][data-partition="2026-07-10"] a`, `[data-testid=partition-verdict]`)
 	if got := get(b, "day verdict", chromedp.Evaluate[string](`document.querySelector('[data-testid=partition-verdict]').dataset.verdict`)); got != "expected" {
 		t.Errorf("2026-07-10 verdict %q", got)
@@ -339,7 +493,20 @@ func TestBrowserWalk(t *testing.T) {
 	if rows := b.texts(`[data-testid=added-rows] tbody tr`); len(rows) == 0 {
 		t.Error("2026-07-10 shows no added rows")
 	}
-	b.shot("diff-partition")
+	b.look("diff-partition")
+
+	// daily_revenue's full diff charts its revenue: nine bars of about +5%, not a flat line of
+	// unchanged row counts.
+	b.do("daily_revenue's diff", 30*time.Second, chromedp.Navigate(b.base+revenueDiffHref),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=diff-chart] svg`)))
+	if got := b.text(`[data-testid=diff-chart-caption]`); !strings.Contains(got, "sum(revenue)") {
+		t.Errorf("daily_revenue's chart caption %q", got)
+	}
+	if tall := get(b, "daily_revenue's bars", chromedp.Evaluate[int](
+		`Array.from(document.querySelectorAll('[data-testid=diff-chart] rect[data-verdict=expected]')).filter(r => r.getBBox().height > 20).length`)); tall != 9 {
+		t.Errorf("daily_revenue's chart has %d non-zero bars, want the nine days", tall)
+	}
+	b.look("diff-daily-revenue")
 
 	// 11. Time travel: the swap's row on daily_revenue's page opens the board report as of after
 	// the swap (v2), beside live now (v1 again since the rollback), the July numbers marked.
@@ -362,7 +529,7 @@ func TestBrowserWalk(t *testing.T) {
 			t.Errorf("a number outside July changed: %q", c)
 		}
 	}
-	b.shot("query-after-swap")
+	b.look("query-after-swap")
 
 	// The picker: daily_revenue at v1 is the live answer, no number differs. (The page before
 	// is marked, so that each wait is for the answer to the new request.)
@@ -389,7 +556,7 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.text(`[data-testid=query-asked] [data-testid=query-row]`); got == "" || got == "0" {
 		t.Errorf("days: %q", got)
 	}
-	b.shot("query-own-sql")
+	b.look("query-own-sql")
 
 	// The notice's report opens as of before its change: when it was drafted, v1 was live.
 	b.do("notice for its reports", 30*time.Second, chromedp.Navigate(noticeURL),
@@ -401,5 +568,53 @@ func TestBrowserWalk(t *testing.T) {
 	if got := b.text(`[data-testid=query-head]`); !strings.Contains(got, "as of ") {
 		t.Errorf("head %q does not say the time", got)
 	}
-	b.shot("query-notice-before")
+	b.look("query-notice-before")
+
+	// 12. The other pages of the navigation, filled by the walk.
+	for _, p := range []struct{ name, path, sel string }{
+		{"rules", "/rules", `[data-testid=rules]`},
+		{"backfills", "/backfills", `[data-testid=backfills]`},
+		{"notices", "/notices", `[data-testid=notices]`},
+		{"diffs", "/diffs", `[data-testid=diff-list]`},
+		{"audit", "/audit", `[data-testid=audit-table]`},
+		{"tables", "/tables", `[data-testid=target-tables][data-target=warehouse] [data-testid=table-row]`},
+		{"calendar", "/tables/daily_revenue/calendar?target=warehouse", `[data-testid=calendar]`},
+	} {
+		b.do(p.name, 30*time.Second, chromedp.Navigate(b.base+p.path), chromedp.WaitVisible(chromedp.CSS(p.sel)))
+		switch p.name {
+		case "backfills":
+			// A backfill run only as another's downstream says so, not an empty chip.
+			if got := b.texts(`[data-testid=backfill-scope]`); len(got) != 4 || slices.Contains(got, "") {
+				t.Errorf("backfill scopes %q", got)
+			}
+		case "tables":
+			// Tables in the navigation lists the logical tables of each target.
+			if got := b.texts(`[data-testid=target-tables][data-target=warehouse] [data-testid=table-name]`); strings.Join(got, " ") != "customer_ltv daily_revenue orders region_summary" {
+				t.Errorf("tables of warehouse %q", got)
+			}
+		case "calendar":
+			// daily_revenue's days: matches_raw fails on the nine days again since the rollback, and
+			// the backfill rebuilt those nine, swapped in and rolled back.
+			cells := get(b, "calendar cells", chromedp.Evaluate[map[string]int](`(() => {
+				const m = {};
+				document.querySelectorAll('[data-testid=calendar-row]').forEach(r => r.querySelectorAll('[data-day]').forEach(c => {
+					const k = r.dataset.name + ' ' + c.dataset.state; m[k] = (m[k] || 0) + 1; }));
+				return m; })()`))
+			if cells["matches_raw fail"] != 9 || cells["matches_raw pass"] != 83 || cells["fix_dedup_bug run 1 undone"] != 9 {
+				t.Errorf("daily_revenue's calendar: %v", cells)
+			}
+		case "audit":
+			// Each entry reads as a line; its parameters open on demand.
+			for _, s := range b.texts(`[data-testid=audit-summary]`) {
+				if strings.ContainsAny(s, "{}\"") {
+					t.Errorf("audit summary reads as JSON: %q", s)
+				}
+			}
+			if open := get(b, "audit details", chromedp.Evaluate[int](
+				`document.querySelectorAll('[data-testid=audit-params][open]').length`)); open != 0 {
+				t.Errorf("%d audit parameters open before they are asked for", open)
+			}
+		}
+		b.look(p.name)
+	}
 }

@@ -65,7 +65,7 @@ func TestStagingTablesLeftByAKill(t *testing.T) {
 	if diff := cmp.Diff([]string{"orders__v20__stage_abcdefabcdef"}, staging()); diff != "" {
 		t.Errorf("staging tables after the resume (-want +got):\n%s", diff)
 	}
-	code, out, errs = run("backfill", "run", "fix_dedup_bug")
+	code, out, errs = run("backfill", "run", "fix_dedup_bug", "--new-version")
 	if code != 0 || !strings.Contains(out, "run 2 of fix_dedup_bug: validated, v3") {
 		t.Fatalf("a clean run: exit %d: %s%s", code, out, errs)
 	}

@@ -70,6 +70,9 @@ func (b backfills) Run(ctx context.Context, req ops.BackfillRunRequest) (*backfi
 	if req.AllowFullRewrite {
 		q.Set("allow_full_rewrite", "true")
 	}
+	if req.NewVersion {
+		q.Set("new_version", "true")
+	}
 	if req.CatchUp {
 		q.Set("catch_up", "true")
 	}

@@ -33,6 +33,13 @@ func SignedThousands(n int64) string {
 	return Thousands(n)
 }
 
+// Value is a value from a table as a cell shows it: a number right-aligned, with thousands
+// separators.
+type Value struct {
+	Text   string
+	Number bool
+}
+
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
 
 func joinVersions(vs []string) string { return strings.Join(vs, ", ") }
