@@ -67,11 +67,6 @@ func (s *Server) tableShow(c echo.Context) error {
 	return render(c, http.StatusOK, page.TableVersionsPage(d))
 }
 
-// tableListRedirect answers GET /tables: the dashboard lists the logical tables.
-func (s *Server) tableListRedirect(c echo.Context) error {
-	return c.Redirect(http.StatusFound, "/#tables-heading")
-}
-
 // apiTableShow answers GET /api/v1/tables/{table}: the versions and ?limit= publishes of the
 // history from ?offset= (20 by default, at most 1000; a Link header names the next).
 func (s *Server) apiTableShow(c echo.Context) error {
