@@ -4,6 +4,7 @@ import (
 	"context"
 	dbsql "database/sql"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 )
@@ -119,8 +120,9 @@ func (e *duckEngine) CarryPartitions(ctx context.Context, carries []Carry) error
 	})
 }
 
-// CarryPartitions carries the replaced partitions of each pair of tables in one
-// ReplacePartitions (one staging table, then REPLACE PARTITION, atomic per partition), and each
+// CarryPartitions carries the replaced partitions of each pair of tables by REPLACE PARTITION …
+// FROM where they are whole partitions of both (carryWhole: parts shared, no row copied), else in
+// one ReplacePartitions (one staging table, then REPLACE PARTITION, atomic per partition); each
 // merged one by one INSERT … SELECT, which a rerun after a crash completes without adding a row
 // twice.
 func (e *chEngine) CarryPartitions(ctx context.Context, carries []Carry) error {
@@ -152,11 +154,68 @@ func (e *chEngine) CarryPartitions(ctx context.Context, carries []Carry) error {
 		}
 	}
 	for _, k := range order {
-		if _, err := e.ReplacePartitions(ctx, k.into, replaced[k]); err != nil {
+		ws := make([]Window, len(replaced[k]))
+		for i, w := range replaced[k] {
+			ws[i] = w.Window
+		}
+		done, err := e.carryWhole(ctx, k.into, k.from, ws)
+		if err == nil && !done {
+			_, err = e.ReplacePartitions(ctx, k.into, replaced[k])
+		}
+		if err != nil {
 			return fmt.Errorf("carry into %s: %w", k.into, err)
 		}
 	}
 	return nil
+}
+
+// carryWhole carries the windows of from into into by REPLACE PARTITION … FROM (a metadata
+// copy of parts that shares them) when each partition either table holds rows of the windows in
+// holds nothing else — a table partitioned by the column at the windows' grain — and from holds
+// every partition into holds there. It reports false, having changed nothing, otherwise (coarser
+// partitions, a partition gone from from, an engine that counts rows otherwise): then the caller
+// stages them (ReplacePartitions).
+func (e *chEngine) carryWhole(ctx context.Context, into, from string, ws []Window) (bool, error) {
+	d := e.dialect
+	in, inArgs := inWindows(d, ws[0].Column, ws)
+	count := func(table string) (map[string]int64, map[string]int64, error) {
+		inside, err := e.partitionRows(ctx, "SELECT _partition_id, count() FROM "+d.QuoteRelation(table)+" WHERE "+in+" GROUP BY _partition_id", inArgs...)
+		if err != nil {
+			return nil, nil, err
+		}
+		where, args := systemTableWhere(table, "table")
+		whole, err := e.partitionRows(ctx, "SELECT partition_id, sum(rows) FROM system.parts WHERE active AND "+where+" GROUP BY partition_id", args...)
+		return inside, whole, err
+	}
+	fromIn, fromWhole, err := count(from)
+	if err != nil {
+		return false, err
+	}
+	intoIn, intoWhole, err := count(into)
+	if err != nil {
+		return false, err
+	}
+	for id, n := range fromIn {
+		if fromWhole[id] != n {
+			return false, nil
+		}
+	}
+	for id, n := range intoIn {
+		if _, ok := fromIn[id]; !ok || intoWhole[id] != n {
+			return false, nil
+		}
+	}
+	ids := make([]string, 0, len(fromIn))
+	for id := range fromIn {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, lit := range quoteAll(d, ids) {
+		if err := e.Exec(ctx, "ALTER TABLE "+d.QuoteRelation(into)+" REPLACE PARTITION ID "+lit+" FROM "+d.QuoteRelation(from)); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }
 
 // WriteMark is a short text that changes whenever table's rows may have changed: on ClickHouse
