@@ -119,8 +119,10 @@ SELECT d, sum(amount) AS amount
 FROM raw
 GROUP BY d
 `)},
-	"orders/dist_tight.sql":     {Data: []byte("-- kind: distribution\n-- table: orders\n-- partition: d\n-- dimension: region\n-- baseline: 3\n-- threshold: 10%\n")},
-	"orders/dist_loose.sql":     {Data: []byte("-- kind: distribution\n-- table: orders\n-- partition: d\n-- dimension: region\n-- baseline: 3\n-- threshold: 20%\n")},
+	"orders/dist_tight.sql": {Data: []byte("-- kind: distribution\n-- table: orders\n-- partition: d\n-- dimension: region\n-- baseline: 3\n-- threshold: 10%\n")},
+	"orders/dist_loose.sql": {Data: []byte("-- kind: distribution\n-- table: orders\n-- partition: d\n-- dimension: region\n-- baseline: 3\n-- threshold: 20%\n")},
+	// dist_tight, but no day has 1000 rows: none is judged
+	"orders/dist_min_rows.sql":  {Data: []byte("-- kind: distribution\n-- table: orders\n-- partition: d\n-- dimension: region\n-- baseline: 3\n-- threshold: 10%\n-- min_rows: 1000\n")},
 	"orders/rel_customer.sql":   {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: customer_id\n-- parent: customers\n-- partition: d\n")},
 	"orders/rel_region.sql":     {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: region\n-- parent: regions\n")},
 	"orders/rel_region_bad.sql": {Data: []byte("-- kind: relationships\n-- table: orders\n-- column: region\n-- parent: dims\n-- parent_column: b\n-- partition: d\n")},
@@ -212,6 +214,7 @@ func TestEveryKind(t *testing.T) {
 			"totals_loose":        {StatusPass, 0, none},
 			"dist_tight":          {StatusFail, 1, []string{"2026-07-06"}},
 			"dist_loose":          {StatusPass, 0, none},
+			"dist_min_rows":       {StatusPass, 0, none},
 			"rel_customer":        {StatusFail, 1, []string{"2026-07-08"}},
 			"rel_region":          {StatusPass, 0, none},
 			"rel_id":              {StatusFail, 33, none}, // ids 5..36 and the resent 18; NULL ids ignored

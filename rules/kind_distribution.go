@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	tsql "trueup/sql"
 )
@@ -34,11 +35,13 @@ func (c *check) judgeDistribution(j *judgeEnv, main *need) verdict {
 	order := parts.sorted()
 	values := dims.sorted()
 	share := make([]map[string]float64, len(order))
+	small := make([]bool, len(order)) // below min_rows: too few to have a share, not judged
 	for i, p := range order {
 		var total float64
 		for _, x := range amount[p] {
 			total += x
 		}
+		small[i] = r.MinRows > 0 && total < float64(r.MinRows)
 		share[i] = map[string]float64{}
 		for d, x := range amount[p] {
 			if total != 0 {
@@ -49,7 +52,12 @@ func (c *check) judgeDistribution(j *judgeEnv, main *need) verdict {
 	var v verdict
 	var rows []Row
 	judged := 0
+	skipped := 0
 	for i := r.Baseline; i < len(order); i++ {
+		if small[i] {
+			skipped++
+			continue
+		}
 		judged++
 		flagged := false
 		for _, d := range values {
@@ -76,8 +84,11 @@ func (c *check) judgeDistribution(j *judgeEnv, main *need) verdict {
 	if v.failed {
 		v.message = fmt.Sprintf("%s of %d judged moved more than %g points from the mean share of the %d before",
 			plural(int64(len(v.failing)), "partition", "partitions"), judged, r.Threshold*100, r.Baseline)
-	} else if judged == 0 {
+	} else if judged == 0 && skipped == 0 {
 		v.message = fmt.Sprintf("fewer than %d partitions: nothing to judge yet", r.Baseline+1)
+	}
+	if skipped > 0 {
+		v.message = strings.TrimSpace(v.message + fmt.Sprintf(" (%s below min_rows %d not judged)", plural(int64(skipped), "partition", "partitions"), r.MinRows))
 	}
 	return v
 }

@@ -47,7 +47,7 @@ var kindKeys = map[Kind][]string{
 	Completeness:   {"table", "partition", "grain", "expect", "reference", "reference_target", "reference_partition", "not_null", "min_rows", "where"},
 	Uniqueness:     {"table", "columns", "partition", "grain", "nulls", "where"},
 	Totals:         {"table", "partition", "grain", "measure", "reference", "reference_target", "reference_partition", "reference_measure", "tolerance", "group_by", "where"},
-	Distribution:   {"table", "partition", "grain", "dimension", "measure", "baseline", "threshold", "where"},
+	Distribution:   {"table", "partition", "grain", "dimension", "measure", "baseline", "threshold", "min_rows", "where"},
 	Relationships:  {"table", "column", "parent", "parent_column", "partition", "grain", "where"},
 	Freshness:      {"table", "column", "max_age", "group_by", "allow_future", "where"},
 	Schema:         {"table", "columns", "ordered"},

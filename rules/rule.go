@@ -73,7 +73,7 @@ type Rule struct {
 
 	Columns   []string // uniqueness: key columns
 	NotNull   []string // completeness
-	MinRows   int64    // completeness; 0 means no minimum
+	MinRows   int64    // completeness; distribution: partitions whose measure totals less are not judged; 0 means no minimum
 	Expect    *Expect  // completeness: expected partitions
 	Column    string   // relationships: child column; freshness: timestamp column
 	Parent    string   // relationships

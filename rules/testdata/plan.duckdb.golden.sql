@@ -1,5 +1,5 @@
 -- query 1
--- rules: complete_calendar, complete_continuous, complete_min_rows, complete_not_null, complete_range, complete_recent, complete_table_ids, complete_table_ok, custom_big, custom_neg, dist_loose, dist_tight, fresh_date, fresh_ok, fresh_stale, rel_customer, rel_id, rel_region, rel_region_bad, totals_loose, totals_tight, unique_region_daily
+-- rules: complete_calendar, complete_continuous, complete_min_rows, complete_not_null, complete_range, complete_recent, complete_table_ids, complete_table_ok, custom_big, custom_neg, dist_loose, dist_min_rows, dist_tight, fresh_date, fresh_ok, fresh_stale, rel_customer, rel_id, rel_region, rel_region_bad, totals_loose, totals_tight, unique_region_daily
 SELECT "d" AS _tu_k1,
        "region" AS _tu_k2,
        count(*) AS _tu_n,
