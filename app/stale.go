@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"trueup/monitor"
@@ -81,19 +82,8 @@ func (p *Project) staleResult(ctx context.Context, target, table string) (rules.
 				}
 			}
 		}
-		res.Message = joinLines(lines) + "; trueup catch-up " + table + " carries them into the live version"
+		res.Message = strings.Join(lines, "; ") + "; trueup catch-up " + table + " carries them into the live version"
 	}
 	res.DurationMS = float64(time.Since(started).Microseconds()) / 1000
 	return res, true
-}
-
-func joinLines(ls []string) string {
-	out := ""
-	for i, l := range ls {
-		if i > 0 {
-			out += "; "
-		}
-		out += l
-	}
-	return out
 }

@@ -59,6 +59,15 @@ func (c Carried) String() string {
 	return s
 }
 
+// CarriedList is cs one by one: "2026-09-01 +1174 rows, 2026-09-02 changed".
+func CarriedList(cs []Carried) string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.String()
+	}
+	return strings.Join(out, ", ")
+}
+
 // CarriedSummary says what cs carried: "2 partitions, +1,174 and +192 rows".
 func CarriedSummary(cs []Carried) string {
 	if len(cs) == 0 {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"trueup/fault"
@@ -28,15 +27,13 @@ type StaleVersion struct {
 	// InScope are partitions of the scope of the backfill that replaced it: not carried by
 	// CatchUp (the backfill rebuilt them), listed for the operator.
 	InScope []Carried `json:"in_scope,omitempty"`
+
+	parts map[string]tsql.PartMark // the version as measured, for CatchUp's new left mark
 }
 
 func (v StaleVersion) String() string {
-	parts := make([]string, len(v.Partitions)+len(v.InScope))
-	for i, p := range append(slices.Clone(v.Partitions), v.InScope...) {
-		parts[i] = p.String()
-	}
 	return fmt.Sprintf("%s changed after it stopped being live: %s not visible to readers",
-		Physical(v.Table, v.Version), strings.Join(parts, ", "))
+		Physical(v.Table, v.Version), CarriedList(append(slices.Clone(v.Partitions), v.InScope...)))
 }
 
 // Stale finds the versions of table written after they stopped being live: each version not
@@ -68,7 +65,7 @@ func (s *Service) Stale(ctx context.Context, table string) ([]StaleVersion, erro
 		if err != nil {
 			return nil, err
 		}
-		sv := StaleVersion{Table: table, Version: v.N, Live: live}
+		sv := StaleVersion{Table: table, Version: v.N, Live: live, parts: now}
 		for _, l := range slices.Sorted(maps.Keys(unionKeys(now, left.Parts))) {
 			if now[l] == left.Parts[l] {
 				continue
@@ -146,14 +143,10 @@ func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResu
 		if err := s.engine.CarryPartitions(ctx, carries); err != nil {
 			return res, fmt.Errorf("views: catch up %s: %w", table, err)
 		}
-		// The version left is taken as it is now: what it holds is in the live version.
-		now, err := left.measure(ctx, s.engine, from, nil)
-		if err != nil {
-			return res, err
-		}
+		// The version left is taken as Stale measured it: what it held is in the live version.
 		for _, c := range carries {
 			l := c.Window.Start.UTC().Format(time.RFC3339)
-			if pm, ok := now[l]; ok {
+			if pm, ok := sv.parts[l]; ok {
 				left.Parts[l] = pm
 			} else {
 				delete(left.Parts, l)

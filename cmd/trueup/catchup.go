@@ -60,7 +60,7 @@ func runCatchUp(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "  %s\n", c)
 		}
 		if len(sv.InScope) > 0 {
-			fmt.Fprintf(e.stdout, "  not carried, inside the backfill's scope: %s\n", joinCarried(sv.InScope))
+			fmt.Fprintf(e.stdout, "  not carried, inside the backfill's scope: %s\n", views.CarriedList(sv.InScope))
 		}
 	}
 	return nil
@@ -75,15 +75,4 @@ func writeStale(e *env, table string, stale []views.StaleVersion) error {
 		fmt.Fprintln(e.stdout, sv.String())
 	}
 	return nil
-}
-
-func joinCarried(cs []views.Carried) string {
-	s := ""
-	for i, c := range cs {
-		if i > 0 {
-			s += ", "
-		}
-		s += c.String()
-	}
-	return s
 }
