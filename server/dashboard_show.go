@@ -26,11 +26,11 @@ func (s *Server) dashboardShow(c echo.Context) error {
 		tables = append(tables, t.Tables...)
 	}
 	sortTables(tables)
-	work, err := s.dashboardWork(c.Request().Context(), tables)
+	work, recent, err := s.dashboardWork(c.Request().Context(), tables)
 	if err != nil {
 		return err
 	}
-	d.Work = work
+	d.Work, d.Recent = work, recent
 	d.Tables = tableRows(tables)
 	return render(c, http.StatusOK, page.DashboardPage(d))
 }

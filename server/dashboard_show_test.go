@@ -7,6 +7,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"trueup/ops"
 	"trueup/server"
 	"trueup/sql/sqltest"
 )
@@ -146,5 +147,36 @@ func TestDashboardUnreachableTarget(t *testing.T) {
 	}
 	if n := doc.Find(`[data-testid="table-row"][data-table="orders"][data-target="warehouse"]`).Length(); n != 1 {
 		t.Errorf("the reachable target's tables should still be listed")
+	}
+}
+
+// TestDashboardRecentPublishes: the dashboard lists what went live lately, newest first, a
+// publish of several tables once, with a link to the table it was asked for.
+func TestDashboardRecentPublishes(t *testing.T) {
+	e, s := versionedWarehouse(t)
+	ts := serve(t, server.Options{
+		Targets: []server.Target{{Name: "w", Engine: e}},
+		Tables:  ops.NewTables(ops.TableServices{"w": s}, "w"),
+	})
+	if got := text(getPage(t, ts.URL+"/", http.StatusOK).Find(`[data-testid="recent-empty"]`)); got == "" {
+		t.Error("before any swap the dashboard does not say none yet")
+	}
+	if resp, body := send(t, ts.URL+"/api/v1/tables/orders/swap", `{"to": "v2", "reason": "dedup fix"}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("swap: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := send(t, ts.URL+"/api/v1/tables/orders/rollback", `{"reason": "finance asked"}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("rollback: %d %s", resp.StatusCode, body)
+	}
+	var got []string
+	getPage(t, ts.URL+"/", http.StatusOK).Find(`[data-testid="recent-publish"]`).Each(func(_ int, r *goquery.Selection) {
+		href, _ := r.Find("a").Attr("href")
+		got = append(got, strings.Join(strings.Fields(r.Find("td").Eq(1).Text()+" "+r.Find("td").Eq(3).Text()), " ")+" "+href)
+	})
+	want := []string{
+		"rollback #2 orders v2 → v1, daily_revenue v2 → v1 /tables/orders?target=w",
+		"swap #1 orders v1 → v2, daily_revenue v1 → v2 /tables/orders?target=w",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("recent publishes:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

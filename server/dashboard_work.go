@@ -4,23 +4,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
-	"trueup/fault"
-	"trueup/ops"
 
 	"trueup/backfill"
+	"trueup/fault"
+	"trueup/ops"
 	"trueup/notices"
 	"trueup/server/page"
 	"trueup/views"
 )
 
-// dashboardWork gathers what needs a person now, from every service the server has.
-func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.Work, error) {
+// recentPublishes is how many of the newest swaps and rollbacks the dashboard lists.
+const recentPublishes = 5
+
+// dashboardWork gathers what needs a person now, from every service the server has, and the
+// newest swaps and rollbacks across the tables (what changed lately).
+func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.Work, []page.RecentPublish, error) {
 	var w page.Work
+	recent := map[string]page.RecentPublish{} // by target and publish id: a group's publish is listed once
 	infos, err := s.rules.List(ctx)
 	if err != nil {
-		return w, err
+		return w, nil, err
 	}
 	for _, info := range infos {
 		status := info.Status
@@ -39,7 +46,7 @@ func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.
 	if s.opt.Backfills != nil {
 		list, err := s.opt.Backfills.List(ctx)
 		if err != nil {
-			return w, err
+			return w, nil, err
 		}
 		for _, b := range list {
 			if b.Latest == nil || b.Latest.State == backfill.RunCancelled {
@@ -57,12 +64,16 @@ func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.
 		if s.opt.Tables == nil {
 			break
 		}
-		l, err := s.opt.Tables.Versions(ctx, ops.VersionsRequest{Target: t.Target, Table: t.Name})
+		l, err := s.opt.Tables.Versions(ctx, ops.VersionsRequest{Target: t.Target, Table: t.Name, History: recentPublishes})
 		if errors.Is(err, fault.ErrNotFound) {
 			continue // a target without versions set up
 		}
 		if err != nil {
-			return w, err
+			return w, nil, err
+		}
+		for _, p := range l.History {
+			recent[fmt.Sprintf("%s\x00%d", l.Target, p.ID)] = page.RecentPublish{PublishRow: publishRow(p),
+				Table: p.Table, Href: tableHref(p.Table, l.Target), StartedAt: p.StartedAt}
 		}
 		for _, v := range l.Versions {
 			if v.State == views.StateValidated && !v.Live {
@@ -76,7 +87,7 @@ func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.
 		for _, state := range []notices.State{notices.StateDraft, notices.StateAnnounced} {
 			ns, err := s.opt.Notices.List(ctx, notices.Filter{State: state})
 			if err != nil {
-				return w, err
+				return w, nil, err
 			}
 			for _, n := range ns {
 				w.OpenNotices = append(w.OpenNotices, page.WorkItem{Name: n.Title, Href: fmt.Sprintf("/notices/%d", n.ID),
@@ -84,7 +95,14 @@ func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.
 			}
 		}
 	}
-	return w, nil
+	return w, newestPublishes(recent), nil
+}
+
+// newestPublishes is the recentPublishes newest of rs, newest first.
+func newestPublishes(rs map[string]page.RecentPublish) []page.RecentPublish {
+	out := slices.Collect(maps.Values(rs))
+	slices.SortFunc(out, func(a, b page.RecentPublish) int { return b.StartedAt.Compare(a.StartedAt) })
+	return out[:min(len(out), recentPublishes)]
 }
 
 // published reports whether a validated run's upstream version went live since.

@@ -79,6 +79,18 @@ func newBrowser(t *testing.T, base string) *browser {
 	return &browser{t: t, ctx: ctx, base: base, dir: dir}
 }
 
+// throttle sets a backfill file's throttle header (the pause between its batches).
+func throttle(t *testing.T, file, d string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, append([]byte("-- throttle: "+d+"\n"), b...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // do runs actions with a deadline, failing the test with what step it was.
 func (b *browser) do(step string, timeout time.Duration, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
@@ -209,6 +221,8 @@ func TestBrowserWalk(t *testing.T) {
 	if code, _, errs := cli(t, "demo", "--dir", dir, "--rows", "100000", "--write-only"); code != 0 {
 		t.Fatalf("demo: %s", errs)
 	}
+	// The run pauses between its batches, so the walk sees it in flight (step 5).
+	throttle(t, filepath.Join(dir, "backfills", "fix_dedup_bug.sql"), "300ms")
 	addr := freeAddr(t)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan int, 1)
@@ -299,13 +313,32 @@ func TestBrowserWalk(t *testing.T) {
 	}
 	b.do("run", 60*time.Second, chromedp.Click(chromedp.CSS(`[data-testid=run]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=progress]`)))
-	// While the run builds, Run and Dry run are off: a second click starts nothing.
-	if on := get(b, "buttons while in flight", chromedp.Evaluate[bool](`(() => {
-		const state = document.querySelector('[data-testid=progress]').dataset.state;
-		if (state !== 'running' && state !== 'validating') return false;
-		return !document.querySelector('[data-testid=run]').disabled || !document.querySelector('[data-testid=dry-run]').disabled;
-	})()`)); on {
-		t.Error("Run or Dry run is live while the run is in flight")
+	// While the run builds, Run and Dry run are off: a second click starts nothing. Every
+	// change of the page is looked at until the run has ended (the throttle set above keeps it
+	// in flight for seconds), and the walk must have seen it in flight at least once.
+	seen := get(b, "buttons while in flight", chromedp.Evaluate[map[string]int](`new Promise(resolve => {
+		const seen = {inFlight: 0, live: 0};
+		const live = id => { const e = document.querySelector('[data-testid=' + id + ']'); return e !== null && !e.disabled; };
+		const look = () => {
+			const p = document.querySelector('[data-testid=progress]');
+			const state = p ? p.dataset.state : '';
+			if (state === 'running' || state === 'validating' || state === 'pending') {
+				seen.inFlight++;
+				if (live('run') || live('dry-run')) seen.live++;
+				return;
+			}
+			if (state !== '') { mo.disconnect(); resolve(seen); }
+		};
+		const mo = new MutationObserver(look);
+		mo.observe(document.body, {subtree: true, childList: true, attributes: true});
+		look();
+	})`, chromedp.EvalAwaitPromise))
+	t.Logf("looks in flight: %v", seen)
+	if seen["inFlight"] == 0 {
+		t.Error("the walk never saw the run in flight: the check of its buttons proved nothing")
+	}
+	if seen["live"] > 0 {
+		t.Errorf("Run or Dry run was live in %d of %d looks while the run was in flight", seen["live"], seen["inFlight"])
 	}
 	b.do("run to the end", 180*time.Second, chromedp.WaitVisible(chromedp.CSS(`[data-testid=progress][data-state=validated]`)))
 	if got := b.text(`[data-testid=progress-percent]`); got != "100%" {
@@ -419,6 +452,10 @@ func TestBrowserWalk(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("a minute after the swap the dashboard still lists matches_raw as failing")
 		}
+	}
+	// The dashboard lists the swap among what went live lately.
+	if got := b.text(`[data-testid=recent-publish][data-kind=swap][data-table=orders]`); !strings.Contains(got, "orders v1 → v2") {
+		t.Errorf("the dashboard's recent swaps say %q", got)
 	}
 	b.look("dashboard-after-swap")
 
