@@ -11,8 +11,8 @@ import (
 
 	"trueup/backfill"
 	"trueup/fault"
-	"trueup/ops"
 	"trueup/notices"
+	"trueup/ops"
 	"trueup/server/page"
 	"trueup/views"
 )
