@@ -26,6 +26,7 @@ import (
 
 // WindowRun is what one trueup run wrote.
 type WindowRun struct {
+	RunID    int64         `json:"run_id"`
 	Backfill string        `json:"backfill"`
 	CodeSHA  string        `json:"code_sha256"`
 	Windows  []string      `json:"windows"`
@@ -33,6 +34,11 @@ type WindowRun struct {
 	Actor    string        `json:"actor"`
 	At       time.Time     `json:"at"`
 	Duration float64       `json:"duration_ms"`
+	// Continued is the run that stopped (killed before it ended) which this one continued: its
+	// windows already written were not written again. 0 when it started afresh.
+	Continued int64 `json:"continued,omitempty"`
+	// Skipped counts the (window, table) writes taken from the stopped run.
+	Skipped int `json:"skipped,omitempty"`
 }
 
 // WindowTable is what a run wrote into one table: the live version and, when one was building,
@@ -43,6 +49,10 @@ type WindowTable struct {
 	Rows     []int64 `json:"rows"`               // per window, into the live version
 	Building string  `json:"building,omitempty"` // also written (outside its scope)
 }
+
+// WindowDone is the state of a Progress report for one window of a pipeline run written into
+// one table and checkpointed (RunID is the pipeline run's).
+const WindowDone = "window-done"
 
 // holdWait is how long a pipeline write waits for a swap or rollback holding its tables.
 const holdWait = 30 * time.Second
@@ -77,7 +87,11 @@ func ParseWindows(s, grain string, now time.Time) ([]time.Time, error) {
 }
 
 // RunWindows runs backfill name's transform, and its downstream tables', for windows (as
-// ParseWindows reads them) into the live versions.
+// ParseWindows reads them) into the live versions: window by window, the upstream table first,
+// each window checkpointed in the ledger as it is written. When the newest run of the same
+// windows with the same transform stopped before it ended (its process killed), this run
+// continues it: a window it had written into the version that is still live is not written
+// again.
 func (r *Runner) RunWindows(ctx context.Context, name, window, actor string) (*WindowRun, error) {
 	b, err := r.Planner.Set.Get(name)
 	if err != nil {
@@ -107,14 +121,28 @@ func (r *Runner) RunWindows(ctx context.Context, name, window, actor string) (*W
 	for _, st := range starts {
 		out.Windows = append(out.Windows, formatPartition(st, b.Grain))
 	}
-	for _, c := range chain {
-		wt, err := r.runWindowsOf(ctx, c, starts)
-		if err != nil {
-			r.Store.L.Audit(context.WithoutCancel(ctx), ledger.Entry{Actor: actor, Action: "pipeline.run", Target: b.Table, Outcome: ledger.OutcomeFailed,
-				Params: map[string]any{"backfill": name, "code_sha256": out.CodeSHA, "windows": out.Windows}, Detail: err.Error()})
-			return nil, fmt.Errorf("run %s: %s: %w", name, c.Table, err)
-		}
-		out.Tables = append(out.Tables, wt)
+	stopped, ok, err := r.Store.stoppedPipeline(ctx, name, r.Planner.Target, out.CodeSHA, out.Windows)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		out.RunID, out.Continued = stopped.ID, stopped.ID
+		_, err = r.Store.L.DB().ExecContext(ctx, `UPDATE pipeline_runs SET owner = ? WHERE id = ?`, thisProcess(), stopped.ID)
+	} else {
+		stopped = &pipelineRun{}
+		out.RunID, err = r.Store.startPipeline(ctx, name, r.Planner.Target, out.CodeSHA, actor, out.Windows)
+	}
+	if err != nil {
+		return nil, err
+	}
+	err = r.writeWindows(ctx, out, chain, starts, stopped.written)
+	if eerr := r.Store.endPipeline(ctx, out.RunID, err); err == nil {
+		err = eerr
+	}
+	if err != nil {
+		r.Store.L.Audit(context.WithoutCancel(ctx), ledger.Entry{Actor: actor, Action: "pipeline.run", Target: b.Table, Outcome: ledger.OutcomeFailed,
+			Params: map[string]any{"backfill": name, "run_id": out.RunID, "code_sha256": out.CodeSHA, "windows": out.Windows}, Detail: err.Error()})
+		return nil, fmt.Errorf("run %s: %w", name, err)
 	}
 	out.Duration = float64(r.now().Sub(started).Microseconds()) / 1000
 	var wrote []string
@@ -125,56 +153,107 @@ func (r *Runner) RunWindows(ctx context.Context, name, window, actor string) (*W
 		}
 		wrote = append(wrote, s)
 	}
+	detail := fmt.Sprintf("%s for %s into %s", name, strings.Join(out.Windows, ", "), strings.Join(wrote, ", "))
+	if out.Continued != 0 {
+		detail += fmt.Sprintf(" (continued the stopped run %d: %d writes it had made were kept)", out.Continued, out.Skipped)
+	}
 	r.Store.L.Audit(ctx, ledger.Entry{Actor: actor, Action: "pipeline.run", Target: b.Table, Outcome: ledger.OutcomeOK,
-		Params: map[string]any{"backfill": name, "code_sha256": out.CodeSHA, "windows": out.Windows, "tables": out.Tables},
-		Detail: fmt.Sprintf("%s for %s into %s", name, strings.Join(out.Windows, ", "), strings.Join(wrote, ", "))})
+		Params: map[string]any{"backfill": name, "run_id": out.RunID, "code_sha256": out.CodeSHA, "windows": out.Windows, "tables": out.Tables},
+		Detail: detail})
 	return out, nil
 }
 
-// runWindowsOf writes b's windows into its table's live version and the version building.
-func (r *Runner) runWindowsOf(ctx context.Context, b *Backfill, starts []time.Time) (WindowTable, error) {
-	e := r.Planner.Engine
-	live, err := e.ViewSource(ctx, b.Table)
+// writeWindows writes each window into each table of chain, in order, checkpointing each; a
+// window written before (in done) into the version still live is kept.
+func (r *Runner) writeWindows(ctx context.Context, out *WindowRun, chain []*Backfill, starts []time.Time, done map[string]windowWrite) error {
+	targets := make([]*windowTarget, len(chain))
+	for i, c := range chain {
+		t, err := r.windowTarget(ctx, c)
+		if err != nil {
+			return err
+		}
+		targets[i] = t
+		out.Tables = append(out.Tables, WindowTable{Table: c.Table, Live: t.live})
+	}
+	for wi, st := range starts {
+		window := out.Windows[wi]
+		for i, t := range targets {
+			wt := &out.Tables[i]
+			if w, ok := done[writtenKey(window, t.b.Table)]; ok && w.Version == t.live {
+				wt.Rows = append(wt.Rows, w.Rows)
+				if w.Building != "" {
+					wt.Building = w.Building
+				}
+				out.Skipped++
+				continue
+			}
+			w, err := r.writeWindow(ctx, t, st)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", t.b.Table, window, err)
+			}
+			if err := r.Store.windowWritten(ctx, out.RunID, window, t.b.Table, w); err != nil {
+				return err
+			}
+			wt.Rows = append(wt.Rows, w.Rows)
+			if w.Building != "" {
+				wt.Building = w.Building
+			}
+			r.report(Progress{RunID: out.RunID, Table: t.b.Table, Partition: window, State: WindowDone, Rows: w.Rows,
+				Done: wi + 1, Total: len(starts)})
+		}
+	}
+	return nil
+}
+
+// windowTarget is where a pipeline run writes one backfill's table: its live version, and the
+// version a backfill run has built (or is building) with that run's scope.
+type windowTarget struct {
+	b        *Backfill
+	live     string
+	typ      tsql.Type
+	building int
+	scope    []time.Time
+}
+
+func (r *Runner) windowTarget(ctx context.Context, b *Backfill) (*windowTarget, error) {
+	live, err := r.Planner.Engine.ViewSource(ctx, b.Table)
 	if err != nil {
-		return WindowTable{}, fmt.Errorf("table %s: %w", b.Table, err)
+		return nil, fmt.Errorf("table %s: %w", b.Table, err)
 	}
 	typ, err := r.partitionType(ctx, live, b.Partition)
 	if err != nil {
-		return WindowTable{}, err
-	}
-	writes := make([]tsql.PartitionWrite, len(starts))
-	for i, st := range starts {
-		w := window(b.Partition, typ, st, b.Grain)
-		q, args, err := tsql.Expand(e.Dialect(), b.SQL, w.Params())
-		if err != nil {
-			return WindowTable{}, err
-		}
-		writes[i] = tsql.PartitionWrite{Window: w, Query: q, Args: args}
-	}
-	out := WindowTable{Table: b.Table, Live: live}
-	if out.Rows, err = e.ReplacePartitions(ctx, live, writes); err != nil {
-		return out, err
+		return nil, err
 	}
 	building, scope, err := r.building(ctx, b.Table)
-	if err != nil || building == 0 {
-		return out, err
+	if err != nil {
+		return nil, err
 	}
-	var also []tsql.PartitionWrite
-	var alsoStarts []time.Time
-	for i, w := range writes {
-		if !slices.ContainsFunc(scope, func(t time.Time) bool { return t.Equal(starts[i]) }) {
-			also = append(also, w)
-			alsoStarts = append(alsoStarts, starts[i])
-		}
+	return &windowTarget{b: b, live: live, typ: typ, building: building, scope: scope}, nil
+}
+
+// writeWindow writes one window of t's transform into its live version as an idempotent
+// partition replace and, outside the building run's scope, into the version it builds too.
+func (r *Runner) writeWindow(ctx context.Context, t *windowTarget, st time.Time) (windowWrite, error) {
+	e := r.Planner.Engine
+	w := window(t.b.Partition, t.typ, st, t.b.Grain)
+	q, args, err := tsql.Expand(e.Dialect(), t.b.SQL, w.Params())
+	if err != nil {
+		return windowWrite{}, err
 	}
-	if len(also) == 0 {
+	write := []tsql.PartitionWrite{{Window: w, Query: q, Args: args}}
+	rows, err := e.ReplacePartitions(ctx, t.live, write)
+	if err != nil {
+		return windowWrite{}, err
+	}
+	out := windowWrite{Version: t.live, Rows: rows[0]}
+	if t.building == 0 || slices.ContainsFunc(t.scope, func(s time.Time) bool { return s.Equal(st) }) {
 		return out, nil
 	}
-	out.Building = views.Physical(b.Table, building)
-	if _, err := e.ReplacePartitions(ctx, out.Building, also); err != nil {
+	out.Building = views.Physical(t.b.Table, t.building)
+	if _, err := e.ReplacePartitions(ctx, out.Building, write); err != nil {
 		return out, err
 	}
-	return out, r.Versions.RefreshBasis(ctx, e, r.Planner.Target, b.Table, building, live, alsoStarts)
+	return out, r.Versions.RefreshBasis(ctx, e, r.Planner.Target, t.b.Table, t.building, t.live, []time.Time{st})
 }
 
 // building is the version of table a backfill run built, or is building, that is not published

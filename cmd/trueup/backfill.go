@@ -218,12 +218,14 @@ func scopeFlags(from, to string) (*backfill.Scope, error) {
 // is said on stderr.
 func newBackfillRunner(ctx context.Context, e *env, a *app, ntc *notices.Service, log *slog.Logger, opts ...backfill.Option) (*backfill.Runner, error) {
 	// After opts: a progress bar is drawn before the process is killed, as it always was.
-	if crash := crashPoint("backfill.partition-done"); crash != nil {
-		opts = append(opts, backfill.WithProgress(func(p backfill.Progress) {
-			if p.State == backfill.PartDone {
-				crash()
-			}
-		}))
+	for point, state := range map[string]string{"backfill.partition-done": backfill.PartDone, "pipeline.window-done": backfill.WindowDone} {
+		if crash := crashPoint(point); crash != nil {
+			opts = append(opts, backfill.WithProgress(func(p backfill.Progress) {
+				if p.State == state {
+					crash()
+				}
+			}))
+		}
 	}
 	r, err := a.BackfillRunner(ctx, e.globals.target, ntc, log, opts...)
 	var le *rules.LoadError

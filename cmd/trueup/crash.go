@@ -15,6 +15,7 @@ import (
 // the first time it reaches POINT, TRUEUP_CRASH_AT=POINT:N the N-th time. Unset, nothing happens.
 // The points: swap.after-outcome, rollback.after-outcome (the outcome is in the ledger, the
 // notices have not heard of it), backfill.partition-done (a partition's checkpoint is written),
+// pipeline.window-done (trueup run: a window is written into a table and checkpointed),
 // adopt.after-intent (the adopt's intent is in the ledger, the table untouched) and
 // adopt.after-rename (the table is renamed and its view made, the outcome not recorded),
 // swap.after-carry (ClickHouse: what live gained is carried into the new version, no intent

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -15,8 +16,14 @@ import (
 // rawOrders writes n new orders of day to orders_raw, as the sources would.
 func rawOrders(t *testing.T, dir, day string, first, n int) {
 	t.Helper()
+	rawOrdersAt(t, "duckdb:"+filepath.Join(dir, "warehouse.duckdb"), day, first, n)
+}
+
+// rawOrdersAt writes n new orders of day to orders_raw in the warehouse at url.
+func rawOrdersAt(t *testing.T, url, day string, first, n int) {
+	t.Helper()
 	ctx := context.Background()
-	e, err := tsql.Open(ctx, "duckdb:"+filepath.Join(dir, "warehouse.duckdb"))
+	e, err := tsql.Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,5 +144,62 @@ func TestPipelineThroughTheServerDuringSwaps(t *testing.T) {
 	t.Logf("%d windows, %d orders written through the server during 20 publishes; readers see %d (%d distinct)", windows, written, rows, ids)
 	if rows != int64(written) || ids != rows {
 		t.Errorf("readers see %d rows (%d distinct) of the %d written", rows, ids, written)
+	}
+}
+
+// TestPipelineRunKilledContinues kills trueup run after its third checkpointed write (the first
+// window's orders and daily_revenue are written, the rest not), then runs the same windows
+// again: the second run continues the stopped one, writes only what it had not, and readers see
+// every new order once, with daily_revenue agreeing with orders on each day.
+func TestPipelineRunKilledContinues(t *testing.T) {
+	for name, p := range demoProjects(t) {
+		t.Run(name, func(t *testing.T) {
+			cfg := filepath.Join(p.dir, "trueup.yaml")
+			for i, day := range []string{"2026-09-01", "2026-09-02", "2026-09-03"} {
+				rawOrdersAt(t, p.url, day, 100*i, 3+i)
+			}
+			args := []string{"--config", cfg, "run", "fix_dedup_bug", "--window", "2026-09-01..2026-09-03", "--format", "json"}
+			killedAt(t, "pipeline.window-done:2", args...)
+			if n := querySQL(t, p.url, "SELECT count(*) FROM orders WHERE order_id >= 1000000000"); n != 3 {
+				t.Errorf("after the kill readers see %d new orders, want the first window's 3", n)
+			}
+			code, out, errs := cli(t, args...)
+			if code != 0 {
+				t.Fatalf("run again: exit %d: %s %s", code, out, errs)
+			}
+			var wr struct {
+				RunID     int64 `json:"run_id"`
+				Continued int64 `json:"continued"`
+				Skipped   int   `json:"skipped"`
+				Tables    []struct {
+					Table string  `json:"table"`
+					Rows  []int64 `json:"rows"`
+				} `json:"tables"`
+			}
+			if err := json.Unmarshal([]byte(out), &wr); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if wr.Continued == 0 || wr.Continued != wr.RunID || wr.Skipped != 2 {
+				t.Errorf("the second run: run %d continued %d with %d writes kept, want the stopped run's 2", wr.RunID, wr.Continued, wr.Skipped)
+			}
+			if len(wr.Tables) == 0 || wr.Tables[0].Table != "orders" || len(wr.Tables[0].Rows) != 3 {
+				t.Fatalf("tables written: %+v", wr.Tables)
+			}
+			if n := querySQL(t, p.url, "SELECT count(*) FROM orders WHERE order_id >= 1000000000"); n != 3+4+5 {
+				t.Errorf("readers see %d new orders, want 12, each once", n)
+			}
+			differ := querySQL(t, p.url, `SELECT count(*) FROM daily_revenue d JOIN (SELECT order_date, count(*) AS n FROM orders
+				WHERE order_date BETWEEN CAST('2026-09-01' AS DATE) AND CAST('2026-09-03' AS DATE) GROUP BY order_date) o
+				ON d.order_date = o.order_date WHERE d.order_count <> o.n`)
+			days := querySQL(t, p.url, `SELECT count(*) FROM daily_revenue WHERE order_date BETWEEN CAST('2026-09-01' AS DATE) AND CAST('2026-09-03' AS DATE)`)
+			if differ != 0 || days != 3 {
+				t.Errorf("daily_revenue has %d of the 3 days, %d disagreeing with orders", days, differ)
+			}
+			// A run of the same windows now starts afresh: the last one ended.
+			code, out, errs = cli(t, args...)
+			if code != 0 || strings.Contains(out, `"continued"`) {
+				t.Errorf("a third run: exit %d: %s %s", code, out, errs)
+			}
+		})
 	}
 }
