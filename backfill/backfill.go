@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"trueup/cron"
 	"trueup/fault"
 	tsql "trueup/sql"
 )
@@ -59,9 +61,13 @@ type Backfill struct {
 	Contact     string
 	Target      string // target name ("" = default)
 	Cumulative  bool   // each partition depends on every earlier one
-	SQL         string // the transform
-	SQLLine     int
-	lines       map[string]int // header lines, for messages found after parsing
+	// Schedule, when set, runs the transform as the pipeline under trueup serve: at each slot,
+	// for the SchedulePartitions newest partitions (the one holding the slot and those before).
+	Schedule           *cron.Schedule
+	SchedulePartitions int
+	SQL                string // the transform
+	SQLLine            int
+	lines              map[string]int // header lines, for messages found after parsing
 }
 
 // CodeSHA is the SHA-256 of the transform: the code version recorded with every run.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"trueup/cron"
 	"trueup/fault"
 	"trueup/reconcile"
 	tsql "trueup/sql"
@@ -18,7 +19,8 @@ import (
 var (
 	required = []string{"table", "partition", "key"}
 	optional = []string{"grain", "reason", "objective", "scope", "mode", "downstream", "validate", "expect",
-		"concurrency", "throttle", "window", "owner", "contact", "target", "cumulative", "description"}
+		"concurrency", "throttle", "window", "owner", "contact", "target", "cumulative", "description",
+		"schedule", "schedule_partitions"}
 	identRe  = regexp.MustCompile(`^[\p{L}_][\p{L}\p{N}_$]*$`)
 	windowRe = regexp.MustCompile(`^(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})$`)
 )
@@ -167,6 +169,24 @@ func Parse(shown, text string) (*Backfill, sqlfile.Problems) {
 			f.BadKey("throttle", "throttle %q: want a duration such as 500ms or 2s", f.Get("throttle"))
 		}
 		b.Throttle = d
+	}
+	if f.Has("schedule") {
+		sc, err := cron.Parse(f.Get("schedule"))
+		if err != nil {
+			f.BadKey("schedule", "schedule: %v", err)
+		}
+		b.Schedule = sc
+	}
+	b.SchedulePartitions = 1
+	if f.Has("schedule_partitions") {
+		n, err := strconv.Atoi(f.Get("schedule_partitions"))
+		if err != nil || n < 1 || n > 1000 {
+			f.BadKey("schedule_partitions", "schedule_partitions %q: want a number from 1 to 1000", f.Get("schedule_partitions"))
+		}
+		if !f.Has("schedule") {
+			f.BadKey("schedule_partitions", "schedule_partitions without schedule: say when to run (schedule: 5 * * * *)")
+		}
+		b.SchedulePartitions = n
 	}
 	if f.Has("window") {
 		w, err := parseHourWindow(f.Get("window"))

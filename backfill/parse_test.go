@@ -37,6 +37,8 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 			"-- window: 25:00-26:00",
 			"-- colour: blue",
 			"-- downstream: nowhere",
+			"-- schedule: 61 * * * *",
+			"-- schedule_partitions: 0",
 			"-- reason: bug",
 			"DELETE FROM orders",
 		}, "\n"))},
@@ -56,8 +58,10 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 		"backfills/bad.sql:7: throttle \"soon\": want a duration such as 500ms or 2s",
 		"backfills/bad.sql:8: window \"25:00-26:00\": not a time of day",
 		"backfills/bad.sql:9: unknown key colour",
-		"backfills/bad.sql:11: duplicate key reason (first on line 4)",
-		"backfills/bad.sql:12: SQL starts with DELETE: want a single read-only SELECT or WITH",
+		"backfills/bad.sql:11: schedule: minute: 61 is out of range 0-59",
+		"backfills/bad.sql:12: schedule_partitions \"0\": want a number from 1 to 1000",
+		"backfills/bad.sql:13: duplicate key reason (first on line 4)",
+		"backfills/bad.sql:14: SQL starts with DELETE: want a single read-only SELECT or WITH",
 		"backfills/params.sql:4: unknown parameter $stop: a transform takes $start and $end",
 	}
 	got := strings.Split(err.Error(), "\n")

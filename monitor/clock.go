@@ -13,6 +13,9 @@ type Clock interface {
 	After(d time.Duration) <-chan time.Time
 }
 
+// WallClock is the real clock, in UTC.
+func WallClock() Clock { return wallClock{} }
+
 type wallClock struct{}
 
 func (wallClock) Now() time.Time                         { return time.Now().UTC() }

@@ -242,16 +242,7 @@ func runWithMonitor(ctx context.Context, mon *monitor.Monitor, serve func(contex
 	if err := mon.Load(ctx); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- mon.Run(ctx) }()
-	err := serve(ctx)
-	cancel()
-	if merr := <-done; err == nil {
-		err = merr
-	}
-	return err
+	return runBeside(ctx, mon.Run, serve)
 }
 
 func cliActor() string {

@@ -242,14 +242,5 @@ func reportDeliveries(e *env, rep notices.Report) {
 // runWithOutbox runs serve with the notice delivery worker beside it, stopping the worker when
 // serve returns.
 func runWithOutbox(ctx context.Context, svc *notices.Service, serve func(context.Context) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- svc.Outbox().Run(ctx) }()
-	err := serve(ctx)
-	cancel()
-	if werr := <-done; err == nil {
-		err = werr
-	}
-	return err
+	return runBeside(ctx, svc.Outbox().Run, serve)
 }

@@ -5,11 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"trueup/ledger"
 	tsql "trueup/sql"
 )
 
@@ -201,5 +206,70 @@ func TestPipelineRunKilledContinues(t *testing.T) {
 				t.Errorf("a third run: exit %d: %s %s", code, out, errs)
 			}
 		})
+	}
+}
+
+// TestServeRunsScheduledPipeline: trueup serve runs a backfill file's schedule: header as the
+// pipeline. Its last scheduled run is long ago (hourly slots missed), so serve makes up for
+// them once at start-up: the latest partition is computed into the live version, recorded in the
+// audit log as by the schedule.
+func TestServeRunsScheduledPipeline(t *testing.T) {
+	dir := demoDir(t)
+	cfg := filepath.Join(dir, "trueup.yaml")
+	file := filepath.Join(dir, "backfills", "fix_dedup_bug.sql")
+	body, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, append([]byte("-- schedule: 0 * * * *\n"), body...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The schedule ran last on 2025-01-01: every hourly slot since was missed.
+	l, err := ledger.Open(context.Background(), filepath.Join(dir, "trueup-state.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.DB().Exec(`INSERT INTO pipeline_runs (backfill, target, code_sha, windows, actor, owner, state, started_at, finished_at)
+		VALUES ('fix_dedup_bug', 'warehouse', '', '["2025-01-01"]', 'schedule', '', 'done', TIMESTAMP '2025-01-01 00:00:05', TIMESTAMP '2025-01-01 00:00:06')`); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	today := time.Now().UTC().Format("2006-01-02")
+	rawOrders(t, dir, today, 0, 3)
+
+	addr := freeAddr(t)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var serverLog bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"--config", cfg, "serve", "--addr", addr}, io.Discard, &serverLog)
+	}()
+	shutdown := sync.OnceFunc(func() { stop(); <-done })
+	defer shutdown()
+	var entries []struct {
+		Actor   string `json:"actor"`
+		Outcome string `json:"outcome"`
+		Detail  string `json:"detail"`
+	}
+	for deadline := time.Now().Add(2 * time.Minute); len(entries) == 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no scheduled pipeline run in the audit log after 2 minutes:\n%s", serverLog.String())
+		}
+		resp, err := http.Get("http://" + addr + "/api/v1/audit?action=pipeline.run")
+		if err != nil {
+			continue // not listening yet
+		}
+		err = json.NewDecoder(resp.Body).Decode(&entries)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e := entries[0]; e.Actor != "schedule" || e.Outcome != "ok" || !strings.Contains(e.Detail, "fix_dedup_bug for "+today+" into orders__v1") {
+		t.Errorf("audit entry %+v", e)
+	}
+	shutdown() // the warehouse file is trueup's while it serves
+	if n := pipelineRows(t, dir); n != 3 {
+		t.Errorf("readers see %d of today's 3 new orders after the scheduled run", n)
 	}
 }

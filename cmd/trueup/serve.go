@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -100,8 +101,28 @@ func serve(ctx context.Context, e *env, a *app, ln net.Listener) error {
 	}
 	defer p.close()
 	reloadOnHangup(ctx, e, a, p.mon, log)
-	run := func(ctx context.Context) error { return p.srv.Serve(ctx, ln) }
+	run := func(ctx context.Context) error {
+		return runBeside(ctx, p.schedules, func(ctx context.Context) error { return p.srv.Serve(ctx, ln) })
+	}
 	return runWithMonitor(ctx, p.mon, func(ctx context.Context) error { return runWithOutbox(ctx, p.ntc, run) })
+}
+
+// runBeside runs bg beside fg until fg returns, then stops bg and waits for it; the error is
+// fg's, else bg's. A nil bg runs fg alone.
+func runBeside(ctx context.Context, bg, fg func(context.Context) error) error {
+	if bg == nil {
+		return fg(ctx)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- bg(ctx) }()
+	err := fg(ctx)
+	cancel()
+	if berr := <-done; err == nil {
+		err = berr
+	}
+	return err
 }
 
 // served is a project wired for serving: the HTTP server, and the monitor and notices outbox
@@ -111,6 +132,8 @@ type served struct {
 	mon   *monitor.Monitor
 	ntc   *notices.Service
 	close func()
+	// schedules runs the backfills with a schedule: header as the pipeline (nil: none)
+	schedules func(context.Context) error
 }
 
 // openServed wires the project's services into a server listening on addr (not yet running).
@@ -159,6 +182,15 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 		}
 		bf := &backfill.Service{Runner: r, Log: log}
 		p.close = bf.Close
+		p.schedules = func(ctx context.Context) error {
+			return r.RunSchedules(ctx, monitor.WallClock(), func(sr backfill.ScheduledRun) {
+				if sr.Err != nil {
+					log.Error("scheduled pipeline run failed", "backfill", sr.Backfill, "slot", sr.Slot, "err", sr.Err)
+					return
+				}
+				log.Info("scheduled pipeline run", "backfill", sr.Backfill, "slot", sr.Slot, "run", sr.Run.RunID, "windows", strings.Join(sr.Run.Windows, ","))
+			})
+		}
 		opts.Backfills = ops.NewBackfills(bf)
 	}
 	if len(a.Config.Auth.Tokens) == 0 {
