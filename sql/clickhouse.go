@@ -77,7 +77,11 @@ func (e *chEngine) Check(ctx context.Context, query string, args ...any) error {
 // mode, url() and file() among them — whatever the server's profile allows. Sent with the
 // query's other settings, it applies to that query alone.
 func readOnly(ctx context.Context) context.Context {
-	return clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"readonly": 1}))
+	settings := clickhouse.Settings{"readonly": 1}
+	if yielding(ctx) {
+		settings["max_threads"] = 1
+	}
+	return clickhouse.Context(ctx, clickhouse.WithSettings(settings))
 }
 
 func (e *chEngine) Relations(ctx context.Context) ([]Relation, error) {

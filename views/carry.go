@@ -181,7 +181,7 @@ func (s *Service) planCarry(ctx context.Context, c *Change) error {
 	if plan.writeMark, err = s.engine.WriteMark(ctx, from); err != nil {
 		return err
 	}
-	if plan.fromParts, err = ref.measure(ctx, s.engine, from, nil); err != nil {
+	if plan.fromParts, err = ref.measure(tsql.Yielding(ctx), s.engine, from, nil); err != nil {
 		return err
 	}
 	var changed []string
@@ -202,7 +202,7 @@ func (s *Service) planCarry(ctx context.Context, c *Change) error {
 	if len(inScope) > 0 {
 		return &ScopeChangedError{Table: c.Table, Version: fmt.Sprintf("v%d", c.To), Partitions: inScope}
 	}
-	into, err := ref.measure(ctx, s.engine, to, changed)
+	into, err := ref.measure(tsql.Yielding(ctx), s.engine, to, changed)
 	if err != nil {
 		return err
 	}
