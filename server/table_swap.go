@@ -172,20 +172,14 @@ func (s *Server) apiTablePublish(c echo.Context, kind string) error {
 	if err := bindBody(c, &req, what); err != nil {
 		return err
 	}
-	if q := c.QueryParam("target"); q != "" {
-		req.Target = q
-	}
-	req.Table, req.Actor = c.Param("table"), s.tableActor(c)
+	req.Target, req.Table, req.Actor = s.tableWrite(c, req.Target)
 	if kind == views.KindSwap && req.To == "" {
 		return echo.NewHTTPError(http.StatusBadRequest, `Say which version to swap to: {"to": "v2"}.`)
 	}
 	ctx := c.Request().Context()
 	if req.DryRun {
 		plan, err := planPublish(ctx, t, kind, req)
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, plan)
+		return answer(c, plan, err)
 	}
 	if req.Undoes < 0 {
 		return echo.NewHTTPError(http.StatusBadRequest, "undoes: want the number of the swap the rollback takes back.")
@@ -198,8 +192,5 @@ func (s *Server) apiTablePublish(c echo.Context, kind string) error {
 		req.From = form.from
 	}
 	p, err := publishNow(ctx, t, kind, req)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, p)
+	return answer(c, p, err)
 }
