@@ -203,19 +203,7 @@ func (q *queries) service(target string) (*views.Service, error) {
 	if len(q.services) == 0 {
 		return nil, fault.New(fault.NotFound, "Queries are not set up here: the project has no targets.")
 	}
-	if target == "" {
-		target = q.def
-		if _, ok := q.services[target]; !ok && len(q.services) == 1 {
-			for n := range q.services {
-				target = n
-			}
-		}
-	}
-	s, ok := q.services[target]
-	if !ok {
-		return nil, fault.New(fault.NotFound, "There is no target %q.", target)
-	}
-	return s, nil
+	return q.services.pick(target, q.def)
 }
 
 // logicalTable is a logical table a query names, with its live version.
