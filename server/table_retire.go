@@ -1,7 +1,6 @@
 package server
 
 import (
-
 	"github.com/labstack/echo/v4"
 
 	"trueup/ops"
