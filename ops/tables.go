@@ -123,6 +123,22 @@ func (ts TableServices) pick(target, def string) (*views.Service, error) {
 	return s, nil
 }
 
+// PlanPublish is what a swap or rollback (kind: views.KindSwap, views.KindRollback) would do.
+func PlanPublish(ctx context.Context, t Tables, kind string, req PublishRequest) (views.Plan, error) {
+	if kind == views.KindSwap {
+		return t.PlanSwap(ctx, req)
+	}
+	return t.PlanRollback(ctx, req)
+}
+
+// PublishNow carries out a swap or rollback (kind) as req asks.
+func PublishNow(ctx context.Context, t Tables, kind string, req PublishRequest) (views.Publish, error) {
+	if kind == views.KindSwap {
+		return t.Swap(ctx, req)
+	}
+	return t.Rollback(ctx, req)
+}
+
 // NewTables is Tables over the views services of a project's targets. A request that names no
 // target goes to the default one when it has the table, else to the only target, else to the
 // first target, in name order, that has it.
