@@ -38,24 +38,27 @@ func tableCall[T any](ctx context.Context, t tables, method, table, rest, target
 	return call[T](ctx, t.c, method, tablePath(table)+rest, targetQuery(target), body)
 }
 
+// publish is POST tables/TABLE/swap or …/rollback (kind): its plan (a views.Plan) with dryRun,
+// else the publish it made (a views.Publish).
+func publish[T any](ctx context.Context, t tables, kind string, dryRun bool, req ops.PublishRequest) (T, error) {
+	req.DryRun = dryRun
+	return tableCall[T](ctx, t, http.MethodPost, req.Table, "/"+kind, req.Target, req)
+}
+
 func (t tables) PlanSwap(ctx context.Context, req ops.PublishRequest) (views.Plan, error) {
-	req.DryRun = true
-	return tableCall[views.Plan](ctx, t, http.MethodPost, req.Table, "/"+views.KindSwap, req.Target, req)
+	return publish[views.Plan](ctx, t, views.KindSwap, true, req)
 }
 
 func (t tables) Swap(ctx context.Context, req ops.PublishRequest) (views.Publish, error) {
-	req.DryRun = false
-	return tableCall[views.Publish](ctx, t, http.MethodPost, req.Table, "/"+views.KindSwap, req.Target, req)
+	return publish[views.Publish](ctx, t, views.KindSwap, false, req)
 }
 
 func (t tables) PlanRollback(ctx context.Context, req ops.PublishRequest) (views.Plan, error) {
-	req.DryRun = true
-	return tableCall[views.Plan](ctx, t, http.MethodPost, req.Table, "/"+views.KindRollback, req.Target, req)
+	return publish[views.Plan](ctx, t, views.KindRollback, true, req)
 }
 
 func (t tables) Rollback(ctx context.Context, req ops.PublishRequest) (views.Publish, error) {
-	req.DryRun = false
-	return tableCall[views.Publish](ctx, t, http.MethodPost, req.Table, "/"+views.KindRollback, req.Target, req)
+	return publish[views.Publish](ctx, t, views.KindRollback, false, req)
 }
 
 func (t tables) Retire(ctx context.Context, req ops.RetireRequest) (views.ListingJSON, error) {
