@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -203,19 +204,7 @@ func (q *queries) service(target string) (*views.Service, error) {
 	if len(q.services) == 0 {
 		return nil, fault.New(fault.NotFound, "Queries are not set up here: the project has no targets.")
 	}
-	if target == "" {
-		target = q.def
-		if _, ok := q.services[target]; !ok && len(q.services) == 1 {
-			for n := range q.services {
-				target = n
-			}
-		}
-	}
-	s, ok := q.services[target]
-	if !ok {
-		return nil, fault.New(fault.NotFound, "There is no target %q.", target)
-	}
-	return s, nil
+	return q.services.pick(target, q.def)
 }
 
 // logicalTable is a logical table a query names, with its live version.
@@ -246,7 +235,7 @@ func logicalTables(ctx context.Context, s *views.Service, sqlText string) ([]log
 // versionsAt decides the version each logical table is read at: the one named, else the one
 // live at asOf, else the live one.
 func versionsAt(ctx context.Context, s *views.Service, logical []logicalTable, named map[string]string, asOf time.Time) (map[string]TableRead, error) {
-	for _, t := range sortedKeys(named) {
+	for _, t := range slices.Sorted(maps.Keys(named)) {
 		if !slices.ContainsFunc(logical, func(l logicalTable) bool { return l.name == t }) {
 			if _, _, err := s.RetainedVersions(ctx, t); err != nil {
 				return nil, fault.New(fault.Invalid, "%s is not a logical table of target %s: versions can be named for logical tables only", t, s.Target())
@@ -387,13 +376,4 @@ func ParseAsOf(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fault.New(fault.Invalid, "as of %q: want a time such as 2026-07-20T09:00:00Z, 2026-07-20 09:00 (UTC) or 2026-07-20", s)
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -106,6 +106,39 @@ type PublishLookup struct {
 // TableServices is the views service of each target, by target name.
 type TableServices map[string]*views.Service
 
+// pick is the service of target; with no target named, the default one's, else the only one's.
+func (ts TableServices) pick(target, def string) (*views.Service, error) {
+	if target == "" {
+		target = def
+		if _, ok := ts[target]; !ok && len(ts) == 1 {
+			for n := range ts {
+				target = n
+			}
+		}
+	}
+	s, ok := ts[target]
+	if !ok {
+		return nil, fault.New(fault.NotFound, "There is no target %q.", target)
+	}
+	return s, nil
+}
+
+// PlanPublish is what a swap or rollback (kind: views.KindSwap, views.KindRollback) would do.
+func PlanPublish(ctx context.Context, t Tables, kind string, req PublishRequest) (views.Plan, error) {
+	if kind == views.KindSwap {
+		return t.PlanSwap(ctx, req)
+	}
+	return t.PlanRollback(ctx, req)
+}
+
+// PublishNow carries out a swap or rollback (kind) as req asks.
+func PublishNow(ctx context.Context, t Tables, kind string, req PublishRequest) (views.Publish, error) {
+	if kind == views.KindSwap {
+		return t.Swap(ctx, req)
+	}
+	return t.Rollback(ctx, req)
+}
+
 // NewTables is Tables over the views services of a project's targets. A request that names no
 // target goes to the default one when it has the table, else to the only target, else to the
 // first target, in name order, that has it.
@@ -243,18 +276,9 @@ func (t *tables) Publish(ctx context.Context, req PublishLookup) (views.Publish,
 // Adopt goes to the named target, else the default one, else the only one: the table is not a
 // logical table yet, so no target can be found by it.
 func (t *tables) Adopt(ctx context.Context, req AdoptRequest) (views.Publish, error) {
-	target := req.Target
-	if target == "" {
-		target = t.def
-		if _, ok := t.services[target]; !ok && len(t.services) == 1 {
-			for n := range t.services {
-				target = n
-			}
-		}
-	}
-	s, ok := t.services[target]
-	if !ok {
-		return views.Publish{}, fault.New(fault.NotFound, "There is no target %q.", target)
+	s, err := t.services.pick(req.Target, t.def)
+	if err != nil {
+		return views.Publish{}, err
 	}
 	r := views.AdoptRequest{Table: req.Table, Partition: req.Partition, Grain: req.Grain, Actor: req.Actor, Reason: req.Reason}
 	if req.Undo {

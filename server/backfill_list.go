@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"trueup/ops"
 	"trueup/server/page"
 )
 
@@ -13,11 +14,7 @@ const backfillsPerPage = 50
 
 // backfillList answers GET /backfills: every backfill with its latest run (50 to a page), and
 // runs by reason.
-func (s *Server) backfillList(c echo.Context) error {
-	svc, err := s.backfills()
-	if err != nil {
-		return err
-	}
+func (s *Server) backfillList(c echo.Context, svc ops.Backfills) error {
 	w, err := pageWindow(c, backfillsPerPage, backfillsPerPage)
 	if err != nil {
 		return err
@@ -47,11 +44,7 @@ func (s *Server) backfillList(c echo.Context) error {
 
 // apiBackfillList answers GET /api/v1/backfills?limit=&offset= (100 by default, at most 1000;
 // a Link header names the next window).
-func (s *Server) apiBackfillList(c echo.Context) error {
-	svc, err := s.backfills()
-	if err != nil {
-		return err
-	}
+func (s *Server) apiBackfillList(c echo.Context, svc ops.Backfills) error {
 	w, err := pageWindow(c, 100, 1000)
 	if err != nil {
 		return err
@@ -64,14 +57,7 @@ func (s *Server) apiBackfillList(c echo.Context) error {
 }
 
 // apiBackfillHistory answers GET /api/v1/backfills/history: past runs counted by reason.
-func (s *Server) apiBackfillHistory(c echo.Context) error {
-	svc, err := s.backfills()
-	if err != nil {
-		return err
-	}
+func (s *Server) apiBackfillHistory(c echo.Context, svc ops.Backfills) error {
 	h, err := svc.History(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, h)
+	return answer(c, h, err)
 }

@@ -20,11 +20,7 @@ import (
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 // backfillShow answers GET /backfills/:name: the computed plan and the latest run.
-func (s *Server) backfillShow(c echo.Context) error {
-	svc, err := s.backfills()
-	if err != nil {
-		return err
-	}
+func (s *Server) backfillShow(c echo.Context, svc ops.Backfills) error {
 	ctx := c.Request().Context()
 	name := c.Param("name")
 	p, err := svc.Plan(ctx, ops.BackfillRequest{Name: name, Actor: s.actor(c)})
@@ -88,11 +84,7 @@ func fillPlan(d *page.BackfillShow, p *backfill.Plan) {
 }
 
 // backfillProgress answers GET /backfills/:name/progress: the fragment htmx polls.
-func (s *Server) backfillProgress(c echo.Context) error {
-	svc, err := s.backfills()
-	if err != nil {
-		return err
-	}
+func (s *Server) backfillProgress(c echo.Context, svc ops.Backfills) error {
 	name := c.Param("name")
 	st, err := svc.Status(c.Request().Context(), ops.BackfillRequest{Name: name})
 	if err != nil {
@@ -141,31 +133,17 @@ func (s *Server) backfillActions(ctx context.Context, name string, st *backfill.
 }
 
 // apiBackfillShow answers GET /api/v1/backfills/:name: the plan.
-func (s *Server) apiBackfillShow(c echo.Context) error {
-	svc, err := s.backfills()
-	if err != nil {
-		return err
-	}
+func (s *Server) apiBackfillShow(c echo.Context, svc ops.Backfills) error {
 	scope, err := apiScope(c)
 	if err != nil {
 		return err
 	}
 	p, err := svc.Plan(c.Request().Context(), ops.BackfillRequest{Name: c.Param("name"), Scope: scope, Actor: s.actor(c)})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, p)
+	return answer(c, p, err)
 }
 
 // apiBackfillStatus answers GET /api/v1/backfills/:name/status.
-func (s *Server) apiBackfillStatus(c echo.Context) error {
-	svc, err := s.backfills()
-	if err != nil {
-		return err
-	}
+func (s *Server) apiBackfillStatus(c echo.Context, svc ops.Backfills) error {
 	st, err := svc.Status(c.Request().Context(), ops.BackfillRequest{Name: c.Param("name")})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, st)
+	return answer(c, st, err)
 }

@@ -17,11 +17,7 @@ import (
 // version, nothing written to the tables. Where the server keeps diffs, each table's diff is
 // kept and the browser is sent to the dry run's page (backfillDryRunShow), which a reload shows
 // again and the plan links; a dry run with notes (a blocked plan) is shown at once, notes and all.
-func (s *Server) backfillDryRun(c echo.Context) error {
-	svc, err := s.backfills()
-	if err != nil {
-		return err
-	}
+func (s *Server) backfillDryRun(c echo.Context, svc ops.Backfills) error {
 	ctx := c.Request().Context()
 	name := c.Param("name")
 	pv, err := svc.DryRun(ctx, ops.BackfillRequest{Name: name})
@@ -137,10 +133,7 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 	switch c.Param("action") {
 	case "dry-run":
 		pv, err := svc.DryRun(ctx, req)
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, pv)
+		return answer(c, pv, err)
 	case "run":
 		sample := 0
 		if v := c.QueryParam("sample"); v != "" {
@@ -176,10 +169,7 @@ func (s *Server) apiBackfillAction(c echo.Context) error {
 		return c.JSON(http.StatusAccepted, run)
 	case "window":
 		wr, err := svc.RunWindows(ctx, ops.WindowRequest{Name: req.Name, Window: c.QueryParam("window"), Actor: req.Actor})
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, wr)
+		return answer(c, wr, err)
 	case "cancel":
 		run, err := svc.Cancel(ctx, req)
 		if err != nil {

@@ -22,8 +22,5 @@ func (s *Server) apiCheckRun(c echo.Context) error {
 	}
 	req.Actor = s.actor(c)
 	run, err := s.rules.Check(c.Request().Context(), req)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, run)
+	return answer(c, run, err)
 }

@@ -21,8 +21,5 @@ func (s *Server) diffPartitionShow(c echo.Context) error {
 // apiDiffPartitionShow answers GET /api/v1/diffs/{id}/partitions/{partition}.
 func (s *Server) apiDiffPartitionShow(c echo.Context) error {
 	_, p, err := s.diffPartitionOf(c)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, p)
+	return answer(c, p, err)
 }

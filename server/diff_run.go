@@ -27,8 +27,5 @@ func (s *Server) apiDiffRun(c echo.Context) error {
 	}
 	req.Label, req.Actor = "api", s.actor(c)
 	res, err := s.diffs.Run(c.Request().Context(), req)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, res)
+	return answer(c, res, err)
 }

@@ -22,8 +22,5 @@ func (s *Server) diffShow(c echo.Context) error {
 // prints it, with every partition's samples.
 func (s *Server) apiDiffShow(c echo.Context) error {
 	r, err := s.diffOf(c)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, r)
+	return answer(c, r, err)
 }

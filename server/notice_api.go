@@ -12,11 +12,7 @@ import (
 
 // apiNoticeList answers GET /api/v1/notices?table=&state=&limit=&offset= with the notices,
 // newest first (100 by default, at most 1000; a Link header names the next window).
-func (s *Server) apiNoticeList(c echo.Context) error {
-	n, err := s.notices()
-	if err != nil {
-		return err
-	}
+func (s *Server) apiNoticeList(c echo.Context, n ops.Notices) error {
 	f, err := noticeFilter(c)
 	if err != nil {
 		return err
@@ -91,8 +87,5 @@ func (s *Server) apiNotice(c echo.Context, fn func(ops.Notices, int64) (notices.
 		return err
 	}
 	out, err := fn(n, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, out)
+	return answer(c, out, err)
 }

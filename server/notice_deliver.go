@@ -1,8 +1,6 @@
 package server
 
 import (
-	"net/http"
-
 	"github.com/labstack/echo/v4"
 )
 
@@ -19,8 +17,5 @@ func (s *Server) apiNoticeDeliver(c echo.Context) error {
 		return err
 	}
 	rep, err := n.Deliver(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, rep)
+	return answer(c, rep, err)
 }

@@ -10,11 +10,7 @@ import (
 )
 
 // noticeFeed answers GET /notices.atom (and ?table=): the Atom feed of announced notices.
-func (s *Server) noticeFeed(c echo.Context) error {
-	svc, err := s.noticeReads()
-	if err != nil {
-		return err
-	}
+func (s *Server) noticeFeed(c echo.Context, svc NoticeService) error {
 	table := c.QueryParam("table")
 	ns, err := svc.List(c.Request().Context(), notices.Filter{Table: table})
 	if err != nil {

@@ -16,11 +16,7 @@ const noticesPerPage = 50
 
 // noticeList answers GET /notices: every notice, newest first, filtered by ?table= and ?state=,
 // 50 to a page (?page=).
-func (s *Server) noticeList(c echo.Context) error {
-	svc, err := s.noticeReads()
-	if err != nil {
-		return err
-	}
+func (s *Server) noticeList(c echo.Context, svc NoticeService) error {
 	f, err := noticeFilter(c)
 	if err != nil {
 		return err

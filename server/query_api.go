@@ -32,8 +32,5 @@ func (s *Server) apiQuery(c echo.Context) error {
 		req.Target = t
 	}
 	res, err := q.Query(c.Request().Context(), req)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, res)
+	return answer(c, res, err)
 }

@@ -20,11 +20,7 @@ import (
 // queryShow answers GET /query: the time-travel page. With sql or exposure it runs the query:
 // versions=orders=v1,… and the pickers' v.<table> fields name versions, as_of a time, compare=yes
 // the live answer beside it. Bad input shows the form again with the reason.
-func (s *Server) queryShow(c echo.Context) error {
-	q, err := s.queries()
-	if err != nil {
-		return err
-	}
+func (s *Server) queryShow(c echo.Context, q ops.Queries) error {
 	ctx := c.Request().Context()
 	d := page.Query{Chrome: s.chrome("Query as of", "Query"), SQL: c.QueryParam("sql"), Exposure: c.QueryParam("exposure"),
 		AsOf: c.QueryParam("as_of"), Compare: c.QueryParam("compare") == "yes", Target: c.QueryParam("target")}

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"net/http"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -18,6 +19,15 @@ func render(c echo.Context, status int, comp templ.Component) error {
 		return fmt.Errorf("render: %w", err)
 	}
 	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// answer is how an API handler ends: the operation's error as it is (statusOf gives its status
+// and body), else what it answered, as JSON.
+func answer(c echo.Context, v any, err error) error {
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v)
 }
 
 // chrome fills the parts every page shares.

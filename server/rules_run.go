@@ -27,8 +27,5 @@ func (s *Server) apiRuleRun(c echo.Context) error {
 		return err
 	}
 	run, err := s.rules.RunNow(c.Request().Context(), ops.RuleRunRequest{Rule: c.Param("rule"), Actor: s.actor(c)})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, run)
+	return answer(c, run, err)
 }

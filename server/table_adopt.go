@@ -16,11 +16,7 @@ import (
 // tableAdopt answers POST /tables/{table}/adopt, the button of a plain table's page: adopt it
 // (undo=yes reverses an adopt) and show its versions page; a refusal shows the page again with
 // the reason.
-func (s *Server) tableAdopt(c echo.Context) error {
-	t, err := s.tables()
-	if err != nil {
-		return err
-	}
+func (s *Server) tableAdopt(c echo.Context, t ops.Tables) error {
 	req := ops.AdoptRequest{Target: requestTarget(c), Table: c.Param("table"), Partition: c.FormValue("partition"),
 		Grain: c.FormValue("grain"), Reason: c.FormValue("reason"), Undo: c.FormValue("undo") == "yes", Actor: s.tableActor(c)}
 	p, err := t.Adopt(c.Request().Context(), req)
@@ -37,24 +33,14 @@ func (s *Server) tableAdopt(c echo.Context) error {
 
 // apiTableAdopt answers POST /api/v1/tables/{table}/adopt: the adopt (or, with "undo": true,
 // its reversal) as a publish. `trueup adopt TABLE` through a server.
-func (s *Server) apiTableAdopt(c echo.Context) error {
-	t, err := s.tables()
-	if err != nil {
-		return err
-	}
+func (s *Server) apiTableAdopt(c echo.Context, t ops.Tables) error {
 	var req ops.AdoptRequest
 	if err := bindBody(c, &req, `an adopt request {"partition": "d", "grain": "day", "reason": "…"}`); err != nil {
 		return err
 	}
-	if q := c.QueryParam("target"); q != "" {
-		req.Target = q
-	}
-	req.Table, req.Actor = c.Param("table"), s.tableActor(c)
+	req.Target, req.Table, req.Actor = s.tableWrite(c, req.Target)
 	p, err := t.Adopt(c.Request().Context(), req)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, p)
+	return answer(c, p, err)
 }
 
 // plainTablePage is the page of a table that is plain, not logical yet.

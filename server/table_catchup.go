@@ -12,11 +12,7 @@ import (
 // tableCatchUp answers POST /tables/{table}/catch-up, the button the versions page shows when an
 // old version was written after it stopped being live: carry those rows into the live version
 // and show the page again.
-func (s *Server) tableCatchUp(c echo.Context) error {
-	t, err := s.tables()
-	if err != nil {
-		return err
-	}
+func (s *Server) tableCatchUp(c echo.Context, t ops.Tables) error {
 	req := ops.CatchUpRequest{Target: requestTarget(c), Table: c.Param("table"), Actor: s.tableActor(c)}
 	r, err := t.CatchUp(c.Request().Context(), req)
 	if err != nil {
@@ -31,36 +27,19 @@ func (s *Server) tableCatchUp(c echo.Context) error {
 
 // apiTableStale answers GET /api/v1/tables/{table}/stale: the versions written after they
 // stopped being live, and the partitions readers do not see.
-func (s *Server) apiTableStale(c echo.Context) error {
-	t, err := s.tables()
-	if err != nil {
-		return err
-	}
+func (s *Server) apiTableStale(c echo.Context, t ops.Tables) error {
 	out, err := t.Stale(c.Request().Context(), ops.VersionsRequest{Target: c.QueryParam("target"), Table: c.Param("table")})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, out)
+	return answer(c, out, err)
 }
 
 // apiTableCatchUp answers POST /api/v1/tables/{table}/catch-up: `trueup catch-up TABLE` through
 // a server.
-func (s *Server) apiTableCatchUp(c echo.Context) error {
-	t, err := s.tables()
-	if err != nil {
-		return err
-	}
+func (s *Server) apiTableCatchUp(c echo.Context, t ops.Tables) error {
 	var req ops.CatchUpRequest
 	if err := bindBody(c, &req, `a catch-up request {"target": "…"}`); err != nil {
 		return err
 	}
-	if q := c.QueryParam("target"); q != "" {
-		req.Target = q
-	}
-	req.Table, req.Actor = c.Param("table"), s.tableActor(c)
+	req.Target, req.Table, req.Actor = s.tableWrite(c, req.Target)
 	r, err := t.CatchUp(c.Request().Context(), req)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, r)
+	return answer(c, r, err)
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -27,6 +28,12 @@ func (s *Server) tableActor(c echo.Context) string {
 		return a
 	}
 	return s.actor(c)
+}
+
+// tableWrite is what a POST /api/v1/tables/{table}/… takes besides its body: the target of
+// ?target= when given (else bodyTarget, the body's), the table of the path and the caller.
+func (s *Server) tableWrite(c echo.Context, bodyTarget string) (target, table, actor string) {
+	return cmp.Or(c.QueryParam("target"), bodyTarget), c.Param("table"), s.tableActor(c)
 }
 
 func tableHref(table, target string) string {

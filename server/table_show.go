@@ -17,11 +17,7 @@ import (
 const publishesPerPage = 20
 
 // tableShow answers GET /tables/{table}: the versions page, its history a page at a time.
-func (s *Server) tableShow(c echo.Context) error {
-	t, err := s.tables()
-	if err != nil {
-		return err
-	}
+func (s *Server) tableShow(c echo.Context, t ops.Tables) error {
 	w, err := pageWindow(c, publishesPerPage, publishesPerPage)
 	if err != nil {
 		return err
@@ -69,11 +65,7 @@ func (s *Server) tableShow(c echo.Context) error {
 
 // apiTableShow answers GET /api/v1/tables/{table}: the versions and ?limit= publishes of the
 // history from ?offset= (20 by default, at most 1000; a Link header names the next).
-func (s *Server) apiTableShow(c echo.Context) error {
-	t, err := s.tables()
-	if err != nil {
-		return err
-	}
+func (s *Server) apiTableShow(c echo.Context, t ops.Tables) error {
 	w, err := pageWindow(c, publishesPerPage, 1000)
 	if err != nil {
 		return err
@@ -88,32 +80,18 @@ func (s *Server) apiTableShow(c echo.Context) error {
 }
 
 // apiTablePublishShow answers GET /api/v1/tables/{table}/publishes/{id}: one swap or rollback.
-func (s *Server) apiTablePublishShow(c echo.Context) error {
-	t, err := s.tables()
-	if err != nil {
-		return err
-	}
+func (s *Server) apiTablePublishShow(c echo.Context, t ops.Tables) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id <= 0 {
 		return echo.NewHTTPError(http.StatusNotFound, "There is no swap or rollback "+strconv.Quote(c.Param("id"))+".")
 	}
 	p, err := t.Publish(c.Request().Context(), ops.PublishLookup{Target: c.QueryParam("target"), Table: c.Param("table"), ID: id})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, p)
+	return answer(c, p, err)
 }
 
 // apiTableWriteTarget answers GET /api/v1/tables/{table}/write-target: the physical table
 // writers insert into now, for a pipeline to resolve at the start of each load.
-func (s *Server) apiTableWriteTarget(c echo.Context) error {
-	t, err := s.tables()
-	if err != nil {
-		return err
-	}
+func (s *Server) apiTableWriteTarget(c echo.Context, t ops.Tables) error {
 	w, err := t.WriteTarget(c.Request().Context(), ops.VersionsRequest{Target: c.QueryParam("target"), Table: c.Param("table")})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, w)
+	return answer(c, w, err)
 }

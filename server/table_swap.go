@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -17,13 +16,13 @@ import (
 
 // tableSwap answers POST /tables/{table}/swap. Without confirm=yes it shows what would change
 // and the validation gate; with it, it swaps and redirects to the versions page.
-func (s *Server) tableSwap(c echo.Context) error {
-	return s.tablePublish(c, views.KindSwap)
+func (s *Server) tableSwap(c echo.Context, t ops.Tables) error {
+	return s.tablePublish(c, t, views.KindSwap)
 }
 
 // tableRollback answers POST /tables/{table}/rollback, with the same confirmation step.
-func (s *Server) tableRollback(c echo.Context) error {
-	return s.tablePublish(c, views.KindRollback)
+func (s *Server) tableRollback(c echo.Context, t ops.Tables) error {
+	return s.tablePublish(c, t, views.KindRollback)
 }
 
 // tablePublish shows the confirmation step or, confirmed, carries it out. The confirmation's form
@@ -31,11 +30,7 @@ func (s *Server) tableRollback(c echo.Context) error {
 // a swap moves from (from=table=vN) — so that a second click, or a confirmation made stale by
 // someone else's swap, is refused (409, the confirmation shown again as it stands now) instead of
 // taking back or moving something the operator never saw.
-func (s *Server) tablePublish(c echo.Context, kind string) error {
-	t, err := s.tables()
-	if err != nil {
-		return err
-	}
+func (s *Server) tablePublish(c echo.Context, t ops.Tables, kind string) error {
 	ctx := c.Request().Context()
 	req := ops.PublishRequest{Target: requestTarget(c), Table: c.Param("table"), To: c.FormValue("to"),
 		Reason: c.FormValue("reason"), Override: c.FormValue("override"), Actor: s.tableActor(c)}
@@ -48,11 +43,11 @@ func (s *Server) tablePublish(c echo.Context, kind string) error {
 		return err
 	}
 	req.Undoes, req.From = exp.undoes, exp.from
-	plan, err := planPublish(ctx, t, kind, req)
+	plan, err := ops.PlanPublish(ctx, t, kind, req)
 	if err != nil && confirmed && exp.set() {
 		// Nothing can be planned now (a second click after the only swap was taken back, say):
 		// the request itself says whether that is because what was confirmed no longer holds (409).
-		p, perr := publishNow(ctx, t, kind, req)
+		p, perr := ops.PublishNow(ctx, t, kind, req)
 		if perr != nil {
 			return perr
 		}
@@ -67,7 +62,7 @@ func (s *Server) tablePublish(c echo.Context, kind string) error {
 	if !confirmed {
 		return render(c, http.StatusOK, page.TableConfirmPage(confirm))
 	}
-	p, err := publishNow(ctx, t, kind, req)
+	p, err := ops.PublishNow(ctx, t, kind, req)
 	switch {
 	case errors.Is(err, fault.ErrFailed):
 		// Ask again, saying why: the override needs a written reason.
@@ -135,35 +130,17 @@ func fromFields(plan views.Plan) []string {
 	return out
 }
 
-// planPublish is what a swap or rollback would do.
-func planPublish(ctx context.Context, t ops.Tables, kind string, req ops.PublishRequest) (views.Plan, error) {
-	if kind == views.KindSwap {
-		return t.PlanSwap(ctx, req)
-	}
-	return t.PlanRollback(ctx, req)
-}
-
-// publishNow carries out a swap or rollback with what the operator confirmed.
-func publishNow(ctx context.Context, t ops.Tables, kind string, req ops.PublishRequest) (views.Publish, error) {
-	if kind == views.KindSwap {
-		return t.Swap(ctx, req)
-	}
-	return t.Rollback(ctx, req)
-}
-
 // apiTableSwap answers POST /api/v1/tables/{table}/swap: the publish, or with dry_run the plan.
-func (s *Server) apiTableSwap(c echo.Context) error { return s.apiTablePublish(c, views.KindSwap) }
+func (s *Server) apiTableSwap(c echo.Context, t ops.Tables) error {
+	return s.apiTablePublish(c, t, views.KindSwap)
+}
 
 // apiTableRollback answers POST /api/v1/tables/{table}/rollback.
-func (s *Server) apiTableRollback(c echo.Context) error {
-	return s.apiTablePublish(c, views.KindRollback)
+func (s *Server) apiTableRollback(c echo.Context, t ops.Tables) error {
+	return s.apiTablePublish(c, t, views.KindRollback)
 }
 
-func (s *Server) apiTablePublish(c echo.Context, kind string) error {
-	t, err := s.tables()
-	if err != nil {
-		return err
-	}
+func (s *Server) apiTablePublish(c echo.Context, t ops.Tables, kind string) error {
 	var req ops.PublishRequest
 	what := `a swap request {"to": "v2", "reason": …}`
 	if kind == views.KindRollback {
@@ -172,20 +149,14 @@ func (s *Server) apiTablePublish(c echo.Context, kind string) error {
 	if err := bindBody(c, &req, what); err != nil {
 		return err
 	}
-	if q := c.QueryParam("target"); q != "" {
-		req.Target = q
-	}
-	req.Table, req.Actor = c.Param("table"), s.tableActor(c)
+	req.Target, req.Table, req.Actor = s.tableWrite(c, req.Target)
 	if kind == views.KindSwap && req.To == "" {
 		return echo.NewHTTPError(http.StatusBadRequest, `Say which version to swap to: {"to": "v2"}.`)
 	}
 	ctx := c.Request().Context()
 	if req.DryRun {
-		plan, err := planPublish(ctx, t, kind, req)
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, plan)
+		plan, err := ops.PlanPublish(ctx, t, kind, req)
+		return answer(c, plan, err)
 	}
 	if req.Undoes < 0 {
 		return echo.NewHTTPError(http.StatusBadRequest, "undoes: want the number of the swap the rollback takes back.")
@@ -197,9 +168,6 @@ func (s *Server) apiTablePublish(c echo.Context, kind string) error {
 		}
 		req.From = form.from
 	}
-	p, err := publishNow(ctx, t, kind, req)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, p)
+	p, err := ops.PublishNow(ctx, t, kind, req)
+	return answer(c, p, err)
 }

@@ -3,7 +3,8 @@ package views
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	tsql "trueup/sql"
@@ -54,7 +55,7 @@ func (s *Service) AsOf(ctx context.Context, query string, at map[string]string) 
 		return "", fmt.Errorf("views: as of: %w", err)
 	}
 	to := map[string]string{}
-	for _, table := range sortedTables(at) {
+	for _, table := range slices.Sorted(maps.Keys(at)) {
 		rel, err := s.Retained(ctx, table, at[table])
 		if err != nil {
 			return "", err
@@ -103,17 +104,8 @@ func PlanSides(p Plan) (before, after map[string]string) { return Sides(Publish{
 // describeAt writes at as "orders v2, daily_revenue v1".
 func describeAt(at map[string]string) string {
 	var parts []string
-	for _, t := range sortedTables(at) {
+	for _, t := range slices.Sorted(maps.Keys(at)) {
 		parts = append(parts, t+" "+at[t])
 	}
 	return strings.Join(parts, ", ")
-}
-
-func sortedTables(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -16,13 +16,10 @@ func runAdopt(ctx context.Context, e *env, args []string) error {
 	grain := fs.String("grain", "", "the backfills' grain: day, hour or month")
 	undo := fs.Bool("undo", false, "reverse an adopt: TABLE__v1 goes back under TABLE's name (only while v1 is the only version)")
 	reason := fs.String("reason", "", "why, for the audit log")
-	format := fs.String("format", "text", "output: text or json")
+	format := formatFlag(fs)
 	table, err := oneTable(fs, args, "adopt TABLE [--partition COL] [--grain day|hour|month] [--undo] [--reason TEXT]")
 	if err != nil {
 		return err
-	}
-	if *format != "text" && *format != "json" {
-		return usagef("adopt: --format %q: want text or json", *format)
 	}
 	t, done, err := tableOps(ctx, e, false)
 	if err != nil {

@@ -20,12 +20,11 @@ import (
 const backfillUsage = "backfill plan|dry-run|run|status|resume|retry|cancel|verify NAME, or backfill history"
 
 func runBackfill(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return usagef("usage: trueup %s", backfillUsage)
+	verb, fs, err := e.verbFlags(args, backfillUsage)
+	if err != nil {
+		return err
 	}
-	verb := args[0]
-	fs := e.flags("backfill " + verb)
-	format := fs.String("format", "text", "output: text or json")
+	format := formatFlag(fs)
 	from := fs.String("from", "", "first partition (YYYY-MM-DD): overrides the file's scope")
 	to := fs.String("to", "", "last partition, inclusive")
 	sample := fs.Int("sample", 0, "run: build and validate only this many partitions, then stop for review")
@@ -36,8 +35,8 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *format != "text" && *format != "json" {
-		return usagef("backfill: --format %q: want text or json", *format)
+	if err := checkFormat("backfill", *format); err != nil {
+		return err
 	}
 	name := ""
 	switch {

@@ -14,13 +14,10 @@ import (
 func runCatchUp(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("catch-up")
 	dryRun := fs.Bool("dry-run", false, "list what would be carried, change nothing (exit 1 when there is any)")
-	format := fs.String("format", "text", "output: text or json")
+	format := formatFlag(fs)
 	table, err := oneTable(fs, args, "catch-up TABLE [--dry-run] [--format text|json]")
 	if err != nil {
 		return err
-	}
-	if *format != "text" && *format != "json" {
-		return usagef("catch-up: --format %q: want text or json", *format)
 	}
 	t, done, err := tableOps(ctx, e, false)
 	if err != nil {

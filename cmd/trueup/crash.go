@@ -45,39 +45,31 @@ func crashPoint(point string) func() {
 
 // crashHooks are the views' hooks for the crash points of swaps, rollbacks and adopts.
 func crashHooks() views.Hooks {
-	swap, rollback := crashPoint("swap.after-outcome"), crashPoint("rollback.after-outcome")
-	adoptIntent, adoptDone := crashPoint("adopt.after-intent"), crashPoint("adopt.after-rename")
-	carried, repointed := crashPoint("swap.after-carry"), crashPoint("swap.after-repoint")
 	var h views.Hooks
-	if carried != nil {
+	if carried := crashPoint("swap.after-carry"); carried != nil {
 		h.AfterCarry = func(views.Publish) { carried() }
 	}
-	if swap != nil || rollback != nil {
-		h.AfterOutcome = func(p views.Publish) {
-			if p.Kind == views.KindSwap && swap != nil {
-				swap()
-			}
-			if p.Kind == views.KindRollback && rollback != nil {
-				rollback()
-			}
-		}
-	}
-	if adoptIntent != nil {
-		h.AfterIntent = func(p views.Publish) {
-			if p.Kind == views.KindAdopt {
-				adoptIntent()
-			}
-		}
-	}
-	if adoptDone != nil || repointed != nil {
-		h.AfterRepoint = func(p views.Publish) {
-			if p.Kind == views.KindAdopt && adoptDone != nil {
-				adoptDone()
-			}
-			if p.Kind == views.KindSwap && repointed != nil {
-				repointed()
-			}
-		}
-	}
+	h.AfterOutcome = byKind(map[string]string{views.KindSwap: "swap.after-outcome", views.KindRollback: "rollback.after-outcome"})
+	h.AfterIntent = byKind(map[string]string{views.KindAdopt: "adopt.after-intent"})
+	h.AfterRepoint = byKind(map[string]string{views.KindAdopt: "adopt.after-rename", views.KindSwap: "swap.after-repoint"})
 	return h
+}
+
+// byKind is a hook that reaches the crash point points names for the kind of the publish it is
+// called with; nil when crashEnv names none of them.
+func byKind(points map[string]string) func(views.Publish) {
+	at := map[string]func(){}
+	for kind, point := range points {
+		if f := crashPoint(point); f != nil {
+			at[kind] = f
+		}
+	}
+	if len(at) == 0 {
+		return nil
+	}
+	return func(p views.Publish) {
+		if f := at[p.Kind]; f != nil {
+			f()
+		}
+	}
 }

@@ -67,6 +67,28 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// verbFlags is the verb of a command that takes one first (trueup backfill run NAME) and its
+// flag set, named after both; without a verb it is bad usage, usage the line that says so.
+func (e *env) verbFlags(args []string, usage string) (string, *flag.FlagSet, error) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return "", nil, usagef("usage: trueup %s", usage)
+	}
+	noun, _, _ := strings.Cut(usage, " ")
+	return args[0], e.flags(noun + " " + args[0]), nil
+}
+
+// formatFlag is a command's --format, text or json; oneTable, or checkFormat after parsing,
+// refuses any other.
+func formatFlag(fs *flag.FlagSet) *string { return fs.String("format", "text", "output: text or json") }
+
+// checkFormat refuses a --format other than text or json, naming the command cmd.
+func checkFormat(cmd, format string) error {
+	if format != "text" && format != "json" {
+		return usagef("%s: --format %q: want text or json", cmd, format)
+	}
+	return nil
+}
+
 // noArgs rejects positional arguments a command does not take.
 func noArgs(fs *flag.FlagSet) error {
 	if fs.NArg() > 0 {

@@ -13,36 +13,29 @@ import (
 
 	"trueup/notices"
 	"trueup/ops"
+	"trueup/ops/client"
 	"trueup/sqlfile"
 )
 
 const noticeUsage = "notice list [--table T] [--state S] | show ID | edit ID --planned-swap TIME | announce ID [--planned-swap TIME] | withdraw ID [--reason TEXT] | complete ID | deliver"
 
 func runNotice(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return usagef("usage: trueup %s", noticeUsage)
+	verb, fs, err := e.verbFlags(args, noticeUsage)
+	if err != nil {
+		return err
 	}
-	verb := args[0]
-	fs := e.flags("notice " + verb)
-	format := fs.String("format", "text", "output: text or json")
+	format := formatFlag(fs)
 	table := fs.String("table", "", "list: only notices about this table")
 	state := fs.String("state", "", "list: only notices in this state (draft, announced, completed, rolled-back, withdrawn)")
 	reason := fs.String("reason", "", "withdraw: why the change will not happen as announced; complete: a note")
 	planned := fs.String("planned-swap", "", "edit, announce: when the new data is planned to go live, e.g. 2026-08-04T09:00:00Z or '2026-08-04 09:00' (UTC)")
 	// Flags may come before or after the notice id: `notice show 3 --format json`.
-	var positional []string
-	for rest := args[1:]; ; {
-		if err := parse(fs, rest); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		rest = fs.Args()[1:]
+	positional, err := parseMixed(fs, args[1:])
+	if err != nil {
+		return err
 	}
-	if *format != "text" && *format != "json" {
-		return usagef("notice: --format %q: want text or json", *format)
+	if err := checkFormat("notice", *format); err != nil {
+		return err
 	}
 	var id int64
 	switch verb {
@@ -130,22 +123,13 @@ func runNotice(ctx context.Context, e *env, args []string) error {
 // own worker delivers what a write queues), else over the project's notice service, whose
 // queued messages done delivers.
 func noticeOps(ctx context.Context, e *env) (ops.Notices, *opsDone, error) {
-	if rc, err := e.remote(); rc != nil || err != nil {
+	return openOps(ctx, e, (*client.Client).Notices, func(a *app) (ops.Notices, *opsDone, error) {
+		svc, err := openNotices(ctx, e, a, slog.New(slog.NewTextHandler(e.stderr, nil)))
 		if err != nil {
 			return nil, nil, err
 		}
-		return rc.Notices(), &opsDone{}, nil
-	}
-	a, err := openApp(ctx, e.globals)
-	if err != nil {
-		return nil, nil, err
-	}
-	svc, err := openNotices(ctx, e, a, slog.New(slog.NewTextHandler(e.stderr, nil)))
-	if err != nil {
-		a.Close()
-		return nil, nil, err
-	}
-	return ops.NewNotices(svc), &opsDone{app: a, ntc: svc}, nil
+		return ops.NewNotices(svc), &opsDone{app: a, ntc: svc}, nil
+	})
 }
 
 // openNotices returns the notice service of the project: its notify channels, its exposures

@@ -13,13 +13,10 @@ import (
 func runPipeline(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("run")
 	window := fs.String("window", "latest", "the partitions to compute: latest (the one holding now), a partition (2026-09-01), or FROM..TO")
-	format := fs.String("format", "text", "output: text or json")
+	format := formatFlag(fs)
 	name, err := oneTable(fs, args, "run BACKFILL [--window latest|DATE|FROM..TO] [--format text|json]")
 	if err != nil {
 		return err
-	}
-	if *format != "text" && *format != "json" {
-		return usagef("run: --format %q: want text or json", *format)
 	}
 	b, done, err := backfillOps(ctx, e)
 	if err != nil {

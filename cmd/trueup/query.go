@@ -13,6 +13,7 @@ import (
 
 	"trueup/notices"
 	"trueup/ops"
+	"trueup/ops/client"
 )
 
 const queryUsage = "query SQL|--file F|--exposure NAME [--version T=vN,…] [--as-of TIME] [--compare-to-live] [--format table|json|csv] [--limit N]"
@@ -106,34 +107,19 @@ func parseVersionPairs(s string) (map[string]string, error) {
 // queryOps is the query operation: through the server with --server, else over the project's
 // views services (recovered first, as `trueup versions` does) and, when asked, its exposures.
 func queryOps(ctx context.Context, e *env, exposures bool) (ops.Queries, *opsDone, error) {
-	if rc, err := e.remote(); rc != nil || err != nil {
-		if err != nil {
-			return nil, nil, err
+	return openOps(ctx, e, (*client.Client).Queries, func(a *app) (ops.Queries, *opsDone, error) {
+		log := slog.New(slog.NewTextHandler(e.stderr, nil))
+		var xs []*notices.Exposure
+		if exposures {
+			ntc, err := openNotices(ctx, e, a, log)
+			if err != nil {
+				return nil, nil, err
+			}
+			xs = ntc.Exposures()
 		}
-		return rc.Queries(), &opsDone{}, nil
-	}
-	a, err := openApp(ctx, e.globals)
-	if err != nil {
-		return nil, nil, err
-	}
-	log := slog.New(slog.NewTextHandler(e.stderr, nil))
-	var xs []*notices.Exposure
-	if exposures {
-		ntc, err := openNotices(ctx, e, a, log)
-		if err != nil {
-			a.Close()
-			return nil, nil, err
-		}
-		xs = ntc.Exposures()
-	}
-	services, repairs, err := recoveredViews(ctx, a, a.Names, nil, log)
-	for _, r := range repairs {
-		fmt.Fprintf(e.stderr, "recovery: %s %s: %s\n", r.Target, r.Table, r.What)
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "recovery incomplete: %v\n", oneLine(err))
-	}
-	return ops.NewQueries(services, a.Config.DefaultTarget, xs), &opsDone{app: a}, nil
+		services := recoveredViews(ctx, e, a, a.Names, nil, log)
+		return ops.NewQueries(services, a.Config.DefaultTarget, xs), &opsDone{app: a}, nil
+	})
 }
 
 // readLine says the versions each table was read at, e.g. "daily_revenue v1 (live since …, swap #3)".

@@ -15,7 +15,7 @@ func runSwap(ctx context.Context, e *env, args []string) error {
 	reason := fs.String("reason", "", "why, for the audit log and the notice")
 	override := fs.String("override", "", "an approver's written reason to publish a version whose validation failed")
 	dryRun := fs.Bool("dry-run", false, "print what would change and the validation gate, change nothing")
-	format := fs.String("format", "text", "output: text or json")
+	format := formatFlag(fs)
 	table, err := oneTable(fs, args, "swap TABLE --to vN [--reason TEXT] [--override REASON] [--dry-run]")
 	if err != nil {
 		return err
@@ -23,27 +23,7 @@ func runSwap(ctx context.Context, e *env, args []string) error {
 	if *to == "" {
 		return usagef("swap: --to is required, e.g. --to v2 (trueup versions %s lists them)", table)
 	}
-	if *format != "text" && *format != "json" {
-		return usagef("swap: --format %q: want text or json", *format)
-	}
-	t, done, err := tableOps(ctx, e, !*dryRun)
-	if err != nil {
-		return err
-	}
-	defer done.close()
-	req := ops.PublishRequest{Target: e.globals.target, Table: table, To: *to, Actor: cliActor(), Reason: *reason, Override: *override}
-	if *dryRun {
-		plan, err := t.PlanSwap(ctx, req)
-		if err != nil {
-			return err
-		}
-		return writeViewPlan(e.stdout, *format, plan)
-	}
-	p, err := t.Swap(ctx, req)
-	if err != nil {
-		return err
-	}
-	return finishPublish(ctx, e, *format, p, done)
+	return publish(ctx, e, views.KindSwap, *dryRun, *format, ops.PublishRequest{Table: table, To: *to, Reason: *reason, Override: *override})
 }
 
 func runRollback(ctx context.Context, e *env, args []string) error {
@@ -51,7 +31,7 @@ func runRollback(ctx context.Context, e *env, args []string) error {
 	reason := fs.String("reason", "", "why, for the audit log and the notice")
 	dryRun := fs.Bool("dry-run", false, "print what would change, change nothing")
 	undoes := fs.Int64("undoes", 0, "the swap it must take back (as --dry-run says): when another one is in effect it is refused, so a retry never takes back a second swap")
-	format := fs.String("format", "text", "output: text or json")
+	format := formatFlag(fs)
 	table, err := oneTable(fs, args, "rollback TABLE [--reason TEXT] [--undoes N] [--dry-run]")
 	if err != nil {
 		return err
@@ -59,27 +39,30 @@ func runRollback(ctx context.Context, e *env, args []string) error {
 	if *undoes < 0 {
 		return usagef("rollback: --undoes %d: want the number of a swap, e.g. --undoes 4", *undoes)
 	}
-	if *format != "text" && *format != "json" {
-		return usagef("rollback: --format %q: want text or json", *format)
-	}
-	t, done, err := tableOps(ctx, e, !*dryRun)
+	return publish(ctx, e, views.KindRollback, *dryRun, *format, ops.PublishRequest{Table: table, Reason: *reason, Undoes: *undoes})
+}
+
+// publish carries out the swap or rollback (kind) req asks for, on --target as the CLI's user,
+// or with dryRun prints what it would do. Only a real one is told to the notices.
+func publish(ctx context.Context, e *env, kind string, dryRun bool, format string, req ops.PublishRequest) error {
+	t, done, err := tableOps(ctx, e, !dryRun)
 	if err != nil {
 		return err
 	}
 	defer done.close()
-	req := ops.PublishRequest{Target: e.globals.target, Table: table, Actor: cliActor(), Reason: *reason, Undoes: *undoes}
-	if *dryRun {
-		plan, err := t.PlanRollback(ctx, req)
+	req.Target, req.Actor = e.globals.target, cliActor()
+	if dryRun {
+		plan, err := ops.PlanPublish(ctx, t, kind, req)
 		if err != nil {
 			return err
 		}
-		return writeViewPlan(e.stdout, *format, plan)
+		return writeViewPlan(e.stdout, format, plan)
 	}
-	p, err := t.Rollback(ctx, req)
+	p, err := ops.PublishNow(ctx, t, kind, req)
 	if err != nil {
 		return err
 	}
-	return finishPublish(ctx, e, *format, p, done)
+	return finishPublish(ctx, e, format, p, done)
 }
 
 // finishPublish prints a done swap or rollback and delivers what it queued for subscribers.

@@ -16,22 +16,20 @@ import (
 	"trueup/monitor"
 	"trueup/notices"
 	"trueup/ops"
+	"trueup/ops/client"
 	"trueup/server/page"
 	"trueup/views"
 )
 
 func runVersions(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("versions")
-	format := fs.String("format", "text", "output: text or json")
+	format := formatFlag(fs)
 	retire := fs.String("retire", "", "retire (drop) this version, e.g. v1; never the live version or the rollback target")
 	reason := fs.String("reason", "", "with --retire: why")
 	writeTarget := fs.Bool("write-target", false, "print only the table writers must insert into now (the live version), for scripts")
 	table, err := oneTable(fs, args, "versions TABLE [--format text|json] [--retire vN --reason TEXT] [--write-target]")
 	if err != nil {
 		return err
-	}
-	if *format != "text" && *format != "json" {
-		return usagef("versions: --format %q: want text or json", *format)
 	}
 	if *reason != "" && *retire == "" {
 		return usagef("versions: --reason goes with --retire")
@@ -76,7 +74,8 @@ func reportVersions(e *env, format string, l views.Listing, busy string) error {
 	return writeVersions(e.stdout, l, busy)
 }
 
-// oneTable parses a command's flags, which may come before or after its one TABLE argument.
+// oneTable parses a command's flags, which may come before or after its one TABLE (or other
+// NAME) argument, and checks its --format (formatFlag); usage begins with the command's name.
 func oneTable(fs *flag.FlagSet, args []string, usage string) (string, error) {
 	pos, err := parseMixed(fs, args)
 	if err != nil {
@@ -84,6 +83,11 @@ func oneTable(fs *flag.FlagSet, args []string, usage string) (string, error) {
 	}
 	if len(pos) != 1 || pos[0] == "" {
 		return "", usagef("usage: trueup %s", usage)
+	}
+	if f := fs.Lookup("format"); f != nil {
+		if err := checkFormat(strings.Fields(usage)[0], f.Value.String()); err != nil {
+			return "", err
+		}
 	}
 	return pos[0], nil
 }
@@ -93,43 +97,52 @@ func oneTable(fs *flag.FlagSet, args []string, usage string) (string, error) {
 // without an outcome is settled, each repair said on stderr). With notify, swaps and rollbacks
 // are told to the notices, and done delivers what they queued.
 func tableOps(ctx context.Context, e *env, notify bool) (ops.Tables, *opsDone, error) {
-	if rc, err := e.remote(); rc != nil || err != nil {
-		if err != nil {
-			return nil, nil, err
+	return openOps(ctx, e, (*client.Client).Tables, func(a *app) (ops.Tables, *opsDone, error) {
+		log := slog.New(slog.NewTextHandler(e.stderr, nil))
+		var ntc *notices.Service
+		if notify {
+			// A broken exposure file must not stand in the way of a rollback: warn and go on, the
+			// notices can be completed by hand.
+			var err error
+			if ntc, err = openNotices(ctx, e, a, log); err != nil {
+				fmt.Fprintf(e.stderr, "trueup: notices will not hear about this: %v\n", oneLine(err))
+				ntc = nil
+			}
 		}
-		return rc.Tables(), &opsDone{}, nil
+		names := a.Names
+		if t := e.globals.target; t != "" && !slices.Contains(names, t) {
+			if _, err := a.Engine(t); err != nil {
+				return nil, nil, err
+			}
+			names = append(slices.Clip(names), t)
+		}
+		services := recoveredViews(ctx, e, a, names, ntc, log)
+		return ops.NewTables(services, a.Config.DefaultTarget), &opsDone{app: a, ntc: ntc}, nil
+	})
+}
+
+// openOps is a command's operations: through the server with --server (served picks them from
+// its client), else over the project, opened here for local to build them on; the project is
+// closed again when local fails, else by the done it returns.
+func openOps[T any](ctx context.Context, e *env, served func(*client.Client) T, local func(*app) (T, *opsDone, error)) (T, *opsDone, error) {
+	var none T
+	rc, err := e.remote()
+	if err != nil {
+		return none, nil, err
+	}
+	if rc != nil {
+		return served(rc.Client), &opsDone{}, nil
 	}
 	a, err := openApp(ctx, e.globals)
 	if err != nil {
-		return nil, nil, err
+		return none, nil, err
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, nil))
-	var ntc *notices.Service
-	if notify {
-		// A broken exposure file must not stand in the way of a rollback: warn and go on, the
-		// notices can be completed by hand.
-		if ntc, err = openNotices(ctx, e, a, log); err != nil {
-			fmt.Fprintf(e.stderr, "trueup: notices will not hear about this: %v\n", oneLine(err))
-			ntc = nil
-		}
-	}
-	names := a.Names
-	if t := e.globals.target; t != "" && !slices.Contains(names, t) {
-		if _, err := a.Engine(t); err != nil {
-			a.Close()
-			return nil, nil, err
-		}
-		names = append(slices.Clip(names), t)
-	}
-	services, repairs, err := recoveredViews(ctx, a, names, ntc, log)
-	for _, r := range repairs {
-		fmt.Fprintf(e.stderr, "recovery: %s %s: %s\n", r.Target, r.Table, r.What)
-	}
+	o, done, err := local(a)
 	if err != nil {
-		// Go on: tables whose intent could not be settled stay locked and refuse a swap.
-		fmt.Fprintf(e.stderr, "recovery incomplete: %v\n", oneLine(err))
+		a.Close()
+		return none, nil, err
 	}
-	return ops.NewTables(services, a.Config.DefaultTarget), &opsDone{app: a, ntc: ntc}, nil
+	return o, done, nil
 }
 
 // opsDone is what a local command closes, and delivers, when its operation is over.
@@ -154,10 +167,18 @@ func (d *opsDone) deliver(ctx context.Context, e *env) error {
 }
 
 // recoveredViews is the views service of each named target, recovered (app.Project.RecoveredViews),
-// with the crash points of the tests.
-func recoveredViews(ctx context.Context, a *app, names []string, ntc *notices.Service, log *slog.Logger) (ops.TableServices, []views.Repair, error) {
+// with the crash points of the tests; each repair, and a recovery that could not finish, is said
+// on stderr.
+func recoveredViews(ctx context.Context, e *env, a *app, names []string, ntc *notices.Service, log *slog.Logger) ops.TableServices {
 	services, repairs, err := a.RecoveredViews(ctx, names, flow.ViewsOptions{Logger: log, Notices: ntc, Hooks: crashHooks()})
-	return ops.TableServices(services), repairs, err
+	for _, r := range repairs {
+		fmt.Fprintf(e.stderr, "recovery: %s %s: %s\n", r.Target, r.Table, r.What)
+	}
+	if err != nil {
+		// Go on: tables whose intent could not be settled stay locked and refuse a swap.
+		fmt.Fprintf(e.stderr, "recovery incomplete: %v\n", oneLine(err))
+	}
+	return ops.TableServices(services)
 }
 
 // openTables gives serve the table operations over every target, recovered as start-up must

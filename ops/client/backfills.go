@@ -28,38 +28,16 @@ func scopeQuery(scope *backfill.Scope) url.Values {
 	return q
 }
 
-// backfillPage is how many backfills one request of List asks for: the API's most.
-const backfillPage = 1000
-
 func (b backfills) List(ctx context.Context) ([]backfill.Summary, error) {
-	var all []backfill.Summary
-	for {
-		q := url.Values{"limit": {strconv.Itoa(backfillPage)}, "offset": {strconv.Itoa(len(all))}}
-		var page []backfill.Summary
-		if err := b.c.Call(ctx, http.MethodGet, "backfills", q, nil, &page); err != nil {
-			return nil, err
-		}
-		all = append(all, page...)
-		if len(page) < backfillPage {
-			return all, nil
-		}
-	}
+	return all[backfill.Summary](ctx, b.c, "backfills", nil, 0)
 }
 
 func (b backfills) Plan(ctx context.Context, req ops.BackfillRequest) (*backfill.Plan, error) {
-	var p backfill.Plan
-	if err := b.c.Call(ctx, http.MethodGet, backfillPath(req.Name), scopeQuery(req.Scope), nil, &p); err != nil {
-		return nil, err
-	}
-	return &p, nil
+	return callNew[backfill.Plan](ctx, b.c, http.MethodGet, backfillPath(req.Name), scopeQuery(req.Scope), nil)
 }
 
 func (b backfills) DryRun(ctx context.Context, req ops.BackfillRequest) (*backfill.Preview, error) {
-	var pv backfill.Preview
-	if err := b.c.Call(ctx, http.MethodPost, backfillPath(req.Name)+"/dry-run", scopeQuery(req.Scope), nil, &pv); err != nil {
-		return nil, err
-	}
-	return &pv, nil
+	return callNew[backfill.Preview](ctx, b.c, http.MethodPost, backfillPath(req.Name)+"/dry-run", scopeQuery(req.Scope), nil)
 }
 
 func (b backfills) Run(ctx context.Context, req ops.BackfillRunRequest) (*backfill.Run, error) {
@@ -88,35 +66,21 @@ func (b backfills) Cancel(ctx context.Context, req ops.BackfillRequest) (*backfi
 }
 
 func (b backfills) action(ctx context.Context, name, action string, q url.Values) (*backfill.Run, error) {
-	var run backfill.Run
-	if err := b.c.Call(ctx, http.MethodPost, backfillPath(name)+"/"+action, q, nil, &run); err != nil {
-		return nil, err
-	}
-	return &run, nil
+	return callNew[backfill.Run](ctx, b.c, http.MethodPost, backfillPath(name)+"/"+action, q, nil)
 }
 
 func (b backfills) Status(ctx context.Context, req ops.BackfillRequest) (*backfill.Status, error) {
-	var st backfill.Status
-	if err := b.c.Call(ctx, http.MethodGet, backfillPath(req.Name)+"/status", nil, nil, &st); err != nil {
-		return nil, err
-	}
-	return &st, nil
+	return callNew[backfill.Status](ctx, b.c, http.MethodGet, backfillPath(req.Name)+"/status", nil, nil)
 }
 
 func (b backfills) History(ctx context.Context) ([]backfill.ReasonCount, error) {
-	var h []backfill.ReasonCount
-	err := b.c.Call(ctx, http.MethodGet, "backfills/history", nil, nil, &h)
-	return h, err
+	return call[[]backfill.ReasonCount](ctx, b.c, http.MethodGet, "backfills/history", nil, nil)
 }
 
 func (b backfills) RunWindows(ctx context.Context, req ops.WindowRequest) (*backfill.WindowRun, error) {
-	var out backfill.WindowRun
 	q := url.Values{}
 	if req.Window != "" {
 		q.Set("window", req.Window)
 	}
-	if err := b.c.Call(ctx, http.MethodPost, backfillPath(req.Name)+"/window", q, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callNew[backfill.WindowRun](ctx, b.c, http.MethodPost, backfillPath(req.Name)+"/window", q, nil)
 }

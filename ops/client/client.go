@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"trueup/fault"
@@ -147,4 +148,44 @@ func reachCause(err error) string {
 		return op.Err.Error()
 	}
 	return err.Error()
+}
+
+// call is Call for an answer of type T.
+func call[T any](ctx context.Context, c *Client, method, path string, query url.Values, body any) (T, error) {
+	var out T
+	err := c.Call(ctx, method, path, query, body, &out)
+	return out, err
+}
+
+// callNew is call for an operation that answers by pointer: nil with an error.
+func callNew[T any](ctx context.Context, c *Client, method, path string, query url.Values, body any) (*T, error) {
+	out, err := call[T](ctx, c, method, path, query, body)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// pageLimit is the most a list route answers at once.
+const pageLimit = 1000
+
+// all is every item a list route (GET path?q&limit=&offset=) has from offset on, asked for a
+// window of pageLimit at a time until one comes back short.
+func all[T any](ctx context.Context, c *Client, path string, q url.Values, offset int) ([]T, error) {
+	if q == nil {
+		q = url.Values{}
+	}
+	out := []T{}
+	for ; ; offset += pageLimit {
+		q.Set("limit", strconv.Itoa(pageLimit))
+		q.Set("offset", strconv.Itoa(offset))
+		page, err := call[[]T](ctx, c, http.MethodGet, path, q, nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if len(page) < pageLimit {
+			return out, nil
+		}
+	}
 }

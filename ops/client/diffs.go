@@ -16,19 +16,11 @@ func (c *Client) Diffs() ops.Diffs { return diffs{c} }
 type diffs struct{ c *Client }
 
 func (d diffs) Run(ctx context.Context, req ops.DiffRequest) (*reconcile.Result, error) {
-	var res reconcile.Result
-	if err := d.c.Call(ctx, http.MethodPost, "diffs", nil, req, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return callNew[reconcile.Result](ctx, d.c, http.MethodPost, "diffs", nil, req)
 }
 
 func (d diffs) Get(ctx context.Context, id int64) (*reconcile.Result, error) {
-	var res reconcile.Result
-	if err := d.c.Call(ctx, http.MethodGet, "diffs/"+strconv.FormatInt(id, 10), nil, nil, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return callNew[reconcile.Result](ctx, d.c, http.MethodGet, "diffs/"+strconv.FormatInt(id, 10), nil, nil)
 }
 
 func (d diffs) List(ctx context.Context, limit int) ([]reconcile.Saved, error) {

@@ -16,9 +16,6 @@ func (c *Client) Notices() ops.Notices { return noticeOps{c} }
 
 type noticeOps struct{ c *Client }
 
-// noticePage is how many notices one list request asks for (the API's most).
-const noticePage = 1000
-
 func noticePath(id int64) string { return "notices/" + strconv.FormatInt(id, 10) }
 
 func (o noticeOps) List(ctx context.Context, req ops.NoticeListRequest) ([]notices.JSON, error) {
@@ -32,8 +29,8 @@ func (o noticeOps) List(ctx context.Context, req ops.NoticeListRequest) ([]notic
 	if req.Limit > 0 { // one window, as asked
 		q.Set("limit", strconv.Itoa(req.Limit))
 		q.Set("offset", strconv.Itoa(req.Offset))
-		var page []notices.JSON
-		if err := o.c.Call(ctx, http.MethodGet, "notices", q, nil, &page); err != nil {
+		page, err := call[[]notices.JSON](ctx, o.c, http.MethodGet, "notices", q, nil)
+		if err != nil {
 			return nil, err
 		}
 		if page == nil {
@@ -41,25 +38,11 @@ func (o noticeOps) List(ctx context.Context, req ops.NoticeListRequest) ([]notic
 		}
 		return page, nil
 	}
-	all := []notices.JSON{}
-	for offset := req.Offset; ; offset += noticePage {
-		q.Set("limit", strconv.Itoa(noticePage))
-		q.Set("offset", strconv.Itoa(offset))
-		var page []notices.JSON
-		if err := o.c.Call(ctx, http.MethodGet, "notices", q, nil, &page); err != nil {
-			return nil, err
-		}
-		all = append(all, page...)
-		if len(page) < noticePage {
-			return all, nil
-		}
-	}
+	return all[notices.JSON](ctx, o.c, "notices", q, req.Offset)
 }
 
 func (o noticeOps) one(ctx context.Context, method, path string, body any) (notices.JSON, error) {
-	var n notices.JSON
-	err := o.c.Call(ctx, method, path, nil, body, &n)
-	return n, err
+	return call[notices.JSON](ctx, o.c, method, path, nil, body)
 }
 
 func (o noticeOps) Show(ctx context.Context, req ops.NoticeRequest) (notices.JSON, error) {
@@ -83,7 +66,5 @@ func (o noticeOps) Complete(ctx context.Context, req ops.NoticeReasonRequest) (n
 }
 
 func (o noticeOps) Deliver(ctx context.Context) (notices.Report, error) {
-	var rep notices.Report
-	err := o.c.Call(ctx, http.MethodPost, "notices/deliver", nil, nil, &rep)
-	return rep, err
+	return call[notices.Report](ctx, o.c, http.MethodPost, "notices/deliver", nil, nil)
 }

@@ -18,9 +18,6 @@ type rulesOps struct{ c *Client }
 
 func rulePath(rule string) string { return "rules/" + PathSegment(rule) }
 
-// pageLimit is the most a list route answers at once.
-const pageLimit = 1000
-
 func (r rulesOps) Check(ctx context.Context, req ops.CheckRequest) (*rules.Run, error) {
 	if req.Rules == nil {
 		req.Rules = []string{}
@@ -28,11 +25,7 @@ func (r rulesOps) Check(ctx context.Context, req ops.CheckRequest) (*rules.Run, 
 	if req.Tags == nil {
 		req.Tags = []string{}
 	}
-	var run rules.Run
-	if err := r.c.Call(ctx, http.MethodPost, "check", nil, req, &run); err != nil {
-		return nil, err
-	}
-	return &run, nil
+	return callNew[rules.Run](ctx, r.c, http.MethodPost, "check", nil, req)
 }
 
 func (r rulesOps) Explain(context.Context, ops.CheckRequest) (*rules.Plan, error) {
@@ -40,26 +33,11 @@ func (r rulesOps) Explain(context.Context, ops.CheckRequest) (*rules.Plan, error
 }
 
 func (r rulesOps) RunNow(ctx context.Context, req ops.RuleRunRequest) (*rules.Run, error) {
-	var run rules.Run
-	if err := r.c.Call(ctx, http.MethodPost, rulePath(req.Rule)+"/run", nil, nil, &run); err != nil {
-		return nil, err
-	}
-	return &run, nil
+	return callNew[rules.Run](ctx, r.c, http.MethodPost, rulePath(req.Rule)+"/run", nil, nil)
 }
 
 func (r rulesOps) List(ctx context.Context) ([]ops.RuleInfo, error) {
-	out := []ops.RuleInfo{}
-	for {
-		q := url.Values{"limit": {strconv.Itoa(pageLimit)}, "offset": {strconv.Itoa(len(out))}}
-		var page []ops.RuleInfo
-		if err := r.c.Call(ctx, http.MethodGet, "rules", q, nil, &page); err != nil {
-			return nil, err
-		}
-		out = append(out, page...)
-		if len(page) < pageLimit {
-			return out, nil
-		}
-	}
+	return all[ops.RuleInfo](ctx, r.c, "rules", nil, 0)
 }
 
 func (r rulesOps) Rule(ctx context.Context, req ops.RuleRequest) (ops.RuleDetail, error) {

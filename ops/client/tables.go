@@ -30,71 +30,57 @@ func (t tables) Versions(ctx context.Context, req ops.VersionsRequest) (views.Li
 	if req.History > 0 {
 		q.Set("limit", strconv.Itoa(req.History))
 	}
-	var l views.ListingJSON
-	err := t.c.Call(ctx, http.MethodGet, tablePath(req.Table), q, nil, &l)
-	return l, err
+	return call[views.ListingJSON](ctx, t.c, http.MethodGet, tablePath(req.Table), q, nil)
 }
 
-func (t tables) publish(ctx context.Context, kind string, req ops.PublishRequest, out any) error {
-	return t.c.Call(ctx, http.MethodPost, tablePath(req.Table)+"/"+kind, targetQuery(req.Target), req, out)
+// tableCall is one request about a table (GET or POST tables/TABLE/rest?target=), answered as a T.
+func tableCall[T any](ctx context.Context, t tables, method, table, rest, target string, body any) (T, error) {
+	return call[T](ctx, t.c, method, tablePath(table)+rest, targetQuery(target), body)
+}
+
+// publish is POST tables/TABLE/swap or …/rollback (kind): its plan (a views.Plan) with dryRun,
+// else the publish it made (a views.Publish).
+func publish[T any](ctx context.Context, t tables, kind string, dryRun bool, req ops.PublishRequest) (T, error) {
+	req.DryRun = dryRun
+	return tableCall[T](ctx, t, http.MethodPost, req.Table, "/"+kind, req.Target, req)
 }
 
 func (t tables) PlanSwap(ctx context.Context, req ops.PublishRequest) (views.Plan, error) {
-	req.DryRun = true
-	var p views.Plan
-	return p, t.publish(ctx, views.KindSwap, req, &p)
+	return publish[views.Plan](ctx, t, views.KindSwap, true, req)
 }
 
 func (t tables) Swap(ctx context.Context, req ops.PublishRequest) (views.Publish, error) {
-	req.DryRun = false
-	var p views.Publish
-	return p, t.publish(ctx, views.KindSwap, req, &p)
+	return publish[views.Publish](ctx, t, views.KindSwap, false, req)
 }
 
 func (t tables) PlanRollback(ctx context.Context, req ops.PublishRequest) (views.Plan, error) {
-	req.DryRun = true
-	var p views.Plan
-	return p, t.publish(ctx, views.KindRollback, req, &p)
+	return publish[views.Plan](ctx, t, views.KindRollback, true, req)
 }
 
 func (t tables) Rollback(ctx context.Context, req ops.PublishRequest) (views.Publish, error) {
-	req.DryRun = false
-	var p views.Publish
-	return p, t.publish(ctx, views.KindRollback, req, &p)
+	return publish[views.Publish](ctx, t, views.KindRollback, false, req)
 }
 
 func (t tables) Retire(ctx context.Context, req ops.RetireRequest) (views.ListingJSON, error) {
-	var l views.ListingJSON
-	err := t.c.Call(ctx, http.MethodPost, tablePath(req.Table)+"/retire", targetQuery(req.Target), req, &l)
-	return l, err
+	return tableCall[views.ListingJSON](ctx, t, http.MethodPost, req.Table, "/retire", req.Target, req)
 }
 
 func (t tables) Publish(ctx context.Context, req ops.PublishLookup) (views.Publish, error) {
-	var p views.Publish
-	err := t.c.Call(ctx, http.MethodGet, tablePath(req.Table)+"/publishes/"+strconv.FormatInt(req.ID, 10), targetQuery(req.Target), nil, &p)
-	return p, err
+	return tableCall[views.Publish](ctx, t, http.MethodGet, req.Table, "/publishes/"+strconv.FormatInt(req.ID, 10), req.Target, nil)
 }
 
 func (t tables) Adopt(ctx context.Context, req ops.AdoptRequest) (views.Publish, error) {
-	var p views.Publish
-	err := t.c.Call(ctx, http.MethodPost, tablePath(req.Table)+"/adopt", targetQuery(req.Target), req, &p)
-	return p, err
+	return tableCall[views.Publish](ctx, t, http.MethodPost, req.Table, "/adopt", req.Target, req)
 }
 
 func (t tables) WriteTarget(ctx context.Context, req ops.VersionsRequest) (ops.WriteTarget, error) {
-	var w ops.WriteTarget
-	err := t.c.Call(ctx, http.MethodGet, tablePath(req.Table)+"/write-target", targetQuery(req.Target), nil, &w)
-	return w, err
+	return tableCall[ops.WriteTarget](ctx, t, http.MethodGet, req.Table, "/write-target", req.Target, nil)
 }
 
 func (t tables) Stale(ctx context.Context, req ops.VersionsRequest) ([]views.StaleVersion, error) {
-	var out []views.StaleVersion
-	err := t.c.Call(ctx, http.MethodGet, tablePath(req.Table)+"/stale", targetQuery(req.Target), nil, &out)
-	return out, err
+	return tableCall[[]views.StaleVersion](ctx, t, http.MethodGet, req.Table, "/stale", req.Target, nil)
 }
 
 func (t tables) CatchUp(ctx context.Context, req ops.CatchUpRequest) (views.CatchUpResult, error) {
-	var r views.CatchUpResult
-	err := t.c.Call(ctx, http.MethodPost, tablePath(req.Table)+"/catch-up", targetQuery(req.Target), req, &r)
-	return r, err
+	return tableCall[views.CatchUpResult](ctx, t, http.MethodPost, req.Table, "/catch-up", req.Target, req)
 }
