@@ -37,6 +37,7 @@ type rig struct {
 func newRig(t *testing.T) *rig {
 	r := &rig{t: t, ctx: context.Background(), clock: newClock(), path: filepath.Join(t.TempDir(), "state.duckdb")}
 	r.hook = newWebhookReceiver(t, hookSecret)
+	r.hook.now = r.clock.Now
 	r.mail = newSMTPReceiver(t)
 	r.cfg = notices.Channels{
 		PublicURL: "https://trueup.example.com",

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,8 +38,12 @@ type Message struct {
 	Text    string
 	HTML    string // optional; the text, escaped, when empty
 	// Payload is the webhook's JSON body (default: event, subject and text).
-	Payload  any
+	Payload any
+	// Card is the message as Slack and Teams webhooks show it (default: the subject and text).
+	Card     *Card
 	NoticeID int64
+	// Alert marks a rule alert: self-service subscribers get it only if they asked for alerts.
+	Alert bool
 }
 
 // Delivery is one outbox row: one message to one recipient.
@@ -171,6 +176,14 @@ func (o *Outbox) enqueueTx(ctx context.Context, tx *dbsql.Tx, m Message, recipie
 	payload := m.Payload
 	if payload == nil {
 		payload = map[string]any{"event": m.Event, "subject": m.Subject, "text": m.Text}
+	}
+	if name, ok := strings.CutPrefix(recipient, "webhook:"); ok {
+		switch o.cfg.Webhooks[name].Kind {
+		case KindSlack:
+			payload = slackPayload(cardOf(m))
+		case KindTeams:
+			payload = teamsPayload(cardOf(m))
+		}
 	}
 	body, err := json.Marshal(payload)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
@@ -34,6 +35,7 @@ type webhookReceiver struct {
 	t      *testing.T
 	secret string
 	addr   string
+	now    func() time.Time // the receiver's clock, which the timestamp tolerance is checked by
 
 	mu       sync.Mutex
 	calls    []hookCall
@@ -44,7 +46,7 @@ type webhookReceiver struct {
 }
 
 func newWebhookReceiver(t *testing.T, secret string) *webhookReceiver {
-	r := &webhookReceiver{t: t, secret: secret}
+	r := &webhookReceiver{t: t, secret: secret, now: time.Now}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +85,7 @@ func (r *webhookReceiver) handle(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !notices.VerifySignature(r.secret, body, req.Header.Get(notices.HeaderSignature)) {
+	if notices.VerifyWebhook(r.secret, req.Header, body, r.now()) != nil {
 		r.badSigs++
 		http.Error(w, "bad signature", http.StatusUnauthorized)
 		return

@@ -28,6 +28,8 @@ var errPermanent = errors.New("permanent")
 
 // Headers of a webhook request.
 const (
+	// HeaderSignature signs the body alone, so a captured delivery verifies forever: it is sent
+	// only to webhooks with legacy_signature, beside the Standard Webhooks headers.
 	HeaderSignature   = "X-Trueup-Signature"       // sha256=<hex HMAC-SHA256 of the body with the webhook's secret>
 	HeaderIdempotency = "X-Trueup-Idempotency-Key" // the same for every attempt at one delivery
 	HeaderEvent       = "X-Trueup-Event"
@@ -68,7 +70,19 @@ func (o *Outbox) sendWebhook(ctx context.Context, w Webhook, d Delivery) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "trueup")
-	req.Header.Set(HeaderSignature, Sign(w.Secret, body))
+	if w.Secret != "" {
+		ts := o.opt.Now()
+		sig, err := SignWebhook(w.Secret, webhookID(d.Key), ts, body)
+		if err != nil {
+			return fmt.Errorf("%w: webhook: %v", errPermanent, err)
+		}
+		req.Header.Set(HeaderWebhookID, webhookID(d.Key))
+		req.Header.Set(HeaderWebhookTimestamp, strconv.FormatInt(ts.Unix(), 10))
+		req.Header.Set(HeaderWebhookSignature, sig)
+		if w.LegacySignature {
+			req.Header.Set(HeaderSignature, Sign(w.Secret, body))
+		}
+	}
 	req.Header.Set(HeaderIdempotency, d.Key)
 	req.Header.Set(HeaderEvent, d.Event)
 	resp, err := o.opt.HTTP.Do(req)
