@@ -227,7 +227,11 @@ func (s *Service) notify(ctx context.Context, tx *dbsql.Tx, n Notice, now time.T
 		for _, x := range Reading(s.opt.Exposures, n.Tables) {
 			exposures = append(exposures, x.Name)
 		}
-		for _, r := range s.outbox.Subscribers(n.Tables, exposures) {
+		subs, err := s.outbox.subscribers(ctx, tx, n.Tables, exposures, false)
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range subs {
 			if _, ok := tokens[r]; ok {
 				continue
 			}

@@ -124,7 +124,17 @@ func (o *Outbox) sendEmail(ctx context.Context, to string, d Delivery) error {
 	if e.SMTP == "" {
 		return fmt.Errorf("%w: email: no notify.email.smtp in the config", errPermanent)
 	}
-	msg, err := o.emailMessage(e.From, to, d)
+	// A self-service subscriber can leave from every message but its confirmation: the
+	// List-Unsubscribe headers (RFC 8058 one-click) and the links under the text. The token is
+	// made now, so every message carries one that works for ManageTTL.
+	var manage string
+	if !strings.HasPrefix(d.Event, "subscribe:") {
+		var err error
+		if manage, err = manageLink(ctx, o.l, to); err != nil {
+			return fmt.Errorf("email: unsubscribe link: %w", err)
+		}
+	}
+	msg, err := o.emailMessage(e.From, to, d, manage)
 	if err != nil {
 		return fmt.Errorf("%w: email: %v", errPermanent, err)
 	}
@@ -224,7 +234,7 @@ func (c deadlineConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWri
 // emailMessage is the notice as an email: multipart/alternative, the text part first, then the
 // HTML part. The Message-ID comes from the idempotency key, so every attempt at one delivery
 // carries the same one, and the key itself rides along for receivers that drop repeats.
-func (o *Outbox) emailMessage(from, to string, d Delivery) (*gomail.Msg, error) {
+func (o *Outbox) emailMessage(from, to string, d Delivery, manage string) (*gomail.Msg, error) {
 	m := gomail.NewMsg(gomail.WithNoDefaultUserAgent())
 	if err := m.From(from); err != nil {
 		return nil, err
@@ -237,8 +247,18 @@ func (o *Outbox) emailMessage(from, to string, d Delivery) (*gomail.Msg, error) 
 	sum := sha256.Sum256([]byte(d.Key))
 	m.SetMessageIDWithValue(hex.EncodeToString(sum[:12]) + "@trueup")
 	m.SetGenHeader(gomail.Header(HeaderIdempotency), d.Key)
-	m.SetBodyString(gomail.TypeTextPlain, d.text)
-	m.AddAlternativeString(gomail.TypeTextHTML, d.html)
+	text, htmlBody := d.text, d.html
+	if manage != "" {
+		base := strings.TrimRight(o.cfg.PublicURL, "/")
+		leave, change := base+"/subscriptions/unsubscribe/"+manage, base+"/subscriptions/manage/"+manage
+		m.SetGenHeader(gomail.Header("List-Unsubscribe"), "<"+leave+">")
+		m.SetGenHeader(gomail.Header("List-Unsubscribe-Post"), "List-Unsubscribe=One-Click")
+		text += "\n--\nYou get this because you subscribed to trueup notices.\nChange what you follow: " + change + "\nStop these messages: " + leave + "\n"
+		htmlBody += `<hr><p style="color:#555;font-size:13px">You get this because you subscribed to trueup notices. <a href="` +
+			html.EscapeString(change) + `">Change what you follow</a> · <a href="` + html.EscapeString(leave) + `">Stop these messages</a></p>` + "\n"
+	}
+	m.SetBodyString(gomail.TypeTextPlain, text)
+	m.AddAlternativeString(gomail.TypeTextHTML, htmlBody)
 	return m, nil
 }
 
