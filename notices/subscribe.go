@@ -465,3 +465,9 @@ func (s *Service) ManageToken(ctx context.Context, email string) (string, error)
 	}
 	return t, nil
 }
+
+// TakesSubscriptions reports whether people can subscribe themselves: confirmations need the
+// email relay and the public address their links point at.
+func (s *Service) TakesSubscriptions() bool {
+	return s.opt.Channels.Email.SMTP != "" && s.opt.Channels.PublicURL != ""
+}

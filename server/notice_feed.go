@@ -11,11 +11,16 @@ import (
 
 // noticeFeed answers GET /notices.atom (and ?table=): the Atom feed of announced notices.
 func (s *Server) noticeFeed(c echo.Context) error {
+	return s.feed(c, c.QueryParam("table"), feedURL(c.QueryParam("table")))
+}
+
+// feed answers with the Atom feed of the announced notices about table (every table for ""),
+// whose own address is self.
+func (s *Server) feed(c echo.Context, table, self string) error {
 	svc, err := s.noticeReads()
 	if err != nil {
 		return err
 	}
-	table := c.QueryParam("table")
 	ns, err := svc.List(c.Request().Context(), notices.Filter{Table: table})
 	if err != nil {
 		return err
@@ -27,7 +32,7 @@ func (s *Server) noticeFeed(c echo.Context) error {
 		// shares a read only among requests for the same scheme and Host, so it stays theirs).
 		base = c.Scheme() + "://" + c.Request().Host
 	}
-	out, err := notices.Feed(ns, strings.TrimRight(base, "/"), feedURL(table), table)
+	out, err := notices.Feed(ns, strings.TrimRight(base, "/"), self, table)
 	if err != nil {
 		return err
 	}
