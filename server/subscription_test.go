@@ -304,3 +304,60 @@ func TestSelfSubscriptionsForTheTeam(t *testing.T) {
 		t.Errorf("%d messages to a removed subscriber, want only the confirmation", n)
 	}
 }
+
+// The manage link of a message shows what the address follows and changes it: follow one more
+// thing (active at once: the link proves the address), stop one, stop all; a changed link is
+// refused and changes nothing. The table's feed lists its announced notices.
+func TestManageSubscriptionsAndTableFeed(t *testing.T) {
+	site := newSubscriptionSite(t, server.Options{})
+	ctx := context.Background()
+	if _, err := site.svc.Subscribe(ctx, notices.SubscribeRequest{Email: "erin@example.com", Follow: "table:orders"}); err != nil {
+		t.Fatal(err)
+	}
+	site.deliver()
+	b := newBrowser(t, site.base)
+	_, doc := getDoc(b, confirmURL.FindString(site.mailsTo("erin@example.com")[0].Text))
+	manage := doc.Find(`[data-testid=subscription-manage-link]`).AttrOr("href", "")
+	if manage == "" {
+		t.Fatal("no manage link")
+	}
+	follows := func(doc *goquery.Document) []string {
+		return doc.Find(`[data-testid=manage-follow] td:first-child`).Map(func(_ int, s *goquery.Selection) string { return s.Text() })
+	}
+	_, doc = getDoc(b, manage)
+	if got := follows(doc); len(got) != 1 || got[0] != "table orders" {
+		t.Fatalf("manage page lists %v", got)
+	}
+	status, doc := postDoc(b, manage, url.Values{"follow": {"exposure:board_revenue"}, "alerts": {"on"}})
+	if got := follows(doc); status != http.StatusOK || len(got) != 2 || got[1] != "report board_revenue" {
+		t.Fatalf("after following: %d %v", status, got)
+	}
+	if status, doc = postDoc(b, manage, url.Values{"follow": {"table:a b"}}); status != http.StatusUnprocessableEntity {
+		t.Errorf("following a bad name: %d %s", status, doc.Text())
+	}
+	_, doc = getDoc(b, manage)
+	id := doc.Find(`[data-testid=manage-follow]`).First().AttrOr("data-id", "")
+	status, doc = postDoc(b, manage+"/end", url.Values{"id": {id}})
+	if got := follows(doc); status != http.StatusOK || len(got) != 1 || got[0] != "report board_revenue" ||
+		!strings.Contains(doc.Find(`[data-testid=manage-flash]`).Text(), "no more messages about table orders") {
+		t.Fatalf("after stopping one: %d %v %q", status, got, doc.Find(`[data-testid=manage-flash]`).Text())
+	}
+	tampered := manage[:len(manage)-2] + "xx"
+	if status, _ := postDoc(b, tampered+"/end", url.Values{}); status != http.StatusNotFound {
+		t.Errorf("a changed link: %d, want 404", status)
+	}
+	if status, doc = postDoc(b, manage+"/end", url.Values{}); status != http.StatusOK || len(follows(doc)) != 0 {
+		t.Errorf("after stopping all: %d %v", status, follows(doc))
+	}
+
+	site.announce(1)
+	resp, body := get(t, site.base+"/tables/orders/notices.atom")
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/atom+xml") ||
+		!strings.Contains(body, "<title>trueup change notices: orders</title>") || !strings.Contains(body, site.base+"/tables/orders/notices.atom") ||
+		strings.Count(body, "<entry>") != 1 {
+		t.Errorf("table feed: %s %s", resp.Status, body)
+	}
+	if _, body := get(t, site.base+"/tables/daily_revenue/notices.atom"); strings.Contains(body, "<entry>") {
+		t.Errorf("another table's feed lists the orders notice")
+	}
+}

@@ -96,7 +96,7 @@ func SubscribeForm(b SubscribeBox) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "</select></label></div><label><input type=\"checkbox\" name=\"alerts\" value=\"on\" data-testid=\"subscribe-alerts\"> Also rule alerts: a check of these tables starting or stopping to fail</label> <button type=\"submit\" data-testid=\"subscribe-submit\">Subscribe</button></form></section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "</select></label></div><label><input type=\"checkbox\" name=\"alerts\" value=\"on\" data-testid=\"subscribe-alerts\"> Also rule alerts: a check on these tables failing, or passing again</label> <button type=\"submit\" data-testid=\"subscribe-submit\">Subscribe</button></form></section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
