@@ -149,8 +149,7 @@ func (o *Outbox) subscribers(ctx context.Context, q ledger.Querier, tables, expo
 		if alert && !s.Alerts {
 			continue
 		}
-		kind, name, _ := strings.Cut(s.Follow, ":")
-		if s.Follow == FollowAll || (kind == "table" && containsFold(tables, name)) || (kind == "exposure" && containsFold(exposures, name)) {
+		if s.Follows(tables, exposures) {
 			add("email:" + s.Email)
 		}
 	}

@@ -54,6 +54,13 @@ type SelfSubscription struct {
 	EndedBy     string    `json:"ended_by,omitempty"`
 }
 
+// Follows reports whether the subscription is about any of tables or exposures (all is about
+// everything).
+func (sub SelfSubscription) Follows(tables, exposures []string) bool {
+	kind, name, _ := strings.Cut(sub.Follow, ":")
+	return sub.Follow == FollowAll || (kind == "table" && containsFold(tables, name)) || (kind == "exposure" && containsFold(exposures, name))
+}
+
 // FollowText is what the subscription follows in words: "table orders", "report board_revenue",
 // "every notice".
 func FollowText(follow string) string {

@@ -329,3 +329,25 @@ func (s *Server) tableFeed(c echo.Context) error {
 }
 
 func tableFeedURL(table string) string { return "/tables/" + url.PathEscape(table) + "/notices.atom" }
+
+// selfTold are the addresses subscribed from the pages to any of tables or exposures, for the
+// swap confirmation's "who is told" (nothing when the server takes no subscriptions).
+func (s *Server) selfTold(ctx context.Context, tables, exposures []string) []string {
+	svc, err := s.subscriptions()
+	if err != nil {
+		return nil
+	}
+	subs, err := svc.SelfSubscriptions(ctx)
+	if err != nil {
+		// The confirmation still shows: the list informs the approver, it decides nothing.
+		s.log.Warn("list subscriptions for the swap confirmation", "err", err)
+		return nil
+	}
+	var out []string
+	for _, sub := range subs {
+		if sub.State == notices.SubscriptionActive && sub.Follows(tables, exposures) {
+			out = append(out, "email:"+sub.Email)
+		}
+	}
+	return out
+}
