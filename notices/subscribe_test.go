@@ -242,3 +242,33 @@ func TestSelfServiceAlertsOnlyWhenAsked(t *testing.T) {
 		t.Errorf("quiet@: %d messages, want only the confirmation", n)
 	}
 }
+
+// A leave link changed to name another address's subscription ends nothing; once ManageTTL has
+// passed it has expired, and says so; the other address is still subscribed.
+func TestLeaveLinksRefused(t *testing.T) {
+	r := newRig(t)
+	for _, a := range []string{"ann@example.com", "bob@example.com"} {
+		if _, err := r.svc.Subscribe(r.ctx, notices.SubscribeRequest{Email: a, Follow: "table:orders"}); err != nil {
+			t.Fatal(err)
+		}
+		r.deliver()
+		if _, err := r.svc.Confirm(r.ctx, confirmToken(t, r, a)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok, err := r.svc.ManageToken(r.ctx, "ann@example.com")
+	if err != nil || !strings.HasPrefix(tok, "m1.") {
+		t.Fatalf("ann's manage token %q, %v", tok, err)
+	}
+	if _, err := r.svc.Unsubscribe(r.ctx, "m2."+strings.SplitN(tok, ".", 2)[1], 0); !errors.Is(err, fault.ErrNotFound) {
+		t.Errorf("ann's link changed to bob's subscription: %v, want not found", err)
+	}
+	r.clock.Advance(notices.ManageTTL + time.Hour)
+	if _, err := r.svc.Unsubscribe(r.ctx, tok, 0); !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("an expired leave link: %v, want invalid, saying it expired", err)
+	}
+	subs, _ := r.svc.SelfSubscriptions(r.ctx)
+	if len(subs) != 2 || subs[0].State != notices.SubscriptionActive || subs[1].State != notices.SubscriptionActive {
+		t.Errorf("after the refused links: %+v, want both active", subs)
+	}
+}
