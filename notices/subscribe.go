@@ -130,8 +130,8 @@ func (s *Service) Subscribe(ctx context.Context, req SubscribeRequest) (sent boo
 	if err != nil {
 		return false, err
 	}
-	if s.opt.Channels.Email.SMTP == "" {
-		return false, fault.New(fault.Refused, "This server sends no email (notify.email is not set up), so it cannot take subscriptions.")
+	if !s.TakesSubscriptions() {
+		return false, fault.New(fault.Refused, "This server takes no subscriptions: it needs notify.email to send the confirmation and notify.public_url for its link.")
 	}
 	key, err := s.linkKey(ctx)
 	if err != nil {
