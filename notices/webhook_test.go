@@ -15,6 +15,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"trueup/notices"
+	"trueup/rules"
 )
 
 // The Standard Webhooks specification's test vector: trueup signs it as the spec and its
@@ -250,6 +251,28 @@ func TestSlackAndTeamsPayloads(t *testing.T) {
 	for _, want := range []string{"FactSet", "orders: rows", "Board revenue by month · July 2026", "revenue: "} {
 		if !strings.Contains(string(j), want) {
 			t.Errorf("teams card lacks %q: %s", want, j)
+		}
+	}
+
+	// A rule alert on orders: the subject as the title, the move as the status, the rule's page.
+	a := rules.Alert{ID: 4, Rule: "order_id_unique", From: rules.StatusPass, To: rules.StatusFail, Severity: "error", At: r.clock.Now(), Message: "3 duplicate order_id"}
+	if _, err := r.svc.Outbox().Enqueue(r.ctx, notices.AlertMessage(a, "orders", "https://trueup.example.com/rules/order_id_unique")); err != nil {
+		t.Fatal(err)
+	}
+	if rep := r.deliver(); rep.Delivered != 2 {
+		t.Fatalf("deliver the alert: %+v, want 2", rep)
+	}
+	sa, ta := slack.bodies[1], teams.bodies[1]
+	if got := path(t, sa, "blocks", "0", "text", "text"); got != "Rule order_id_unique is now fail on orders" {
+		t.Errorf("slack alert header %q", got)
+	}
+	if got := path(t, sa, "blocks", "1", "text", "text"); got != "*Status:* pass → fail (severity error)" {
+		t.Errorf("slack alert status %q", got)
+	}
+	ja, _ := json.Marshal(ta)
+	for _, want := range []string{"Rule order_id_unique is now fail on orders", "3 duplicate order_id", "https://trueup.example.com/rules/order_id_unique"} {
+		if !strings.Contains(string(ja), want) {
+			t.Errorf("teams alert lacks %q: %s", want, ja)
 		}
 	}
 }
