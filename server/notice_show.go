@@ -33,7 +33,12 @@ func (s *Server) noticeShow(c echo.Context) error {
 	if seesDrafts(c) { // the query page needs a viewer
 		d.ReportLinks = s.noticeReportLinks(n)
 	}
-	d.Subscribe = s.subscribeBox("these tables and reports", false, noticeFollows(n)...)
+	if d.Subscribe = s.subscribeBox("these tables and reports", false, noticeFollows(n)...); d.Subscribe != nil {
+		d.Subscribe.Selected = c.QueryParam("follow")
+		for _, x := range n.Evidence.Exposures {
+			d.Subscribe.Reports = append(d.Subscribe.Reports, page.SubscribeChoice{Value: "exposure:" + x.Exposure, Label: x.Title})
+		}
+	}
 	d.Message = noticeMessages[c.QueryParam("done")]
 	if c.QueryParam("done") == "announce" {
 		d.Message = announcedMessage(d.Recipients)

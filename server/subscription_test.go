@@ -57,7 +57,9 @@ func (s *subscriptionSite) announce(run int64) notices.Notice {
 	s.t.Helper()
 	ctx := context.Background()
 	n, err := s.svc.Draft(ctx, notices.Evidence{Backfill: "fix_dedup_bug", RunID: run, Reason: "bug", Objective: "Orders from 10 July were dropped.",
-		Tables: []string{"orders"}, Versions: map[string]int{"orders": 2}, PartitionColumn: "order_date", Partitions: []string{"2026-07-10"}})
+		Tables: []string{"orders"}, Versions: map[string]int{"orders": 2}, PartitionColumn: "order_date", Partitions: []string{"2026-07-10"},
+		Exposures: []notices.ExposureChange{{Exposure: "board_revenue", Title: "Board revenue by month",
+			Rows: []notices.ExposureRow{{Label: "July 2026", Column: "revenue", Before: ptr(1920000), After: ptr(2010000)}}}}})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -123,6 +125,15 @@ func TestSubscribeConfirmNoticeUnsubscribe(t *testing.T) {
 	}
 	if got := doc.Find(`[data-testid=subscribe-follow] option`).First().AttrOr("value", ""); got != "table:orders" {
 		t.Errorf("the notice's form offers %q first, want table:orders", got)
+	}
+	// The report's name on the notice is a link that chooses it in the form.
+	follow := doc.Find(`[data-testid=follow-reports] a`)
+	if follow.Length() != 1 || follow.Text() != "Board revenue by month" {
+		t.Fatalf("follow-reports links %q", follow.Text())
+	}
+	_, chosen := getDoc(b, "/notices/1"+follow.AttrOr("href", ""))
+	if got := chosen.Find(`[data-testid=subscribe-follow] option[selected]`).AttrOr("value", ""); got != "exposure:board_revenue" {
+		t.Errorf("after the report's link the form chooses %q", got)
 	}
 	answer := func(email string) string {
 		t.Helper()
