@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"trueup/fault"
@@ -373,6 +374,12 @@ func (s *Service) link(path, token string) string {
 func (s *Service) linkKey(ctx context.Context) ([]byte, error) { return linkKey(ctx, s.l) }
 
 func linkKey(ctx context.Context, l *ledger.Ledger) ([]byte, error) {
+	c := l.Shared(linkKeyCache{}, func() any { return &keyCache{} }).(*keyCache)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.key != nil {
+		return c.key, nil
+	}
 	b := make([]byte, 32)
 	rand.Read(b)
 	if _, err := l.DB().ExecContext(ctx, `INSERT INTO subscription_key (id, secret) VALUES (1, ?) ON CONFLICT (id) DO NOTHING`,
@@ -383,8 +390,22 @@ func linkKey(ctx context.Context, l *ledger.Ledger) ([]byte, error) {
 	if err := l.DB().QueryRowContext(ctx, `SELECT secret FROM subscription_key WHERE id = 1`).Scan(&secret); err != nil {
 		return nil, fmt.Errorf("subscription key: %w", err)
 	}
-	return base64.RawStdEncoding.DecodeString(secret)
+	key, err := base64.RawStdEncoding.DecodeString(secret)
+	if err != nil {
+		return nil, fmt.Errorf("subscription key: %w", err)
+	}
+	c.key = key
+	return key, nil
 }
+
+// keyCache keeps the link key once read: it never changes for a ledger (one process holds it).
+type (
+	linkKeyCache struct{}
+	keyCache     struct {
+		mu  sync.Mutex
+		key []byte
+	}
+)
 
 // A link token is <purpose><id>.<expiry, Unix seconds>.<MAC>: purpose c (confirm) or m (manage
 // and unsubscribe), the subscription's id, and an HMAC-SHA256 (first 16 bytes, base64url) of
