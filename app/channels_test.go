@@ -21,7 +21,8 @@ func TestNoticeChannelsCarryTheNotifySection(t *testing.T) {
 notify:
   public_url: https://trueup.example.com
   webhooks:
-    finance: {url: "https://hooks.example.com/f", secret: s3cret}
+    finance: {url: "https://hooks.example.com/f", secret: s3cret, legacy_signature: true}
+    chat: {url: "https://hooks.slack.com/services/T/B/X", kind: slack}
   email: {smtp: "smtp.example.com:587", from: "trueup <trueup@example.com>", username: u, password: p, starttls: true}
   subscriptions:
     - {table: orders, webhook: finance}
@@ -37,8 +38,11 @@ notify:
 	got := Channels(cfg.Notify)
 	want := notices.Channels{
 		PublicURL: "https://trueup.example.com",
-		Webhooks:  map[string]notices.Webhook{"finance": {URL: "https://hooks.example.com/f", Secret: "s3cret"}},
-		Email:     notices.Email{SMTP: "smtp.example.com:587", From: "trueup <trueup@example.com>", Username: "u", Password: "p", StartTLS: true},
+		Webhooks: map[string]notices.Webhook{
+			"finance": {URL: "https://hooks.example.com/f", Secret: "s3cret", LegacySignature: true},
+			"chat":    {URL: "https://hooks.slack.com/services/T/B/X", Kind: notices.KindSlack},
+		},
+		Email: notices.Email{SMTP: "smtp.example.com:587", From: "trueup <trueup@example.com>", Username: "u", Password: "p", StartTLS: true},
 		Subscriptions: []notices.Subscription{
 			{Table: "orders", Webhook: "finance"},
 			{Exposure: "board_revenue", Email: "CFO <CFO@Example.com>"},

@@ -80,7 +80,7 @@ func Channels(n config.Notify) notices.Channels {
 	if n.Webhooks != nil {
 		ch.Webhooks = make(map[string]notices.Webhook, len(n.Webhooks))
 		for name, w := range n.Webhooks {
-			ch.Webhooks[name] = notices.Webhook{URL: w.URL, Secret: w.Secret}
+			ch.Webhooks[name] = notices.Webhook{URL: w.URL, Secret: w.Secret, Kind: w.Kind, LegacySignature: w.LegacySignature}
 		}
 	}
 	for _, s := range n.Subscriptions {

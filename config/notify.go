@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/base64"
 	"fmt"
 	"maps"
 	"net"
@@ -28,8 +29,15 @@ type Notify struct {
 
 // Webhook is a named HTTP receiver.
 type Webhook struct {
-	URL    string `yaml:"url"`
-	Secret string `yaml:"secret"` // HMAC-SHA256 key for the signature header
+	URL string `yaml:"url"`
+	// Secret signs deliveries per Standard Webhooks: whsec_<base64 key> (a plain secret is used
+	// as it is written). Slack and Teams webhooks need none: their URL is the credential.
+	Secret string `yaml:"secret"`
+	// Kind is what the receiver expects: standard (the default: trueup's JSON, signed), slack
+	// (an incoming-webhook message with blocks) or teams (an Adaptive Card).
+	Kind string `yaml:"kind"`
+	// LegacySignature also sends the X-Trueup-Signature header of earlier releases.
+	LegacySignature bool `yaml:"legacy_signature"`
 }
 
 // Email is the SMTP relay notices are sent through.
@@ -153,7 +161,7 @@ func (n *Notify) WebhookNames() []string {
 
 // UnmarshalYAML decodes and checks one webhook.
 func (w *Webhook) UnmarshalYAML(node *yaml.Node) error {
-	if err := strictKeys(node, "webhook", "url", "secret"); err != nil {
+	if err := strictKeys(node, "webhook", "url", "secret", "kind", "legacy_signature"); err != nil {
 		return err
 	}
 	type plain Webhook
@@ -166,8 +174,23 @@ func (w *Webhook) UnmarshalYAML(node *yaml.Node) error {
 	if err := checkHTTPURL(w.URL); err != nil {
 		return lineError(valueLine(node, "url"), "webhook url %q: %v", w.URL, err)
 	}
-	if w.Secret == "" {
-		return lineError(node.Line, "webhook: missing secret (the HMAC-SHA256 key receivers check the X-Trueup-Signature header with)")
+	switch w.Kind {
+	case "", "standard":
+		w.Kind = ""
+		if w.Secret == "" {
+			return lineError(node.Line, "webhook: missing secret (the Standard Webhooks key receivers check the webhook-signature header with, e.g. secret: whsec_$(openssl rand -base64 32))")
+		}
+	case "slack", "teams":
+	default:
+		return lineError(valueLine(node, "kind"), "webhook kind %q: want standard, slack or teams", w.Kind)
+	}
+	if b64, ok := strings.CutPrefix(w.Secret, "whsec_"); ok {
+		if key, err := base64.StdEncoding.DecodeString(b64); err != nil || len(key) < 16 {
+			return lineError(valueLine(node, "secret"), "webhook secret whsec_…: want whsec_ and at least 16 bytes in base64 (e.g. whsec_$(openssl rand -base64 32))")
+		}
+	}
+	if w.LegacySignature && w.Secret == "" {
+		return lineError(valueLine(node, "legacy_signature"), "webhook: legacy_signature needs a secret to sign with")
 	}
 	return nil
 }

@@ -73,6 +73,12 @@ func TestNotifyErrors(t *testing.T) {
 		{"bad_public_url", "notify:\n  public_url: trueup.example.com\n", `trueup.yaml:5: notify.public_url "trueup.example.com": want an http:// or https:// URL`},
 		{"webhook_without_public_url", "notify:\n  webhooks:\n    fin: {url: 'https://x/y', secret: s}\n  subscriptions:\n    - table: t\n      webhook: fin\n",
 			`trueup.yaml:8: subscription: sending to webhook:fin needs notify.public_url, the address readers open notice links at (e.g. public_url: https://trueup.example.com)`},
+		{"webhook_kind_unknown", "notify:\n  webhooks:\n    fin:\n      url: https://x/y\n      kind: discord\n",
+			`trueup.yaml:8: webhook kind "discord": want standard, slack or teams`},
+		{"webhook_whsec_not_base64", "notify:\n  webhooks:\n    fin:\n      url: https://x/y\n      secret: whsec_not*base64\n",
+			`trueup.yaml:8: webhook secret whsec_…: want whsec_ and at least 16 bytes in base64`},
+		{"webhook_legacy_without_secret", "notify:\n  webhooks:\n    fin:\n      url: https://x/y\n      kind: slack\n      legacy_signature: true\n",
+			`trueup.yaml:9: webhook: legacy_signature needs a secret to sign with`},
 		{"email_without_public_url", "notify:\n  email: {smtp: 'm:25', from: a@b.c}\n  subscriptions:\n    - exposure: board\n      email: CFO <cfo@example.com>\n",
 			`trueup.yaml:7: subscription: sending to email:cfo@example.com needs notify.public_url`},
 	} {

@@ -35,6 +35,8 @@ func AlertMessage(a rules.Alert, table, pageURL string) Message {
 		Tables:  tables,
 		Subject: subject,
 		Text:    text,
+		Alert:   true,
+		Card:    &Card{Title: subject, Status: fmt.Sprintf("%s → %s (severity %s)", from, a.To, a.Severity), Lines: alertLines(a.Message), URL: pageURL, Link: "Rule history"},
 		Payload: map[string]any{"event": "alert:" + strconv.FormatInt(a.ID, 10), "kind": "alert", "alert": a, "table": table, "subject": subject, "text": text, "url": pageURL},
 	}
 }
@@ -52,4 +54,11 @@ func AlertSender(ob *Outbox, publicURL string, tableOf func(rule string) string)
 		_, err := ob.Enqueue(ctx, AlertMessage(a, tableOf(a.Rule), page))
 		return err
 	}
+}
+
+func alertLines(msg string) []string {
+	if msg == "" {
+		return nil
+	}
+	return []string{msg}
 }

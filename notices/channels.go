@@ -21,7 +21,12 @@ type Channels struct {
 // Webhook is a named HTTP receiver.
 type Webhook struct {
 	URL    string
-	Secret string // HMAC-SHA256 key for the signature header
+	Secret string // Standard Webhooks key: whsec_<base64>, or a plain secret used as it is
+	// Kind is what the receiver expects: KindStandard (trueup's JSON), KindSlack or KindTeams.
+	Kind string
+	// LegacySignature also sends X-Trueup-Signature (the body alone signed), for receivers
+	// written before Standard Webhooks; it goes in a later release.
+	LegacySignature bool
 }
 
 // Email is the SMTP relay notices are sent through.

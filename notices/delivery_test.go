@@ -37,11 +37,12 @@ type rig struct {
 func newRig(t *testing.T) *rig {
 	r := &rig{t: t, ctx: context.Background(), clock: newClock(), path: filepath.Join(t.TempDir(), "state.duckdb")}
 	r.hook = newWebhookReceiver(t, hookSecret)
+	r.hook.now = r.clock.Now
 	r.mail = newSMTPReceiver(t)
 	r.cfg = notices.Channels{
 		PublicURL: "https://trueup.example.com",
 		Webhooks:  map[string]notices.Webhook{"finance": {URL: r.hook.URL(), Secret: hookSecret}},
-		Email:     notices.Email{SMTP: r.mail.addr, From: "trueup <trueup@example.com>"},
+		Email:     notices.Email{SMTP: r.mail.Addr, From: "trueup <trueup@example.com>"},
 		Subscriptions: []notices.Subscription{
 			{Table: "daily_revenue", Webhook: "finance"},
 			{Exposure: "board_revenue", Email: "CFO <cfo@example.com>"},
@@ -537,7 +538,7 @@ func TestStalledMailServer(t *testing.T) {
 		}
 	}
 	// the mail server is mended; the next passes send everything once
-	r.cfg.Email.SMTP = r.mail.addr
+	r.cfg.Email.SMTP = r.mail.Addr
 	r.open()
 	r.clock.Advance(time.Minute)
 	r.deliver()

@@ -102,7 +102,7 @@ func TestEmailAuth(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t)
-			r.mail.users = map[string]string{"trueup": "right"}
+			r.mail.Users = map[string]string{"trueup": "right"}
 			r.cfg.Email.Username, r.cfg.Email.Password = "trueup", tt.password
 			r.open()
 			if _, err := r.svc.Outbox().Enqueue(r.ctx, notices.Message{Event: "alert:auth", To: []string{"email:ops@example.com"}, Subject: "s", Text: "t"}); err != nil {

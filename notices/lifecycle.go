@@ -5,6 +5,7 @@ import (
 	dbsql "database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"trueup/fault"
@@ -226,7 +227,11 @@ func (s *Service) notify(ctx context.Context, tx *dbsql.Tx, n Notice, now time.T
 		for _, x := range Reading(s.opt.Exposures, n.Tables) {
 			exposures = append(exposures, x.Name)
 		}
-		for _, r := range s.outbox.Subscribers(n.Tables, exposures) {
+		subs, err := s.outbox.subscribers(ctx, tx, n.Tables, exposures, false)
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range subs {
 			if _, ok := tokens[r]; ok {
 				continue
 			}
@@ -292,7 +297,20 @@ func (s *Service) message(n Notice, event, recipient, token string) Message {
 		Subject:  subjectLead[n.State] + ": " + n.Title,
 		Text:     text,
 		HTML:     HTML(n, page, ack),
+		Card:     noticeCard(n, page),
 		Payload: Payload{Event: event, ID: n.ID, State: n.State, Title: n.Title, Body: Body(n), Text: Text(n),
 			Tables: n.Tables, Partitions: partitions, Reason: last.Reason, At: last.At, URL: page, AckURL: ack},
 	}
+}
+
+// noticeCard is the notice as a chat message: the title, its state, a line per table that
+// changes, the reports' numbers before and after, the link.
+func noticeCard(n Notice, page string) *Card {
+	c := &Card{Title: n.Title, Status: strings.TrimPrefix(StateLine(n), "Status: "), Numbers: ReportRows(n.Evidence), URL: page, Link: "Read the notice"}
+	for _, t := range ChartTables(n.Evidence.Diff) {
+		if rows := changedPartitions(tableRows(n.Evidence.Diff, t)); len(rows) > 0 {
+			c.Lines = append(c.Lines, t+": "+ChangeSummary(rows)+" over "+partitionCount(n.Evidence, len(rows)))
+		}
+	}
+	return c
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,8 +38,12 @@ type Message struct {
 	Text    string
 	HTML    string // optional; the text, escaped, when empty
 	// Payload is the webhook's JSON body (default: event, subject and text).
-	Payload  any
+	Payload any
+	// Card is the message as Slack and Teams webhooks show it (default: the subject and text).
+	Card     *Card
 	NoticeID int64
+	// Alert marks a rule alert: self-service subscribers get it only if they asked for alerts.
+	Alert bool
 }
 
 // Delivery is one outbox row: one message to one recipient.
@@ -119,20 +124,37 @@ func NewOutbox(l *ledger.Ledger, cfg Channels, opt OutboxOptions) *Outbox {
 	return &Outbox{l: l, cfg: cfg, opt: opt, kick: make(chan struct{}, 1)}
 }
 
-// Subscribers returns the recipients subscribed to any of tables or exposures, sorted, each once.
-func (o *Outbox) Subscribers(tables, exposures []string) []string {
+// subscribers returns the recipients subscribed to any of tables or exposures, sorted, each
+// once: the configured subscriptions and the confirmed self-service ones (for a rule alert,
+// only those that asked for alerts; "all" follows everything).
+func (o *Outbox) subscribers(ctx context.Context, q ledger.Querier, tables, exposures []string, alert bool) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
+	add := func(r string) {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
 	for _, s := range o.cfg.Subscriptions {
 		if (s.Table != "" && containsFold(tables, s.Table)) || (s.Exposure != "" && containsFold(exposures, s.Exposure)) {
-			if r := s.Recipient(); !seen[r] {
-				seen[r] = true
-				out = append(out, r)
-			}
+			add(s.Recipient())
+		}
+	}
+	self, err := selectSubscriptions(ctx, q, `WHERE state = ?`, SubscriptionActive)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range self {
+		if alert && !s.Alerts {
+			continue
+		}
+		if s.Follows(tables, exposures) {
+			add("email:" + s.Email)
 		}
 	}
 	sort.Strings(out)
-	return out
+	return out, nil
 }
 
 // Enqueue records m for each of its recipients and wakes the worker. It returns how many
@@ -141,12 +163,15 @@ func (o *Outbox) Enqueue(ctx context.Context, m Message) (int, error) {
 	if m.Event == "" {
 		return 0, fmt.Errorf("notices: enqueue: %w", fault.New(fault.Invalid, "a message needs an event name"))
 	}
-	to := m.To
-	if len(to) == 0 {
-		to = o.Subscribers(m.Tables, m.Exposures)
-	}
 	added := 0
 	err := o.l.Tx(ctx, func(tx *dbsql.Tx) error {
+		to := m.To
+		if len(to) == 0 {
+			var err error
+			if to, err = o.subscribers(ctx, tx, m.Tables, m.Exposures, m.Alert); err != nil {
+				return err
+			}
+		}
 		for _, r := range to {
 			ok, err := o.enqueueTx(ctx, tx, m, r)
 			if err != nil {
@@ -171,6 +196,14 @@ func (o *Outbox) enqueueTx(ctx context.Context, tx *dbsql.Tx, m Message, recipie
 	payload := m.Payload
 	if payload == nil {
 		payload = map[string]any{"event": m.Event, "subject": m.Subject, "text": m.Text}
+	}
+	if name, ok := strings.CutPrefix(recipient, "webhook:"); ok {
+		switch o.cfg.Webhooks[name].Kind {
+		case KindSlack:
+			payload = slackPayload(cardOf(m))
+		case KindTeams:
+			payload = teamsPayload(cardOf(m))
+		}
 	}
 	body, err := json.Marshal(payload)
 	if err != nil {

@@ -28,6 +28,8 @@ var errPermanent = errors.New("permanent")
 
 // Headers of a webhook request.
 const (
+	// HeaderSignature signs the body alone, so a captured delivery verifies forever: it is sent
+	// only to webhooks with legacy_signature, beside the Standard Webhooks headers.
 	HeaderSignature   = "X-Trueup-Signature"       // sha256=<hex HMAC-SHA256 of the body with the webhook's secret>
 	HeaderIdempotency = "X-Trueup-Idempotency-Key" // the same for every attempt at one delivery
 	HeaderEvent       = "X-Trueup-Event"
@@ -68,7 +70,19 @@ func (o *Outbox) sendWebhook(ctx context.Context, w Webhook, d Delivery) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "trueup")
-	req.Header.Set(HeaderSignature, Sign(w.Secret, body))
+	if w.Secret != "" {
+		ts := o.opt.Now()
+		sig, err := SignWebhook(w.Secret, webhookID(d.Key), ts, body)
+		if err != nil {
+			return fmt.Errorf("%w: webhook: %v", errPermanent, err)
+		}
+		req.Header.Set(HeaderWebhookID, webhookID(d.Key))
+		req.Header.Set(HeaderWebhookTimestamp, strconv.FormatInt(ts.Unix(), 10))
+		req.Header.Set(HeaderWebhookSignature, sig)
+		if w.LegacySignature {
+			req.Header.Set(HeaderSignature, Sign(w.Secret, body))
+		}
+	}
 	req.Header.Set(HeaderIdempotency, d.Key)
 	req.Header.Set(HeaderEvent, d.Event)
 	resp, err := o.opt.HTTP.Do(req)
@@ -110,7 +124,17 @@ func (o *Outbox) sendEmail(ctx context.Context, to string, d Delivery) error {
 	if e.SMTP == "" {
 		return fmt.Errorf("%w: email: no notify.email.smtp in the config", errPermanent)
 	}
-	msg, err := o.emailMessage(e.From, to, d)
+	// A self-service subscriber can leave from every message but its confirmation: the
+	// List-Unsubscribe headers (RFC 8058 one-click) and the links under the text. The token is
+	// made now, so every message carries one that works for ManageTTL.
+	var manage string
+	if !strings.HasPrefix(d.Event, "subscribe:") {
+		var err error
+		if manage, err = manageLink(ctx, o.l, to); err != nil {
+			return fmt.Errorf("email: unsubscribe link: %w", err)
+		}
+	}
+	msg, err := o.emailMessage(e.From, to, d, manage)
 	if err != nil {
 		return fmt.Errorf("%w: email: %v", errPermanent, err)
 	}
@@ -210,7 +234,7 @@ func (c deadlineConn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWri
 // emailMessage is the notice as an email: multipart/alternative, the text part first, then the
 // HTML part. The Message-ID comes from the idempotency key, so every attempt at one delivery
 // carries the same one, and the key itself rides along for receivers that drop repeats.
-func (o *Outbox) emailMessage(from, to string, d Delivery) (*gomail.Msg, error) {
+func (o *Outbox) emailMessage(from, to string, d Delivery, manage string) (*gomail.Msg, error) {
 	m := gomail.NewMsg(gomail.WithNoDefaultUserAgent())
 	if err := m.From(from); err != nil {
 		return nil, err
@@ -223,8 +247,18 @@ func (o *Outbox) emailMessage(from, to string, d Delivery) (*gomail.Msg, error) 
 	sum := sha256.Sum256([]byte(d.Key))
 	m.SetMessageIDWithValue(hex.EncodeToString(sum[:12]) + "@trueup")
 	m.SetGenHeader(gomail.Header(HeaderIdempotency), d.Key)
-	m.SetBodyString(gomail.TypeTextPlain, d.text)
-	m.AddAlternativeString(gomail.TypeTextHTML, d.html)
+	text, htmlBody := d.text, d.html
+	if manage != "" {
+		base := strings.TrimRight(o.cfg.PublicURL, "/")
+		leave, change := base+"/subscriptions/unsubscribe/"+manage, base+"/subscriptions/manage/"+manage
+		m.SetGenHeader(gomail.Header("List-Unsubscribe"), "<"+leave+">")
+		m.SetGenHeader(gomail.Header("List-Unsubscribe-Post"), "List-Unsubscribe=One-Click")
+		text += "\n--\nYou get this because you subscribed to trueup notices.\nChange what you follow: " + change + "\nStop these messages: " + leave + "\n"
+		htmlBody += `<hr><p style="color:#555;font-size:13px">You get this because you subscribed to trueup notices. <a href="` +
+			html.EscapeString(change) + `">Change what you follow</a> · <a href="` + html.EscapeString(leave) + `">Stop these messages</a></p>` + "\n"
+	}
+	m.SetBodyString(gomail.TypeTextPlain, text)
+	m.AddAlternativeString(gomail.TypeTextHTML, htmlBody)
 	return m, nil
 }
 

@@ -19,6 +19,15 @@ var writeRoles = map[string]Role{
 	"POST /login":                  rolePublic,
 	"POST /logout":                 rolePublic,
 	"POST /notices/:id/ack/:token": rolePublic,
+	// Subscribing oneself, and leaving or changing by the link in a message (its token is the
+	// proof): anyone. Removing someone else's subscription: an approver.
+	"POST /subscriptions":                    rolePublic,
+	"POST /api/v1/subscriptions":             rolePublic,
+	"POST /subscriptions/unsubscribe/:token": rolePublic,
+	"POST /subscriptions/manage/:token":      rolePublic,
+	"POST /subscriptions/manage/:token/end":  rolePublic,
+	"POST /subscriptions/:id/remove":         roleApprover,
+	"POST /api/v1/subscriptions/:id/remove":  roleApprover,
 	// A query reads, whatever versions it reads: a viewer may (POST only for its JSON body).
 	"POST /api/v1/query":            roleViewer,
 	"POST /rules/:rule/run":         roleOperator,
@@ -65,6 +74,11 @@ var publicReads = map[string]bool{
 	"GET /readyz":                 true,
 	"GET /static/*":               true,
 	"GET /login":                  true,
+	// A table's feed, and the links mailed to a subscriber (the token is the proof).
+	"GET /tables/:table/notices.atom":       true,
+	"GET /subscriptions/confirm/:token":     true,
+	"GET /subscriptions/manage/:token":      true,
+	"GET /subscriptions/unsubscribe/:token": true,
 }
 
 // seesDrafts reports whether a request may see draft notices on the public notice pages: a

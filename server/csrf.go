@@ -57,7 +57,8 @@ func pageLoad(r *http.Request) bool {
 	case "/healthz", "/readyz", "/metrics", "/notices.atom":
 		return false
 	}
-	return true
+	return !strings.HasSuffix(p, "/notices.atom") // a table's feed
+
 }
 
 // browserRequest is true when a request may have been sent by a browser on someone's behalf:

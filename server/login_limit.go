@@ -27,10 +27,18 @@ type loginLimiter struct {
 	mu       sync.Mutex
 	failures map[string][]time.Time
 	now      func() time.Time
+	burst    int
+	window   time.Duration
 }
 
 func newLoginLimiter(now func() time.Time) *loginLimiter {
-	return &loginLimiter{failures: map[string][]time.Time{}, now: now}
+	return newWindowLimiter(now, loginBurst, loginWindow)
+}
+
+// newWindowLimiter is the same sliding window for another rule: burst events in any window
+// (the subscribe form counts every request, not failures).
+func newWindowLimiter(now func() time.Time, burst int, window time.Duration) *loginLimiter {
+	return &loginLimiter{failures: map[string][]time.Time{}, now: now, burst: burst, window: window}
 }
 
 // blocked reports whether addr must wait before trying again, and for how long.
@@ -39,10 +47,10 @@ func (l *loginLimiter) blocked(addr string) (bool, time.Duration) {
 	defer l.mu.Unlock()
 	now := l.now()
 	recent := l.recent(addr, now)
-	if len(recent) < loginBurst {
+	if len(recent) < l.burst {
 		return false, 0
 	}
-	return true, recent[0].Add(loginWindow).Sub(now)
+	return true, recent[0].Add(l.window).Sub(now)
 }
 
 // fail records a failed attempt from addr.
@@ -60,7 +68,7 @@ func (l *loginLimiter) fail(addr string) {
 func (l *loginLimiter) recent(addr string, now time.Time) []time.Time {
 	ts := l.failures[addr]
 	i := 0
-	for i < len(ts) && !ts[i].After(now.Add(-loginWindow)) {
+	for i < len(ts) && !ts[i].After(now.Add(-l.window)) {
 		i++
 	}
 	return ts[i:]

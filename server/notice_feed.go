@@ -11,7 +11,12 @@ import (
 
 // noticeFeed answers GET /notices.atom (and ?table=): the Atom feed of announced notices.
 func (s *Server) noticeFeed(c echo.Context, svc NoticeService) error {
-	table := c.QueryParam("table")
+	return feed(c, svc, c.QueryParam("table"), feedURL(c.QueryParam("table")))
+}
+
+// feed answers with the Atom feed of the announced notices about table (every table for ""),
+// whose own address is self.
+func feed(c echo.Context, svc NoticeService, table, self string) error {
 	ns, err := svc.List(c.Request().Context(), notices.Filter{Table: table})
 	if err != nil {
 		return err
@@ -23,7 +28,7 @@ func (s *Server) noticeFeed(c echo.Context, svc NoticeService) error {
 		// shares a read only among requests for the same scheme and Host, so it stays theirs).
 		base = c.Scheme() + "://" + c.Request().Host
 	}
-	out, err := notices.Feed(ns, strings.TrimRight(base, "/"), feedURL(table), table)
+	out, err := notices.Feed(ns, strings.TrimRight(base, "/"), self, table)
 	if err != nil {
 		return err
 	}

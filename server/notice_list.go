@@ -56,6 +56,17 @@ func (s *Server) noticeList(c echo.Context, svc NoticeService) error {
 		}
 		d.Subscriptions = append(d.Subscriptions, page.NoticeSubscription{What: what, To: maskRecipient(sub.Recipient())})
 	}
+	if d.SelfSubscriptions, err = s.selfSubscriptionRows(c); err != nil {
+		return err
+	}
+	var follows []page.SubscribeChoice
+	for _, t := range d.Tables {
+		follows = append(follows, followChoice("table:"+t))
+	}
+	for _, x := range svc.Exposures() {
+		follows = append(follows, followChoice("exposure:"+x.Name))
+	}
+	d.Subscribe = s.subscribeBox("the data", true, follows...)
 	for _, x := range svc.Exposures() {
 		d.Exposures = append(d.Exposures, page.NoticeExposure{Name: x.Name, Title: x.Title,
 			Tables: strings.Join(x.Tables, ", "), Audience: strings.Join(x.Audience, ", "), Owner: x.Owner})

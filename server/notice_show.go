@@ -33,6 +33,12 @@ func (s *Server) noticeShow(c echo.Context) error {
 	if seesDrafts(c) { // the query page needs a viewer
 		d.ReportLinks = s.noticeReportLinks(n)
 	}
+	if d.Subscribe = s.subscribeBox("these tables and reports", false, noticeFollows(n)...); d.Subscribe != nil {
+		d.Subscribe.Selected = c.QueryParam("follow")
+		for _, x := range n.Evidence.Exposures {
+			d.Subscribe.Reports = append(d.Subscribe.Reports, page.SubscribeChoice{Value: "exposure:" + x.Exposure, Label: x.Title})
+		}
+	}
 	d.Message = noticeMessages[c.QueryParam("done")]
 	if c.QueryParam("done") == "announce" {
 		d.Message = announcedMessage(d.Recipients)
@@ -57,4 +63,17 @@ var noticeMessages = map[string]string{
 	"withdraw": "Withdrawn.",
 	"edit":     "Saved. The earlier text is kept as a revision.",
 	"plan":     "Saved the planned time.",
+}
+
+// noticeFollows are what a reader of a notice may follow: its tables and the reports (exposures)
+// it compares.
+func noticeFollows(n notices.Notice) []page.SubscribeChoice {
+	var out []page.SubscribeChoice
+	for _, t := range n.Tables {
+		out = append(out, followChoice("table:"+t))
+	}
+	for _, x := range n.Evidence.Exposures {
+		out = append(out, followChoice("exposure:"+x.Exposure))
+	}
+	return out
 }

@@ -73,6 +73,8 @@ func TestJSONBodiesAreStrict(t *testing.T) {
 		{"POST /api/v1/notices/:id/complete", "/api/v1/notices/1/complete", `{"why": "x"}`, "why"},
 		{"POST /api/v1/notices/deliver", "/api/v1/notices/deliver", `{"all": true}`, "all"},
 		{"POST /api/v1/query", "/api/v1/query", `{"sql": "SELECT 1", "compare": true}`, "compare"},
+		{"POST /api/v1/subscriptions", "/api/v1/subscriptions", `{"email": "a@example.com", "follow": "all", "follows": "x"}`, "follows"},
+		{"POST /api/v1/subscriptions/:id/remove", "/api/v1/subscriptions/1/remove", `{"why": "x"}`, "why"},
 	}
 	t.Run("every_json_write_route_is_covered", func(t *testing.T) {
 		var want, got []string

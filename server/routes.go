@@ -64,6 +64,7 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	e.POST("/notices/:id/edit", s.noticeEdit)
 	get("/notices/:id/ack/:token", s.noticeAckShow)
 	e.POST("/notices/:id/ack/:token", s.noticeAck)
+	s.subscriptionRoutes(e, get)
 	get("/api/v1/notices", with(s.notices, s.apiNoticeList))
 	get("/api/v1/notices/:id", s.apiNoticeShow)
 	e.POST("/api/v1/notices/:id/announce", s.apiNoticeAnnounce)

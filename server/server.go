@@ -85,6 +85,7 @@ type Server struct {
 	tokens      []tokenEntry
 	sessions    *sessions
 	logins      *loginLimiter
+	subscribes  *loginLimiter // subscribe requests per client (subscription.go)
 	csrfKey     []byte
 	crossOrigin *http.CrossOriginProtection
 	flights     flights
@@ -122,6 +123,7 @@ func New(opt Options) *Server {
 		tokens:      newTokens(opt.Auth.Tokens),
 		sessions:    newSessions(opt.Now),
 		logins:      newLoginLimiter(opt.Now),
+		subscribes:  newWindowLimiter(opt.Now, subscribeBurst, subscribeWindow),
 		csrfKey:     []byte(newSecret()),
 		crossOrigin: http.NewCrossOriginProtection(),
 	}

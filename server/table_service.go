@@ -177,6 +177,12 @@ func (s *Server) whoIsTold(ctx context.Context, d *page.TableConfirm, p views.Pl
 			}
 		}
 	}
+	for _, r := range s.selfTold(ctx, tables, exposures) {
+		if !seen[r] {
+			seen[r] = true
+			d.Told = append(d.Told, r)
+		}
+	}
 	ns, err := s.opt.Notices.List(ctx, notices.Filter{})
 	if err != nil {
 		return

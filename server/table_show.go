@@ -36,6 +36,10 @@ func (s *Server) tableShow(c echo.Context, t ops.Tables) error {
 	l.History = slice(l.History, w)
 	d := s.versionsView(l, j.Busy)
 	d.Pager = pager(c, w, more)
+	if s.opt.Notices != nil {
+		d.FeedURL = tableFeedURL(table)
+		d.Subscribe = s.subscribeBox("this table", false, followChoice("table:"+table))
+	}
 	if stale, err := t.Stale(ctx, ops.VersionsRequest{Target: j.Target, Table: table}); err == nil {
 		for _, sv := range stale {
 			if len(sv.Partitions) > 0 {

@@ -36,7 +36,7 @@ func newAlertReceiver(t *testing.T) *alertReceiver {
 	r := &alertReceiver{}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
-		if !notices.VerifySignature(alertSecret, body, req.Header.Get(notices.HeaderSignature)) {
+		if notices.VerifyWebhook(alertSecret, req.Header, body, time.Now()) != nil {
 			http.Error(w, "bad signature", http.StatusUnauthorized)
 			return
 		}

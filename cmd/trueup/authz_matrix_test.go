@@ -66,6 +66,14 @@ var wantRole = map[string]string{
 	"POST /api/v1/tables/:table/catch-up": config.RoleApprover,
 	// a query reads, at whatever versions: POST only for its JSON body
 	"POST /api/v1/query": config.RoleViewer,
+	// Subscribing oneself and the links mailed to a subscriber: anyone; removing one: an approver.
+	"POST /subscriptions":                    "public",
+	"POST /api/v1/subscriptions":             "public",
+	"POST /subscriptions/unsubscribe/:token": "public",
+	"POST /subscriptions/manage/:token":      "public",
+	"POST /subscriptions/manage/:token/end":  "public",
+	"POST /subscriptions/:id/remove":         config.RoleApprover,
+	"POST /api/v1/subscriptions/:id/remove":  config.RoleApprover,
 }
 
 var roleRank = map[string]int{"public": 0, config.RoleViewer: 1, config.RoleOperator: 2, config.RoleApprover: 3}
