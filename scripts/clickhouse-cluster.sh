@@ -4,7 +4,10 @@
 #
 #   scripts/clickhouse-cluster.sh start DIR   start the cluster whose files all live in DIR; print its URL
 #   scripts/clickhouse-cluster.sh stop DIR    stop the cluster started in DIR
-#   scripts/clickhouse-cluster.sh env DIR     print `export TRUEUP_TEST_CLUSTER=<url>` for it
+#   scripts/clickhouse-cluster.sh env DIR     print `export TRUEUP_TEST_CLUSTER=<url>` (and
+#                                             TRUEUP_TEST_CLUSTER_DIR=DIR) for it
+#   scripts/clickhouse-cluster.sh stop-node DIR K    stop node K (1-4) alone, as a lost node
+#   scripts/clickhouse-cluster.sh start-node DIR K   start node K again, on its ports and config
 #
 # The URL names every node and the cluster:
 #   clickhouse://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3,127.0.0.1:P4/default?cluster=trueup
@@ -29,7 +32,7 @@ die() { echo "clickhouse-cluster.sh: $*" >&2; exit 1; }
 log() { echo "clickhouse-cluster.sh: $*" >&2; }
 
 usage() {
-	echo "usage: $0 start|stop|env DIR" >&2
+	echo "usage: $0 start|stop|env DIR, or $0 stop-node|start-node DIR K" >&2
 	exit 2
 }
 
@@ -237,6 +240,8 @@ start_cluster() {
 	url="clickhouse://$(IFS=,; echo "${hosts[*]}")/default?cluster=$CLUSTER"
 	echo "$url" >"$dir/url"
 	echo "$topology" >"$dir/topology"
+	echo "${NATIVE_PORTS[*]}" >"$dir/ports"
+	echo "$ZK_PORT" >"$dir/zookeeper-port"
 	log "cluster $CLUSTER ($topology) up in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 	: "$began"
 	echo "$url"
@@ -253,15 +258,47 @@ stop_cluster() {
 	stop_zookeeper "$dir"
 }
 
+# node_dir checks that node K of the cluster in DIR exists and prints its directory.
+node_dir() {
+	local dir=$1 k=$2
+	[[ $k =~ ^[1-4]$ && -d $dir/node$k && -f $dir/ports ]] || die "no node $k in $dir (run start first)"
+	echo "$dir/node$k"
+}
+
+start_node() {
+	local dir k=$2 node i
+	dir=$(cd "$1" && pwd -P)
+	node=$(node_dir "$dir" "$k")
+	if [[ -f $node/pid ]] && alive "$(cat "$node/pid")"; then die "node $k is running already"; fi
+	read -r -a NATIVE_PORTS <"$dir/ports"
+	ZK_PORT=$(cat "$dir/zookeeper-port" 2>/dev/null || true)
+	NODES=${#NATIVE_PORTS[@]}
+	i=$((k - 1))
+	SHARD_OF[$node]=$((i * 2 / NODES + 1))
+	REPLICA_OF[$node]=$((i % (NODES / 2) + 1))
+	INTER_OF[$node]=$((NATIVE_PORTS[i] + 800))
+	launch "$node" "${NATIVE_PORTS[i]}" $((NATIVE_PORTS[i] + 400)) || die "node $k did not start"
+}
+
 main_cluster() {
-	[[ $# == 2 ]] || usage
+	[[ $# -ge 2 ]] || usage
 	local cmd=$1 dir=$2
+	case $cmd in
+	stop-node | start-node)
+		[[ $# == 3 ]] || usage
+		if [[ $cmd == stop-node ]]; then stop_server "$(node_dir "$dir" "$3")"; else start_node "$dir" "$3"; fi
+		return
+		;;
+	esac
+	[[ $# == 2 ]] || usage
 	case $cmd in
 	start) start_cluster "$dir" ;;
 	stop) stop_cluster "$dir" ;;
 	env)
 		[[ -f $dir/url ]] || die "no cluster URL in $dir/url (run start first)"
 		echo "export TRUEUP_TEST_CLUSTER=$(cat "$dir/url")"
+		# Tests that stop a node (stop-node, start-node) find the cluster's files here.
+		echo "export TRUEUP_TEST_CLUSTER_DIR=$(cd "$dir" && pwd -P)"
 		;;
 	*) usage ;;
 	esac
