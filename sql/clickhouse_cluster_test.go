@@ -1,0 +1,315 @@
+package sql_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"trueup/fault"
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+)
+
+// The tests here run on the local cluster scripts/clickhouse-cluster.sh starts (2 shards × 2
+// replicas over ZooKeeper, or 2 × 1 without it) at TRUEUP_TEST_CLUSTER.
+
+func cluster(t *testing.T) (tsql.Engine, tsql.Cluster) {
+	t.Helper()
+	e := sqltest.Cluster(t)
+	if e == nil {
+		t.Skip("no cluster")
+	}
+	c, ok := e.(tsql.Cluster)
+	if !ok {
+		t.Fatalf("%s opened as one server, not a cluster", e.Info().Target)
+	}
+	return e, c
+}
+
+// urlHosts lists the host:port of a cluster URL.
+func urlHosts(url string) []string {
+	rest := url[strings.Index(url, "://")+3:]
+	return strings.Split(rest[:strings.IndexByte(rest, '/')], ",")
+}
+
+// TestClusterTopology: the target reads its shards and replicas from system.clusters, every node
+// answers with its version, and the URL's ?cluster= does not reach the server as a setting.
+func TestClusterTopology(t *testing.T) {
+	e, _ := cluster(t)
+	hosts := urlHosts(os.Getenv("TRUEUP_TEST_CLUSTER"))
+	ci := e.Info().Cluster
+	if ci == nil {
+		t.Fatal("Info has no cluster")
+	}
+	wantReplicas := len(hosts) / 2
+	if ci.Name != "trueup" || ci.Shards != 2 || ci.Replicas != wantReplicas || ci.DistributedDDL != (wantReplicas > 1) {
+		t.Errorf("cluster %s: %d shards × %d replicas (distributed DDL %v), want trueup: 2 × %d", ci.Name, ci.Shards, ci.Replicas, ci.DistributedDDL, wantReplicas)
+	}
+	var got []string
+	for _, n := range ci.Nodes {
+		got = append(got, fmt.Sprintf("%d/%d %s", n.Shard, n.Replica, n.Addr))
+		if !n.Reachable || n.Version.Major != 18 || n.Version.Minor != 16 || n.Error != "" {
+			t.Errorf("node %s: reachable %v, version %q, error %q", n, n.Reachable, n.Version, n.Error)
+		}
+	}
+	var want []string
+	for i, h := range hosts {
+		want = append(want, fmt.Sprintf("%d/%d %s", i/wantReplicas+1, i%wantReplicas+1, h))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("nodes %v, want %v", got, want)
+	}
+	res, err := e.Query(context.Background(), "SELECT currentDatabase()")
+	if err != nil || !strings.HasPrefix(tsql.AsText(res.Rows[0][0]), "t_") {
+		t.Errorf("query on the cluster target: %v %v", res, err)
+	}
+
+	bad := strings.Replace(os.Getenv("TRUEUP_TEST_CLUSTER"), "cluster=trueup", "cluster=nope", 1)
+	if _, err := tsql.Open(context.Background(), bad); fault.Of(err) != fault.Invalid || !strings.Contains(err.Error(), "no cluster nope") || !strings.Contains(err.Error(), "trueup") {
+		t.Errorf("unknown cluster: %v", err)
+	}
+}
+
+var orderCols = []tsql.Column{{Name: "id", Kind: tsql.TypeInt, Type: "UInt64"}, {Name: "d", Kind: tsql.TypeDate}, {Name: "amount", Kind: tsql.TypeFloat}}
+
+// publish creates version n of orders with rows ids [from, to) and points the views at it.
+func publish(t *testing.T, e tsql.Engine, c tsql.Cluster, n int, key []string, from, to int) {
+	t.Helper()
+	ctx := context.Background()
+	v := tsql.ClusterTable{Name: "orders", Version: n, Columns: orderCols, Partition: "d", Order: []string{"id"}, ShardingKey: key}
+	if err := c.CreateVersion(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]any
+	for i := from; i < to; i++ {
+		rows = append(rows, []any{uint64(i), time.Date(2026, 7, 1+i%5, 0, 0, 0, 0, time.UTC), float64(i)})
+	}
+	if err := e.Insert(ctx, v.Distributed(), []string{"id", "d", "amount"}, rows); err != nil {
+		t.Fatal(err)
+	}
+	syncReplicas(t, e, c, v.Local())
+	if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "orders", Table: v.Distributed()}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// syncReplicas waits until every replica has the rows written to its shard (replication is
+// asynchronous; the Distributed table reads any one replica).
+func syncReplicas(t *testing.T, e tsql.Engine, c tsql.Cluster, local string) {
+	t.Helper()
+	if e.Info().Cluster.Replicas < 2 {
+		return
+	}
+	err := c.OnNodes(context.Background(), func(ctx context.Context, _ tsql.Node, n tsql.Engine) error {
+		return n.Exec(ctx, "SYSTEM SYNC REPLICA "+n.Dialect().Quote(local))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reads reports, per node, the table its view orders reads and the row count it sees through it.
+func reads(t *testing.T, c tsql.Cluster) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	var mu sync.Mutex
+	err := c.OnNodes(context.Background(), func(ctx context.Context, n tsql.Node, e tsql.Engine) error {
+		src, err := e.ViewSource(ctx, "orders")
+		if err != nil {
+			return err
+		}
+		res, err := e.Query(ctx, "SELECT count() FROM orders")
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		out[n.Addr] = fmt.Sprintf("%s %d", src, tsql.AsInt64(res.Rows[0][0]))
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func allRead(t *testing.T, got map[string]string, want string) {
+	t.Helper()
+	for node, r := range got {
+		if r != want {
+			t.Errorf("node %s reads %s, want %s", node, r, want)
+		}
+	}
+}
+
+// TestClusterVersionsAndRepoint: a version is a local table on every node and a Distributed table
+// over them; a rule-style aggregate over the view sees every shard's rows, from every node; the
+// next version takes the live version's sharding key; a repoint moves the view on every node.
+func TestClusterVersionsAndRepoint(t *testing.T) {
+	e, c := cluster(t)
+	ctx := context.Background()
+	publish(t, e, c, 1, []string{"id"}, 0, 1000)
+	allRead(t, reads(t, c), "orders__v1 1000")
+
+	// each shard holds its part of the rows, the same on each of its replicas
+	perShard := map[int]map[int64]bool{}
+	var mu sync.Mutex
+	err := c.OnNodes(ctx, func(ctx context.Context, n tsql.Node, ne tsql.Engine) error {
+		res, err := ne.Query(ctx, "SELECT count() FROM orders__v1_local")
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		if perShard[n.Shard] == nil {
+			perShard[n.Shard] = map[int64]bool{}
+		}
+		perShard[n.Shard][tsql.AsInt64(res.Rows[0][0])] = true
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for shard, counts := range perShard {
+		if len(counts) != 1 {
+			t.Errorf("shard %d's replicas hold different counts: %v", shard, counts)
+		}
+		for n := range counts {
+			if n == 0 {
+				t.Errorf("shard %d holds no rows", shard)
+			}
+			total += n
+		}
+	}
+	if len(perShard) != 2 || total != 1000 {
+		t.Errorf("shards %v hold %d rows, want 2 shards and 1000", perShard, total)
+	}
+
+	// a rule's fused scan, as trueup runs it, over the view
+	d := e.Dialect()
+	res, err := e.Query(ctx, "SELECT count(), "+d.CountIf("amount >= 990")+", "+d.DistinctCount("id")+", "+d.DistinctCount("d")+" FROM orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(res.Rows[0]...); got != fmt.Sprint(int64(1000), int64(10), int64(1000), int64(5)) {
+		t.Errorf("aggregate over the cluster: %s", got)
+	}
+
+	publish(t, e, c, 2, nil, 0, 10)
+	allRead(t, reads(t, c), "orders__v2 10")
+	res, err = e.Query(ctx, "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'orders__v2'")
+	if err != nil || !strings.Contains(tsql.AsText(res.Rows[0][0]), "cityHash64(id)") {
+		t.Errorf("v2 is not sharded by v1's key: %v %v", res, err)
+	}
+	if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "orders", Table: "orders__v1"}}); err != nil {
+		t.Fatal(err)
+	}
+	allRead(t, reads(t, c), "orders__v1 1000")
+	for _, r := range helperViewsOnNodes(t, c) {
+		t.Errorf("left behind: %s", r)
+	}
+}
+
+func helperViewsOnNodes(t *testing.T, c tsql.Cluster) []string {
+	t.Helper()
+	var out []string
+	var mu sync.Mutex
+	c.OnNodes(context.Background(), func(ctx context.Context, n tsql.Node, e tsql.Engine) error {
+		for _, h := range helperViews(t, e) {
+			mu.Lock()
+			out = append(out, n.Addr+": "+h)
+			mu.Unlock()
+		}
+		return nil
+	})
+	return out
+}
+
+// TestClusterNodeDownRefuses: with one node stopped, a repoint and a version's creation are both
+// refused, naming the node, and nothing changes on the nodes that answer; once the node is back
+// the repoint goes through on every node.
+func TestClusterNodeDownRefuses(t *testing.T) {
+	dir := os.Getenv("TRUEUP_TEST_CLUSTER_DIR")
+	if dir == "" {
+		t.Skip("TRUEUP_TEST_CLUSTER_DIR is not set: the test stops a node of the cluster")
+	}
+	e, c := cluster(t)
+	ctx := context.Background()
+	publish(t, e, c, 1, []string{"id"}, 0, 100)
+	if err := c.CreateVersion(ctx, tsql.ClusterTable{Name: "orders", Version: 2, Columns: orderCols, Order: []string{"id"}}); err != nil {
+		t.Fatal(err)
+	}
+	nodes := e.Info().Cluster.Nodes
+	lost := nodes[len(nodes)-1]
+	script := func(cmd string) {
+		t.Helper()
+		out, err := exec.Command("../scripts/clickhouse-cluster.sh", cmd, dir, fmt.Sprint(len(nodes))).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", cmd, err, out)
+		}
+	}
+	script("stop-node")
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			script("start-node")
+		}
+	})
+
+	err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "orders", Table: "orders__v2"}})
+	if !errors.Is(err, tsql.ErrUnreachable) || fault.Of(err) != fault.Refused || !strings.Contains(err.Error(), lost.Addr) || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Errorf("repoint with %s stopped: %v", lost, err)
+	}
+	err = c.CreateVersion(ctx, tsql.ClusterTable{Name: "orders", Version: 3, Columns: orderCols})
+	if !errors.Is(err, tsql.ErrUnreachable) || !strings.Contains(err.Error(), lost.Addr) {
+		t.Errorf("create version with %s stopped: %v", lost, err)
+	}
+	for _, n := range e.Info().Cluster.Nodes {
+		if n.Reachable == (n.Addr == lost.Addr) {
+			t.Errorf("node %s: reachable %v (%s)", n, n.Reachable, n.Error)
+		}
+	}
+	// the nodes that answer are as they were
+	var answering []tsql.Node
+	var mu sync.Mutex
+	c.OnNodes(ctx, func(ctx context.Context, n tsql.Node, ne tsql.Engine) error {
+		if n.Addr == lost.Addr {
+			return nil
+		}
+		src, err := ne.ViewSource(ctx, "orders")
+		if err != nil || src != "orders__v1" {
+			t.Errorf("node %s reads %q (%v), want orders__v1", n, src, err)
+		}
+		rels, err := ne.Relations(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range rels {
+			if strings.HasPrefix(r.Name, "orders__v3") || strings.Contains(r.Name, "__next_") || strings.Contains(r.Name, "__old_") {
+				t.Errorf("node %s has %s", n, r.Name)
+			}
+		}
+		mu.Lock()
+		answering = append(answering, n)
+		mu.Unlock()
+		return nil
+	})
+	if len(answering) != len(nodes)-1 {
+		t.Errorf("%d nodes answered, want %d", len(answering), len(nodes)-1)
+	}
+
+	script("start-node")
+	restarted = true
+	if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "orders", Table: "orders__v2"}}); err != nil {
+		t.Fatal(err)
+	}
+	allRead(t, reads(t, c), "orders__v2 0")
+}
