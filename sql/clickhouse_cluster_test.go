@@ -313,3 +313,110 @@ func TestClusterNodeDownRefuses(t *testing.T) {
 	}
 	allRead(t, reads(t, c), "orders__v2 0")
 }
+
+// TestClusterRepointUnderReaders: readers on every node keep reading the view while it is
+// repointed back and forth; none fails and each sees one version whole. It logs, per repoint,
+// how long nodes answered from different versions (from the first node a reader saw switched
+// to the last).
+func TestClusterRepointUnderReaders(t *testing.T) {
+	e, c := cluster(t)
+	ctx := context.Background()
+	publish(t, e, c, 2, []string{"id"}, 0, 10)
+	publish(t, e, c, 1, nil, 0, 1000)
+	nodes := e.Info().Cluster.Nodes
+	engines := map[string]tsql.Engine{}
+	var mu sync.Mutex
+	c.OnNodes(ctx, func(_ context.Context, n tsql.Node, ne tsql.Engine) error {
+		mu.Lock()
+		engines[n.Addr] = ne
+		mu.Unlock()
+		return nil
+	})
+
+	const swaps = 10
+	// seen[i][node] is when the node's reader first saw the count the i-th repoint publishes.
+	seen := make([]map[string]time.Time, swaps)
+	for i := range seen {
+		seen[i] = map[string]time.Time{}
+	}
+	want := func(i int) int64 { return map[bool]int64{true: 10, false: 1000}[i%2 == 0] }
+	current := -1 // index of the last repoint issued
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var reads, failures int
+	for _, n := range nodes {
+		wg.Go(func() {
+			ne := engines[n.Addr]
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res, err := ne.Query(ctx, "SELECT count() FROM orders")
+				now := time.Now()
+				mu.Lock()
+				reads++
+				switch {
+				case err != nil:
+					failures++
+					t.Errorf("node %s: %v", n, err)
+				case tsql.AsInt64(res.Rows[0][0]) != 10 && tsql.AsInt64(res.Rows[0][0]) != 1000:
+					failures++
+					t.Errorf("node %s read %d rows: neither version", n, tsql.AsInt64(res.Rows[0][0]))
+				case current >= 0 && tsql.AsInt64(res.Rows[0][0]) == want(current):
+					if _, ok := seen[current][n.Addr]; !ok {
+						seen[current][n.Addr] = now
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	var took []time.Duration
+	for i := range swaps {
+		table := map[bool]string{true: "orders__v2", false: "orders__v1"}[i%2 == 0]
+		mu.Lock()
+		current = i
+		mu.Unlock()
+		began := time.Now()
+		if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "orders", Table: table}}); err != nil {
+			t.Fatal(err)
+		}
+		took = append(took, time.Since(began))
+		// let every reader see this version before the next repoint
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			mu.Lock()
+			all := len(seen[i]) == len(nodes)
+			mu.Unlock()
+			if all {
+				break
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
+	var windows []time.Duration
+	for i, s := range seen {
+		if len(s) != len(nodes) {
+			t.Errorf("repoint %d: only %d of %d nodes were seen switched", i, len(s), len(nodes))
+			continue
+		}
+		var first, last time.Time
+		for _, at := range s {
+			if first.IsZero() || at.Before(first) {
+				first = at
+			}
+			if at.After(last) {
+				last = at
+			}
+		}
+		windows = append(windows, last.Sub(first))
+	}
+	slices.Sort(windows)
+	slices.Sort(took)
+	if len(windows) > 0 {
+		t.Logf("%d repoints on %d nodes, %d reads, %d failed; repoint took %v median, %v max; nodes on different versions for %v median, %v max",
+			swaps, len(nodes), reads, failures, took[len(took)/2], took[len(took)-1], windows[len(windows)/2], windows[len(windows)-1])
+	}
+}
