@@ -112,6 +112,22 @@ func (c *chCluster) CreateVersion(ctx context.Context, t ClusterTable) error {
 	if ci.Replicas > 1 && !ci.DistributedDDL {
 		return fault.New(fault.Refused, "%s: cluster %s has replicas but no ZooKeeper, so its tables cannot replicate", op, c.name)
 	}
+	// What a failed create drops must be its own: refuse a version any node has already.
+	err = each(nodes, func(n *chNode) error {
+		for _, name := range []string{t.Local(), t.Distributed()} {
+			ok, err := n.eng.exists(ctx, name)
+			if err != nil {
+				return err
+			}
+			if ok {
+				return fault.New(fault.Conflict, "%s exists already", name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fault.Mark(fault.Of(err), fmt.Errorf("%s: %w; nothing was changed on any node", op, err))
+	}
 	key := c.dialect.shardingKey(t.ShardingKey)
 	if len(t.ShardingKey) == 0 {
 		if key, err = c.liveKey(ctx, t.Name); err != nil {
@@ -241,7 +257,13 @@ func (c *chCluster) RepointViews(ctx context.Context, points []ViewPoint) error 
 	err = each(nodes, func(n *chNode) error {
 		for _, s := range plans[index[n]].swap {
 			if err := n.eng.Exec(ctx, s); err != nil {
-				return n.eng.tidyAfterFailure(ctx, points, suffix, err)
+				// this node's views are put back as they were (a RENAME stopped part-way)
+				tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				defer cancel()
+				if _, terr := n.eng.tidy(tctx, viewsOf(points), suffix); terr != nil {
+					return fmt.Errorf("%w; tidying its helper views failed too (%v): start-up recovery tidies them", err, terr)
+				}
+				return err
 			}
 		}
 		switched[index[n]] = true

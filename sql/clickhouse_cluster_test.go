@@ -203,6 +203,27 @@ func TestClusterVersionsAndRepoint(t *testing.T) {
 		t.Errorf("aggregate over the cluster: %s", got)
 	}
 
+	// a version that exists is refused, and keeps its rows
+	err = c.CreateVersion(ctx, tsql.ClusterTable{Name: "orders", Version: 1, Columns: orderCols[:1]})
+	if fault.Of(err) != fault.Conflict || !strings.Contains(err.Error(), "exists already") {
+		t.Errorf("create an existing version: %v", err)
+	}
+	allRead(t, reads(t, c), "orders__v1 1000")
+	// a create that fails on the nodes leaves no table of it on any
+	err = c.CreateVersion(ctx, tsql.ClusterTable{Name: "orders", Version: 5, Columns: orderCols, Partition: "nope"})
+	if err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("create partitioned by a missing column: %v", err)
+	}
+	c.OnNodes(ctx, func(ctx context.Context, n tsql.Node, ne tsql.Engine) error {
+		rels, err := ne.Relations(ctx)
+		for _, r := range rels {
+			if strings.HasPrefix(r.Name, "orders__v5") {
+				t.Errorf("node %s has %s after a failed create", n, r.Name)
+			}
+		}
+		return err
+	})
+
 	publish(t, e, c, 2, nil, 0, 10)
 	allRead(t, reads(t, c), "orders__v2 10")
 	res, err = e.Query(ctx, "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'orders__v2'")
