@@ -169,7 +169,7 @@ node_config() {
 }
 
 start_cluster() {
-	local dir=$1 began=$SECONDS t0 k node attempt rc topology
+	local dir=$1 t0 k node attempt rc topology
 	t0=$(date +%s%N)
 	[[ -x $SERVER && -x $CLIENT ]] || install_clickhouse
 	mkdir -p "$dir"
@@ -192,7 +192,7 @@ start_cluster() {
 	exec 9>>"$LOCK"
 	flock -w 60 9 || die "could not take $LOCK"
 	for attempt in 1 2 3 4 5; do
-		pick_node_ports || die "no $NODES free port triples in 19100-20299"
+		pick_node_ports || { stop_zookeeper "$dir"; die "no $NODES free port triples in 19100-20299"; }
 		local pids=() dirs=()
 		for ((k = 0; k < NODES; k++)); do
 			node=$dir/node$((k + 1))
@@ -235,6 +235,12 @@ start_cluster() {
 		fi
 	done
 
+	if [[ -n $ZK_PORT ]] && ! seen=$("$CLIENT" --host 127.0.0.1 --port "${NATIVE_PORTS[0]}" \
+		-q "SELECT count() FROM system.zookeeper WHERE path = '/'" 2>&1); then
+		stop_cluster "$dir"
+		die "node1 cannot read ZooKeeper on port $ZK_PORT: $seen"
+	fi
+
 	local hosts=() url
 	for p in "${NATIVE_PORTS[@]}"; do hosts+=("127.0.0.1:$p"); done
 	url="clickhouse://$(IFS=,; echo "${hosts[*]}")/default?cluster=$CLUSTER"
@@ -243,7 +249,6 @@ start_cluster() {
 	echo "${NATIVE_PORTS[*]}" >"$dir/ports"
 	echo "$ZK_PORT" >"$dir/zookeeper-port"
 	log "cluster $CLUSTER ($topology) up in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
-	: "$began"
 	echo "$url"
 }
 

@@ -218,8 +218,9 @@ func (c *chCluster) probe(ctx context.Context, n *chNode) {
 		n.Error = fault.FirstLine(err.Error())
 		return
 	}
+	// The node's engine keeps the dialect of the version it connected to: statements of an old
+	// server still run on a newer one, and an engine's dialect does not change under its users.
 	n.Version = ver
-	n.eng.info.Version, n.eng.dialect.version = ver, ver
 }
 
 // ready checks that every node answers; op names what is refused when one does not.
