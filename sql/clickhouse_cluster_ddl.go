@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"trueup/fault"
@@ -295,4 +296,51 @@ func viewsOf(points []ViewPoint) []string {
 		views[i] = p.View
 	}
 	return views
+}
+
+// LeftViews lists the views that have helper views left behind on any node (a repoint that
+// stopped part-way there). Every node must answer: a node not looked at may hold some.
+func (c *chCluster) LeftViews(ctx context.Context) ([]string, error) {
+	nodes, err := c.ready(ctx, "look for views a repoint left")
+	if err != nil {
+		return nil, err
+	}
+	left := make([][]string, len(nodes))
+	err = each(nodes, func(n *chNode) error {
+		v, err := n.eng.LeftViews(ctx)
+		left[slices.Index(nodes, n)] = v
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, vs := range left {
+		for _, v := range vs {
+			if !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// TidyViews tidies views on every node, as one server's TidyViews does; each line it reports
+// names its node.
+func (c *chCluster) TidyViews(ctx context.Context, views []string) ([]string, error) {
+	nodes, err := c.ready(ctx, "tidy views a repoint left")
+	if err != nil {
+		return nil, err
+	}
+	did := make([][]string, len(nodes))
+	err = each(nodes, func(n *chNode) error {
+		i := slices.Index(nodes, n)
+		d, err := n.eng.TidyViews(ctx, views)
+		for _, line := range d {
+			did[i] = append(did[i], "node "+n.Node.String()+": "+line)
+		}
+		return err
+	})
+	return slices.Concat(did...), err
 }

@@ -441,3 +441,39 @@ func TestClusterRepointUnderReaders(t *testing.T) {
 			swaps, len(nodes), reads, failures, took[len(took)/2], took[len(took)-1], windows[len(windows)/2], windows[len(windows)-1])
 	}
 }
+
+// TestClusterTidiesEveryNode: a repoint that stopped part-way on one node (its view renamed away,
+// as a RENAME cut short leaves it) is found and put back by start-up recovery's LeftViews and
+// TidyViews, which look at every node.
+func TestClusterTidiesEveryNode(t *testing.T) {
+	e, c := cluster(t)
+	ctx := context.Background()
+	publish(t, e, c, 1, []string{"id"}, 0, 100)
+	nodes := e.Info().Cluster.Nodes
+	broken := nodes[len(nodes)/2]
+	err := c.OnNodes(ctx, func(ctx context.Context, n tsql.Node, ne tsql.Engine) error {
+		if n.Addr != broken.Addr {
+			return nil
+		}
+		return ne.Exec(ctx, "RENAME TABLE orders TO orders__old_0123456789ab")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tidier, ok := e.(tsql.ViewTidier)
+	if !ok {
+		t.Fatal("the cluster engine does not tidy views")
+	}
+	left, err := tidier.LeftViews(ctx)
+	if err != nil || !slices.Equal(left, []string{"orders"}) {
+		t.Fatalf("left views %v (%v), want [orders]", left, err)
+	}
+	did, err := tidier.TidyViews(ctx, left)
+	if err != nil || len(did) != 1 || !strings.Contains(did[0], broken.Addr) || !strings.Contains(did[0], "renamed back") {
+		t.Errorf("tidy: %q (%v)", did, err)
+	}
+	allRead(t, reads(t, c), "orders__v1 100")
+	if h := helperViewsOnNodes(t, c); len(h) > 0 {
+		t.Errorf("left behind: %v", h)
+	}
+}
