@@ -11,36 +11,6 @@ import (
 	"trueup/sql/sqltest"
 )
 
-// clusterLoader loads a table into a cluster as trueup lays it out there: version 1's local
-// tables on every node, the Distributed table over them, the view of the table's name on every
-// node. loadShop writes through it unchanged.
-type clusterLoader struct {
-	tsql.Engine
-	c tsql.Cluster
-}
-
-func (l clusterLoader) CreateTable(ctx context.Context, table string, cols []tsql.Column, partition string, order []string) error {
-	v := tsql.ClusterTable{Name: table, Version: 1, Columns: cols, Partition: partition, Order: order}
-	if err := l.c.CreateVersion(ctx, v); err != nil {
-		return err
-	}
-	return l.RepointViews(ctx, []tsql.ViewPoint{{View: table, Table: v.Distributed()}})
-}
-
-func (l clusterLoader) Insert(ctx context.Context, table string, cols []string, rows [][]any) error {
-	v := tsql.ClusterTable{Name: table, Version: 1}
-	if err := l.Engine.Insert(ctx, v.Distributed(), cols, rows); err != nil {
-		return err
-	}
-	if l.Info().Cluster.Replicas < 2 {
-		return nil
-	}
-	// the Distributed table reads any one replica of a shard: let each have the rows
-	return l.c.OnNodes(ctx, func(ctx context.Context, _ tsql.Node, e tsql.Engine) error {
-		return e.Exec(ctx, "SYSTEM SYNC REPLICA "+e.Dialect().Quote(v.Local()))
-	})
-}
-
 // TestEveryKindOnCluster: every rule kind gives on a cluster (rows spread over the shards at
 // random, so no check can lean on one node's share) what it gives on one DuckDB file.
 func TestEveryKindOnCluster(t *testing.T) {
@@ -67,7 +37,7 @@ func TestEveryKindOnCluster(t *testing.T) {
 	}
 	one := sqltest.DuckDB(t)
 	loadShop(t, one)
-	loadShop(t, clusterLoader{Engine: e, c: e.(tsql.Cluster)})
+	loadShop(t, sqltest.ClusterLoader(e))
 	// every shard holds some of the orders
 	shards := map[int]int64{}
 	var mu sync.Mutex

@@ -154,3 +154,36 @@ func Cluster(t testing.TB) tsql.Engine {
 	}
 	return Open(t, url)
 }
+
+// ClusterLoader wraps a cluster engine (Cluster) so a test's CreateTable and Insert lay a table
+// out as trueup does on a cluster: version 1's local tables on every node, the Distributed table
+// over them (rows placed at random), the view of the table's name on every node over that. An
+// Insert returns once every replica has the rows, so a read right after sees them all.
+func ClusterLoader(e tsql.Engine) tsql.Engine { return clusterLoader{Engine: e, c: e.(tsql.Cluster)} }
+
+type clusterLoader struct {
+	tsql.Engine
+	c tsql.Cluster
+}
+
+func (l clusterLoader) CreateTable(ctx context.Context, table string, cols []tsql.Column, partition string, order []string) error {
+	v := tsql.ClusterTable{Name: table, Version: 1, Columns: cols, Partition: partition, Order: order}
+	if err := l.c.CreateVersion(ctx, v); err != nil {
+		return err
+	}
+	return l.RepointViews(ctx, []tsql.ViewPoint{{View: table, Table: v.Distributed()}})
+}
+
+func (l clusterLoader) Insert(ctx context.Context, table string, cols []string, rows [][]any) error {
+	v := tsql.ClusterTable{Name: table, Version: 1}
+	if err := l.Engine.Insert(ctx, v.Distributed(), cols, rows); err != nil {
+		return err
+	}
+	if l.Info().Cluster.Replicas < 2 {
+		return nil
+	}
+	// the Distributed table reads any one replica of a shard: let each have the rows
+	return l.c.OnNodes(ctx, func(ctx context.Context, _ tsql.Node, e tsql.Engine) error {
+		return e.Exec(ctx, "SYSTEM SYNC REPLICA "+e.Dialect().Quote(v.Local()))
+	})
+}
