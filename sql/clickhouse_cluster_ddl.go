@@ -71,12 +71,34 @@ func (d chDialect) shardingKey(cols []string) string {
 }
 
 // distributedKey reads the sharding key, the fourth argument, out of a Distributed table's
-// engine_full; "" when it has none.
+// engine_full, as written there; "" when it has none.
 func distributedKey(engineFull string) string {
-	toks := Lex(engineFull)
+	toks := distributedArg(engineFull, 3)
+	text := make([]string, len(toks))
+	for i, t := range toks {
+		text[i] = t.Text
+	}
+	return strings.Join(text, " ")
+}
+
+// distributedTable reads the local table's name, the third argument, out of a Distributed
+// table's engine_full: a name, quoted or not, or a string.
+func distributedTable(engineFull string) string {
+	toks := distributedArg(engineFull, 2)
+	if len(toks) != 1 {
+		return ""
+	}
+	if t := toks[0]; t.Literal() && t.Text[0] == '\'' {
+		return strings.ReplaceAll(strings.TrimSuffix(t.Text[1:], "'"), "\\'", "'")
+	}
+	return toks[0].Ident()
+}
+
+// distributedArg is the tokens of argument i (from 0) of a Distributed table's engine_full.
+func distributedArg(engineFull string, i int) []Token {
 	depth, arg := 0, 0
-	var key []string
-	for _, t := range toks {
+	var out []Token
+	for _, t := range Lex(engineFull) {
 		switch {
 		case !t.Quoted() && t.Text == "(":
 			depth++
@@ -86,17 +108,17 @@ func distributedKey(engineFull string) string {
 		case !t.Quoted() && t.Text == ")":
 			depth--
 			if depth == 0 {
-				return strings.Join(key, " ")
+				return out
 			}
 		case !t.Quoted() && t.Text == "," && depth == 1:
 			arg++
 			continue
 		}
-		if depth >= 1 && arg == 3 {
-			key = append(key, t.Text)
+		if depth >= 1 && arg == i {
+			out = append(out, t)
 		}
 	}
-	return strings.Join(key, " ")
+	return out
 }
 
 func (c *chCluster) ddlPlace() clusterDDL {
@@ -343,4 +365,35 @@ func (c *chCluster) TidyViews(ctx context.Context, views []string) ([]string, er
 		return err
 	})
 	return slices.Concat(did...), err
+}
+
+// WriteMark of a Distributed table is its local tables' parts on every node, node by node: a
+// write through any node to any shard changes it. Every node must answer, or no mark is given.
+func (c *chCluster) WriteMark(ctx context.Context, table string) (string, error) {
+	where, args := systemTableWhere(table, "name")
+	res, err := c.Query(ctx, "SELECT engine, engine_full FROM system.tables WHERE "+where, args...)
+	if err != nil {
+		return "", fmt.Errorf("write mark of %s: %w", table, err)
+	}
+	if len(res.Rows) == 0 || AsText(res.Rows[0][0]) != "Distributed" {
+		return "", clusterRefusal("write mark of " + table + ", which is not a Distributed table")
+	}
+	local := distributedTable(AsText(res.Rows[0][1]))
+	if local == "" {
+		return "", fmt.Errorf("write mark of %s: no local table in %s", table, AsText(res.Rows[0][1]))
+	}
+	nodes, err := c.ready(ctx, "write mark of "+table)
+	if err != nil {
+		return "", err
+	}
+	marks := make([]string, len(nodes))
+	err = each(nodes, func(n *chNode) error {
+		m, err := n.eng.WriteMark(ctx, local)
+		marks[slices.Index(nodes, n)] = n.Addr + "=" + m
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("write mark of %s: %w", table, err)
+	}
+	return strings.Join(marks, ";"), nil
 }

@@ -79,5 +79,8 @@ func TestDistributedKey(t *testing.T) {
 		if got := distributedKey(in); got != want {
 			t.Errorf("distributedKey(%q) = %q, want %q", in, got, want)
 		}
+		if got := distributedTable(in); got != "orders__v1_local" {
+			t.Errorf("distributedTable(%q) = %q", in, got)
+		}
 	}
 }

@@ -237,6 +237,46 @@ func TestClusterVersionsAndRepoint(t *testing.T) {
 	for _, r := range helperViewsOnNodes(t, c) {
 		t.Errorf("left behind: %s", r)
 	}
+
+	// the write mark of a version moves with a write to any shard, and only then
+	mark := func() string {
+		t.Helper()
+		m, err := e.WriteMark(ctx, "orders__v1")
+		if err != nil || strings.Count(m, "=") != len(e.Info().Cluster.Nodes) {
+			t.Fatalf("write mark %q: %v", m, err)
+		}
+		return m
+	}
+	before := mark()
+	if again := mark(); again != before {
+		t.Errorf("write mark moved without a write: %s then %s", before, again)
+	}
+	if err := e.Insert(ctx, "orders__v1", []string{"id", "d", "amount"}, [][]any{{uint64(5000), time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC), 1.0}}); err != nil {
+		t.Fatal(err)
+	}
+	if after := mark(); after == before {
+		t.Errorf("write mark did not move with a write: %s", after)
+	}
+}
+
+// TestClusterRefusesOneNodeWrites: what would change the entry node alone is refused, saying so.
+func TestClusterRefusesOneNodeWrites(t *testing.T) {
+	e, _ := cluster(t)
+	ctx := context.Background()
+	err := e.CreateTable(ctx, "plain", orderCols, "", nil)
+	if fault.Of(err) != fault.Refused || !strings.Contains(err.Error(), "cluster") {
+		t.Errorf("create table on a cluster: %v", err)
+	}
+	if why, err := e.AdoptRefusal(ctx, "plain"); err != nil || !strings.Contains(why, "cluster") {
+		t.Errorf("adopt refusal: %q %v", why, err)
+	}
+	if _, err := e.ReplacePartition(ctx, "orders__v1", tsql.Window{}, "SELECT 1"); fault.Of(err) != fault.Refused {
+		t.Errorf("replace partition on a cluster: %v", err)
+	}
+	rels, err := e.Relations(ctx)
+	if err != nil || len(rels) != 0 {
+		t.Errorf("relations after refusals: %v %v", rels, err)
+	}
 }
 
 func helperViewsOnNodes(t *testing.T, c tsql.Cluster) []string {
