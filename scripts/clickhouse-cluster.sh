@@ -4,8 +4,7 @@
 #
 #   scripts/clickhouse-cluster.sh start DIR   start the cluster whose files all live in DIR; print its URL
 #   scripts/clickhouse-cluster.sh stop DIR    stop the cluster started in DIR
-#   scripts/clickhouse-cluster.sh env DIR     print `export TRUEUP_TEST_CLUSTER=<url>` (and
-#                                             TRUEUP_TEST_CLUSTER_DIR=DIR) for it
+#   scripts/clickhouse-cluster.sh env DIR     print `export TRUEUP_TEST_CLUSTER=<url>` for it
 #   scripts/clickhouse-cluster.sh stop-node DIR K    kill node K (1-4) alone (SIGKILL), as a lost node
 #   scripts/clickhouse-cluster.sh start-node DIR K   start node K again, on its ports and config
 #
@@ -318,8 +317,6 @@ main_cluster() {
 	env)
 		[[ -f $dir/url ]] || die "no cluster URL in $dir/url (run start first)"
 		echo "export TRUEUP_TEST_CLUSTER=$(cat "$dir/url")"
-		# Tests that stop a node (stop-node, start-node) find the cluster's files here.
-		echo "export TRUEUP_TEST_CLUSTER_DIR=$(cd "$dir" && pwd -P)"
 		;;
 	*) usage ;;
 	esac

@@ -6,7 +6,7 @@
 #
 # The server's URL is exported as TRUEUP_TEST_CLICKHOUSE. For test, a local cluster (2 shards × 2
 # replicas, scripts/clickhouse-cluster.sh; about 4 s to start) runs beside it, its URL exported as
-# TRUEUP_TEST_CLUSTER and its directory as TRUEUP_TEST_CLUSTER_DIR; set NO_CLUSTER=1 to go
+# TRUEUP_TEST_CLUSTER (a test that kills a node starts a cluster of its own); set NO_CLUSTER=1 to go
 # without (the cluster tests then skip, or fail under CI=true). GOFLAGS is read by go itself.
 # The exit status is the command's. Set KEEP_CLICKHOUSE=1 to keep the servers' directories
 # (logs) after the run.
@@ -43,7 +43,7 @@ if [[ $mode == test && ${NO_CLUSTER:-} != 1 ]]; then
 	cldir=$(mktemp -d "${TMPDIR:-/tmp}/trueup-cluster.XXXXXX")
 	scripts/clickhouse-cluster.sh start "$cldir" >/dev/null
 	eval "$(scripts/clickhouse-cluster.sh env "$cldir")"
-	export TRUEUP_TEST_CLUSTER TRUEUP_TEST_CLUSTER_DIR
+	export TRUEUP_TEST_CLUSTER
 	echo "test.sh: ClickHouse cluster at $TRUEUP_TEST_CLUSTER (files in $cldir)" >&2
 fi
 
