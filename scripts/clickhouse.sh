@@ -31,11 +31,11 @@ repo_root() {
 	git -C "$(dirname "${BASH_SOURCE[0]}")" rev-parse --show-toplevel
 }
 
-# install puts Debian's clickhouse-server and clickhouse-client in place. The package's postinst
-# may try to start a system server; we never want one (tests run their own), so when no
-# policy-rc.d exists we add one that denies service starts for the duration of the install.
-install_clickhouse() {
-	log "installing clickhouse-server and clickhouse-client"
+# apt_install installs Debian packages. A package's postinst may try to start a system service;
+# we never want one (tests run their own servers), so when no policy-rc.d exists we add one that
+# denies service starts for the duration of the install.
+apt_install() {
+	log "installing $*"
 	local policy=/usr/sbin/policy-rc.d added=0
 	if [[ ! -e $policy ]]; then
 		printf '#!/bin/sh\nexit 101\n' >"$policy"
@@ -45,10 +45,15 @@ install_clickhouse() {
 	local rc=0
 	{
 		apt-get update -q &&
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -q clickhouse-server clickhouse-client
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
 	} >&2 || rc=$?
 	if ((added)); then rm -f "$policy"; fi
-	((rc == 0)) || die "apt-get install failed (exit $rc)"
+	((rc == 0)) || die "apt-get install $* failed (exit $rc)"
+}
+
+# install_clickhouse puts Debian's clickhouse-server and clickhouse-client in place.
+install_clickhouse() {
+	apt_install clickhouse-server clickhouse-client
 	[[ -x $SERVER ]] || die "$SERVER still missing after install"
 }
 
@@ -99,6 +104,8 @@ write_config() {
 	if [[ -f $src/dictionaries.xml ]]; then
 		sed -e "s|@PORT@|$native|g" "$src/dictionaries.xml" >"$dir/dictionaries.xml"
 	fi
+	# A script that sources this one (clickhouse-cluster.sh) adds per-node config here.
+	if declare -F node_config >/dev/null; then node_config "$dir" "$native" "$http"; fi
 	grep -q "<tcp_port>$native</tcp_port>" "$dir/config.xml" || die "could not set tcp_port in $dir/config.xml"
 	grep -q "<http_port>$http</http_port>" "$dir/config.xml" || die "could not set http_port in $dir/config.xml"
 }
@@ -226,4 +233,5 @@ main() {
 	esac
 }
 
-main "$@"
+# Sourced (by clickhouse-cluster.sh) it only defines the functions.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then main "$@"; fi

@@ -21,15 +21,23 @@ type chEngine struct {
 }
 
 func openClickHouse(ctx context.Context, url string) (Engine, error) {
-	opts, err := clickhouse.ParseDSN(url)
+	// ?cluster= is trueup's, not the driver's: clickhouse-go would send it to the server as a
+	// setting, which refuses it.
+	dsn, cluster, err := splitCluster(url)
+	if err != nil {
+		return nil, fault.New(fault.Invalid, "%s: %s", url, err)
+	}
+	opts, err := clickhouse.ParseDSN(dsn)
 	if err != nil {
 		return nil, fault.New(fault.Invalid, "%s: %s", url, fault.FirstLine(err.Error()))
 	}
 	if len(opts.Addr) == 0 || opts.Addr[0] == "" {
 		return nil, fault.New(fault.Invalid, "%s: missing host:port", url)
 	}
-	if _, _, err := net.SplitHostPort(opts.Addr[0]); err != nil {
-		return nil, fault.New(fault.Invalid, "%s: %s", url, err)
+	for _, a := range opts.Addr {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return nil, fault.New(fault.Invalid, "%s: %s", url, err)
+		}
 	}
 	if opts.Auth.Database == "" {
 		opts.Auth.Database = "default"
@@ -40,6 +48,24 @@ func openClickHouse(ctx context.Context, url string) (Engine, error) {
 	}
 	// Unmatched join sides must be NULL, not the type's default, for diffs to be right.
 	opts.Settings["join_use_nulls"] = 1
+	if cluster != "" {
+		// A write through a Distributed table has reached every shard when it returns: what the
+		// next read of it sees, not rows still queued on the node written to.
+		opts.Settings["insert_distributed_sync"] = 1
+	}
+	e, err := openServer(ctx, opts, url, url)
+	if err != nil {
+		return nil, err
+	}
+	if cluster == "" {
+		return e, nil
+	}
+	return joinCluster(ctx, e, opts, url, cluster)
+}
+
+// openServer connects to the server(s) opts names; url is what errors and Info name, key the
+// text Info.Key digests.
+func openServer(ctx context.Context, opts *clickhouse.Options, url, key string) (*chEngine, error) {
 	pool := clickhouse.OpenDB(opts)
 	pool.SetMaxOpenConns(16)
 	pool.SetMaxIdleConns(8)
@@ -52,7 +78,7 @@ func openClickHouse(ctx context.Context, url string) (Engine, error) {
 	}
 	ver := parseVersion(v)
 	return &chEngine{
-		db:      db{pool: pool, info: Info{Kind: "clickhouse", Target: Redact(url), Key: targetKey(url), Version: ver}, poisons: serverException, reads: readOnly},
+		db:      db{pool: pool, info: Info{Kind: "clickhouse", Target: Redact(url), Key: targetKey(key), Version: ver}, poisons: serverException, reads: readOnly},
 		dialect: chDialect{version: ver},
 	}, nil
 }
@@ -147,8 +173,12 @@ func (e *chEngine) ViewSource(ctx context.Context, view string) (string, error) 
 }
 
 func (e *chEngine) tableClause(partition string, order []string) string {
-	d := e.dialect
-	s := " ENGINE = MergeTree()"
+	return e.dialect.tableClause("MergeTree()", partition, order)
+}
+
+// tableClause is the ENGINE clause of a table of engine partitioned by a column and ordered.
+func (d chDialect) tableClause(engine, partition string, order []string) string {
+	s := " ENGINE = " + engine
 	if partition != "" {
 		s += " PARTITION BY " + d.Quote(partition)
 	}
@@ -417,27 +447,34 @@ func (d chDialect) Drop(name string, _ bool) string {
 }
 
 func (d chDialect) RepointStatements(points []ViewPoint, exists map[string]bool, suffix string) []string {
-	var out []string
+	prepare, swap, cleanup := d.repointPhases(points, exists, suffix)
+	return append(append(prepare, swap...), cleanup...)
+}
+
+// repointPhases are RepointStatements in three parts: what prepares the repoint without changing
+// what any view reads, the statements that switch the views, and what tidies after them. A
+// cluster prepares every node before it switches any (clickhouse_cluster.go).
+func (d chDialect) repointPhases(points []ViewPoint, exists map[string]bool, suffix string) (prepare, swap, cleanup []string) {
 	if d.version.AtLeast(19, 5) {
 		for _, p := range points {
-			out = append(out, "CREATE OR REPLACE VIEW "+d.QuoteRelation(p.View)+" AS SELECT * FROM "+d.QuoteRelation(p.Table))
+			swap = append(swap, "CREATE OR REPLACE VIEW "+d.QuoteRelation(p.View)+" AS SELECT * FROM "+d.QuoteRelation(p.Table))
 		}
-		return out
+		return nil, swap, nil
 	}
-	var renames, drops []string
+	var renames []string
 	for _, p := range points {
 		if !exists[p.View] {
-			out = append(out, "CREATE VIEW "+d.QuoteRelation(p.View)+" AS SELECT * FROM "+d.QuoteRelation(p.Table))
+			swap = append(swap, "CREATE VIEW "+d.QuoteRelation(p.View)+" AS SELECT * FROM "+d.QuoteRelation(p.Table))
 			continue
 		}
 		next := p.View + "__next_" + suffix
 		old := p.View + "__old_" + suffix
-		out = append(out, "CREATE VIEW "+d.QuoteRelation(next)+" AS SELECT * FROM "+d.QuoteRelation(p.Table))
+		prepare = append(prepare, "CREATE VIEW "+d.QuoteRelation(next)+" AS SELECT * FROM "+d.QuoteRelation(p.Table))
 		renames = append(renames, d.QuoteRelation(p.View)+" TO "+d.QuoteRelation(old), d.QuoteRelation(next)+" TO "+d.QuoteRelation(p.View))
-		drops = append(drops, d.Drop(old, true))
+		cleanup = append(cleanup, d.Drop(old, true))
 	}
 	if len(renames) > 0 {
-		out = append(out, "RENAME TABLE "+strings.Join(renames, ", "))
+		swap = append(swap, "RENAME TABLE "+strings.Join(renames, ", "))
 	}
-	return append(out, drops...)
+	return prepare, swap, cleanup
 }

@@ -104,6 +104,9 @@ type Info struct {
 	// Key is equal for engines opened on the same URL, credentials included, and differs for
 	// URLs that differ only in them, where Target cannot tell them apart. It is a digest.
 	Key string
+	// Cluster is the topology of a cluster target (clickhouse://…?cluster=NAME) and each node's
+	// reachability and version when last asked (Cluster.Probe); nil for one server.
+	Cluster *ClusterInfo
 }
 
 // Param is a typed value to bind into a statement. The dialect decides how it is bound.

@@ -102,3 +102,88 @@ func Open(t testing.TB, url string) tsql.Engine {
 	t.Cleanup(func() { e.Close() })
 	return e
 }
+
+// ClusterURL creates a fresh database on every node of the test cluster (TRUEUP_TEST_CLUSTER,
+// started by scripts/clickhouse-cluster.sh) and returns the cluster URL naming it, or "" when no
+// cluster is configured outside CI.
+func ClusterURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("TRUEUP_TEST_CLUSTER")
+	if base == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("TRUEUP_TEST_CLUSTER is not set under CI=true: run the tests with make test")
+		}
+		t.Log("skipping the ClickHouse cluster: TRUEUP_TEST_CLUSTER is not set (scripts/clickhouse-cluster.sh starts one)")
+		return ""
+	}
+	b := make([]byte, 5)
+	rand.Read(b)
+	name := "t_" + hex.EncodeToString(b)
+	onNodes := func(stmt string) error {
+		ctx := context.Background()
+		admin, err := tsql.Open(ctx, base)
+		if err != nil {
+			return err
+		}
+		defer admin.Close()
+		return admin.(tsql.Cluster).OnNodes(ctx, func(ctx context.Context, _ tsql.Node, e tsql.Engine) error {
+			return e.Exec(ctx, stmt+" "+e.Dialect().Quote(name))
+		})
+	}
+	if err := onNodes("CREATE DATABASE"); err != nil {
+		t.Fatalf("clickhouse cluster: create database: %v", err)
+	}
+	t.Cleanup(func() { onNodes("DROP DATABASE IF EXISTS") })
+	// clickhouse://hosts/db?cluster=NAME: the database is the path.
+	hosts := strings.Index(base, "://") + 3
+	slash := strings.IndexByte(base[hosts:], '/')
+	query := strings.IndexByte(base, '?')
+	if slash < 0 || query < 0 {
+		t.Fatalf("TRUEUP_TEST_CLUSTER %s is not clickhouse://hosts/db?cluster=NAME", base)
+	}
+	return base[:hosts+slash+1] + name + base[query:]
+}
+
+// Cluster opens a fresh database on the test cluster, or returns nil when none is configured
+// outside CI.
+func Cluster(t testing.TB) tsql.Engine {
+	t.Helper()
+	url := ClusterURL(t)
+	if url == "" {
+		return nil
+	}
+	return Open(t, url)
+}
+
+// ClusterLoader wraps a cluster engine (Cluster) so a test's CreateTable and Insert lay a table
+// out as trueup does on a cluster: version 1's local tables on every node, the Distributed table
+// over them (rows placed at random), the view of the table's name on every node over that. An
+// Insert returns once every replica has the rows, so a read right after sees them all.
+func ClusterLoader(e tsql.Engine) tsql.Engine { return clusterLoader{Engine: e, c: e.(tsql.Cluster)} }
+
+type clusterLoader struct {
+	tsql.Engine
+	c tsql.Cluster
+}
+
+func (l clusterLoader) CreateTable(ctx context.Context, table string, cols []tsql.Column, partition string, order []string) error {
+	v := tsql.ClusterTable{Name: table, Version: 1, Columns: cols, Partition: partition, Order: order}
+	if err := l.c.CreateVersion(ctx, v); err != nil {
+		return err
+	}
+	return l.RepointViews(ctx, []tsql.ViewPoint{{View: table, Table: v.Distributed()}})
+}
+
+func (l clusterLoader) Insert(ctx context.Context, table string, cols []string, rows [][]any) error {
+	v := tsql.ClusterTable{Name: table, Version: 1}
+	if err := l.Engine.Insert(ctx, v.Distributed(), cols, rows); err != nil {
+		return err
+	}
+	if l.Info().Cluster.Replicas < 2 {
+		return nil
+	}
+	// the Distributed table reads any one replica of a shard: let each have the rows
+	return l.c.OnNodes(ctx, func(ctx context.Context, _ tsql.Node, e tsql.Engine) error {
+		return e.Exec(ctx, "SYSTEM SYNC REPLICA "+e.Dialect().Quote(v.Local()))
+	})
+}
