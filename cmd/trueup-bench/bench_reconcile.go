@@ -54,6 +54,12 @@ const bareFullJoin = `SELECT o.*, n.* FROM %[1]s o FULL JOIN %[2]s n USING (orde
 const bareHashScan = `SELECT order_date, count(*), sum(hash(order_id, order_date, customer_id, region, amount)) FROM %[1]s GROUP BY order_date
 	UNION ALL SELECT order_date, count(*), sum(hash(order_id, order_date, customer_id, region, amount)) FROM %[2]s GROUP BY order_date`
 
+// sparseTable is orders_old with an eighth of the orders of three days given a new amount: 0.1%
+// of all rows (order_id // 365 numbers a day's orders: makeOrders deals them out over the days).
+const sparseTable = `CREATE TABLE orders_sparse AS SELECT order_id, order_date, customer_id, region,
+	CASE WHEN order_date IN (DATE '2026-03-01', DATE '2026-07-10', DATE '2026-11-20') AND (order_id // 365) % 8 = 0
+	THEN amount + 1 ELSE amount END AS amount FROM orders_old`
+
 // benchReconcile compares what `trueup diff` does (reconcile.Diff, then Store.Save) on two
 // 20M-row tables of 365 daily partitions with the hand-written SQL on the bare engine, for three
 // kinds of new version: identical, 3 partitions changed (0.1% of rows), and 1% of rows changed in
@@ -70,11 +76,7 @@ func benchReconcile(ctx context.Context, b *env) error {
 	}
 	for _, q := range []string{
 		`CREATE TABLE orders_same AS SELECT * FROM orders_old`,
-		// an eighth of the orders of three days get a new amount: 0.1% of all rows
-		// (order_id // 365 numbers a day's orders: makeOrders deals them out over the days)
-		`CREATE TABLE orders_sparse AS SELECT order_id, order_date, customer_id, region,
-			CASE WHEN order_date IN (DATE '2026-03-01', DATE '2026-07-10', DATE '2026-11-20') AND (order_id // 365) % 8 = 0
-			THEN amount + 1 ELSE amount END AS amount FROM orders_old`,
+		sparseTable,
 		// 1% of the orders of every day
 		`CREATE TABLE orders_dense AS SELECT order_id, order_date, customer_id, region,
 			CASE WHEN (order_id // 365) % 100 = 7 THEN amount + 1 ELSE amount END AS amount FROM orders_old`,

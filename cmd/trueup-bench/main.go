@@ -31,6 +31,7 @@ func benches() []bench {
 		{"reconcile/cross-engine", benchReconcileCross},
 		{"backfill/rebuild", benchBackfill},
 		{"server/load", benchLoad},
+		{"scale/duckdb", benchScale},
 	}
 }
 
@@ -39,12 +40,23 @@ type env struct {
 	rows       int
 	dir        string
 	clickhouse string // URL of a ClickHouse server, "" when none
+	scale      bool   // the scale table goes on to 80M rows
 }
 
 func main() {
 	rows := flag.Int("rows", 20_000_000, "rows in the large benchmark tables")
 	run := flag.String("run", ".", "regexp of benchmarks to run")
+	scale := flag.Bool("scale", false, "the scale table goes on to 80M rows")
+	child := flag.String("scale-child", "", "run one case of the scale table in this process (the scale benchmark starts it)")
+	childDir := flag.String("scale-dir", "", "with -scale-child: the directory of the size's files")
 	flag.Parse()
+	if *child != "" {
+		if err := scaleChild(context.Background(), *child, *childDir, *rows); err != nil {
+			fmt.Fprintf(os.Stderr, "trueup-bench: %s: %v\n", *child, err)
+			os.Exit(1)
+		}
+		return
+	}
 	re, err := regexp.Compile(*run)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "trueup-bench: --run: %v\n", err)
@@ -56,7 +68,7 @@ func main() {
 		os.Exit(1)
 	}
 	defer os.RemoveAll(dir)
-	e := &env{rows: *rows, dir: dir, clickhouse: os.Getenv("TRUEUP_TEST_CLICKHOUSE")}
+	e := &env{rows: *rows, dir: dir, clickhouse: os.Getenv("TRUEUP_TEST_CLICKHOUSE"), scale: *scale}
 	ctx := context.Background()
 	failed := false
 	for _, b := range benches() {
