@@ -82,6 +82,7 @@ func main() {
 		}
 	}
 	if failed {
+		os.RemoveAll(dir) // os.Exit skips the deferred removal
 		os.Exit(1)
 	}
 }
