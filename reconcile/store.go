@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"trueup/fault"
@@ -85,35 +84,44 @@ func (s *Store) Save(ctx context.Context, r *Result, label, actor string) (int64
 	return id, nil
 }
 
-// partitionsPerInsert is how many partitions one INSERT statement writes: a statement per
-// partition made saving a 365-partition diff cost more than comparing two identical tables.
-const partitionsPerInsert = 100
-
-// savePartitions writes one row per partition, several rows per statement.
+// savePartitions writes one row per partition in one statement whatever their number: the rows
+// go as one JSON parameter that DuckDB unpacks. A statement of many VALUES rows costs DuckDB more
+// to prepare than to run (100 rows of 10 parameters took 8 ms each, a 365-partition diff 35 ms;
+// as one JSON document it takes a few).
 func savePartitions(ctx context.Context, tx *dbsql.Tx, id int64, parts []*Partition) error {
-	for start := 0; start < len(parts); start += partitionsPerInsert {
-		chunk := parts[start:min(start+partitionsPerInsert, len(parts))]
-		var text strings.Builder
-		text.WriteString(`INSERT INTO reconcile_partitions (diff_id, seq, partition, presence, old_count, new_count,
-			pct_change, checksum_match, verdict, detail) VALUES `)
-		args := make([]any, 0, 10*len(chunk))
-		for i, p := range chunk {
-			detail, err := json.Marshal(p)
-			if err != nil {
-				return err
-			}
-			if i > 0 {
-				text.WriteString(", ")
-			}
-			text.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-			args = append(args, id, start+i, p.Partition, p.Presence, p.OldCount, p.NewCount, p.PctChangeExact,
-				p.ChecksumMatch, p.Verdict, string(detail))
-		}
-		if _, err := tx.ExecContext(ctx, text.String(), args...); err != nil {
+	if len(parts) == 0 {
+		return nil
+	}
+	type row struct {
+		Seq           int      `json:"seq"`
+		Partition     string   `json:"partition"`
+		Presence      string   `json:"presence"`
+		OldCount      int64    `json:"old_count"`
+		NewCount      int64    `json:"new_count"`
+		PctChange     *float64 `json:"pct_change"`
+		ChecksumMatch bool     `json:"checksum_match"`
+		Verdict       string   `json:"verdict"`
+		Detail        string   `json:"detail"` // the Partition's JSON as text, kept exactly as written
+	}
+	rows := make([]row, len(parts))
+	for i, p := range parts {
+		detail, err := json.Marshal(p)
+		if err != nil {
 			return err
 		}
+		rows[i] = row{i, p.Partition, p.Presence, p.OldCount, p.NewCount, p.PctChangeExact, p.ChecksumMatch, p.Verdict, string(detail)}
 	}
-	return nil
+	doc, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO reconcile_partitions (diff_id, seq, partition, presence, old_count, new_count,
+			pct_change, checksum_match, verdict, detail)
+		SELECT ?, seq, partition, presence, old_count, new_count, pct_change, checksum_match, verdict, detail
+		FROM (SELECT unnest(from_json(?, '[{"seq": "INTEGER", "partition": "VARCHAR", "presence": "VARCHAR",
+			"old_count": "BIGINT", "new_count": "BIGINT", "pct_change": "DOUBLE", "checksum_match": "BOOLEAN",
+			"verdict": "VARCHAR", "detail": "VARCHAR"}]'), recursive := true))`, id, string(doc))
+	return err
 }
 
 func actorOr(a string) string {

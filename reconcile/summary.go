@@ -28,6 +28,22 @@ func (b *binder) bind(v tsql.Param) string {
 	return "$" + name
 }
 
+// value is a partition value or bound as SQL text: a date, an integer or a whole-second
+// timestamp rendered by the dialect as a literal, anything else bound. DuckDB pushes a filter of
+// literals into the table scan, where each block's min and max let it skip the block, but tests
+// a prepared parameter on every row: the row diff of three partitions of 4M rows stored in
+// partition order read 52 ms with parameters, 8 ms with literals.
+func (b *binder) value(d tsql.Dialect, v tsql.Param) string {
+	if t, ok := v.Value.(time.Time); !ok || t.Nanosecond() == 0 {
+		if v.Type == tsql.TypeDate || v.Type == tsql.TypeTimestamp || v.Type == tsql.TypeInt {
+			if lit, err := d.Literal(v); err == nil {
+				return lit
+			}
+		}
+	}
+	return b.bind(v)
+}
+
 func (b *binder) expand(d tsql.Dialect, text string) (string, []any, error) {
 	q, args, err := tsql.Expand(d, text, b.params)
 	if err != nil {
@@ -44,7 +60,7 @@ func (p *plan) scopeFilter(d tsql.Dialect, b *binder, new bool) string {
 	col := d.Quote(p.part.side(new).Name)
 	var ors []string
 	for _, w := range p.spec.Windows {
-		ors = append(ors, fmt.Sprintf("(%s >= %s AND %s < %s)", col, b.bind(p.param(w.Start)), col, b.bind(p.param(w.End))))
+		ors = append(ors, fmt.Sprintf("(%s >= %s AND %s < %s)", col, b.value(d, p.param(w.Start)), col, b.value(d, p.param(w.End))))
 	}
 	if len(p.values) > 0 {
 		ors = append(ors, p.inList(d, b, new, p.values))
@@ -61,7 +77,7 @@ func (p *plan) inList(d tsql.Dialect, b *binder, new bool, values []any) string 
 			ors = append(ors, col+" IS NULL")
 			continue
 		}
-		phs = append(phs, b.bind(p.param(v)))
+		phs = append(phs, b.value(d, p.param(v)))
 	}
 	if len(phs) > 0 {
 		ors = append(ors, col+" IN ("+strings.Join(phs, ", ")+")")

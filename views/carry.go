@@ -151,23 +151,18 @@ func (s *Service) planCarry(ctx context.Context, c *Change) error {
 	// What the version being left held when last alike the one being made live: as a build
 	// carried it over (strict: the scope must not have changed), or as it went live, when that
 	// came later (a rollback, a swap after one).
-	basis, hasBasis, err := s.store.marks(ctx, s.target, c.Table, c.To, markBasis)
+	ms, err := s.store.marksOfPair(ctx, s.target, c.Table, c.To, c.From)
 	if err != nil {
 		return err
 	}
-	wentLive, hasLive, err := s.store.marks(ctx, s.target, c.Table, c.From, markLive)
-	if err != nil {
-		return err
-	}
+	basis, hasBasis := ms[markKey{c.To, markBasis}]
+	wentLive, hasLive := ms[markKey{c.From, markLive}]
 	var ref, dest Marks
 	strict := false
 	switch {
 	case hasLive && (!hasBasis || wentLive.takenAt.After(basis.takenAt)):
 		ref = wentLive
-		left, ok, err := s.store.marks(ctx, s.target, c.Table, c.To, markLeft)
-		if err != nil {
-			return err
-		}
+		left, ok := ms[markKey{c.To, markLeft}]
 		if dest = left; !ok {
 			dest = wentLive
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	dbsql "database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -145,25 +144,63 @@ func (s Store) saveMarks(ctx context.Context, tx *dbsql.Tx, target, table string
 
 // marks reads version n's mark of kind; ok is false when there is none.
 func (s Store) marks(ctx context.Context, target, table string, n int, kind string) (Marks, bool, error) {
-	var body string
-	var at time.Time
-	err := s.L.DB().QueryRowContext(ctx, `SELECT body, taken_at FROM version_marks
-		WHERE target = ? AND table_name = ? AND version = ? AND mark = ?`, target, table, n, kind).Scan(&body, &at)
-	if errors.Is(err, dbsql.ErrNoRows) {
-		return Marks{}, false, nil
-	}
+	ms, err := s.queryMarks(ctx, `SELECT version, mark, body, taken_at FROM version_marks
+		WHERE target = ? AND table_name = ? AND version = ? AND mark = ?`, target, table, n, kind)
 	if err != nil {
 		return Marks{}, false, fmt.Errorf("views: read the partitions recorded of %s: %w", Physical(table, n), err)
 	}
-	var m Marks
-	if err := json.Unmarshal([]byte(body), &m); err != nil {
-		return Marks{}, false, fmt.Errorf("views: read the partitions recorded of %s: %w", Physical(table, n), err)
+	m, ok := ms[markKey{n, kind}]
+	return m, ok, nil
+}
+
+// markKey names one mark of a table: its version and kind.
+type markKey struct {
+	n    int
+	kind string
+}
+
+// marksOfPair reads every mark of versions a and b of table in one statement: a swap reads
+// three (the basis of the version made live, the live mark of the one left, the left mark of
+// the one made live), and every statement counts while readers load the machine.
+func (s Store) marksOfPair(ctx context.Context, target, table string, a, b int) (map[markKey]Marks, error) {
+	ms, err := s.queryMarks(ctx, `SELECT version, mark, body, taken_at FROM version_marks
+		WHERE target = ? AND table_name = ? AND version IN (?, ?)`, target, table, a, b)
+	if err != nil {
+		return nil, fmt.Errorf("views: read the partitions recorded of %s: %w", table, err)
 	}
-	if m.Parts == nil {
-		m.Parts = map[string]tsql.PartMark{}
+	return ms, nil
+}
+
+// queryMarks runs query (prepared once) for rows of version, mark, body and taken_at.
+func (s Store) queryMarks(ctx context.Context, query string, args ...any) (map[markKey]Marks, error) {
+	st, err := s.L.Prepared(ctx, query)
+	if err != nil {
+		return nil, err
 	}
-	m.takenAt = at
-	return m, true, nil
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[markKey]Marks{}
+	for rows.Next() {
+		var k markKey
+		var body string
+		var at time.Time
+		if err := rows.Scan(&k.n, &k.kind, &body, &at); err != nil {
+			return nil, err
+		}
+		var m Marks
+		if err := json.Unmarshal([]byte(body), &m); err != nil {
+			return nil, err
+		}
+		if m.Parts == nil {
+			m.Parts = map[string]tsql.PartMark{}
+		}
+		m.takenAt = at
+		out[k] = m
+	}
+	return out, rows.Err()
 }
 
 // CatchUpBuild brings version n of table, built by a backfill run, up to what the live version

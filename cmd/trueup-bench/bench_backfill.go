@@ -19,6 +19,36 @@ const backfillSQL = `SELECT order_id, min(order_date) AS order_date, min(custome
 FROM (SELECT * FROM orders_raw WHERE order_date >= $start AND order_date < $end) AS raw
 GROUP BY order_id`
 
+// ordersRawSQL makes the raw events of rows orders (formatted with rows twice): rows arrive in
+// order_date order, as a warehouse loads them, so a window reads its own rows; every 50th order
+// is sent twice.
+const ordersRawSQL = `CREATE TABLE orders_raw AS SELECT
+	o AS order_id,
+	CAST(DATE '2026-01-01' + CAST(o * 365 // %d AS INTEGER) AS DATE) AS order_date,
+	CAST(o %% 100000 AS BIGINT) AS customer_id,
+	['EMEA','NA','APAC','LATAM'][CAST(o %% 4 AS INTEGER) + 1] AS region,
+	CAST((o * 7919 %% 100000) / 100.0 AS DECIMAL(18,2)) AS amount
+	FROM (SELECT CASE WHEN i %% 50 = 49 THEN i - 1 ELSE i END AS o FROM range(%d) t(i)) AS ids`
+
+// writeBackfills writes the benchmark's two backfills, full (the year) and scoped (9 days),
+// into dir.
+func writeBackfills(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	header := "-- table: orders\n-- partition: order_date\n-- key: order_id\n-- reason: bug\n-- objective: benchmark\n-- concurrency: 2\n"
+	files := map[string]string{
+		"full.sql":   header + "-- scope: 2026-01-01..2026-12-31\n" + backfillSQL,
+		"scoped.sql": header + "-- scope: 2026-07-10..2026-07-18\n" + backfillSQL,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // benchBackfill rebuilds a 365-partition table partition by partition with trueup and compares
 // it with one hand-written CREATE TABLE AS SELECT of the whole table on the bare engine; then a
 // scoped run of 9 partitions against the same.
@@ -28,15 +58,7 @@ func benchBackfill(ctx context.Context, b *env) error {
 		return err
 	}
 	defer e.Close()
-	// Rows arrive in order_date order, as a warehouse loads them, so a window reads its own rows;
-	// every 50th order is sent twice.
-	if err := e.Exec(ctx, fmt.Sprintf(`CREATE TABLE orders_raw AS SELECT
-		o AS order_id,
-		CAST(DATE '2026-01-01' + CAST(o * 365 // %d AS INTEGER) AS DATE) AS order_date,
-		CAST(o %% 100000 AS BIGINT) AS customer_id,
-		['EMEA','NA','APAC','LATAM'][CAST(o %% 4 AS INTEGER) + 1] AS region,
-		CAST((o * 7919 %% 100000) / 100.0 AS DECIMAL(18,2)) AS amount
-		FROM (SELECT CASE WHEN i %% 50 = 49 THEN i - 1 ELSE i END AS o FROM range(%d) t(i)) AS ids`, b.rows, b.rows)); err != nil {
+	if err := e.Exec(ctx, fmt.Sprintf(ordersRawSQL, b.rows, b.rows)); err != nil {
 		return err
 	}
 	whole, _, err := tsql.Expand(e.Dialect(), backfillSQL, map[string]tsql.Param{
@@ -58,18 +80,8 @@ func benchBackfill(ctx context.Context, b *env) error {
 		return err
 	}
 	dir := filepath.Join(b.dir, "backfill-project")
-	if err := os.MkdirAll(filepath.Join(dir, "backfills"), 0o755); err != nil {
+	if err := writeBackfills(filepath.Join(dir, "backfills")); err != nil {
 		return err
-	}
-	header := "-- table: orders\n-- partition: order_date\n-- key: order_id\n-- reason: bug\n-- objective: benchmark\n-- concurrency: 2\n"
-	files := map[string]string{
-		"full.sql":   header + "-- scope: 2026-01-01..2026-12-31\n" + backfillSQL,
-		"scoped.sql": header + "-- scope: 2026-07-10..2026-07-18\n" + backfillSQL,
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, "backfills", name), []byte(text), 0o644); err != nil {
-			return err
-		}
 	}
 	set, err := backfill.Load(os.DirFS(filepath.Join(dir, "backfills")), "backfills")
 	if err != nil {

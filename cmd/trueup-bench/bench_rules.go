@@ -41,6 +41,14 @@ var benchRuleSet = map[string]string{
 	"no_negative_amount.sql":  "-- kind: custom\n-- partition: order_date\nSELECT order_id, order_date, amount FROM orders WHERE amount < 0\n",
 }
 
+// ruleTables are the small tables the rules read beside orders, made from it.
+var ruleTables = []struct{ name, query string }{
+	{"customers", "SELECT DISTINCT customer_id FROM orders"},
+	{"regions", "SELECT DISTINCT region FROM orders"},
+	{"daily_ref", "SELECT order_date, count(*) AS orders, sum(amount) AS revenue, max(customer_id) AS max_customer FROM orders GROUP BY order_date"},
+	{"region_days", "SELECT DISTINCT order_date, region FROM orders"},
+}
+
 // benchRules compares `trueup check` of 20 rules over a 20M-row table with (a) one bare
 // count/sum scan of the table and (b) the same checks issued one query per check, on DuckDB and,
 // when TRUEUP_TEST_CLICKHOUSE is set, on ClickHouse.
@@ -109,13 +117,8 @@ func rulesScenario(ctx context.Context, b *env, e tsql.Engine, makeTable func(co
 	if err := makeTable(ctx, e, "orders", b.rows, 365); err != nil {
 		return err
 	}
-	for _, t := range []struct{ name, partition, query string }{
-		{"customers", "", "SELECT DISTINCT customer_id FROM orders"},
-		{"regions", "", "SELECT DISTINCT region FROM orders"},
-		{"daily_ref", "", "SELECT order_date, count(*) AS orders, sum(amount) AS revenue, max(customer_id) AS max_customer FROM orders GROUP BY order_date"},
-		{"region_days", "", "SELECT DISTINCT order_date, region FROM orders"},
-	} {
-		if err := e.CreateTableAs(ctx, t.name, t.partition, nil, t.query); err != nil {
+	for _, t := range ruleTables {
+		if err := e.CreateTableAs(ctx, t.name, "", nil, t.query); err != nil {
 			return fmt.Errorf("create %s: %w", t.name, err)
 		}
 	}
