@@ -236,29 +236,39 @@ func (e *chEngine) WriteMark(ctx context.Context, table string) (string, error) 
 }
 
 // WriteMark on DuckDB digests the table's storage (pragma_storage_info: every segment's rows,
-// block, statistics and pending updates) with its row count: an insert adds or rewrites a segment,
-// a delete lowers the count, an update marks its segment until a checkpoint rewrites it. It reads
-// no row. Two writes can in principle leave the same digest (a delete and an insert of another
-// row into the same transient segment is caught only by its statistics), so trueup trusts it only
-// where a miss costs a reread, never a wrong publish: fingerprints (see Fingerprint), and
-// --rescan ignores them. A table with updates not yet checkpointed has no mark ("").
+// block, statistics and pending updates) with its row count, as checkpointed: an insert adds or
+// rewrites a segment, a delete lowers the count, an update marks its segment until a checkpoint
+// rewrites it. It reads no row. A checkpoint rearranges the segments of rows written since the
+// last one, so a table holding such segments is checkpointed first (what DuckDB does anyway when
+// its log grows or the file closes); one that cannot be (another write in flight) has no mark
+// now (""), which costs a reread, never a wrong answer. Two writes can in principle leave the
+// same digest, so trueup uses it only where a miss costs a reread: fingerprints, which --rescan
+// ignores.
 func (e *duckEngine) WriteMark(ctx context.Context, table string) (string, error) {
 	d := e.dialect
 	name, err := d.Literal(Param{Type: TypeString, Value: table})
 	if err != nil {
 		return "", err
 	}
-	res, err := e.Query(ctx, "SELECT (SELECT count(*) FROM "+d.QuoteRelation(table)+"), count(*), bool_or(has_updates), "+
-		"md5(string_agg(concat_ws(':', row_group_id, column_id, segment_id, count, block_id, block_offset, persistent, stats, segment_info), '|' "+
-		"ORDER BY row_group_id, column_id, segment_id)) FROM pragma_storage_info("+name+")")
-	if err != nil {
-		return "", err
+	q := "SELECT (SELECT count(*) FROM " + d.QuoteRelation(table) + "), count(*), bool_or(NOT persistent OR has_updates), " +
+		"md5(string_agg(concat_ws(':', row_group_id, column_id, segment_id, count, block_id, block_offset, stats, segment_info), '|' " +
+		"ORDER BY row_group_id, column_id, segment_id)) FROM pragma_storage_info(" + name + ")"
+	for attempt := 0; ; attempt++ {
+		res, err := e.Query(ctx, q)
+		if err != nil {
+			return "", err
+		}
+		r := res.Rows[0]
+		if dirty, _ := r[2].(bool); !dirty {
+			return fmt.Sprintf("%d/%d/%s", AsInt64(r[0]), AsInt64(r[1]), AsText(r[3])), nil
+		}
+		if attempt == 1 {
+			return "", nil
+		}
+		if err := e.Exec(ctx, "CHECKPOINT"); err != nil {
+			return "", nil // busy: no mark now, so nothing is trusted from one (see above)
+		}
 	}
-	r := res.Rows[0]
-	if b, _ := r[2].(bool); b {
-		return "", nil
-	}
-	return fmt.Sprintf("%d/%d/%s", AsInt64(r[0]), AsInt64(r[1]), AsText(r[3])), nil
 }
 
 // PartMark is one partition's fingerprint: its rows, the sum of their row hashes (Fingerprint's:
