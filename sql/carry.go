@@ -236,39 +236,67 @@ func (e *chEngine) WriteMark(ctx context.Context, table string) (string, error) 
 }
 
 // WriteMark on DuckDB digests the table's storage (pragma_storage_info: every segment's rows,
-// block, statistics and pending updates) with its row count, as checkpointed: an insert adds or
-// rewrites a segment, a delete lowers the count, an update marks its segment until a checkpoint
-// rewrites it. It reads no row. A checkpoint rearranges the segments of rows written since the
-// last one, so a table holding such segments is checkpointed first (what DuckDB does anyway when
-// its log grows or the file closes); one that cannot be (another write in flight) has no mark
-// now (""), which costs a reread, never a wrong answer. Two writes can in principle leave the
-// same digest, so trueup uses it only where a miss costs a reread: fingerprints, which --rescan
-// ignores.
+// block, statistics and pending updates) with its row count: an insert adds or rewrites a
+// segment, a delete lowers the count, an update marks its segment until a checkpoint rewrites it.
+// It reads no row. A checkpoint rearranges the segments written since the last one, so the mark
+// may move with no row changed (a reread, never a wrong answer); SettledWriteMark is the one that
+// survives a restart. A table with updates not yet checkpointed has no mark (""). Two writes can
+// in principle leave the same digest, so trueup uses it only where a miss costs a reread:
+// fingerprints, which --rescan ignores.
 func (e *duckEngine) WriteMark(ctx context.Context, table string) (string, error) {
+	mark, _, err := e.storageDigest(ctx, table)
+	return mark, err
+}
+
+// settledWriteMark is WriteMark after a checkpoint of the rows written since the last one (what
+// DuckDB does anyway as its log grows or the file closes), so that it stays as it is across a
+// restart; "" when the checkpoint cannot be taken now (another write in flight).
+func (e *duckEngine) settledWriteMark(ctx context.Context, table string) (string, error) {
+	mark, dirty, err := e.storageDigest(ctx, table)
+	if err != nil || !dirty {
+		return mark, err
+	}
+	if err := e.Exec(ctx, "CHECKPOINT"); err != nil {
+		return "", nil // busy: no mark now, so nothing is trusted from one
+	}
+	if mark, dirty, err = e.storageDigest(ctx, table); dirty {
+		return "", err
+	}
+	return mark, err
+}
+
+// storageDigest is table's write mark and whether it holds rows not checkpointed yet.
+func (e *duckEngine) storageDigest(ctx context.Context, table string) (string, bool, error) {
 	d := e.dialect
 	name, err := d.Literal(Param{Type: TypeString, Value: table})
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	q := "SELECT (SELECT count(*) FROM " + d.QuoteRelation(table) + "), count(*), bool_or(NOT persistent OR has_updates), " +
-		"md5(string_agg(concat_ws(':', row_group_id, column_id, segment_id, count, block_id, block_offset, stats, segment_info), '|' " +
-		"ORDER BY row_group_id, column_id, segment_id)) FROM pragma_storage_info(" + name + ")"
-	for attempt := 0; ; attempt++ {
-		res, err := e.Query(ctx, q)
-		if err != nil {
-			return "", err
-		}
-		r := res.Rows[0]
-		if dirty, _ := r[2].(bool); !dirty {
-			return fmt.Sprintf("%d/%d/%s", AsInt64(r[0]), AsInt64(r[1]), AsText(r[3])), nil
-		}
-		if attempt == 1 {
-			return "", nil
-		}
-		if err := e.Exec(ctx, "CHECKPOINT"); err != nil {
-			return "", nil // busy: no mark now, so nothing is trusted from one (see above)
-		}
+	res, err := e.Query(ctx, "SELECT (SELECT count(*) FROM "+d.QuoteRelation(table)+"), count(*), bool_or(has_updates), bool_or(NOT persistent), "+
+		"md5(string_agg(concat_ws(':', row_group_id, column_id, segment_id, count, block_id, block_offset, stats, segment_info), '|' "+
+		"ORDER BY row_group_id, column_id, segment_id)) FROM pragma_storage_info("+name+")")
+	if err != nil {
+		return "", false, err
 	}
+	r := res.Rows[0]
+	updates, _ := r[2].(bool)
+	transient, _ := r[3].(bool)
+	if updates {
+		return "", true, nil
+	}
+	return fmt.Sprintf("%d/%d/%s", AsInt64(r[0]), AsInt64(r[1]), AsText(r[4])), transient, nil
+}
+
+// SettledWriteMark is table's write mark as it stays across a restart of the engine's process
+// when nothing writes to it: what a fingerprint kept in the ledger is checked against. On DuckDB
+// it checkpoints the rows written since the last checkpoint first; elsewhere it is WriteMark.
+func SettledWriteMark(ctx context.Context, e Engine, table string) (string, error) {
+	if s, ok := e.(interface {
+		settledWriteMark(ctx context.Context, table string) (string, error)
+	}); ok {
+		return s.settledWriteMark(ctx, table)
+	}
+	return e.WriteMark(ctx, table)
 }
 
 // PartMark is one partition's fingerprint: its rows, the sum of their row hashes (Fingerprint's:

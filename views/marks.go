@@ -304,7 +304,7 @@ func (s Store) RecordBuilt(ctx context.Context, e tsql.Engine, target, table str
 	if err != nil || !ok {
 		return err
 	}
-	wm, err := e.WriteMark(ctx, Physical(table, n))
+	wm, err := tsql.SettledWriteMark(ctx, e, Physical(table, n))
 	if err != nil || wm == "" {
 		return err
 	}
@@ -341,7 +341,7 @@ func (s Store) Fingerprints(ctx context.Context, e tsql.Engine, target, table st
 	if err != nil || !ok || m.Partial || m.WriteMark == "" {
 		return Marks{}, false, err
 	}
-	now, err := e.WriteMark(ctx, Physical(table, n))
+	now, err := tsql.SettledWriteMark(ctx, e, Physical(table, n))
 	if err != nil {
 		return Marks{}, false, err
 	}
