@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -180,6 +181,18 @@ func TestDemoBackfill(t *testing.T) {
 				saved, err := reconcile.NewStore(d.ledger).Get(ctx, tc.DiffID)
 				if err != nil || saved.New.Relation != tc.New {
 					t.Errorf("%s: stored diff %d: %v", tc.Table, tc.DiffID, err)
+					continue
+				}
+				// The new version's partitions carried from live are confirmed from the
+				// fingerprints recorded as the run built it; the rebuilt ones are read.
+				if strings.Join(saved.Fingerprints, ",") != "new" {
+					t.Errorf("%s: validation used the fingerprints of %v, want new", tc.Table, saved.Fingerprints)
+				}
+				for _, p := range saved.Partitions {
+					rebuilt := slices.Contains(bugDays, p.Partition)
+					if confirmed := p.ConfirmedBy == reconcile.ConfirmedByFingerprint; (!confirmed && !rebuilt) || (confirmed && !p.ChecksumMatch) {
+						t.Errorf("%s %s: confirmed by %q, checksum match %v", tc.Table, p.Partition, p.ConfirmedBy, p.ChecksumMatch)
+					}
 				}
 			}
 			if src, _ := e.ViewSource(ctx, "orders"); src != "orders__v1" {

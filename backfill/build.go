@@ -242,7 +242,10 @@ func (r *Runner) buildBatch(ctx context.Context, run *Run, t RunTable, b *Backfi
 	if err != nil {
 		return alone()
 	}
-	err = r.checkpoints(ctx, run.ID, t.Table, parts, PartDone, built)
+	err = r.recordWritten(ctx, run, t, b, physical, typ, windowsOf(writes))
+	if err == nil {
+		err = r.checkpoints(ctx, run.ID, t.Table, parts, PartDone, built)
+	}
 	for i := range parts {
 		rows[i], errs[i] = built[i], err
 	}
@@ -265,6 +268,9 @@ func (r *Runner) buildPartition(ctx context.Context, run *Run, t RunTable, b *Ba
 	if err == nil {
 		rows, err = e.ReplacePartition(ctx, physical, w, q, args...)
 	}
+	if err == nil {
+		err = r.recordWritten(ctx, run, t, b, physical, typ, []tsql.Window{w})
+	}
 	if err != nil {
 		r.checkpoint(context.WithoutCancel(ctx), run.ID, t.Table, part, PartFailed, 0, err.Error())
 		return 0, fmt.Errorf("partition %s: %w", part, err)
@@ -282,4 +288,33 @@ func (r *Runner) checkpoint(ctx context.Context, runID int64, table, part, state
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.Store.setPartition(ctx, runID, table, part, state, rows, errText)
+}
+
+// recordWritten fingerprints the partitions of ws just written into physical and records them
+// (views.RecordWritten) before their checkpoints say done: a done partition's fingerprint is of
+// the rows its last attempt wrote. A window left empty is recorded empty. The fingerprints are
+// read back from the version in one grouped scan of just those partitions, right after the
+// write, while the run is the version's only writer (neither engine returns aggregates from an
+// INSERT; on ClickHouse the partitions read are the parts just attached from staging).
+func (r *Runner) recordWritten(ctx context.Context, run *Run, t RunTable, b *Backfill, physical string, typ tsql.Type, ws []tsql.Window) error {
+	got, err := tsql.MeasurePartitions(ctx, r.Planner.Engine, physical, b.Partition, b.Grain, ws)
+	if err != nil {
+		return err
+	}
+	for _, w := range ws {
+		if _, ok := got[w.Start]; !ok {
+			got[w.Start] = tsql.PartMark{Sum: "0"}
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Versions.RecordWritten(ctx, run.Target, t.Table, t.Version, b.Partition, b.Grain, typ, got)
+}
+
+func windowsOf(writes []tsql.PartitionWrite) []tsql.Window {
+	out := make([]tsql.Window, len(writes))
+	for i, w := range writes {
+		out[i] = w.Window
+	}
+	return out
 }

@@ -290,6 +290,11 @@ func (r *Runner) Execute(ctx context.Context, runID int64, opt ExecOptions) (*Ru
 		if err != nil {
 			return r.fail(ctx, run, err)
 		}
+		if !stopped && failed == 0 && opt.Limit == 0 {
+			if err := r.Versions.RecordBuilt(ctx, r.Planner.Engine, run.Target, t.Table, t.Version, b.Mode != ModeFullRebuild); err != nil {
+				return r.fail(ctx, run, err)
+			}
+		}
 		if stopped {
 			r.setRun(ctx, run.ID, RunCancelled, "", nil)
 			r.audit(ctx, run, "backfill.cancel", ledger.OutcomeOK, "stopped after the partitions in flight")
@@ -349,6 +354,12 @@ func (r *Runner) prepare(ctx context.Context, run *Run, t RunTable, b *Backfill,
 	for i, w := range windows {
 		scope[i] = w.Start
 	}
+	// Live's write mark before the measure and after the carry: unmoved, the basis is also the
+	// fingerprint of the partitions carried (views.RecordBuilt).
+	before, err := e.WriteMark(ctx, live)
+	if err != nil {
+		return fmt.Errorf("prepare %s: %w", physical, err)
+	}
 	if len(windows) > 0 {
 		if err := r.Versions.RecordBasis(ctx, e, run.Target, t.Table, t.Version, live, b.Partition, windows[0].Type, b.Grain, scope); err != nil {
 			return fmt.Errorf("prepare %s: %w", physical, err)
@@ -357,6 +368,13 @@ func (r *Runner) prepare(ctx context.Context, run *Run, t RunTable, b *Backfill,
 	if b.Mode != ModeFullRebuild {
 		if err := e.CopyPartitions(ctx, physical, live, b.Partition, windows); err != nil {
 			return fmt.Errorf("carry over %s into %s: %w", live, physical, err)
+		}
+	}
+	if after, err := e.WriteMark(ctx, live); err != nil {
+		return fmt.Errorf("prepare %s: %w", physical, err)
+	} else if len(windows) > 0 && before != "" && after == before {
+		if err := r.Versions.CarriedExactly(ctx, run.Target, t.Table, t.Version); err != nil {
+			return fmt.Errorf("prepare %s: %w", physical, err)
 		}
 	}
 	r.mu.Lock()

@@ -6,8 +6,10 @@ import (
 	"strings"
 
 	"trueup/fault"
+	"trueup/ledger"
 	"trueup/reconcile"
 	tsql "trueup/sql"
+	"trueup/views"
 )
 
 // Diffs is what an operator does with ad hoc diffs of two relations: run one (`trueup diff`,
@@ -47,6 +49,9 @@ type DiffRequest struct {
 	Expect  string   `json:"expect,omitempty"`
 	Only    []string `json:"only,omitempty"`
 	Samples int      `json:"samples,omitempty"` // 0 to MaxDiffSamples; 0 is the default, 10
+	// Rescan reads every partition of both sides, ignoring the fingerprints trueup recorded of
+	// the versions it built (trueup diff --rescan).
+	Rescan bool `json:"rescan,omitempty"`
 	// Rows, when set, receives every differing row as it is found (trueup diff --rows); the
 	// result keeps its bounded samples. Not part of the API body: a page or a notice shows
 	// samples, and only a local diff streams.
@@ -65,7 +70,7 @@ func (r DiffRequest) Spec() (reconcile.Spec, error) {
 	spec := reconcile.Spec{
 		Old: reconcile.Side{Relation: r.Old, Target: r.OldTarget}, New: reconcile.Side{Relation: r.New, Target: r.NewTarget},
 		Key: r.Key, Partition: r.Partition, Measures: r.Measures, Ignore: r.Ignore, Partitions: r.Only, Samples: r.Samples,
-		Columns: r.Columns, Where: r.Where, Rows: r.Rows,
+		Columns: r.Columns, Where: r.Where, Rows: r.Rows, Rescan: r.Rescan,
 	}
 	if r.Old == "" || r.New == "" || len(r.Key) == 0 {
 		return spec, fault.New(fault.Invalid, "old, new and key are required")
@@ -163,14 +168,47 @@ func NamedTargets(targets []Target, def string) DiffTargets {
 	}
 }
 
+// DiffOption configures NewDiffs.
+type DiffOption func(*localDiffs)
+
+// WithFingerprints lets a diff of versions trueup built use the fingerprints it recorded of them
+// in l, while the engine says nothing wrote to them since (views.Store.Fingerprints): their
+// matching partitions are not read. Without it every partition is read.
+func WithFingerprints(l *ledger.Ledger) DiffOption {
+	return func(d *localDiffs) { d.marks = &views.Store{L: l} }
+}
+
 // NewDiffs is Diffs over a diff store, opening sides through targets.
-func NewDiffs(store DiffStore, targets DiffTargets) Diffs {
-	return &localDiffs{store: store, targets: targets}
+func NewDiffs(store DiffStore, targets DiffTargets, opts ...DiffOption) Diffs {
+	d := &localDiffs{store: store, targets: targets}
+	for _, o := range opts {
+		o(d)
+	}
+	return d
 }
 
 type localDiffs struct {
 	store   DiffStore
 	targets DiffTargets
+	marks   *views.Store // nil: no fingerprints
+}
+
+// fingerprints are side's recorded fingerprints when it names a version trueup built and still
+// trusts, else nil.
+func (d *localDiffs) fingerprints(ctx context.Context, side reconcile.Side) (*reconcile.Fingerprints, error) {
+	table, n, ok := views.ParseVersion(side.Relation)
+	if d.marks == nil || !ok {
+		return nil, nil
+	}
+	m, trusted, err := d.marks.Fingerprints(ctx, side.Engine, side.Target, table, n)
+	if err != nil || !trusted {
+		return nil, err
+	}
+	parts, err := m.Starts()
+	if err != nil {
+		return nil, err
+	}
+	return &reconcile.Fingerprints{Column: m.Column, Grain: m.Grain, Parts: parts}, nil
 }
 
 func (d *localDiffs) Run(ctx context.Context, req DiffRequest) (*reconcile.Result, error) {
@@ -186,6 +224,14 @@ func (d *localDiffs) Run(ctx context.Context, req DiffRequest) (*reconcile.Resul
 	}
 	if spec.New.Engine, spec.New.Target, err = d.targets(ctx, req.NewTarget); err != nil {
 		return nil, err
+	}
+	if !spec.Rescan {
+		if spec.Old.Fingerprints, err = d.fingerprints(ctx, spec.Old); err != nil {
+			return nil, err
+		}
+		if spec.New.Fingerprints, err = d.fingerprints(ctx, spec.New); err != nil {
+			return nil, err
+		}
 	}
 	res, err := reconcile.Diff(ctx, spec)
 	if err != nil { // one that cannot run as asked is invalid and says why

@@ -48,6 +48,7 @@ func diff(ctx context.Context, spec Spec) (*Result, error) {
 	r := p.newResult(started)
 	parts := p.comparePartitions(sums[0], sums[1])
 	r.Partitions = parts
+	p.markConfirmed(r, parts)
 
 	var both, oneSided []*Partition
 	nullPartition := false

@@ -24,6 +24,8 @@ type plan struct {
 	values   []any          // Spec.Partitions read as the partition column's type
 	expect   *Expectations  // Spec.Expect with its ranges read; nil when none
 	schema   Schema
+	rel      [2][]tsql.Column // each side's columns, in its order
+	fp       *fingerprinting  // nil: every summary is read (see fingerprints.go)
 }
 
 // partitionKinds are the column types a diff can partition by.
@@ -47,7 +49,7 @@ func resolve(ctx context.Context, spec Spec) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{spec: spec, cross: spec.Old.Engine != spec.New.Engine, tol: map[string]Tolerance{}}
+	p := &plan{spec: spec, cross: spec.Old.Engine != spec.New.Engine, tol: map[string]Tolerance{}, rel: [2][]tsql.Column{oldCols, newCols}}
 	renamed, err := mapColumns(spec, oldCols, newCols)
 	if err != nil {
 		return nil, err
@@ -427,6 +429,9 @@ func (p *plan) nullableKey() bool {
 // summaryHash is the row hash the partition summary sums. The partition column is left out: every
 // row of a partition holds the same value in it on both sides, so hashing it tells nothing.
 func (p *plan) summaryHash(d tsql.Dialect, new bool) string {
+	if p.fp != nil {
+		return tsql.FingerprintRowHash(d, p.relation(new))
+	}
 	cols := p.hashColumns(new)
 	if p.part != nil && len(cols) > 1 {
 		kept := make([]tsql.Column, 0, len(cols)-1)

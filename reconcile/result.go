@@ -50,6 +50,9 @@ type Result struct {
 	ExpectationsMet bool              `json:"expectations_met"`
 	// Differs is true when any partition or the schema differs.
 	Differs bool `json:"differs"`
+	// Fingerprints names the sides ("old", "new") whose recorded fingerprints stood in for
+	// reading them (see Partition.ConfirmedBy); empty when every side was read.
+	Fingerprints []string `json:"fingerprints,omitempty"`
 	// RowsTransferred counts table rows read out of the engines into trueup (row-level diff and
 	// samples); partition and bucket checksums are not rows.
 	RowsTransferred int64     `json:"rows_transferred"`
@@ -108,10 +111,13 @@ type Partition struct {
 	Delta     int64  `json:"delta"`
 	// PctChange is rounded to one decimal as a person reads it; PctChangeExact is not. Both are
 	// null when old_count is 0.
-	PctChange      *float64           `json:"pct_change"`
-	PctChangeExact *float64           `json:"pct_change_exact"`
-	ChecksumMatch  bool               `json:"checksum_match"`
-	Measures       map[string]Measure `json:"measures,omitempty"`
+	PctChange      *float64 `json:"pct_change"`
+	PctChangeExact *float64 `json:"pct_change_exact"`
+	ChecksumMatch  bool     `json:"checksum_match"`
+	// ConfirmedBy says how a matching partition was confirmed without reading both sides:
+	// "fingerprint" (trueup's recorded fingerprints, see Fingerprints); empty when both were read.
+	ConfirmedBy string             `json:"confirmed_by,omitempty"`
+	Measures    map[string]Measure `json:"measures,omitempty"`
 	// Rows is the row-level comparison; nil where it was not needed (checksums match) or not possible.
 	Rows           *RowCounts       `json:"rows,omitempty"`
 	ChangedColumns map[string]int64 `json:"changed_columns,omitempty"`

@@ -22,6 +22,10 @@ type Side struct {
 	Relation string
 	// Target names the engine for people (a target name from the config); default its URL.
 	Target string
+	// Fingerprints, when given, are the relation's partitions as trueup recorded them and still
+	// trusts (views.Store.Fingerprints): a partition whose fingerprint the other side matches is
+	// not read (see fingerprints.go).
+	Fingerprints *Fingerprints
 }
 
 func (s Side) target() string {
@@ -110,6 +114,8 @@ type Spec struct {
 	// Precision per column name overrides the precision read from the declared types (see
 	// ParsePrecision); a Digits of -1 keeps the digits read and changes only Float32.
 	Precision map[string]tsql.Precision
+	// Rescan ignores the sides' fingerprints: every partition is read.
+	Rescan bool
 }
 
 func (s Spec) samples() int {

@@ -102,6 +102,9 @@ type summary struct {
 // schedules them on its threads rather than two statements competing for the same cores.
 func (p *plan) summarize(ctx context.Context) ([2]map[string]*summary, error) {
 	var out [2]map[string]*summary
+	if p.useFingerprints() {
+		return p.summarizeKnown(ctx)
+	}
 	if !p.cross {
 		e := p.spec.Old.Engine
 		d := e.Dialect()

@@ -57,6 +57,8 @@ type Options struct {
 	Backfills ops.Backfills
 	// Diffs keeps reconcile results for the diff pages and API; nil answers 404.
 	Diffs DiffService
+	// DiffOptions configure the diffs the API runs (ops.WithFingerprints), as a local diff's.
+	DiffOptions []ops.DiffOption
 	// Auth says who may do what. With no tokens every visitor is the local operator with every
 	// right, and the server answers only requests addressed to a loopback name.
 	Auth config.Auth
@@ -133,7 +135,7 @@ func New(opt Options) *Server {
 		for i, t := range opt.Targets {
 			targets[i] = ops.Target{Name: t.Name, Engine: t.Engine}
 		}
-		s.diffs = ops.NewDiffs(opt.Diffs, ops.NamedTargets(targets, opt.DefaultTarget))
+		s.diffs = ops.NewDiffs(opt.Diffs, ops.NamedTargets(targets, opt.DefaultTarget), opt.DiffOptions...)
 	}
 	s.metrics.reg.MustRegister(ruleCollector{opt.Rules})
 	e := echo.New()

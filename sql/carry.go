@@ -4,6 +4,7 @@ import (
 	"context"
 	dbsql "database/sql"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -234,15 +235,96 @@ func (e *chEngine) WriteMark(ctx context.Context, table string) (string, error) 
 	return strings.Join(parts, ","), nil
 }
 
-// WriteMark is "" on DuckDB, which has no cheap mark: there the carry and the repoint share one
-// transaction instead (RepointNoted).
-func (e *duckEngine) WriteMark(ctx context.Context, table string) (string, error) { return "", nil }
+// WriteMark on DuckDB digests the table's storage (pragma_storage_info: every segment's rows,
+// block, statistics and pending updates) with its row count: an insert adds or rewrites a
+// segment, a delete lowers the count, an update marks its segment until a checkpoint rewrites it.
+// It reads no row. A checkpoint rearranges the segments written since the last one, so the mark
+// may move with no row changed (a reread, never a wrong answer); SettledWriteMark is the one that
+// survives a restart. A table with updates not yet checkpointed has no mark (""). Two writes can
+// in principle leave the same digest, so trueup uses it only where a miss costs a reread:
+// fingerprints, which --rescan ignores.
+func (e *duckEngine) WriteMark(ctx context.Context, table string) (string, error) {
+	mark, _, err := e.storageDigest(ctx, table)
+	return mark, err
+}
 
-// PartMark is one partition's fingerprint: its rows and the sum of their row hashes. The hash is
-// the engine's fast one: marks compare between tables of one engine, not across engines.
+// settledWriteMark is WriteMark after a checkpoint of the rows written since the last one (what
+// DuckDB does anyway as its log grows or the file closes), so that it stays as it is across a
+// restart; "" when the checkpoint cannot be taken now (another write in flight).
+func (e *duckEngine) settledWriteMark(ctx context.Context, table string) (string, error) {
+	mark, dirty, err := e.storageDigest(ctx, table)
+	if err != nil || !dirty {
+		return mark, err
+	}
+	if err := e.Exec(ctx, "CHECKPOINT"); err != nil {
+		return "", nil // busy: no mark now, so nothing is trusted from one
+	}
+	if mark, dirty, err = e.storageDigest(ctx, table); dirty {
+		return "", err
+	}
+	return mark, err
+}
+
+// storageDigest is table's write mark and whether it holds rows not checkpointed yet.
+func (e *duckEngine) storageDigest(ctx context.Context, table string) (string, bool, error) {
+	d := e.dialect
+	name, err := d.Literal(Param{Type: TypeString, Value: table})
+	if err != nil {
+		return "", false, err
+	}
+	res, err := e.Query(ctx, "SELECT (SELECT count(*) FROM "+d.QuoteRelation(table)+"), count(*), bool_or(has_updates), bool_or(NOT persistent), "+
+		"md5(string_agg(concat_ws(':', row_group_id, column_id, segment_id, count, block_id, block_offset, stats, segment_info), '|' "+
+		"ORDER BY row_group_id, column_id, segment_id)) FROM pragma_storage_info("+name+")")
+	if err != nil {
+		return "", false, err
+	}
+	r := res.Rows[0]
+	updates, _ := r[2].(bool)
+	transient, _ := r[3].(bool)
+	if updates {
+		return "", true, nil
+	}
+	return fmt.Sprintf("%d/%d/%s", AsInt64(r[0]), AsInt64(r[1]), AsText(r[4])), transient, nil
+}
+
+// SettledWriteMark is table's write mark as it stays across a restart of the engine's process
+// when nothing writes to it: what a fingerprint kept in the ledger is checked against. On DuckDB
+// it checkpoints the rows written since the last checkpoint first; elsewhere it is WriteMark.
+func SettledWriteMark(ctx context.Context, e Engine, table string) (string, error) {
+	if s, ok := e.(interface {
+		settledWriteMark(ctx context.Context, table string) (string, error)
+	}); ok {
+		return s.settledWriteMark(ctx, table)
+	}
+	return e.WriteMark(ctx, table)
+}
+
+// PartMark is one partition's fingerprint: its rows, the sum of their row hashes (Fingerprint's:
+// every column as stored, the engine's fast hash), the totals of its numeric columns and the NULLs
+// of its columns that hold any. Fingerprints compare between tables of one engine, not across
+// engines.
 type PartMark struct {
-	Rows int64  `json:"rows"`
-	Sum  string `json:"sum"`
+	Rows   int64              `json:"rows"`
+	Sum    string             `json:"sum"`
+	Totals map[string]float64 `json:"totals,omitempty"`
+	Nulls  map[string]int64   `json:"nulls,omitempty"`
+}
+
+// Same reports whether two fingerprints say the partitions hold the same rows.
+func (m PartMark) Same(o PartMark) bool { return m.Rows == o.Rows && m.Sum == o.Sum }
+
+// Fingerprint is the order-independent sum of the row hashes of a relation whose columns are
+// cols, over the rows a query selects: every column hashed as the engine stores it, so equal
+// sums mean equal rows (bar a 64-bit collision) and the hash is the engine's cheapest.
+func Fingerprint(d Dialect, cols []Column) string { return d.HashSum(FingerprintRowHash(d, cols)) }
+
+// FingerprintRowHash is the row hash Fingerprint sums.
+func FingerprintRowHash(d Dialect, cols []Column) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	return d.RowHash(cols, HashOptions{Stored: names})
 }
 
 // MeasurePartitions fingerprints relation's partitions of grain along column, by partition
@@ -255,8 +337,21 @@ func MeasurePartitions(ctx context.Context, e Engine, relation, column, grain st
 	}
 	d := e.Dialect()
 	const alias = "trueup_partition__"
-	q := "SELECT " + d.TruncTime(d.Quote(column), grain) + " AS " + alias + ", count(*), " +
-		d.HashSum(d.RowHash(cols, HashOptions{})) + " FROM " + d.QuoteRelation(relation)
+	sel := []string{d.TruncTime(d.Quote(column), grain) + " AS " + alias, "count(*)", Fingerprint(d, cols)}
+	var totals, nullable []string
+	for _, c := range cols {
+		if c.Kind.Numeric() && c.Name != column {
+			totals = append(totals, c.Name)
+			sel = append(sel, d.ToFloat("sum("+d.Quote(c.Name)+")"))
+		}
+	}
+	for _, c := range cols {
+		if c.Nullable {
+			nullable = append(nullable, c.Name)
+			sel = append(sel, "count(*) - count("+d.Quote(c.Name)+")")
+		}
+	}
+	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(relation)
 	var args []any
 	if len(only) > 0 {
 		var in string
@@ -266,9 +361,32 @@ func MeasurePartitions(ctx context.Context, e Engine, relation, column, grain st
 	q += " GROUP BY " + alias
 	out := map[time.Time]PartMark{}
 	err = e.Each(ctx, q, args, func(r []any) error {
-		if r[0] != nil {
-			out[TruncGrain(AsTime(r[0]), grain)] = PartMark{Rows: AsInt64(r[1]), Sum: AsText(r[2])}
+		if r[0] == nil {
+			return nil
 		}
+		pm := PartMark{Rows: AsInt64(r[1]), Sum: AsText(r[2])}
+		i := 3
+		for _, c := range totals {
+			// A NaN or infinite total cannot be recorded (nor compared): a diff sums the column
+			// itself then.
+			if v := AsFloat(r[i]); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				if pm.Totals == nil {
+					pm.Totals = map[string]float64{}
+				}
+				pm.Totals[c] = v
+			}
+			i++
+		}
+		for _, c := range nullable {
+			if n := AsInt64(r[i]); n > 0 {
+				if pm.Nulls == nil {
+					pm.Nulls = map[string]int64{}
+				}
+				pm.Nulls[c] = n
+			}
+			i++
+		}
+		out[TruncGrain(AsTime(r[0]), grain)] = pm
 		return nil
 	})
 	if err != nil {

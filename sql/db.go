@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -282,6 +283,7 @@ func scaleOf(opt HashOptions) int {
 // inWindows is the condition that a column's value lies in any of the windows, with its
 // arguments, bound the dialect's way.
 func inWindows(d Dialect, column string, ws []Window) (string, []any) {
+	ws = coalesce(ws)
 	col := d.Quote(column)
 	conds := make([]string, 0, len(ws))
 	var args []any
@@ -306,4 +308,26 @@ func InTx(ctx context.Context, pool *dbsql.DB, fn func(tx *dbsql.Tx) error) erro
 		return err
 	}
 	return tx.Commit()
+}
+
+// coalesce joins windows that touch or overlap into one: the same rows, fewer conditions. A
+// year's scope excluded from a copy is one range, not 365 of them each row is tested against.
+func coalesce(ws []Window) []Window {
+	if len(ws) < 2 {
+		return ws
+	}
+	sorted := slices.Clone(ws)
+	slices.SortFunc(sorted, func(a, b Window) int { return a.Start.Compare(b.Start) })
+	out := sorted[:1]
+	for _, w := range sorted[1:] {
+		last := &out[len(out)-1]
+		if w.Column == last.Column && w.Type == last.Type && !w.Start.After(last.End) {
+			if w.End.After(last.End) {
+				last.End = w.End
+			}
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }

@@ -183,7 +183,7 @@ func (s *Service) planCarry(ctx context.Context, c *Change) error {
 	var inScope []Carried
 	for _, l := range slices.Sorted(maps.Keys(unionKeys(plan.fromParts, ref.Parts))) {
 		now, was := plan.fromParts[l], ref.Parts[l]
-		if now == was {
+		if now.Same(was) {
 			continue
 		}
 		if ref.inScope(l) {
@@ -203,14 +203,14 @@ func (s *Service) planCarry(ctx context.Context, c *Change) error {
 	}
 	for _, l := range changed {
 		now := plan.fromParts[l]
-		if into[l] == now {
+		if into[l].Same(now) {
 			continue // written alike on both sides already
 		}
 		w, err := ref.window(l)
 		if err != nil {
 			return err
 		}
-		merge := into[l] != dest.Parts[l] // the version being made live was written there too
+		merge := !into[l].Same(dest.Parts[l]) // the version being made live was written there too
 		plan.carries = append(plan.carries, tsql.Carry{Into: to, From: from, Window: w, Merge: merge})
 		c.Carried = append(c.Carried, Carried{Partition: ref.show(l), Rows: now.Rows, Delta: now.Rows - ref.Parts[l].Rows, Merged: merge})
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	tsql "trueup/sql"
@@ -31,6 +32,13 @@ type Marks struct {
 	// version since the build, a refusal.
 	Scope []string                 `json:"scope,omitempty"`
 	Parts map[string]tsql.PartMark `json:"parts"`
+	// WriteMark is the engine's write mark of the version as a built mark was recorded;
+	// Partial says the built mark lacks the partitions carried from live (see RecordBuilt).
+	WriteMark string `json:"write_mark,omitempty"`
+	Partial   bool   `json:"partial,omitempty"`
+	// Carried says a basis's partitions outside the scope are in the version it was taken for
+	// exactly as measured (CarriedExactly); a catch-up that carries more clears it.
+	Carried bool `json:"carried,omitempty"`
 
 	takenAt time.Time
 }
@@ -225,7 +233,7 @@ func (s Store) CatchUpBuild(ctx context.Context, e tsql.Engine, target, table st
 	var carries []tsql.Carry
 	var carried []Carried
 	for _, l := range slices.Sorted(maps.Keys(unionKeys(now, basis.Parts))) {
-		if now[l] == basis.Parts[l] {
+		if now[l].Same(basis.Parts[l]) {
 			continue
 		}
 		w, err := basis.window(l)
@@ -248,6 +256,7 @@ func (s Store) CatchUpBuild(ctx context.Context, e tsql.Engine, target, table st
 		if err := e.CarryPartitions(ctx, carries); err != nil {
 			return nil, nil, fmt.Errorf("views: carry into %s: %w", Physical(table, n), err)
 		}
+		basis.Carried = false // measured before this carry, not checked across it
 		if err := s.saveMarks(ctx, nil, target, table, n, markBasis, basis); err != nil {
 			return nil, nil, err
 		}
@@ -280,4 +289,125 @@ func (s Store) Scope(ctx context.Context, target, table string, n int) ([]time.T
 		out = append(out, t)
 	}
 	return out, true, nil
+}
+
+// The fingerprints of a version as trueup built it (issue #22 §2): the partitions a backfill run
+// wrote, recorded as it wrote them (markWritten, one entry per partition before its checkpoint
+// says done, so a done partition's entry is of the rows that attempt wrote), and, once every
+// partition is built, the version's whole fingerprint (markBuilt): the partitions it carried from
+// live, as the basis measured them when live did not change during the carry, and the ones it
+// wrote, with the engine's write mark of the version at that moment. A diff uses the built mark
+// instead of reading the version only while the write mark is still the engine's (Fingerprints).
+const (
+	markWritten = "written"
+	markBuilt   = "built"
+)
+
+// RecordWritten records the fingerprints of partitions version n of table was just written with,
+// over those recorded before. The caller serialises calls for one version.
+func (s Store) RecordWritten(ctx context.Context, target, table string, n int, column, grain string, typ tsql.Type, parts map[time.Time]tsql.PartMark) error {
+	m, ok, err := s.marks(ctx, target, table, n, markWritten)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		m = Marks{Column: column, Type: typ, Grain: grain, Parts: map[string]tsql.PartMark{}}
+	}
+	for t, pm := range parts {
+		m.Parts[t.UTC().Format(time.RFC3339)] = pm
+	}
+	return s.saveMarks(ctx, nil, target, table, n, markWritten, m)
+}
+
+// CarriedExactly records in version n's basis that the partitions outside the scope were
+// carried into it exactly as the basis measured them: live's write mark did not move from before
+// the measure to after the carry. Only then are they the version's fingerprints (RecordBuilt).
+func (s Store) CarriedExactly(ctx context.Context, target, table string, n int) error {
+	m, ok, err := s.marks(ctx, target, table, n, markBasis)
+	if err != nil || !ok {
+		return err
+	}
+	m.Carried = true
+	return s.saveMarks(ctx, nil, target, table, n, markBasis, m)
+}
+
+// RecordBuilt records the fingerprint of version n of table once its run built every partition:
+// its written partitions and, when outside is true (the run carried live's other partitions into
+// it), the basis's partitions outside the scope, with the version's write mark now. A basis not
+// carried exactly (CarriedExactly) leaves the mark partial. Without a write mark (an engine or a
+// table state that has none) nothing is recorded: the fingerprint could not be trusted later.
+func (s Store) RecordBuilt(ctx context.Context, e tsql.Engine, target, table string, n int, outside bool) error {
+	written, ok, err := s.marks(ctx, target, table, n, markWritten)
+	if err != nil || !ok {
+		return err
+	}
+	wm, err := tsql.SettledWriteMark(ctx, e, Physical(table, n))
+	if err != nil || wm == "" {
+		return err
+	}
+	built := Marks{Column: written.Column, Type: written.Type, Grain: written.Grain, Parts: map[string]tsql.PartMark{}, WriteMark: wm}
+	if outside {
+		basis, hasBasis, err := s.marks(ctx, target, table, n, markBasis)
+		if err != nil {
+			return err
+		}
+		built.Partial = !hasBasis || !basis.Carried
+		for l, pm := range basis.Parts {
+			if !basis.inScope(l) {
+				built.Parts[l] = pm
+			}
+		}
+		built.Scope = basis.Scope
+	}
+	for l, pm := range written.Parts {
+		if pm.Rows > 0 {
+			built.Parts[l] = pm
+		} else {
+			delete(built.Parts, l)
+		}
+	}
+	return s.saveMarks(ctx, nil, target, table, n, markBuilt, built)
+}
+
+// Fingerprints are version n of table's partitions as built, when they still describe it: its
+// built mark is recorded, covers every partition, and the engine's write mark of the version is
+// the one recorded with it (nothing wrote to it since, as far as the engine can tell: see
+// tsql.Engine.WriteMark). ok is false otherwise, and then the version must be read.
+func (s Store) Fingerprints(ctx context.Context, e tsql.Engine, target, table string, n int) (Marks, bool, error) {
+	m, ok, err := s.marks(ctx, target, table, n, markBuilt)
+	if err != nil || !ok || m.Partial || m.WriteMark == "" {
+		return Marks{}, false, err
+	}
+	now, err := tsql.SettledWriteMark(ctx, e, Physical(table, n))
+	if err != nil {
+		return Marks{}, false, err
+	}
+	if now != m.WriteMark {
+		return Marks{}, false, nil
+	}
+	return m, true, nil
+}
+
+// Starts is m's partitions by start.
+func (m Marks) Starts() (map[time.Time]tsql.PartMark, error) {
+	out := make(map[time.Time]tsql.PartMark, len(m.Parts))
+	for l, pm := range m.Parts {
+		t, err := time.Parse(time.RFC3339, l)
+		if err != nil {
+			return nil, fmt.Errorf("views: partition %q in a mark: %w", l, err)
+		}
+		out[t] = pm
+	}
+	return out, nil
+}
+
+// Checksum is the sum modulo 2^64 of m's partitions' row-hash sums: the checksum of a version
+// whose fingerprints m are (the engine's fingerprint hash, not the portable one of an adopt).
+func (m Marks) Checksum() uint64 {
+	var sum uint64
+	for _, pm := range m.Parts {
+		n, _ := strconv.ParseUint(pm.Sum, 10, 64)
+		sum += n
+	}
+	return sum
 }

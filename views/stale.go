@@ -67,7 +67,7 @@ func (s *Service) Stale(ctx context.Context, table string) ([]StaleVersion, erro
 		}
 		sv := StaleVersion{Table: table, Version: v.N, Live: live, parts: now}
 		for _, l := range slices.Sorted(maps.Keys(unionKeys(now, left.Parts))) {
-			if now[l] == left.Parts[l] {
+			if now[l].Same(left.Parts[l]) {
 				continue
 			}
 			c := Carried{Partition: left.show(l), Rows: now[l].Rows, Delta: now[l].Rows - left.Parts[l].Rows, label: l}
@@ -136,7 +136,7 @@ func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResu
 		}
 		for i := range carries {
 			l := carries[i].Window.Start.UTC().Format(time.RFC3339)
-			if intoNow[l] != liveMarks.Parts[l] {
+			if !intoNow[l].Same(liveMarks.Parts[l]) {
 				carries[i].Merge, done[i].Merged = true, true
 			}
 		}

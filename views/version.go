@@ -38,8 +38,10 @@ type Version struct {
 	Backfill  string
 	RunID     int64
 	Rows      int64
-	// Checksum is the sum modulo 2^64 of every row's portable hash (see Fingerprint), as
-	// decimal text: equal tables have equal checksums in every engine.
+	// Checksum is the sum modulo 2^64 of every row's hash, as decimal text: the portable hash
+	// for an adopted table or a version validated without fingerprints (equal tables have equal
+	// checksums in every engine), the engine's fingerprint hash (tsql.Fingerprint) for a built
+	// version whose validation used its fingerprints (Marks.Checksum, no extra scan).
 	Checksum       string
 	DiffID         int64
 	Validation     json.RawMessage

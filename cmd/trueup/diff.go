@@ -33,6 +33,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	rows := fs.Bool("rows", false, "print every differing row as it is found, - for old and + for new (key and values), with no sample cap, instead of the summary")
 	all := fs.Bool("all", false, "text output: list every partition, not only the ones that differ")
 	state := fs.String("state", "", "without a trueup.yaml: keep the diff in this state file (default: printed, not kept)")
+	rescan := fs.Bool("rescan", false, "read every partition of both sides, ignoring the fingerprints trueup recorded of the versions it built")
 	samples := fs.Int("samples", 10, fmt.Sprintf("sample rows kept per kind per partition (at most %d)", ops.MaxDiffSamples))
 	if err := parse(fs, args); err != nil {
 		return err
@@ -62,7 +63,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	}
 	req := ops.DiffRequest{Old: *oldRel, New: *newRel, Key: key, Partition: *partition, Measures: measures, Ignore: ignore,
 		Columns: columns, Map: maps, Where: *where,
-		Tolerance: tolerances, Precision: precisions, OldTarget: *oldTarget, NewTarget: *newTarget, Only: partitions, Samples: *samples,
+		Tolerance: tolerances, Precision: precisions, OldTarget: *oldTarget, NewTarget: *newTarget, Only: partitions, Samples: *samples, Rescan: *rescan,
 		Label: "cli", Actor: cliActor()}
 	if *expect != "" {
 		text, err := os.ReadFile(*expect)
@@ -137,7 +138,7 @@ func diffOps(ctx context.Context, e *env, state, oldTarget, newTarget string) (o
 		}
 		return en, tsql.Redact(a.Name(name)), nil
 	}
-	return ops.NewDiffs(reconcile.NewStore(a.Ledger), side), a.Close, nil
+	return ops.NewDiffs(reconcile.NewStore(a.Ledger), side, ops.WithFingerprints(a.Ledger)), a.Close, nil
 }
 
 // reportDiff prints a diff and fails on an unexpected difference: the end of `trueup diff`,

@@ -172,8 +172,9 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 		Auth:          a.Config.Auth,
 		Audit:         a.Ledger,
 		// Many people on the same page share one build of it for half a second.
-		ReadCache: readCache,
-		Diffs:     reconcile.NewStore(a.Ledger),
+		ReadCache:   readCache,
+		Diffs:       reconcile.NewStore(a.Ledger),
+		DiffOptions: []ops.DiffOption{ops.WithFingerprints(a.Ledger)},
 	}
 	if dirExists(a.Config.ProjectDir("backfills")) {
 		r, err := newBackfillRunner(ctx, e, a, ntc, log)
