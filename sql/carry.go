@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	dbsql "database/sql"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -22,7 +23,15 @@ type Carry struct {
 	Into, From string
 	Window     Window
 	Merge      bool
+	// IntoWas, on a replace (not Merge), is the fingerprint of Into's partition when the carry was
+	// planned: where the engine carries inside a transaction it checks it there and refuses with
+	// ErrCarryMoved if a writer changed the partition since, whose rows the replace would delete.
+	IntoWas *PartMark
 }
+
+// ErrCarryMoved refuses a carry whose destination partition was written after it was planned
+// (a writer still writing the version being made live): plan the carry again.
+var ErrCarryMoved = errors.New("the partition to carry into was written since the carry was planned")
 
 // FormatGrain renders a partition's start as people and JSON read it: 2026-09-01, 2026-09 for a
 // month, 2026-09-01T13:00 for an hour.
@@ -80,6 +89,9 @@ func (e *duckEngine) carryIn(ctx context.Context, tx *dbsql.Tx, cols []Column, c
 		stmts, args = append(stmts, "INSERT INTO "+into+" BY NAME "+q), append(args, a)
 	} else {
 		in, a := inWindows(d, c.Window.Column, []Window{c.Window})
+		if err := e.checkInto(ctx, tx, c, in, a); err != nil {
+			return err
+		}
 		stmts = append(stmts, "DELETE FROM "+into+" WHERE "+in,
 			"INSERT INTO "+into+" BY NAME SELECT * FROM "+d.QuoteRelation(c.From)+" WHERE "+in)
 		args = append(args, a, a)
@@ -88,6 +100,34 @@ func (e *duckEngine) carryIn(ctx context.Context, tx *dbsql.Tx, cols []Column, c
 		if _, err := tx.ExecContext(ctx, s, args[i]...); err != nil {
 			return fmt.Errorf("carry %s of %s into %s: %w", c.Window.Start.Format("2006-01-02 15:04"), c.From, c.Into, err)
 		}
+	}
+	return nil
+}
+
+// checkInto refuses carry c with ErrCarryMoved when its destination partition (rows matching
+// in, with args) no longer holds what the carry was planned against.
+func (e *duckEngine) checkInto(ctx context.Context, tx *dbsql.Tx, c Carry, in string, args []any) error {
+	if c.IntoWas == nil {
+		return nil
+	}
+	cols, err := e.Columns(ctx, c.Into)
+	if err != nil {
+		return err
+	}
+	d := e.dialect
+	var now PartMark
+	err = e.eachOn(ctx, tx, "SELECT count(*), "+Fingerprint(d, cols)+" FROM "+d.QuoteRelation(c.Into)+" WHERE "+in, args, nil, func(r []any) error {
+		now = PartMark{Rows: AsInt64(r[0]), Sum: AsText(r[1])}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("carry %s into %s: %w", c.Window.Start.Format("2006-01-02 15:04"), c.Into, err)
+	}
+	if now.Rows == 0 && c.IntoWas.Rows == 0 {
+		return nil // empty then and now (an empty sum reads NULL)
+	}
+	if !now.Same(*c.IntoWas) {
+		return fmt.Errorf("carry %s into %s: %w", c.Window.Start.Format("2006-01-02 15:04"), c.Into, ErrCarryMoved)
 	}
 	return nil
 }

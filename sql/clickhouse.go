@@ -130,6 +130,9 @@ func (e *chEngine) exists(ctx context.Context, relation string) (bool, error) {
 		q, args = "SELECT count() FROM system.tables WHERE database = ? AND name = ?", []any{parts[0], parts[1]}
 	}
 	res, err := e.Query(ctx, q, args...)
+	for try := 0; try < 5 && droppedWhileListed(err); try++ {
+		res, err = e.Query(ctx, q, args...) // another table dropped while listed (see ViewCatalog)
+	}
 	if err != nil {
 		return false, err
 	}

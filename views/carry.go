@@ -109,6 +109,7 @@ type carryPlan struct {
 	fromParts map[string]tsql.PartMark // the version being left, as measured
 	carries   []tsql.Carry
 	writeMark string // the engine's write mark of the version being left, before it was measured
+	intoMark  string // and of the version being made live, before it was measured
 }
 
 // ScopeChangedError refuses a swap: the live version's rows changed inside the backfill's scope
@@ -197,6 +198,9 @@ func (s *Service) planCarry(ctx context.Context, c *Change) error {
 	if len(inScope) > 0 {
 		return &ScopeChangedError{Table: c.Table, Version: fmt.Sprintf("v%d", c.To), Partitions: inScope}
 	}
+	if plan.intoMark, err = s.engine.WriteMark(ctx, to); err != nil {
+		return err
+	}
 	into, err := ref.measure(tsql.Yielding(ctx), s.engine, to, changed)
 	if err != nil {
 		return err
@@ -211,7 +215,12 @@ func (s *Service) planCarry(ctx context.Context, c *Change) error {
 			return err
 		}
 		merge := !into[l].Same(dest.Parts[l]) // the version being made live was written there too
-		plan.carries = append(plan.carries, tsql.Carry{Into: to, From: from, Window: w, Merge: merge})
+		carry := tsql.Carry{Into: to, From: from, Window: w, Merge: merge}
+		if !merge {
+			was := into[l]
+			carry.IntoWas = &was // a writer still writing it meanwhile makes the carry plan again
+		}
+		plan.carries = append(plan.carries, carry)
 		c.Carried = append(c.Carried, Carried{Partition: ref.show(l), Rows: now.Rows, Delta: now.Rows - ref.Parts[l].Rows, Merged: merge})
 	}
 	c.plan = plan
@@ -237,10 +246,28 @@ func unionKeys(a, b map[string]tsql.PartMark) map[string]bool {
 func (s *Service) carryFirst(ctx context.Context, p *Publish) error {
 	for i := range p.Changes {
 		c := &p.Changes[i]
+		if c.plan == nil {
+			continue
+		}
+		var done []Carried // what the rounds so far carried
 		for attempt := 0; c.plan != nil; attempt++ {
+			// A writer still writing the version being made live since it was measured: a
+			// replace would delete its rows, so plan again first (the engines with transactions
+			// check the same inside theirs: tsql.ErrCarryMoved).
+			into, err := s.engine.WriteMark(ctx, Physical(c.Table, c.To))
+			if err != nil {
+				return err
+			}
+			if into != c.plan.intoMark && attempt < 2 {
+				if err := s.planCarry(ctx, c); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := s.engine.CarryPartitions(ctx, c.plan.carries); err != nil {
 				return fmt.Errorf("views: carry into %s: %w", Physical(c.Table, c.To), err)
 			}
+			done = mergeCarried(done, c.Carried)
 			now, err := s.engine.WriteMark(ctx, Physical(c.Table, c.From))
 			if err != nil {
 				return err
@@ -248,12 +275,11 @@ func (s *Service) carryFirst(ctx context.Context, p *Publish) error {
 			if now == c.plan.writeMark || attempt == 2 {
 				break
 			}
-			done := c.Carried
 			if err := s.planCarry(ctx, c); err != nil {
 				return err
 			}
-			c.Carried = mergeCarried(done, c.Carried)
 		}
+		c.Carried = done
 	}
 	return nil
 }

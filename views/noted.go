@@ -79,6 +79,15 @@ func (n noted) publish(ctx context.Context, h *holder, p Publish, gate []GateChe
 	pending := s.prepareOutcome(ctx, &done, gate)
 	defer pending.abandon() // unless committed
 	repointErr := n.nr.RepointNoted(ctx, points)
+	if errors.Is(repointErr, tsql.ErrCarryMoved) && carryRetries(ctx) < 2 {
+		// A writer still writing the version being made live changed a partition to be carried
+		// into since it was measured: nothing landed (one transaction); measure and try again.
+		pending.abandon()
+		if err := s.planCarries(ctx, p.Changes); err != nil {
+			return p, true, err
+		}
+		return n.publish(context.WithValue(ctx, carryRetriesKey{}, carryRetries(ctx)+1), h, p, gate, recorded)
+	}
 	if repointErr != nil {
 		// One transaction: it landed whole or not at all. An error may still come after the
 		// commit landed (the engine lost the connection answering it): the notes tell.
@@ -220,4 +229,13 @@ func (s *Service) recoverNote(ctx context.Context, p *Publish, gate []GateCheck)
 		}
 	}
 	return s.settle(ctx, p, true, gate)
+}
+
+type carryRetriesKey struct{}
+
+// carryRetries is how many times a publish planned its carries again because the version being
+// made live was written meanwhile (tsql.ErrCarryMoved).
+func carryRetries(ctx context.Context) int {
+	n, _ := ctx.Value(carryRetriesKey{}).(int)
+	return n
 }
