@@ -133,3 +133,61 @@ func TestRepointNoted(t *testing.T) {
 		t.Fatalf("views changed outside trueup (-want +got):\n%s", diff)
 	}
 }
+
+// TestRepointNotedRefusesAMovedCarry: a carry planned against the destination partition as it
+// was refuses, inside the repoint's transaction, once a writer has changed that partition since
+// (its rows would be deleted by the replace): ErrCarryMoved, the view not moved, the writer's row
+// kept. Planned against the partition as it is, the carry and the repoint go through.
+func TestRepointNotedRefusesAMovedCarry(t *testing.T) {
+	ctx := context.Background()
+	e := sqltest.Open(t, sqltest.DuckDBURL(t))
+	nr := e.(tsql.NotedRepointer)
+	for _, q := range []string{
+		"CREATE TABLE o__v1 AS SELECT CAST('2026-07-10' AS DATE) AS d, range AS id FROM range(3)",
+		"CREATE TABLE o__v2 AS SELECT CAST('2026-07-10' AS DATE) AS d, range AS id FROM range(1)",
+	} {
+		if err := e.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "o", Table: "o__v1"}}); err != nil {
+		t.Fatal(err)
+	}
+	w := tsql.Window{Column: "d", Type: tsql.TypeDate, Start: day("2026-07-10"), End: day("2026-07-11")}
+	measure := func() *tsql.PartMark {
+		t.Helper()
+		m, err := tsql.MeasurePartitions(ctx, e, "o__v2", "d", "day", []tsql.Window{w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pm := m[day("2026-07-10")]
+		return &pm
+	}
+	count := func(q string) int64 {
+		t.Helper()
+		res, err := e.Query(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tsql.AsInt64(res.Rows[0][0])
+	}
+	was := measure()
+	if err := e.Exec(ctx, "INSERT INTO o__v2 VALUES (CAST('2026-07-10' AS DATE), 99)"); err != nil { // a writer still writing v2
+		t.Fatal(err)
+	}
+	point := tsql.NotedPoint{ViewPoint: tsql.ViewPoint{View: "o", Table: "o__v2"}, From: "o__v1", Note: "{}",
+		Carry: []tsql.Carry{{Into: "o__v2", From: "o__v1", Window: w, IntoWas: was}}}
+	if err := nr.RepointNoted(ctx, []tsql.NotedPoint{point}); !errors.Is(err, tsql.ErrCarryMoved) {
+		t.Fatalf("carry planned before the write: %v, want ErrCarryMoved", err)
+	}
+	if src, _ := e.ViewSource(ctx, "o"); src != "o__v1" || count("SELECT count(*) FROM o__v2 WHERE id = 99") != 1 {
+		t.Fatalf("a refused carry changed something: o reads %s", src)
+	}
+	point.Carry[0].IntoWas = measure()
+	if err := nr.RepointNoted(ctx, []tsql.NotedPoint{point}); err != nil {
+		t.Fatal(err)
+	}
+	if src, _ := e.ViewSource(ctx, "o"); src != "o__v2" || count("SELECT count(*) FROM o") != 3 {
+		t.Errorf("after the carry o reads %s with %d rows, want o__v2 with v1's 3", src, count("SELECT count(*) FROM o"))
+	}
+}
