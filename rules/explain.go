@@ -110,6 +110,16 @@ func (r *Rule) explainKind() string {
 		return fmt.Sprintf("passes when %s holds more than one distinct non-NULL value%s: the aggregate scan carries its min and max", r.Column, per)
 	case RowCount:
 		return fmt.Sprintf("passes when the row count%s is %s", per, r.countText(-1))
+	case Equality:
+		over := "every column"
+		if len(r.Columns) > 0 {
+			over = strings.Join(r.Columns, ", ")
+		}
+		other := r.Reference.Relation
+		if r.Reference.Target != "" {
+			other += " in " + r.Reference.Target
+		}
+		return fmt.Sprintf("passes when %s and %s hold the same rows over %s (NULL equals NULL, each row as many times): reconcile's diff checksums both and reads rows only where the checksums differ; its differing rows are the violations and the sample", r.Table, other, over)
 	case Custom:
 		if _, _, ok := tsql.SimpleFilter(r.Body); ok {
 			return "passes when the SELECT returns no rows; a filter of one relation, it is counted by that relation's aggregate scan when there is one, and its rows are read only when there are some"

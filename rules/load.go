@@ -356,7 +356,7 @@ func (v *validator) reference(r *Rule) {
 		target = r.Target
 	}
 	key := "reference"
-	if r.Kind == RowCount {
+	if r.Kind == RowCount || r.Kind == Equality {
 		key = "compare_to"
 	}
 	e, cols, ok := v.relation(r, key, target, ref.Relation)
@@ -371,6 +371,12 @@ func (v *validator) reference(r *Rule) {
 		}
 		if ok && r.Kind == Totals && len(cols) < want {
 			v.bad(r, "reference", "the reference SELECT returns %s (%s); want %s", plural(int64(len(cols)), "column", "columns"), strings.Join(cols, ", "), r.totalsColumns())
+		}
+		return
+	}
+	if r.Kind == Equality {
+		for _, c := range r.Columns {
+			v.column(r, "columns", ref.Relation, cols, c)
 		}
 		return
 	}
