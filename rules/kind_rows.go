@@ -13,7 +13,9 @@ import (
 
 // uniqueness: key columns unique over the table, or within each partition. Rows with a NULL
 // key are ignored, as in ANSI UNIQUE and dbt's unique test. The duplicate groups come from a
-// GROUP BY … HAVING count(*) > 1, or from an aggregate query grouped by the same keys.
+// GROUP BY … HAVING count(*) > 1, or from an aggregate query grouped by the same keys; a key of
+// one column over the whole table is first counted against its distinct values, and grouped
+// only when they differ.
 func (c *check) uniqueness() {
 	r := c.rule
 	keys := c.partitionKey()
@@ -31,48 +33,75 @@ func (c *check) uniqueness() {
 	if r.NullsEqual {
 		notNull = nil // NULLs group together, as dbt-utils' unique_combination_of_columns
 	}
-	dup := c.add(&need{mode: dupNeed, relation: r.Table, where: r.Where, keys: keys, notNull: notNull, limit: dupCap})
 	sampleCols := append(names, "rows")
+	dup := c.add(&need{mode: dupNeed, relation: r.Table, where: r.Where, keys: keys, notNull: notNull, limit: dupCap})
+	var counts *need
+	if r.Partition == "" && len(r.Columns) == 1 && !r.NullsEqual {
+		// A key of one column over the whole table that no aggregate scan groups by is first
+		// counted, as one would by hand: its non-NULL values against its distinct values. Equal,
+		// the key is unique and no 20M groups were kept and sorted; else the duplicate groups
+		// are read after all.
+		col := keys[0]
+		counts = c.add(&need{mode: aggNeed, relation: r.Table, where: r.Where, conditional: true,
+			aggs: []aggExpr{{"count(" + col + ")", "sum"}, {c.d.DistinctCount(col), ""}}})
+		dup.alt = []*need{counts}
+	}
 	c.judge = func(_ context.Context, j *judgeEnv) verdict {
-		var v verdict
-		parts := newPartitions()
-		for _, row := range dup.rows {
-			if r.Partition != "" {
-				parts.add(row[0])
-			}
-			if len(v.sample) < j.sample {
-				v.sample = append(v.sample, rowOf(sampleCols, row))
-			}
+		if counts == nil || counts.served == nil {
+			return c.judgeDuplicates(j, dup, keys, notNull, sampleCols)
 		}
-		v.failing = parts.sorted()
-		v.violations = int64(len(dup.rows))
-		if dup.truncated {
-			inner := dupSQL(c.d, r.Table, r.Where, keys, notNull)
-			count := c.follow("SELECT count(*) AS "+countAlias+" FROM ("+inner+") AS _tu_d", 1)
-			var distinct *need
-			if r.Partition != "" {
-				distinct = c.follow("SELECT DISTINCT "+keyAlias(0)+" FROM ("+inner+") AS _tu_d", refCap)
-			}
-			c.finish = func(v *verdict) {
-				if len(count.rows) > 0 {
-					v.violations = tsql.AsInt64(count.rows[0][0])
-				}
-				if distinct != nil {
-					p := newPartitions()
-					for _, row := range distinct.rows {
-						p.add(row[0])
-					}
-					v.failing = p.sorted()
-				}
-				v.message = plural(v.violations, "key occurs", "keys occur") + " more than once"
-			}
+		if len(counts.rows) == 1 && tsql.AsInt64(counts.rows[0][1]) == tsql.AsInt64(counts.rows[0][2]) {
+			return verdict{}
 		}
-		v.failed = v.violations > 0
-		if v.failed {
+		inner := dupSQL(c.d, r.Table, r.Where, keys, notNull)
+		later := c.follow(inner+" ORDER BY "+countAlias+" DESC, "+keyAlias(0), dupCap)
+		c.finish = func(v *verdict) { *v = c.judgeDuplicates(j, later, keys, notNull, sampleCols) }
+		return verdict{}
+	}
+}
+
+// judgeDuplicates judges the duplicate groups (keys…, count) of a uniqueness rule; when they
+// came back truncated, it asks for their count (and partitions) in the next round.
+func (c *check) judgeDuplicates(j *judgeEnv, dup *need, keys, notNull, sampleCols []string) verdict {
+	r := c.rule
+	var v verdict
+	parts := newPartitions()
+	for _, row := range dup.rows {
+		if r.Partition != "" {
+			parts.add(row[0])
+		}
+		if len(v.sample) < j.sample {
+			v.sample = append(v.sample, rowOf(sampleCols, row))
+		}
+	}
+	v.failing = parts.sorted()
+	v.violations = int64(len(dup.rows))
+	if dup.truncated {
+		inner := dupSQL(c.d, r.Table, r.Where, keys, notNull)
+		count := c.follow("SELECT count(*) AS "+countAlias+" FROM ("+inner+") AS _tu_d", 1)
+		var distinct *need
+		if r.Partition != "" {
+			distinct = c.follow("SELECT DISTINCT "+keyAlias(0)+" FROM ("+inner+") AS _tu_d", refCap)
+		}
+		c.finish = func(v *verdict) {
+			if len(count.rows) > 0 {
+				v.violations = tsql.AsInt64(count.rows[0][0])
+			}
+			if distinct != nil {
+				p := newPartitions()
+				for _, row := range distinct.rows {
+					p.add(row[0])
+				}
+				v.failing = p.sorted()
+			}
 			v.message = plural(v.violations, "key occurs", "keys occur") + " more than once"
 		}
-		return v
 	}
+	v.failed = v.violations > 0
+	if v.failed {
+		v.message = plural(v.violations, "key occurs", "keys occur") + " more than once"
+	}
+	return v
 }
 
 // dupSQL groups a relation by keys and keeps the groups of more than one row.

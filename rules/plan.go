@@ -48,7 +48,9 @@ type need struct {
 
 	// rideOnly marks an aggNeed that is served only by an aggregate query planned for other
 	// needs, never by one of its own; with are planned beside it when it rides, alt instead of
-	// it when it cannot. Needs in with and alt are conditional: planned only through it.
+	// it when it cannot. Needs in with and alt are conditional: planned only through it. A
+	// dupNeed with alt rides on an aggregate query grouped by its keys, or is replaced by alt
+	// (aggregates of the same relation).
 	rideOnly    bool
 	with, alt   []*need
 	conditional bool
@@ -207,7 +209,7 @@ func (p *planner) planRelation(needs []*need, rule map[*need]string) {
 	// widest groupings first, so narrower ones can ride on them
 	sort.SliceStable(aggs, func(i, j int) bool { return len(aggs[i].keys) > len(aggs[j].keys) })
 	var mine []*query
-	for _, n := range aggs {
+	attachAgg := func(n *need) {
 		var host *query
 		for _, q := range mine {
 			if sameSet(n.keys, q.keys) || (subset(n.keys, q.keys) && decomposable(n.aggs)) {
@@ -221,6 +223,9 @@ func (p *planner) planRelation(needs []*need, rule map[*need]string) {
 		}
 		p.attach(host, n, rule[n])
 	}
+	for _, n := range aggs {
+		attachAgg(n)
+	}
 	var dupQs []*query
 	for _, n := range dups {
 		var host *query
@@ -229,6 +234,13 @@ func (p *planner) planRelation(needs []*need, rule map[*need]string) {
 				host = q
 				break
 			}
+		}
+		if host == nil && len(n.alt) > 0 {
+			// no aggregate grouped by its keys to ride on: the cheaper alternative instead
+			for _, a := range n.alt {
+				attachAgg(a)
+			}
+			continue
 		}
 		for _, q := range dupQs {
 			if host == nil && sameSet(n.keys, q.keys) && sameSet(n.notNull, q.notNull) {
