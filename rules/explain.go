@@ -75,6 +75,11 @@ func (r *Rule) explainKind() string {
 			r.Dimension, r.Measure, per, r.Threshold*100, r.Baseline)
 	case Relationships:
 		s := fmt.Sprintf("passes when every non-NULL %s is in %s.%s", r.Column, r.Parent, r.ParentCol)
+		if r.parentCounted && r.parentRows <= smallParent {
+			// counted only on an engine where the join pays (lookupJoin)
+			return s + fmt.Sprintf("; %s is small (%d rows, at most %d): unless the aggregate scan groups by %s, its keys are LEFT JOINed into the scan, which counts the rows without a match, and an anti-join reads them only when there are some",
+				r.Parent, r.parentRows, smallParent, r.Column)
+		}
 		if r.columnType == tsql.TypeInt && r.parentType == tsql.TypeInt {
 			s += "; when the aggregate scan carries min and max of " + r.Column + " and the parent's keys fill their range without a gap, that proves it; otherwise an anti-join finds the orphans after the first queries"
 		}

@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"sort"
 	"strings"
@@ -128,7 +129,10 @@ func dupSQL(d tsql.Dialect, relation, where string, keys, notNull []string) stri
 // the column's min and max per partition and a small query reads the parent's min, max and
 // distinct count: parent keys that fill their range without a gap, with every child value
 // inside it, prove there is no orphan without a join (surrogate keys often are such a range);
-// otherwise the anti-join runs after all. Without either, the orphans come from their own
+// otherwise the anti-join runs after all. A parent of at most smallParent rows (counted when the
+// rules load) on an engine where a join fused into a scan costs about the scan is instead
+// LEFT JOINed by its distinct keys into the aggregate scan, which counts the rows without a
+// match; only when there are some does the anti-join read them. Without any, the orphans come from their own
 // anti-join, grouped by partition and value: a NOT IN filter lets the engine drop matching
 // rows early, where folding it into the aggregate scan would mark every row (four times
 // slower on DuckDB). One query gives the count, the failing partitions and the sample unless
@@ -167,6 +171,16 @@ func (c *check) relationships() {
 			with: []*need{parentSpan}, alt: []*need{orphans}})
 		ride.alt = []*need{span}
 	}
+	var join *need
+	if r.lookupJoin(c.d) {
+		// a small parent's keys join the relation's aggregate scan, which counts the misses
+		alias := lookupAlias(r.Parent, r.ParentCol, r.Column)
+		lk := &lookup{alias: alias, sql: "LEFT JOIN (SELECT DISTINCT " + pc + " AS _tu_p, 1 AS _tu_m FROM " + c.d.QuoteRelation(r.Parent) +
+			" WHERE " + pc + " IS NOT NULL) AS " + alias + " ON " + col + " = " + alias + "._tu_p"}
+		join = c.add(&need{mode: aggNeed, relation: r.Table, where: r.Where, keys: c.partitionKey(), rideOnly: true, conditional: true, join: lk,
+			aggs: []aggExpr{{c.d.CountIf(col + " IS NOT NULL AND " + alias + "._tu_m IS NULL"), "sum"}}, alt: ride.alt})
+		ride.alt = []*need{join}
+	}
 	// fallback runs the anti-join after the first judgement; when it comes back truncated,
 	// judgeOrphans asks for the orphans' count per partition in the next round.
 	fallback := func(j *judgeEnv) verdict {
@@ -176,6 +190,16 @@ func (c *check) relationships() {
 	}
 	c.judge = func(_ context.Context, j *judgeEnv) verdict {
 		rows, truncated := orphans.rows, orphans.truncated
+		if join != nil && join.served != nil {
+			var misses int64
+			for _, row := range join.rows {
+				misses += tsql.AsInt64(row[len(row)-1])
+			}
+			if misses == 0 {
+				return verdict{}
+			}
+			return fallback(j) // the orphans' values and partitions, for the sample
+		}
 		if span != nil && span.served != nil {
 			if insideGaplessRange(span.rows, len(span.keys), parentSpan.rows) {
 				return verdict{}
@@ -191,6 +215,24 @@ func (c *check) relationships() {
 		}
 		return c.judgeOrphans(j, rows, truncated, grouped)
 	}
+}
+
+// smallParent is the most rows a relationships parent may have for its keys to be joined into
+// the relation's aggregate scan (a dimension); a larger one is read on its own.
+const smallParent = 5_000_000
+
+// lookupJoin reports whether the rule's parent is small enough, as counted when the rules
+// loaded, to be joined into the relation's aggregate scan on an engine where that pays.
+func (r *Rule) lookupJoin(d tsql.Dialect) bool {
+	return r.parentRows >= 0 && r.parentRows <= smallParent && r.parentCounted && d.FusesLookupJoin()
+}
+
+// lookupAlias names a parent's join in a scan after what it joins, so that two rules on the
+// same foreign key share it.
+func lookupAlias(parent, parentCol, col string) string {
+	h := fnv.New32a()
+	h.Write([]byte(parent + "\x00" + parentCol + "\x00" + col))
+	return fmt.Sprintf("_tu_l%08x", h.Sum32())
 }
 
 // insideGaplessRange reports whether the parent's integer keys (one row: min, max, distinct

@@ -318,6 +318,16 @@ func (v *validator) rule(r *Rule) {
 		if _, pcols, ok := v.relation(r, "parent", r.Target, r.Parent); ok {
 			if pc, ok := v.column(r, "parent_column", r.Parent, pcols, r.ParentCol); ok {
 				r.parentType = pc.Kind
+				if d.FusesLookupJoin() {
+					// a small parent joins the table's scan (lookupJoin); a count the engine
+					// answers from metadata says whether it is small
+					res, err := e.Query(v.ctx, "SELECT count(*) FROM "+d.QuoteRelation(r.Parent))
+					if err != nil {
+						v.bad(r, "parent", "parent %s: %s", r.Parent, engineMessage(err))
+					} else if len(res.Rows) == 1 {
+						r.parentRows, r.parentCounted = tsql.AsInt64(res.Rows[0][0]), true
+					}
+				}
 			}
 		}
 	}

@@ -55,6 +55,9 @@ type need struct {
 	with, alt   []*need
 	conditional bool
 
+	// join, on an aggNeed, is a lookup its aggregates read: the query's FROM joins it.
+	join *lookup
+
 	cols      []string
 	rows      [][]any
 	columns   []tsql.Column
@@ -72,6 +75,7 @@ type query struct {
 	keys     []string
 	aggs     []aggExpr
 	notNull  []string
+	joins    []*lookup
 	sql      string
 	limit    int
 	needs    []*need
@@ -186,6 +190,13 @@ func (p *planner) plan(needs []*need, rule map[*need]string) {
 	p.queries = append(p.queries, alone...)
 }
 
+// lookup is a small relation's distinct keys LEFT JOINed into an aggregate scan (a foreign
+// key's parent): sql is the join clause; rows without a match have a NULL alias.marker.
+type lookup struct {
+	alias string
+	sql   string
+}
+
 // host finds an aggregate query on the need's relation grouped by (at least) its keys.
 func (p *planner) host(n *need) *query {
 	for _, q := range p.queries {
@@ -265,6 +276,9 @@ func (p *planner) attach(q *query, n *need, rule string) {
 	q.rules[rule] = true
 	q.needs = append(q.needs, n)
 	n.served = q
+	if n.join != nil && !slices.ContainsFunc(q.joins, func(j *lookup) bool { return j.alias == n.join.alias }) {
+		q.joins = append(q.joins, n.join)
+	}
 	if n.mode == aggNeed {
 		for _, a := range n.aggs {
 			if !isCountStar(a.sql) && indexAgg(q.aggs, a.sql) < 0 {
@@ -329,6 +343,9 @@ func (q *query) render() string {
 		sel = append(sel, a.sql+" AS "+aggAlias(i))
 	}
 	s := head + "SELECT " + strings.Join(sel, ",\n       ") + "\nFROM " + d.QuoteRelation(q.relation)
+	for _, j := range q.joins {
+		s += "\n" + j.sql
+	}
 	var conds []string
 	for _, c := range q.notNull {
 		conds = append(conds, c+" IS NOT NULL")

@@ -63,15 +63,23 @@ func TestRelationshipsRangeProof(t *testing.T) {
 		for _, r := range run.Results {
 			antiJoin[r.Rule] = strings.Contains(r.SQL, "NOT IN")
 		}
-		if diff := cmp.Diff(map[string]bool{"proved": false, "gapped": true, "outside": true, "rows": false}, antiJoin); diff != "" {
+		// the parents are small: where a lookup join fuses into a scan (DuckDB), each is joined
+		// into the orders scan, which counts the misses; only outside's orphans are read after
+		joined := e.Dialect().FusesLookupJoin()
+		if diff := cmp.Diff(map[string]bool{"proved": false, "gapped": !joined, "outside": true, "rows": false}, antiJoin); diff != "" {
 			t.Errorf("rules that ran an anti-join (-want +got):\n%s", diff)
 		}
 		if got := run.Results[indexOf(run, "outside")].Sample; len(got) != 1 || got[0][0].Value != int64(99) {
 			t.Errorf("outside sample = %v, want customer_id 99", got)
 		}
-		// one aggregate scan of orders, three parent spans, two anti-joins after them
-		if run.Queries != 6 {
-			t.Errorf("queries = %d, want 6", run.Queries)
+		// one aggregate scan of orders, three parent spans, two anti-joins after them; joined,
+		// the scan and outside's anti-join
+		wantQueries := 6
+		if joined {
+			wantQueries = 2
+		}
+		if run.Queries != wantQueries {
+			t.Errorf("queries = %d, want %d", run.Queries, wantQueries)
 		}
 	})
 }

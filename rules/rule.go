@@ -117,6 +117,8 @@ type Rule struct {
 	partitionType tsql.Type
 	columnType    tsql.Type
 	parentType    tsql.Type // relationships: the parent column's type
+	parentRows    int64     // relationships: the parent's rows, when parentCounted
+	parentCounted bool
 	refPartType   tsql.Type
 }
 
