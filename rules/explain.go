@@ -75,7 +75,7 @@ func (r *Rule) explainKind() string {
 			r.Dimension, r.Measure, per, r.Threshold*100, r.Baseline)
 	case Relationships:
 		s := fmt.Sprintf("passes when every non-NULL %s is in %s.%s", r.Column, r.Parent, r.ParentCol)
-		if r.parentCounted && r.parentRows <= smallParent {
+		if r.parentCounted && r.parentRows <= smallParent && (r.columnType != tsql.TypeInt || r.parentType != tsql.TypeInt) {
 			// counted only on an engine where the join pays (lookupJoin)
 			return s + fmt.Sprintf("; %s is small (%d rows, at most %d): unless the aggregate scan groups by %s, its keys are LEFT JOINed into the scan, which counts the rows without a match, and an anti-join reads them only when there are some",
 				r.Parent, r.parentRows, smallParent, r.Column)

@@ -46,12 +46,8 @@ func TestNewKindsAddNoQueries(t *testing.T) {
 				t.Errorf("%s: %s", rule, got[rule])
 			}
 		}
-		wantQueries := 19 // as TestEveryKind
-		if e.Dialect().FusesLookupJoin() {
-			wantQueries = 18
-		}
-		if run.Queries != wantQueries {
-			t.Errorf("queries = %d, want %d as without the new rules", run.Queries, wantQueries)
+		if run.Queries != 19 {
+			t.Errorf("queries = %d, want 19 as without the new rules", run.Queries)
 		}
 	})
 }

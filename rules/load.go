@@ -318,7 +318,7 @@ func (v *validator) rule(r *Rule) {
 		if _, pcols, ok := v.relation(r, "parent", r.Target, r.Parent); ok {
 			if pc, ok := v.column(r, "parent_column", r.Parent, pcols, r.ParentCol); ok {
 				r.parentType = pc.Kind
-				if d.FusesLookupJoin() {
+				if d.FusesLookupJoin() && (r.columnType != tsql.TypeInt || pc.Kind != tsql.TypeInt) {
 					// a small parent joins the table's scan (lookupJoin); a count the engine
 					// answers from metadata says whether it is small
 					res, err := e.Query(v.ctx, "SELECT count(*) FROM "+d.QuoteRelation(r.Parent))

@@ -12,11 +12,11 @@ SELECT "d" AS _tu_k1,
        max("ts") AS _tu_a7,
        count_if((amount > 15)) AS _tu_a8,
        count_if((amount < 0)) AS _tu_a9,
-       count_if("customer_id" IS NOT NULL AND _tu_l6f4410fe._tu_m IS NULL) AS _tu_a10,
-       count_if("id" IS NOT NULL AND _tu_l7f33e3ab._tu_m IS NULL) AS _tu_a11
+       min("customer_id") AS _tu_a10,
+       max("customer_id") AS _tu_a11,
+       min("id") AS _tu_a12,
+       max("id") AS _tu_a13
 FROM "orders"
-LEFT JOIN (SELECT DISTINCT "customer_id" AS _tu_p, 1 AS _tu_m FROM "customers" WHERE "customer_id" IS NOT NULL) AS _tu_l6f4410fe ON "customer_id" = _tu_l6f4410fe._tu_p
-LEFT JOIN (SELECT DISTINCT "customer_id" AS _tu_p, 1 AS _tu_m FROM "customers" WHERE "customer_id" IS NOT NULL) AS _tu_l7f33e3ab ON "id" = _tu_l7f33e3ab._tu_p
 GROUP BY _tu_k1, _tu_k2;
 
 -- query 2
@@ -89,12 +89,18 @@ GROUP BY d
 ) AS _tu_q LIMIT 100001;
 
 -- query 11
+-- rules: rel_customer, rel_id
+SELECT * FROM (
+SELECT min("customer_id"), max("customer_id"), count(DISTINCT "customer_id") FROM "customers" WHERE "customer_id" IS NOT NULL
+) AS _tu_q LIMIT 2;
+
+-- query 12
 -- rules: rel_region
 SELECT * FROM (
 SELECT DISTINCT "region" FROM "regions" WHERE "region" IS NOT NULL
 ) AS _tu_q LIMIT 100001;
 
--- query 12
+-- query 13
 -- rules: rel_region_bad
 SELECT * FROM (
 SELECT DISTINCT "b" FROM "dims" WHERE "b" IS NOT NULL
