@@ -43,12 +43,17 @@ func (p *plan) sampleNullKeys(ctx context.Context, parts []*Partition) (int64, e
 			pcol = d.Quote(p.part.side(new).Name)
 		}
 		sel = append(sel, pcol, d.ToText(p.rowHash(d, new)), "count(*)")
+		// a whole relation groups by the hash alone: GROUP BY 0 would be a column position
+		groupBy := p.rowHash(d, new)
+		if p.part != nil {
+			groupBy = pcol + ", " + groupBy
+		}
 		for _, c := range p.compared {
 			sel = append(sel, "min("+p.selectExpr(d, c, new)+")")
 		}
 		text := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(side.Relation) +
 			where(p.filter(), p.partFilter(d, b, new, values), p.keyIsNull(d, new)) +
-			" GROUP BY " + pcol + ", " + p.rowHash(d, new)
+			" GROUP BY " + groupBy
 		q, args, err := b.expand(d, text)
 		if err != nil {
 			return err

@@ -181,6 +181,8 @@ func compile(r *Rule, targets Targets) *check {
 		c.notConstant()
 	case RowCount:
 		c.rowCount(targets)
+	case Equality:
+		c.equality(targets)
 	default:
 		c.err = fmt.Errorf("kind %q cannot run", r.Kind)
 	}

@@ -272,7 +272,19 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 			w.key("max", "compare_to")
 		}
 	case "dbt_utils.equality":
-		reason = "equality of two relations is trueup diff's, not a rule yet"
+		if len(kw.list("exclude_columns")) > 0 {
+			return dbtNode{}, "", "exclude_columns: equality compares the columns it lists (columns:), name them instead"
+		}
+		if kw.str("precision") != "" {
+			return dbtNode{}, "", "precision: equality compares floats at 6 decimal places, not at a chosen precision"
+		}
+		other, ok := m.parent(n, model, "compare_model")
+		if !ok {
+			return dbtNode{}, "", fmt.Sprintf("its compare_model %s is not a model or source of the manifest", kw.str("compare_model"))
+		}
+		w.key("kind", "equality")
+		w.key("compare_to", other.relation())
+		w.key("columns", strings.Join(kw.list("compare_columns"), ", "))
 	default:
 		reason = fmt.Sprintf("test %s has no trueup kind", full)
 	}

@@ -75,6 +75,11 @@ func (r *Rule) explainKind() string {
 			r.Dimension, r.Measure, per, r.Threshold*100, r.Baseline)
 	case Relationships:
 		s := fmt.Sprintf("passes when every non-NULL %s is in %s.%s", r.Column, r.Parent, r.ParentCol)
+		if r.parentCounted && r.parentRows <= smallParent && (r.columnType != tsql.TypeInt || r.parentType != tsql.TypeInt) {
+			// counted only on an engine where the join pays (lookupJoin)
+			return s + fmt.Sprintf("; %s is small (%d rows, at most %d): unless the aggregate scan groups by %s, its keys are LEFT JOINed into the scan, which counts the rows without a match, and an anti-join reads them only when there are some",
+				r.Parent, r.parentRows, smallParent, r.Column)
+		}
 		if r.columnType == tsql.TypeInt && r.parentType == tsql.TypeInt {
 			s += "; when the aggregate scan carries min and max of " + r.Column + " and the parent's keys fill their range without a gap, that proves it; otherwise an anti-join finds the orphans after the first queries"
 		}
@@ -110,6 +115,16 @@ func (r *Rule) explainKind() string {
 		return fmt.Sprintf("passes when %s holds more than one distinct non-NULL value%s: the aggregate scan carries its min and max", r.Column, per)
 	case RowCount:
 		return fmt.Sprintf("passes when the row count%s is %s", per, r.countText(-1))
+	case Equality:
+		over := "every column"
+		if len(r.Columns) > 0 {
+			over = strings.Join(r.Columns, ", ")
+		}
+		other := r.Reference.Relation
+		if r.Reference.Target != "" {
+			other += " in " + r.Reference.Target
+		}
+		return fmt.Sprintf("passes when %s and %s hold the same rows over %s (NULL equals NULL, each row as many times): reconcile's diff checksums both and reads rows only where the checksums differ; its differing rows are the violations and the sample", r.Table, other, over)
 	case Custom:
 		if _, _, ok := tsql.SimpleFilter(r.Body); ok {
 			return "passes when the SELECT returns no rows; a filter of one relation, it is counted by that relation's aggregate scan when there is one, and its rows are read only when there are some"

@@ -211,6 +211,8 @@ func (p *fieldParser) checks(r *Rule) {
 		}
 	case RowCount:
 		p.rowCount(r)
+	case Equality:
+		p.compareTo(r)
 	}
 }
 
@@ -218,13 +220,7 @@ func (p *fieldParser) checks(r *Rule) {
 // count, as dbt-utils' fewer_rows_than is max: compare_to); with compare_to and neither, the
 // counts must be equal (equal_rowcount), within tolerance.
 func (p *fieldParser) rowCount(r *Rule) {
-	if v, line, ok := p.get("compare_to"); ok {
-		if !relationRe.MatchString(v) {
-			p.bad(line, "compare_to %q: want a table or view name (name or schema.name)", v)
-		}
-		r.Reference.Relation, r.Reference.Line = v, line
-	}
-	r.Reference.Target, _, _ = p.get("compare_to_target")
+	p.compareTo(r)
 	count := func(key string) (*int64, bool) {
 		v, line, ok := p.get(key)
 		if !ok {
@@ -258,6 +254,17 @@ func (p *fieldParser) rowCount(r *Rule) {
 	if h, ok := p.keys["tolerance"]; ok && r.Reference.Relation == "" {
 		p.bad(h.line, "tolerance applies to a count compared with compare_to:")
 	}
+}
+
+// compareTo reads compare_to (the other relation) and compare_to_target (its target).
+func (p *fieldParser) compareTo(r *Rule) {
+	if v, line, ok := p.get("compare_to"); ok {
+		if !relationRe.MatchString(v) {
+			p.bad(line, "compare_to %q: want a table or view name (name or schema.name)", v)
+		}
+		r.Reference.Relation, r.Reference.Line = v, line
+	}
+	r.Reference.Target, _, _ = p.get("compare_to_target")
 }
 
 // parseDeclared reads a schema rule's columns: `name TYPE, …`, the type optional (a type may

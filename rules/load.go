@@ -318,6 +318,16 @@ func (v *validator) rule(r *Rule) {
 		if _, pcols, ok := v.relation(r, "parent", r.Target, r.Parent); ok {
 			if pc, ok := v.column(r, "parent_column", r.Parent, pcols, r.ParentCol); ok {
 				r.parentType = pc.Kind
+				if d.FusesLookupJoin() && (r.columnType != tsql.TypeInt || pc.Kind != tsql.TypeInt) {
+					// a small parent joins the table's scan (lookupJoin); a count the engine
+					// answers from metadata says whether it is small
+					res, err := e.Query(v.ctx, "SELECT count(*) FROM "+d.QuoteRelation(r.Parent))
+					if err != nil {
+						v.bad(r, "parent", "parent %s: %s", r.Parent, engineMessage(err))
+					} else if len(res.Rows) == 1 {
+						r.parentRows, r.parentCounted = tsql.AsInt64(res.Rows[0][0]), true
+					}
+				}
 			}
 		}
 	}
@@ -356,7 +366,7 @@ func (v *validator) reference(r *Rule) {
 		target = r.Target
 	}
 	key := "reference"
-	if r.Kind == RowCount {
+	if r.Kind == RowCount || r.Kind == Equality {
 		key = "compare_to"
 	}
 	e, cols, ok := v.relation(r, key, target, ref.Relation)
@@ -371,6 +381,12 @@ func (v *validator) reference(r *Rule) {
 		}
 		if ok && r.Kind == Totals && len(cols) < want {
 			v.bad(r, "reference", "the reference SELECT returns %s (%s); want %s", plural(int64(len(cols)), "column", "columns"), strings.Join(cols, ", "), r.totalsColumns())
+		}
+		return
+	}
+	if r.Kind == Equality {
+		for _, c := range r.Columns {
+			v.column(r, "columns", ref.Relation, cols, c)
 		}
 		return
 	}

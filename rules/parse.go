@@ -58,6 +58,7 @@ var kindKeys = map[Kind][]string{
 	RowCount:       {"table", "min", "max", "compare_to", "compare_to_target", "tolerance", "partition", "grain", "where"},
 	NotConstant:    {"table", "column", "partition", "grain", "where"},
 	Pattern:        {"table", "column", "regex", "negate", "partition", "grain", "where"},
+	Equality:       {"table", "compare_to", "compare_to_target", "columns", "where"},
 }
 
 var requiredKeys = map[Kind][]string{
@@ -74,6 +75,7 @@ var requiredKeys = map[Kind][]string{
 	RowCount:       {"table"},
 	NotConstant:    {"table", "column"},
 	Pattern:        {"table", "column", "regex"},
+	Equality:       {"table", "compare_to"},
 }
 
 var (

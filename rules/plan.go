@@ -48,10 +48,15 @@ type need struct {
 
 	// rideOnly marks an aggNeed that is served only by an aggregate query planned for other
 	// needs, never by one of its own; with are planned beside it when it rides, alt instead of
-	// it when it cannot. Needs in with and alt are conditional: planned only through it.
+	// it when it cannot. Needs in with and alt are conditional: planned only through it. A
+	// dupNeed with alt rides on an aggregate query grouped by its keys, or is replaced by alt
+	// (aggregates of the same relation).
 	rideOnly    bool
 	with, alt   []*need
 	conditional bool
+
+	// join, on an aggNeed, is a lookup its aggregates read: the query's FROM joins it.
+	join *lookup
 
 	cols      []string
 	rows      [][]any
@@ -70,6 +75,7 @@ type query struct {
 	keys     []string
 	aggs     []aggExpr
 	notNull  []string
+	joins    []*lookup
 	sql      string
 	limit    int
 	needs    []*need
@@ -184,6 +190,13 @@ func (p *planner) plan(needs []*need, rule map[*need]string) {
 	p.queries = append(p.queries, alone...)
 }
 
+// lookup is a small relation's distinct keys LEFT JOINed into an aggregate scan (a foreign
+// key's parent): sql is the join clause; rows without a match have a NULL alias.marker.
+type lookup struct {
+	alias string
+	sql   string
+}
+
 // host finds an aggregate query on the need's relation grouped by (at least) its keys.
 func (p *planner) host(n *need) *query {
 	for _, q := range p.queries {
@@ -207,7 +220,7 @@ func (p *planner) planRelation(needs []*need, rule map[*need]string) {
 	// widest groupings first, so narrower ones can ride on them
 	sort.SliceStable(aggs, func(i, j int) bool { return len(aggs[i].keys) > len(aggs[j].keys) })
 	var mine []*query
-	for _, n := range aggs {
+	attachAgg := func(n *need) {
 		var host *query
 		for _, q := range mine {
 			if sameSet(n.keys, q.keys) || (subset(n.keys, q.keys) && decomposable(n.aggs)) {
@@ -221,6 +234,9 @@ func (p *planner) planRelation(needs []*need, rule map[*need]string) {
 		}
 		p.attach(host, n, rule[n])
 	}
+	for _, n := range aggs {
+		attachAgg(n)
+	}
 	var dupQs []*query
 	for _, n := range dups {
 		var host *query
@@ -229,6 +245,13 @@ func (p *planner) planRelation(needs []*need, rule map[*need]string) {
 				host = q
 				break
 			}
+		}
+		if host == nil && len(n.alt) > 0 {
+			// no aggregate grouped by its keys to ride on: the cheaper alternative instead
+			for _, a := range n.alt {
+				attachAgg(a)
+			}
+			continue
 		}
 		for _, q := range dupQs {
 			if host == nil && sameSet(n.keys, q.keys) && sameSet(n.notNull, q.notNull) {
@@ -253,6 +276,9 @@ func (p *planner) attach(q *query, n *need, rule string) {
 	q.rules[rule] = true
 	q.needs = append(q.needs, n)
 	n.served = q
+	if n.join != nil && !slices.ContainsFunc(q.joins, func(j *lookup) bool { return j.alias == n.join.alias }) {
+		q.joins = append(q.joins, n.join)
+	}
 	if n.mode == aggNeed {
 		for _, a := range n.aggs {
 			if !isCountStar(a.sql) && indexAgg(q.aggs, a.sql) < 0 {
@@ -317,6 +343,9 @@ func (q *query) render() string {
 		sel = append(sel, a.sql+" AS "+aggAlias(i))
 	}
 	s := head + "SELECT " + strings.Join(sel, ",\n       ") + "\nFROM " + d.QuoteRelation(q.relation)
+	for _, j := range q.joins {
+		s += "\n" + j.sql
+	}
 	var conds []string
 	for _, c := range q.notNull {
 		conds = append(conds, c+" IS NOT NULL")

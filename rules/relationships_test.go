@@ -128,3 +128,60 @@ func TestRelationshipsManyOrphans(t *testing.T) {
 		}
 	})
 }
+
+// TestRelationshipsLookupJoin: text keys of a small parent, which no range proves, are joined
+// into the relation's aggregate scan where the engine fuses a lookup join (DuckDB): a rule
+// passes in that one query, a failing one then reads its orphans, NULLs ignored and where:
+// kept, with the verdicts of the anti-join the other engine runs.
+func TestRelationshipsLookupJoin(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		child := []tsql.Column{{Name: "d", Kind: tsql.TypeDate}, {Name: "country", Kind: tsql.TypeString, Nullable: true}}
+		createRows(t, e, "visits", child, [][]any{
+			{day("2026-07-01"), "DE"}, {day("2026-07-01"), "FR"}, {day("2026-07-02"), nil},
+			{day("2026-07-02"), "XX"}, {day("2026-07-03"), "XX"}, {day("2026-07-03"), "DE"},
+		})
+		code := []tsql.Column{{Name: "code", Kind: tsql.TypeString}}
+		createRows(t, e, "countries", code, [][]any{{"DE"}, {"FR"}, {"XX"}})
+		createRows(t, e, "known", code, [][]any{{"DE"}, {"FR"}})
+		rel := func(parent, where string) *fstest.MapFile {
+			return &fstest.MapFile{Data: []byte("-- kind: relationships\n-- table: visits\n-- column: country\n-- parent: " + parent + "\n-- parent_column: code\n-- partition: d\n" + where)}
+		}
+		fsys := fstest.MapFS{
+			"all.sql":   rel("countries", ""),
+			"known.sql": rel("known", ""),
+			"kept.sql":  rel("known", "-- where: d < '2026-07-03'\n"),
+			"rows.sql":  {Data: []byte("-- kind: completeness\n-- table: visits\n-- partition: d\n-- min_rows: 1\n")},
+			// the scan of the rows where: keeps, which kept rides on
+			"kept_rows.sql": {Data: []byte("-- kind: completeness\n-- table: visits\n-- partition: d\n-- min_rows: 1\n-- where: d < '2026-07-03'\n")},
+		}
+		set, targets := loadSet(t, e, fsys)
+		run := NewRunner(targets, WithClock(runClock)).Run(ctx, set.Rules)
+		want := map[string]outcome{
+			"all":       {StatusPass, 0, []string{}},
+			"known":     {StatusFail, 2, []string{"2026-07-02", "2026-07-03"}},
+			"kept":      {StatusFail, 1, []string{"2026-07-02"}},
+			"rows":      {StatusPass, 0, []string{}},
+			"kept_rows": {StatusPass, 0, []string{}},
+		}
+		if diff := cmp.Diff(want, outcomes(run)); diff != "" {
+			t.Errorf("outcomes (-want +got):\n%s", diff)
+		}
+		if got := run.Results[indexOf(run, "known")].Sample; len(got) != 1 || got[0][0].Value != "XX" || got[0][1].Value != int64(2) {
+			t.Errorf("known sample = %v, want XX in 2 rows", got)
+		}
+		joined := map[string]bool{}
+		for _, r := range run.Results {
+			joined[r.Rule] = strings.Contains(r.SQL, "LEFT JOIN")
+		}
+		fuses := e.Dialect().FusesLookupJoin()
+		if diff := cmp.Diff(map[string]bool{"all": fuses, "known": fuses, "kept": fuses, "rows": fuses, "kept_rows": fuses}, joined); diff != "" {
+			t.Errorf("rules read by a joined scan (-want +got):\n%s", diff)
+		}
+		// joined: the two scans of visits (all of it, the rows where: keeps) and the two failing
+		// rules' anti-joins
+		if fuses && run.Queries != 4 {
+			t.Errorf("queries = %d, want 4", run.Queries)
+		}
+	})
+}

@@ -38,12 +38,13 @@ const (
 	RowCount       Kind = "row_count"
 	NotConstant    Kind = "not_constant"
 	Pattern        Kind = "pattern"
+	Equality       Kind = "equality"
 )
 
 // Kinds lists every kind in the order the docs present them.
 func Kinds() []Kind {
 	return []Kind{Completeness, Uniqueness, Totals, Distribution, Relationships, Freshness, Schema,
-		AcceptedValues, AcceptedRange, Expression, RowCount, NotConstant, Pattern, Custom}
+		AcceptedValues, AcceptedRange, Expression, RowCount, NotConstant, Pattern, Equality, Custom}
 }
 
 // Severity says whether a failing rule fails `trueup check` (error) or only warns.
@@ -116,6 +117,8 @@ type Rule struct {
 	partitionType tsql.Type
 	columnType    tsql.Type
 	parentType    tsql.Type // relationships: the parent column's type
+	parentRows    int64     // relationships: the parent's rows, when parentCounted
+	parentCounted bool
 	refPartType   tsql.Type
 }
 

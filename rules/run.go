@@ -141,7 +141,17 @@ func (rn *Runner) Run(ctx context.Context, rules []*Rule) *Run {
 			}
 			c.issued = len(c.later)
 			waiting = append(waiting, i)
+		fresh:
 			for _, n := range fresh {
+				// the same follow-up of two rules (two rules on one key) runs once
+				for _, q := range later {
+					if q.sql == n.sql && q.limit == n.limit && engineKey(q.engine) == engineKey(n.engine) {
+						q.rules[c.rule.Name] = true
+						q.needs = append(q.needs, n)
+						n.served = q
+						continue fresh
+					}
+				}
 				q := &query{engine: n.engine, mode: rawNeed, sql: n.sql, limit: n.limit, rules: map[string]bool{c.rule.Name: true}}
 				q.needs = []*need{n}
 				n.served = q

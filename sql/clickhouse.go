@@ -429,7 +429,10 @@ func (chDialect) TruncTime(x, grain string) string {
 }
 
 func (chDialect) DistinctCount(x string) string { return "uniqExact(" + x + ")" }
-func (chDialect) CountIf(c string) string       { return "countIf(" + c + ")" }
+
+func (chDialect) FusesLookupJoin() bool { return false }
+
+func (chDialect) CountIf(c string) string { return "countIf(" + c + ")" }
 
 // Matches: match() searches with RE2, as DuckDB's regexp_matches does.
 func (chDialect) Matches(x, pattern string) string { return "match(" + x + ", " + pattern + ")" }

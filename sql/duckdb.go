@@ -545,7 +545,10 @@ func (duckDialect) TruncTime(x, grain string) string {
 }
 
 func (duckDialect) DistinctCount(x string) string { return "count(DISTINCT " + x + ")" }
-func (duckDialect) CountIf(c string) string       { return "count_if(" + c + ")" }
+
+func (duckDialect) FusesLookupJoin() bool { return true }
+
+func (duckDialect) CountIf(c string) string { return "count_if(" + c + ")" }
 
 // Matches: regexp_matches searches with RE2 (a match anywhere, as ClickHouse's match()).
 func (duckDialect) Matches(x, pattern string) string {

@@ -15,9 +15,9 @@ import (
 
 // benchRuleSet is 20 rules of every kind over one orders table, as a team would write them:
 // partition checks, totals against a reference, region shares, keys, freshness, the schema.
-// The fused run reads orders three times: one aggregate scan for 14 rules (the region
-// relationship included), the anti-join against customers, and the custom SELECT; the
-// references and the small tables are read on their own.
+// The fused run reads orders once: one aggregate scan for 16 rules (the custom SELECT, a filter,
+// is counted by it; the relationships are proved from its min and max and its grouping by
+// region); the references and the small tables are read on their own.
 var benchRuleSet = map[string]string{
 	"complete_year.sql":       "-- kind: completeness\n-- table: orders\n-- partition: order_date\n-- expect: 2026-01-01..2026-12-31\n",
 	"complete_continuous.sql": "-- kind: completeness\n-- table: orders\n-- partition: order_date\n-- expect: continuous\n",
@@ -50,8 +50,10 @@ var ruleTables = []struct{ name, query string }{
 }
 
 // benchRules compares `trueup check` of 20 rules over a 20M-row table with (a) one bare
-// count/sum scan of the table and (b) the same checks issued one query per check, on DuckDB and,
-// when TRUEUP_TEST_CLICKHOUSE is set, on ClickHouse.
+// count/sum scan of the table, (b) the same checks issued one query per check and (c) the SQL
+// an expert would write for the same verdicts (handWritten), and a uniqueness rule on order_id
+// with a bare count(*) - count(DISTINCT order_id), on DuckDB and, when TRUEUP_TEST_CLICKHOUSE
+// is set, on ClickHouse.
 func benchRules(ctx context.Context, b *env) error {
 	e, err := b.duckdb(ctx, "rules")
 	if err != nil {
@@ -170,6 +172,11 @@ func rulesScenario(ctx context.Context, b *env, e tsql.Engine, makeTable func(co
 	if err != nil {
 		return err
 	}
+	hand := handWritten(e.Dialect())
+	th, ch, err := bestOfCPU(3, func() error { return runHandWritten(ctx, e, hand) })
+	if err != nil {
+		return fmt.Errorf("hand-written: %w", err)
+	}
 	for _, st := range fused.Statements {
 		fmt.Printf("    %7.3fs %6d rows  %s\n", st.Seconds, st.Rows, strings.Join(st.Rules, ", "))
 	}
@@ -180,11 +187,13 @@ func rulesScenario(ctx context.Context, b *env, e tsql.Engine, makeTable func(co
 	report(fmt.Sprintf("%s check vs one bare scan per partition", kind), tf, tp, "for scale")
 	fmt.Printf("%-40s trueup %9.3fs   one query per check %9.3fs   speed-up %5.2fx   (target ≥ 3x)\n",
 		kind+" check vs one query per check", tf.Seconds(), ta.Seconds(), ta.Seconds()/tf.Seconds())
+	fmt.Printf("%-40s trueup %9.3fs   hand-written %9.3fs   ratio %5.2fx   (target ≤ 1.2x; %d queries by hand)\n",
+		kind+" check vs hand-written SQL", tf.Seconds(), th.Seconds(), tf.Seconds()/th.Seconds(), len(hand))
 	if kind == "duckdb" {
 		// DuckDB runs in this process, so its CPU time is measurable and steadier than wall time
 		// on a shared machine.
-		fmt.Printf("%-40s trueup %9.3fs   bare scan %.3fs (%.1fx)   per partition %.3fs (%.1fx)   one query per check %.3fs (%.2fx faster)\n",
-			kind+" CPU time", cf.Seconds(), cb.Seconds(), cf.Seconds()/cb.Seconds(), cp.Seconds(), cf.Seconds()/cp.Seconds(), ca.Seconds(), ca.Seconds()/cf.Seconds())
+		fmt.Printf("%-40s trueup %9.3fs   bare scan %.3fs (%.1fx)   per partition %.3fs (%.1fx)   one query per check %.3fs (%.2fx faster)   hand-written %.3fs (%.2fx)\n",
+			kind+" CPU time", cf.Seconds(), cb.Seconds(), cf.Seconds()/cb.Seconds(), cp.Seconds(), cf.Seconds()/cp.Seconds(), ca.Seconds(), ca.Seconds()/cf.Seconds(), ch.Seconds(), cf.Seconds()/ch.Seconds())
 	}
 
 	// The key uniqueness every team writes cannot share a scan: it groups by 20M keys.
@@ -203,11 +212,28 @@ func rulesScenario(ctx context.Context, b *env, e tsql.Engine, makeTable func(co
 	if bad := errored(withKey); bad != "" {
 		return fmt.Errorf("run with the key rule: %s", bad)
 	}
-	fmt.Printf("%-40s trueup %9.3fs   (%d queries; the GROUP BY order_id is the difference)\n",
+	fmt.Printf("%-40s trueup %9.3fs   (%d queries; the distinct count of order_id is the difference)\n",
 		kind+" the 20 rules + unique order_id", tk.Seconds(), withKey.Queries)
+	tu, err := bestOf(3, func() error {
+		run := runner.Run(ctx, []*rules.Rule{unique})
+		if bad := errored(run); bad != "" {
+			return fmt.Errorf("%s", bad)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("unique order_id: %w", err)
+	}
+	bareUnique := "SELECT count(*) - " + e.Dialect().DistinctCount("order_id") + " FROM orders"
+	tbu, err := bestOf(3, func() error { _, err := e.Query(ctx, bareUnique); return err })
+	if err != nil {
+		return err
+	}
+	report(fmt.Sprintf("%s unique order_id, %d rows", kind, b.rows), tu, tbu, "≤ 1.2x of count(*) - count(DISTINCT)")
 
 	// customers' keys are 0..99999 without a gap, so known_customer is proved from the scan's
 	// min and max; a parent with a gap (one key no order uses) costs the anti-join instead.
+	// (A small parent of text keys is joined into the scan on DuckDB: see rules' relationships.)
 	if err := e.CreateTableAs(ctx, "customers_gapped", "", nil, "SELECT customer_id FROM customers UNION ALL SELECT 1000000 AS customer_id"); err != nil {
 		return fmt.Errorf("create customers_gapped: %w", err)
 	}
@@ -235,6 +261,57 @@ func rulesScenario(ctx context.Context, b *env, e tsql.Engine, makeTable func(co
 	if kind == "duckdb" {
 		fmt.Printf("%-40s trueup %9.3fs CPU   vs bare scan %.1fx   one query per check %.2fx faster\n",
 			kind+" parent keys with a gap, CPU", cg.Seconds(), cg.Seconds()/cb.Seconds(), ca.Seconds()/cg.Seconds())
+	}
+	return nil
+}
+
+// handWritten is the SQL an expert would write for the 20 verdicts of benchRuleSet: one grouped
+// scan of orders per distinct grouping carrying every aggregate its rules need (per day:
+// completeness, not-NULL counts, totals; per day and region: the shares; the whole table: the
+// newest day), the anti-join per relationship, the custom SELECT, and the reads of the small
+// tables (the reference, the two keys, the two schemas). It is judged by eye, not in Go: only
+// its cost is compared.
+func handWritten(d tsql.Dialect) []string {
+	return []string{
+		"SELECT order_date, count(*), count(order_id), count(customer_id), count(region), count(amount), sum(amount), max(customer_id) FROM orders GROUP BY order_date",
+		"SELECT order_date, region, count(*), sum(amount) FROM orders GROUP BY order_date, region",
+		"SELECT max(order_date) FROM orders",
+		"SELECT order_date, count(*) FROM orders WHERE customer_id IS NOT NULL AND customer_id NOT IN (SELECT customer_id FROM customers) GROUP BY order_date",
+		"SELECT count(*) FROM orders WHERE region IS NOT NULL AND region NOT IN (SELECT region FROM regions)",
+		"SELECT order_id, order_date, amount FROM orders WHERE amount < 0 LIMIT 11",
+		"SELECT order_date, orders, revenue, max_customer FROM daily_ref",
+		"SELECT order_date, count(*) FROM daily_ref GROUP BY order_date HAVING count(*) > 1",
+		"SELECT order_date, region, count(*) FROM region_days GROUP BY order_date, region HAVING count(*) > 1",
+		"-- columns of orders",
+		"-- columns of daily_ref",
+	}
+}
+
+// runHandWritten issues the hand-written queries as trueup issues its own: up to 4 at a time.
+func runHandWritten(ctx context.Context, e tsql.Engine, qs []string) error {
+	sem := make(chan struct{}, 4)
+	errs := make(chan error, len(qs))
+	var wg sync.WaitGroup
+	for _, q := range qs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			var err error
+			if rel, ok := strings.CutPrefix(q, "-- columns of "); ok {
+				_, err = e.Columns(ctx, rel)
+			} else {
+				_, err = e.Query(ctx, q)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ func TestImportDBT(t *testing.T) {
 	for name, url := range warehouseURLs(t) {
 		t.Run(name, func(t *testing.T) {
 			itemsWarehouse(t, url)
+			itemsCopies(t, url)
 			pairsTable(t, url)
 			out := filepath.Join(t.TempDir(), "rules")
 			code, stdout, errs := cli(t, "import", "dbt", manifest, "--out", out)
@@ -24,14 +25,15 @@ func TestImportDBT(t *testing.T) {
 				t.Fatalf("exit %d\n%s%s", code, stdout, errs)
 			}
 			for _, want := range []string{
-				"wrote " + filepath.Join(out, "items", "dbt.sql") + ": 18 rules",
+				"wrote " + filepath.Join(out, "items", "dbt.sql") + ": 20 rules",
 				"wrote " + filepath.Join(out, "pairs", "dbt.sql") + ": 2 rules",
 				"not imported test.shop.assert_positive_amount: a singular test (a SELECT of its own): write it as kind: custom",
 				"not imported test.shop.dbt_utils_equal_rowcount_items_by_region.a1b2c3: group_by_columns: row_count compares per partition",
 				"not imported test.shop.dbt_utils_at_least_one_items_id.a1b2c3: test dbt_utils.at_least_one has no trueup kind",
 				"not imported test.shop.accepted_values_items_status__var.a1b2c3: argument values is Jinja, which only dbt can render",
 				"not imported test.shop.dbt_expectations_expect_column_values_to_match_regex_items_code_i.a1b2c3: regex flags \"i\"",
-				"20 of 25 tests imported",
+				"not imported test.shop.dbt_utils_equality_items_ref_items_other_excl.a1b2c3: exclude_columns: equality compares the columns it lists",
+				"22 of 28 tests imported",
 			} {
 				if !strings.Contains(stdout, want) {
 					t.Errorf("output lacks %q:\n%s", want, stdout)
@@ -71,6 +73,8 @@ func TestImportDBT(t *testing.T) {
 				"utils_equal_rowcount_items_ref_pairs_":                           "fail error", // 6 rows against 5
 				"utils_fewer_rows_than_pairs_ref_items_":                          "pass error",
 				"utils_recency_items_d_by_region":                                 "fail error", // 1 day: both regions stale
+				"utils_equality_items_ref_items_same_":                            "pass error",
+				"utils_equality_items_ref_items_other_":                           "fail error", // (6, NA) missing, (5, NA) twice
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("results (-want +got):\n%s", diff)

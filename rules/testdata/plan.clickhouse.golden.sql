@@ -36,14 +36,10 @@ GROUP BY _tu_k1;
 
 -- query 4
 -- rules: unique_id
-SELECT `id` AS _tu_k1,
-       count(*) AS _tu_n
-FROM `orders`
-WHERE `id` IS NOT NULL
-GROUP BY _tu_k1
-HAVING count(*) > 1
-ORDER BY _tu_n DESC, _tu_k1
-LIMIT 10001;
+SELECT count(*) AS _tu_n,
+       count(`id`) AS _tu_a1,
+       uniqExact(`id`) AS _tu_a2
+FROM `orders`;
 
 -- query 5
 -- rules: unique_id_region
