@@ -312,8 +312,12 @@ func (r *Runner) reconcileTable(ctx context.Context, run *Run, t RunTable, b *Ba
 		}
 	}
 	if trusted && !sampled {
-		checksum = fp.Checksum()
-	} else if sum, err := r.tableChecksum(ctx, physical); err == nil {
+		// The engine's own hash, not the portable one: marked, so that it is compared only with
+		// checksums of its kind (views.SameChecksum).
+		tc.Checksum = views.FingerprintChecksum(fp.Checksum())
+		return tc, nil
+	}
+	if sum, err := r.tableChecksum(ctx, physical); err == nil {
 		checksum = sum
 	}
 	tc.Checksum = strconv.FormatUint(checksum, 10)

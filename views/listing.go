@@ -3,6 +3,8 @@ package views
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -13,10 +15,28 @@ type VersionInfo struct {
 	RollbackTarget bool // a rollback would go back to it
 	Exists         bool // its table exists in the engine
 	// Diff against the live version: rows more (or fewer) than live, and whether the checksums
-	// are equal. DiffID links the reconcile diff the backfill recorded, when there is one.
-	RowsVsLive     int64
-	SameAsLive     bool
-	HasLiveCompare bool
+	// are equal (ChecksumCompared: both are of one kind, see SameChecksum). DiffID links the
+	// reconcile diff the backfill recorded, when there is one.
+	RowsVsLive       int64
+	SameAsLive       bool
+	ChecksumCompared bool
+	HasLiveCompare   bool
+}
+
+// fingerprintPrefix marks a version checksum summed from its fingerprints (the engine's own row
+// hash), which is not comparable with a portable one (a full scan's, as adopt and sync take).
+const fingerprintPrefix = "fp:"
+
+// FingerprintChecksum is the version checksum of a version summed from its fingerprints.
+func FingerprintChecksum(sum uint64) string { return fingerprintPrefix + strconv.FormatUint(sum, 10) }
+
+// SameChecksum compares two version checksums: equal, and whether they could be compared at all
+// (both known and of one kind).
+func SameChecksum(a, b string) (same, compared bool) {
+	if a == "" || b == "" || strings.HasPrefix(a, fingerprintPrefix) != strings.HasPrefix(b, fingerprintPrefix) {
+		return false, false
+	}
+	return a == b, true
 }
 
 // versionJSON is the flat shape of `trueup versions --format json`, written by MarshalJSON and
@@ -44,7 +64,10 @@ type versionJSON struct {
 type diffVsLiveJSON struct {
 	Rows          int64 `json:"rows"`
 	ChecksumEqual bool  `json:"checksum_equal"`
-	DiffID        int64 `json:"diff_id,omitempty"`
+	// ChecksumCompared is false when the checksums are of different kinds (a fingerprint sum
+	// and a portable one): checksum_equal then says nothing; trueup diff does.
+	ChecksumCompared bool  `json:"checksum_compared"`
+	DiffID           int64 `json:"diff_id,omitempty"`
 }
 
 // MarshalJSON gives the flat shape of `trueup versions --format json`.
@@ -56,7 +79,7 @@ func (v VersionInfo) MarshalJSON() ([]byte, error) {
 		OverrideBy: v.OverrideBy, OverrideReason: v.OverrideReason,
 	}
 	if v.HasLiveCompare {
-		out.DiffVsLive = &diffVsLiveJSON{Rows: v.RowsVsLive, ChecksumEqual: v.SameAsLive, DiffID: v.DiffID}
+		out.DiffVsLive = &diffVsLiveJSON{Rows: v.RowsVsLive, ChecksumEqual: v.SameAsLive, ChecksumCompared: v.ChecksumCompared, DiffID: v.DiffID}
 	}
 	return json.Marshal(out)
 }
@@ -119,7 +142,7 @@ func (s *Service) VersionsWithHistory(ctx context.Context, table string, history
 		if live != nil && !info.Live && info.Exists {
 			info.HasLiveCompare = true
 			info.RowsVsLive = v.Rows - live.Rows
-			info.SameAsLive = v.Checksum != "" && v.Checksum == live.Checksum
+			info.SameAsLive, info.ChecksumCompared = SameChecksum(v.Checksum, live.Checksum)
 		}
 		l.Versions = append(l.Versions, info)
 	}

@@ -24,7 +24,7 @@ func (v *VersionInfo) UnmarshalJSON(data []byte) error {
 		Live: in.Live, RollbackTarget: in.RollbackTarget, Exists: in.Exists,
 	}
 	if d := in.DiffVsLive; d != nil {
-		v.HasLiveCompare, v.RowsVsLive, v.SameAsLive, v.DiffID = true, d.Rows, d.ChecksumEqual, d.DiffID
+		v.HasLiveCompare, v.RowsVsLive, v.SameAsLive, v.ChecksumCompared, v.DiffID = true, d.Rows, d.ChecksumEqual, d.ChecksumCompared, d.DiffID
 	}
 	return nil
 }

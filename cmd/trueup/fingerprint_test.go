@@ -118,3 +118,33 @@ func TestDiffUsesFingerprints(t *testing.T) {
 		})
 	}
 }
+
+// TestVersionsDoNotCompareChecksumsOfTwoKinds: a version built by a backfill has the checksum of
+// its fingerprints (the engine's own hash), an adopted v1 a portable one; the versions listing
+// does not call them different, it says the diff compares them.
+func TestVersionsDoNotCompareChecksumsOfTwoKinds(t *testing.T) {
+	dir := demoDir(t)
+	cfg := filepath.Join(dir, "trueup.yaml")
+	if code, out, errs := cli(t, "--config", cfg, "backfill", "run", "fix_dedup_bug"); code != 0 {
+		t.Fatalf("backfill run: exit %d: %s %s", code, out, errs)
+	}
+	code, out, errs := cli(t, "--config", cfg, "versions", "orders", "--format", "json")
+	var vs []struct {
+		Version    string `json:"version"`
+		DiffVsLive *struct {
+			ChecksumEqual    bool `json:"checksum_equal"`
+			ChecksumCompared bool `json:"checksum_compared"`
+		} `json:"diff_vs_live"`
+	}
+	if err := json.Unmarshal([]byte(out), &vs); code != 0 || err != nil || len(vs) != 2 {
+		t.Fatalf("versions --format json: exit %d, %v: %s %s", code, err, out, errs)
+	}
+	for _, v := range vs {
+		if v.Version == "v2" && (v.DiffVsLive == nil || v.DiffVsLive.ChecksumCompared || v.DiffVsLive.ChecksumEqual) {
+			t.Errorf("v2 against the adopted v1: %+v, want not compared", v.DiffVsLive)
+		}
+	}
+	if code, out, _ := cli(t, "--config", cfg, "versions", "orders"); code != 0 || !strings.Contains(out, "trueup diff compares") || strings.Contains(out, "checksum differs") {
+		t.Errorf("versions: exit %d:\n%s", code, out)
+	}
+}

@@ -262,6 +262,9 @@ func vsLive(v views.VersionInfo) string {
 	if v.SameAsLive {
 		return "identical"
 	}
+	if !v.ChecksumCompared {
+		return fmt.Sprintf("%s rows (checksums of different kinds: trueup diff compares)", page.SignedThousands(v.RowsVsLive))
+	}
 	return fmt.Sprintf("%s rows, checksum differs", page.SignedThousands(v.RowsVsLive))
 }
 
