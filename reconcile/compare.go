@@ -161,7 +161,11 @@ func (df *differ) flush() {
 		pd.rows.DuplicateKeys++
 		extra := df.surplus()
 		for _, x := range extra {
-			df.stream(x.new, x.vals, x.times)
+			if m > 0 && n > 0 {
+				df.streamSurplus(x.new, x.vals, x.times)
+			} else {
+				df.stream(x.new, x.vals, x.times)
+			}
 		}
 		if len(pd.samples.Duplicates) < df.limit {
 			pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: df.keyOf(first[0]), OldRows: int64(m), NewRows: int64(n),
@@ -246,7 +250,7 @@ func (df *differ) duplicate(partKey, groupKey string, key Fields, oldRows, newRo
 	pd.dups[groupKey] = true
 	pd.rows.DuplicateKeys++
 	for _, x := range extra {
-		df.stream(x.new, x.vals, x.times)
+		df.streamSurplus(x.new, x.vals, x.times) // both sides hold the key (see duplicateKeys)
 	}
 	if len(pd.samples.Duplicates) < df.limit {
 		pd.samples.Duplicates = append(pd.samples.Duplicates, Duplicate{Key: key, OldRows: oldRows, NewRows: newRows, Surplus: df.surplusSamples(extra)})

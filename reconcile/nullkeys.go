@@ -102,7 +102,11 @@ func (p *plan) sampleNullKeys(ctx context.Context, parts []*Partition) (int64, e
 		if new {
 			list, vals = &pt.Samples.Added, g.vals[1]
 		}
-		if df.stream(new, vals, max(g.count[0], g.count[1])-min(g.count[0], g.count[1])); df.err != nil {
+		stream := df.stream
+		if min(g.count[0], g.count[1]) > 0 {
+			stream = df.streamSurplus
+		}
+		if stream(new, vals, max(g.count[0], g.count[1])-min(g.count[0], g.count[1])); df.err != nil {
 			return 0, df.err
 		}
 		for range max(g.count[0], g.count[1]) - min(g.count[0], g.count[1]) {

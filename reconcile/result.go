@@ -230,6 +230,9 @@ type RowLine struct {
 	Sign      string `json:"sign"`
 	Partition string `json:"partition"`
 	Values    Fields `json:"values"`
+	// Surplus marks a copy of a row whose key both sides hold, one of them more often: a
+	// difference of multisets, not of sets.
+	Surplus bool `json:"surplus,omitempty"`
 }
 
 // Partition returns the partition with the given label, or nil.

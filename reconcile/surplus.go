@@ -67,11 +67,17 @@ func (df *differ) surplusSamples(extra []extraRow) []Surplus {
 
 // stream hands a differing row to Spec.Rows, times times, when it is set: "-" a row of old,
 // "+" one of new. The first error it returns stops the diff.
-func (df *differ) stream(new bool, vals []any, times int64) {
+func (df *differ) stream(new bool, vals []any, times int64) { df.streamLine(new, vals, times, false) }
+
+// streamSurplus is stream for the copies of a row one side holds more often than the other,
+// which holds it too (RowLine.Surplus).
+func (df *differ) streamSurplus(new bool, vals []any, times int64) { df.streamLine(new, vals, times, true) }
+
+func (df *differ) streamLine(new bool, vals []any, times int64, surplus bool) {
 	if df.rows == nil || df.err != nil {
 		return
 	}
-	line := RowLine{Sign: "-", Partition: WholeRelation, Values: df.valuesOf(vals, new)}
+	line := RowLine{Sign: "-", Partition: WholeRelation, Values: df.valuesOf(vals, new), Surplus: surplus}
 	if new {
 		line.Sign = "+"
 	}
