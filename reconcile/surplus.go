@@ -71,7 +71,9 @@ func (df *differ) stream(new bool, vals []any, times int64) { df.streamLine(new,
 
 // streamSurplus is stream for the copies of a row one side holds more often than the other,
 // which holds it too (RowLine.Surplus).
-func (df *differ) streamSurplus(new bool, vals []any, times int64) { df.streamLine(new, vals, times, true) }
+func (df *differ) streamSurplus(new bool, vals []any, times int64) {
+	df.streamLine(new, vals, times, true)
+}
 
 func (df *differ) streamLine(new bool, vals []any, times int64, surplus bool) {
 	if df.rows == nil || df.err != nil {
