@@ -371,6 +371,18 @@ func FingerprintRowHash(d Dialect, cols []Column) string {
 // start, in one scan; with only, just the partitions of those windows. Rows whose column is NULL
 // belong to no partition and are left out.
 func MeasurePartitions(ctx context.Context, e Engine, relation, column, grain string, only []Window) (map[time.Time]PartMark, error) {
+	return measurePartitions(ctx, e, relation, column, grain, only, true)
+}
+
+// MeasureRows is MeasurePartitions with each partition's rows and row-hash sum only, no totals
+// or NULL counts: what tells whether a partition changed (PartMark.Same), at the cost of the
+// bare count and hash scan.
+func MeasureRows(ctx context.Context, e Engine, relation, column, grain string, only []Window) (map[time.Time]PartMark, error) {
+	return measurePartitions(ctx, e, relation, column, grain, only, false)
+}
+
+func measurePartitions(ctx context.Context, e Engine, relation, column, grain string, only []Window, full bool) (map[time.Time]PartMark, error) {
+	ctx = yieldIfBusy(ctx, e)
 	cols, err := e.Columns(ctx, relation)
 	if err != nil {
 		return nil, err
@@ -380,13 +392,13 @@ func MeasurePartitions(ctx context.Context, e Engine, relation, column, grain st
 	sel := []string{d.TruncTime(d.Quote(column), grain) + " AS " + alias, "count(*)", Fingerprint(d, cols)}
 	var totals, nullable []string
 	for _, c := range cols {
-		if c.Kind.Numeric() && c.Name != column {
+		if full && c.Kind.Numeric() && c.Name != column {
 			totals = append(totals, c.Name)
 			sel = append(sel, d.ToFloat("sum("+d.Quote(c.Name)+")"))
 		}
 	}
 	for _, c := range cols {
-		if c.Nullable {
+		if full && c.Nullable {
 			nullable = append(nullable, c.Name)
 			sel = append(sel, "count(*) - count("+d.Quote(c.Name)+")")
 		}

@@ -110,6 +110,13 @@ func readOnly(ctx context.Context) context.Context {
 	return clickhouse.Context(ctx, clickhouse.WithSettings(settings))
 }
 
+// othersRunning reports whether system.processes lists queries besides the one asking (an error
+// reads as yes: yielding is the safe side for readers).
+func (e *chEngine) othersRunning(ctx context.Context) bool {
+	res, err := e.Query(context.WithValue(ctx, yieldKey{}, false), "SELECT count() FROM system.processes")
+	return err != nil || len(res.Rows) == 0 || AsInt64(res.Rows[0][0]) > 1
+}
+
 func (e *chEngine) Relations(ctx context.Context) ([]Relation, error) {
 	res, err := e.Query(ctx, `SELECT name, engine FROM system.tables
 		WHERE database = currentDatabase() AND NOT startsWith(name, '.inner') ORDER BY name`)

@@ -177,7 +177,7 @@ func (s *Service) planCarry(ctx context.Context, c *Change) error {
 	if plan.writeMark, err = s.engine.WriteMark(ctx, from); err != nil {
 		return err
 	}
-	if plan.fromParts, err = ref.measure(tsql.Yielding(ctx), s.engine, from, nil); err != nil {
+	if plan.fromParts, err = ref.measureRows(tsql.Yielding(ctx), s.engine, from, nil); err != nil {
 		return err
 	}
 	var changed []string
@@ -201,7 +201,7 @@ func (s *Service) planCarry(ctx context.Context, c *Change) error {
 	if plan.intoMark, err = s.engine.WriteMark(ctx, to); err != nil {
 		return err
 	}
-	into, err := ref.measure(tsql.Yielding(ctx), s.engine, to, changed)
+	into, err := ref.measureRows(tsql.Yielding(ctx), s.engine, to, changed)
 	if err != nil {
 		return err
 	}

@@ -65,6 +65,18 @@ func (m Marks) show(label string) string {
 
 // measure fingerprints relation's partitions as m's (only those of labels, when given).
 func (m Marks) measure(ctx context.Context, e tsql.Engine, relation string, labels []string) (map[string]tsql.PartMark, error) {
+	return m.measureWith(ctx, tsql.MeasurePartitions, e, relation, labels)
+}
+
+// measureRows is measure with rows and row-hash sums only: enough to tell what changed (a swap's
+// carry, a stale version), not to stand for the version in a diff.
+func (m Marks) measureRows(ctx context.Context, e tsql.Engine, relation string, labels []string) (map[string]tsql.PartMark, error) {
+	return m.measureWith(ctx, tsql.MeasureRows, e, relation, labels)
+}
+
+type measurer func(ctx context.Context, e tsql.Engine, relation, column, grain string, only []tsql.Window) (map[time.Time]tsql.PartMark, error)
+
+func (m Marks) measureWith(ctx context.Context, measure measurer, e tsql.Engine, relation string, labels []string) (map[string]tsql.PartMark, error) {
 	var only []tsql.Window
 	for _, l := range labels {
 		w, err := m.window(l)
@@ -76,7 +88,7 @@ func (m Marks) measure(ctx context.Context, e tsql.Engine, relation string, labe
 	if labels != nil && len(only) == 0 {
 		return map[string]tsql.PartMark{}, nil
 	}
-	got, err := tsql.MeasurePartitions(ctx, e, relation, m.Column, m.Grain, only)
+	got, err := measure(ctx, e, relation, m.Column, m.Grain, only)
 	if err != nil {
 		return nil, err
 	}

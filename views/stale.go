@@ -61,7 +61,7 @@ func (s *Service) Stale(ctx context.Context, table string) ([]StaleVersion, erro
 		if !ok {
 			continue
 		}
-		now, err := left.measure(ctx, s.engine, v.Physical(), nil)
+		now, err := left.measureRows(ctx, s.engine, v.Physical(), nil)
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +130,7 @@ func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResu
 		if len(carries) == 0 {
 			continue
 		}
-		intoNow, err := left.measure(ctx, s.engine, into, labelsOf(carries))
+		intoNow, err := left.measureRows(ctx, s.engine, into, labelsOf(carries))
 		if err != nil {
 			return res, err
 		}
