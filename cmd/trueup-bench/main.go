@@ -46,7 +46,7 @@ type env struct {
 func main() {
 	rows := flag.Int("rows", 20_000_000, "rows in the large benchmark tables")
 	run := flag.String("run", ".", "regexp of benchmarks to run")
-	scale := flag.Bool("scale", false, "the scale table goes on to 80M rows")
+	scale := flag.Bool("scale", true, "the scale table goes on to 80M rows (four times -rows); -scale=false stops at -rows")
 	child := flag.String("scale-child", "", "run one case of the scale table in this process (the scale benchmark starts it)")
 	childDir := flag.String("scale-dir", "", "with -scale-child: the directory of the size's files")
 	flag.Parse()
