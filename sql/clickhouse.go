@@ -329,13 +329,7 @@ func (chDialect) Quote(ident string) string {
 	return "`" + strings.ReplaceAll(strings.ReplaceAll(ident, `\`, `\\`), "`", "\\`") + "`"
 }
 
-func (d chDialect) QuoteRelation(name string) string {
-	parts := splitRelation(name)
-	for i, p := range parts {
-		parts[i] = d.Quote(p)
-	}
-	return strings.Join(parts, ".")
-}
+func (d chDialect) QuoteRelation(name string) string { return quoteRelation(d, name) }
 
 // Bind renders dates and timestamps as text inside an explicit cast: a time.Time bound bare is
 // sent as a DateTime and silently matches nothing against a Date column (ENGINE-NOTES).

@@ -106,11 +106,7 @@ func (e *chEngine) oneText(ctx context.Context, table, q string, args []any) (st
 
 // ReplacePartition replaces the rows of table inside w, as ReplacePartitions does one window.
 func (e *chEngine) ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) (int64, error) {
-	rows, err := e.ReplacePartitions(ctx, table, []PartitionWrite{{Window: w, Query: query, Args: args}})
-	if err != nil {
-		return 0, err
-	}
-	return rows[0], nil
+	return replaceOne(ctx, e, table, w, query, args)
 }
 
 // ReplacePartitions builds the windows' rows in one staging table of the table's layout and swaps

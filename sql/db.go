@@ -211,6 +211,24 @@ func splitRelation(name string) []string {
 	return []string{name}
 }
 
+// quoteRelation quotes each part of schema.name (splitRelation) with d.
+func quoteRelation(d Dialect, name string) string {
+	parts := splitRelation(name)
+	for i, p := range parts {
+		parts[i] = d.Quote(p)
+	}
+	return strings.Join(parts, ".")
+}
+
+// replaceOne is ReplacePartition in terms of the engine's ReplacePartitions: one window, its rows.
+func replaceOne(ctx context.Context, e Engine, table string, w Window, query string, args []any) (int64, error) {
+	rows, err := e.ReplacePartitions(ctx, table, []PartitionWrite{{Window: w, Query: query, Args: args}})
+	if err != nil {
+		return 0, err
+	}
+	return rows[0], nil
+}
+
 // viewSource reads the relation a view definition of the form `CREATE VIEW … AS SELECT * FROM x`
 // reads, unquoted and without its schema or database: the definition is lexed, so quoted names
 // ("order-lines", `zz-exp-views`.orders__v1, names with escaped quotes) read like plain ones.

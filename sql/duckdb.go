@@ -222,11 +222,7 @@ func (e *duckEngine) inTx(ctx context.Context, fn func(tx *dbsql.Tx) error) erro
 }
 
 func (e *duckEngine) ReplacePartition(ctx context.Context, table string, w Window, query string, args ...any) (int64, error) {
-	rows, err := e.ReplacePartitions(ctx, table, []PartitionWrite{{Window: w, Query: query, Args: args}})
-	if err != nil {
-		return 0, err
-	}
-	return rows[0], nil
+	return replaceOne(ctx, e, table, w, query, args)
 }
 
 // ReplacePartitions deletes the partitions (one statement; their windows do not overlap) and
@@ -392,13 +388,7 @@ func (duckDialect) Name() string { return "duckdb" }
 
 func (duckDialect) Quote(ident string) string { return quoteWith(ident, `"`) }
 
-func (d duckDialect) QuoteRelation(name string) string {
-	parts := splitRelation(name)
-	for i, p := range parts {
-		parts[i] = d.Quote(p)
-	}
-	return strings.Join(parts, ".")
-}
+func (d duckDialect) QuoteRelation(name string) string { return quoteRelation(d, name) }
 
 func (duckDialect) Bind(p Param) (string, any) {
 	switch p.Type {

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 )
 
@@ -140,19 +141,34 @@ func closes(s string, open int) bool {
 	return false
 }
 
+// topLevel yields the index of each byte of s outside parentheses and quotes (parentheses and
+// quotes themselves aside).
+func topLevel(s string) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		depth := 0
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; {
+			case c == '(':
+				depth++
+			case c == ')':
+				depth--
+			case c == '\'' || c == '`' || c == '"':
+				i = skipQuoted(s, i) - 1
+			case depth == 0:
+				if !yield(i) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // splitTopLevel splits s at sep outside parentheses and quotes.
 func splitTopLevel(s string, sep byte) []string {
 	var out []string
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case c == '\'' || c == '`' || c == '"':
-			i = skipQuoted(s, i) - 1
-		case c == sep && depth == 0:
+	start := 0
+	for i := range topLevel(s) {
+		if s[i] == sep {
 			out = append(out, s[start:i])
 			start = i + 1
 		}
@@ -223,16 +239,8 @@ func chPartitionKey(engineFull string) string {
 
 // topLevelIndex is strings.Index of sub in s outside parentheses and quotes.
 func topLevelIndex(s, sub string) int {
-	depth := 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case c == '\'' || c == '`' || c == '"':
-			i = skipQuoted(s, i) - 1
-		case depth == 0 && strings.HasPrefix(s[i:], sub):
+	for i := range topLevel(s) {
+		if strings.HasPrefix(s[i:], sub) {
 			return i
 		}
 	}
