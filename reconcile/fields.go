@@ -63,28 +63,45 @@ func (f *Fields) UnmarshalJSON(data []byte) error {
 		*f = nil
 		return nil
 	}
+	out, err := DecodeFields(data, "fields", nil)
+	if err != nil {
+		return err
+	}
+	*f = out
+	return nil
+}
+
+// DecodeFields reads a JSON object as fields, keeping its members' order; what names the value
+// in errors. Numbers are float64, unless number is set: then they are read as json.Number (at
+// any depth) and a member that is one is number's value for it.
+func DecodeFields(data []byte, what string, number func(json.Number) any) (Fields, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
+	if number != nil {
+		dec.UseNumber()
+	}
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return fmt.Errorf("fields: want an object")
+		return nil, fmt.Errorf("%s: want an object", what)
 	}
 	out := Fields{}
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		name, ok := t.(string)
 		if !ok {
-			return fmt.Errorf("fields: want a column name")
+			return nil, fmt.Errorf("%s: want a column name", what)
 		}
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return err
+			return nil, err
+		}
+		if n, ok := v.(json.Number); ok && number != nil {
+			v = number(n)
 		}
 		out = append(out, Field{Name: name, Value: v})
 	}
-	*f = out
-	return nil
+	return out, nil
 }
 
 // Text shows the fields as column=value pairs, in order.

@@ -257,15 +257,15 @@ func TestEveryKind(t *testing.T) {
 				got[r.Rule] = r.Sample
 			}
 			wantSamples := map[string][]Row{
-				"unique_id":    {{{"id", int64(18)}, {"rows", int64(2)}}},
-				"totals_tight": {{{"partition", "2026-07-04"}, {"value", 40.0}, {"reference", 42.0}, {"difference", -2.0}, {"difference_pct", -4.76}}},
-				"rel_customer": {{{"customer_id", int64(99)}, {"rows", int64(1)}}},
-				"rel_id":       {{{"id", int64(18)}, {"rows", int64(2)}}, {{"id", int64(5)}, {"rows", int64(1)}}, {{"id", int64(6)}, {"rows", int64(1)}}},
+				"unique_id":    {{{Name: "id", Value: int64(18)}, {Name: "rows", Value: int64(2)}}},
+				"totals_tight": {{{Name: "partition", Value: "2026-07-04"}, {Name: "value", Value: 40.0}, {Name: "reference", Value: 42.0}, {Name: "difference", Value: -2.0}, {Name: "difference_pct", Value: -4.76}}},
+				"rel_customer": {{{Name: "customer_id", Value: int64(99)}, {Name: "rows", Value: int64(1)}}},
+				"rel_id":       {{{Name: "id", Value: int64(18)}, {Name: "rows", Value: int64(2)}}, {{Name: "id", Value: int64(5)}, {Name: "rows", Value: int64(1)}}, {{Name: "id", Value: int64(6)}, {Name: "rows", Value: int64(1)}}},
 				// region is a key of the (d, region) scan: its orphans come from those groups
-				"rel_region_bad": {{{"region", "APAC"}, {"rows", int64(10)}}, {{"region", "EU"}, {"rows", int64(10)}}, {{"region", "LATAM"}, {"rows", int64(10)}}, {{"region", "NA"}, {"rows", int64(9)}}},
-				"dist_tight":     {{{"partition", "2026-07-06"}, {"region", "EU"}, {"share_pct", 40.0}, {"baseline_pct", 25.0}, {"change_pct", 15.0}}},
-				"custom_big":     {{{"id", int64(18)}, {"d", "2026-07-06"}, {"amount", 20.0}}},
-				"fresh_stale":    {{{"newest", "2026-07-10 12:00:00"}, {"age", "18h"}, {"max_age", "12h"}}},
+				"rel_region_bad": {{{Name: "region", Value: "APAC"}, {Name: "rows", Value: int64(10)}}, {{Name: "region", Value: "EU"}, {Name: "rows", Value: int64(10)}}, {{Name: "region", Value: "LATAM"}, {Name: "rows", Value: int64(10)}}, {{Name: "region", Value: "NA"}, {Name: "rows", Value: int64(9)}}},
+				"dist_tight":     {{{Name: "partition", Value: "2026-07-06"}, {Name: "region", Value: "EU"}, {Name: "share_pct", Value: 40.0}, {Name: "baseline_pct", Value: 25.0}, {Name: "change_pct", Value: 15.0}}},
+				"custom_big":     {{{Name: "id", Value: int64(18)}, {Name: "d", Value: "2026-07-06"}, {Name: "amount", Value: 20.0}}},
+				"fresh_stale":    {{{Name: "newest", Value: "2026-07-10 12:00:00"}, {Name: "age", Value: "18h"}, {Name: "max_age", Value: "12h"}}},
 			}
 			got["rel_id"] = limitSample(got["rel_id"], 3)
 			for rule, w := range wantSamples {

@@ -74,8 +74,8 @@ func TestCompletenessNullPartition(t *testing.T) {
 		}
 		got := run.Results[indexOf(run, "continuous")].Sample
 		wantSample := []Row{
-			{{"partition", "NULL"}, {"rows", int64(2)}, {"problem", "2 rows with a NULL d"}},
-			{{"partition", "2026-07-02"}, {"rows", int64(0)}, {"problem", "missing"}},
+			{{Name: "partition", Value: "NULL"}, {Name: "rows", Value: int64(2)}, {Name: "problem", Value: "2 rows with a NULL d"}},
+			{{Name: "partition", Value: "2026-07-02"}, {Name: "rows", Value: int64(0)}, {Name: "problem", Value: "missing"}},
 		}
 		if diff := cmp.Diff(wantSample, got); diff != "" {
 			t.Errorf("continuous sample (-want +got):\n%s", diff)

@@ -73,7 +73,7 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 			v.failing = append(v.failing, part)
 		}
 		problems[part] = append(problems[part], problem)
-		problemRows = append(problemRows, Row{{"partition", part}, {"rows", n}, {"problem", problem}})
+		problemRows = append(problemRows, Row{{Name: "partition", Value: part}, {Name: "rows", Value: n}, {Name: "problem", Value: problem}})
 	}
 
 	expected, err := c.expected(j.now, parts, ref)
@@ -118,13 +118,13 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 		// a whole-table rule has no partitions to name: its one group has the key ""
 		v.failing = nil
 		if r.MinRows > 0 && total < r.MinRows {
-			problemRows = append(problemRows, Row{{"rows", total}, {"problem", fmt.Sprintf("fewer than min_rows %d", r.MinRows)}})
+			problemRows = append(problemRows, Row{{Name: "rows", Value: total}, {Name: "problem", Value: fmt.Sprintf("fewer than min_rows %d", r.MinRows)}})
 			v.violations++
 		}
 		for i, col := range r.NotNull {
 			if i < len(nulls[""]) && nulls[""][i] > 0 {
 				n := nulls[""][i]
-				problemRows = append(problemRows, Row{{"rows", total}, {"problem", fmt.Sprintf("%s NULL in %s", plural(n, "row", "rows"), col)}})
+				problemRows = append(problemRows, Row{{Name: "rows", Value: total}, {Name: "problem", Value: fmt.Sprintf("%s NULL in %s", plural(n, "row", "rows"), col)}})
 				v.violations += n
 			}
 		}

@@ -72,8 +72,8 @@ func (c *check) judgeDistribution(j *judgeEnv, main *need) verdict {
 			}
 			flagged = true
 			v.violations++
-			rows = append(rows, Row{{"partition", order[i]}, {r.Dimension, sampleValue(dims.vals[d])},
-				{"share_pct", pct(now)}, {"baseline_pct", pct(base)}, {"change_pct", pct(now - base)}})
+			rows = append(rows, Row{{Name: "partition", Value: order[i]}, {Name: r.Dimension, Value: sampleValue(dims.vals[d])},
+				{Name: "share_pct", Value: pct(now)}, {Name: "baseline_pct", Value: pct(base)}, {Name: "change_pct", Value: pct(now - base)}})
 		}
 		if flagged {
 			v.failing = append(v.failing, order[i])

@@ -60,9 +60,9 @@ func (c *check) equality(targets Targets) {
 				}
 				only[side]++
 				if len(v.sample) < j.sample {
-					row := Row{{"only_in", holder}}
+					row := Row{{Name: "only_in", Value: holder}}
 					for _, f := range l.Values {
-						row = append(row, Field{f.Name, sampleValue(f.Value)})
+						row = append(row, Field{Name: f.Name, Value: sampleValue(f.Value)})
 					}
 					v.sample = append(v.sample, row)
 				}

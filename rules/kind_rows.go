@@ -313,7 +313,7 @@ func (c *check) judgeOrphans(j *judgeEnv, rows [][]any, truncated bool, grouped 
 	}
 	var sample []Row
 	for _, k := range byValue.sorted() {
-		sample = append(sample, Row{{r.Column, sampleValue(byValue.vals[k])}, {"rows", counts[k]}})
+		sample = append(sample, Row{{Name: r.Column, Value: sampleValue(byValue.vals[k])}, {Name: "rows", Value: counts[k]}})
 	}
 	sort.SliceStable(sample, func(a, b int) bool { return sample[a][1].Value.(int64) > sample[b][1].Value.(int64) })
 	v.sample = limitSample(sample, j.sample)
@@ -373,16 +373,16 @@ func (c *check) freshness() {
 			groups, newest := row[:len(keys)], row[len(keys)+1]
 			sample := Row{}
 			for i, g := range r.GroupBy {
-				sample = append(sample, Field{g, sampleValue(groups[i])})
+				sample = append(sample, Field{Name: g, Value: sampleValue(groups[i])})
 			}
 			if newest == nil {
 				v.violations++
 				problem = fmt.Sprintf("%s has no value: it is NULL in every row", r.Column)
-				stale = append(stale, append(sample, Field{"newest", nil}, Field{"age", nil}, Field{"max_age", formatAge(r.MaxAge)}))
+				stale = append(stale, append(sample, Field{Name: "newest", Value: nil}, Field{Name: "age", Value: nil}, Field{Name: "max_age", Value: formatAge(r.MaxAge)}))
 				continue
 			}
 			age := j.now.Sub(tsql.AsTime(newest))
-			sample = append(sample, Field{"newest", sampleValue(newest)}, Field{"age", formatAge(age)}, Field{"max_age", formatAge(r.MaxAge)})
+			sample = append(sample, Field{Name: "newest", Value: sampleValue(newest)}, Field{Name: "age", Value: formatAge(age)}, Field{Name: "max_age", Value: formatAge(r.MaxAge)})
 			switch {
 			case age > r.MaxAge:
 				problem = fmt.Sprintf("newest %s %s is %s old, more than max_age %s", r.Column, tsql.AsText(newest), formatAge(age), formatAge(r.MaxAge))

@@ -66,14 +66,14 @@ func schemaDrift(want, got []tsql.Column, ordered bool, sample int) verdict {
 		old, ok := had[c.Name]
 		switch {
 		case !ok:
-			rows = append(rows, Row{{"column", c.Name}, {"change", "added"}, {"was", nil}, {"now", c.Type}})
+			rows = append(rows, Row{{Name: "column", Value: c.Name}, {Name: "change", Value: "added"}, {Name: "was", Value: nil}, {Name: "now", Value: c.Type}})
 		case old.Type != "" && !sameType(old.Type, c.Type):
-			rows = append(rows, Row{{"column", c.Name}, {"change", "type"}, {"was", old.Type}, {"now", c.Type}})
+			rows = append(rows, Row{{Name: "column", Value: c.Name}, {Name: "change", Value: "type"}, {Name: "was", Value: old.Type}, {Name: "now", Value: c.Type}})
 		}
 	}
 	for _, c := range want {
 		if !has[c.Name] {
-			rows = append(rows, Row{{"column", c.Name}, {"change", "removed"}, {"was", c.Type}, {"now", nil}})
+			rows = append(rows, Row{{Name: "column", Value: c.Name}, {Name: "change", Value: "removed"}, {Name: "was", Value: c.Type}, {Name: "now", Value: nil}})
 		}
 	}
 	if ordered {
@@ -99,7 +99,7 @@ func schemaDrift(want, got []tsql.Column, ordered bool, sample int) verdict {
 		}
 		for i := range a {
 			if a[i] != b[i] {
-				rows = append(rows, Row{{"column", b[i]}, {"change", "moved"}, {"was", pos(want, b[i])}, {"now", pos(got, b[i])}})
+				rows = append(rows, Row{{Name: "column", Value: b[i]}, {Name: "change", Value: "moved"}, {Name: "was", Value: pos(want, b[i])}, {Name: "now", Value: pos(got, b[i])}})
 			}
 		}
 	}

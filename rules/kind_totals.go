@@ -107,14 +107,14 @@ func (c *check) judgeTotals(j *judgeEnv, main, ref *need) verdict {
 		var row Row
 		if r.Partition != "" {
 			failing.add(g.keys[0])
-			row = append(row, Field{"partition", partitionText(g.keys[0])})
+			row = append(row, Field{Name: "partition", Value: partitionText(g.keys[0])})
 		}
 		for i, col := range r.GroupBy {
-			row = append(row, Field{col, sampleValue(g.keys[nk-len(r.GroupBy)+i])})
+			row = append(row, Field{Name: col, Value: sampleValue(g.keys[nk-len(r.GroupBy)+i])})
 		}
-		row = append(row, Field{"value", sampleValue(g.got)}, Field{"reference", sampleValue(g.want)}, Field{"difference", round6(a - b)})
+		row = append(row, Field{Name: "value", Value: sampleValue(g.got)}, Field{Name: "reference", Value: sampleValue(g.want)}, Field{Name: "difference", Value: round6(a - b)})
 		if b != 0 {
-			row = append(row, Field{"difference_pct", math.Round((a-b)/math.Abs(b)*1e4) / 1e2})
+			row = append(row, Field{Name: "difference_pct", Value: math.Round((a-b)/math.Abs(b)*1e4) / 1e2})
 		}
 		rows = append(rows, row)
 	}

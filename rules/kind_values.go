@@ -88,7 +88,7 @@ func (c *check) rowKind() {
 				" GROUP BY "+col+" ORDER BY "+countAlias+" DESC, "+col, limit)
 			c.finish = func(v *verdict) {
 				for _, row := range limitRows(values.rows, j.sample) {
-					v.sample = append(v.sample, Row{{r.Column, sampleValue(row[0])}, {"rows", tsql.AsInt64(row[1])}})
+					v.sample = append(v.sample, Row{{Name: r.Column, Value: sampleValue(row[0])}, {Name: "rows", Value: tsql.AsInt64(row[1])}})
 				}
 				if r.Kind != AcceptedValues {
 					return
@@ -208,10 +208,10 @@ func (c *check) notConstant() {
 				continue
 			}
 			v.violations++
-			sample := Row{{r.Column, sampleValue(lo)}, {"rows", tsql.AsInt64(row[0])}}
+			sample := Row{{Name: r.Column, Value: sampleValue(lo)}, {Name: "rows", Value: tsql.AsInt64(row[0])}}
 			if r.Partition != "" {
 				p.add(part)
-				sample = append(Row{{"partition", partitionText(part)}}, sample...)
+				sample = append(Row{{Name: "partition", Value: partitionText(part)}}, sample...)
 			}
 			rows = append(rows, sample)
 		}
@@ -278,15 +278,15 @@ func (c *check) rowCount(targets Targets) {
 				continue
 			}
 			v.violations++
-			sample := Row{{"rows", n}}
+			sample := Row{{Name: "rows", Value: n}}
 			if other != nil {
-				sample = append(sample, Field{r.Reference.Relation, m})
+				sample = append(sample, Field{Name: r.Reference.Relation, Value: m})
 			} else {
-				sample = append(sample, Field{"min", countBound(r.MinCount)}, Field{"max", countBound(r.MaxCount)})
+				sample = append(sample, Field{Name: "min", Value: countBound(r.MinCount)}, Field{Name: "max", Value: countBound(r.MaxCount)})
 			}
 			if r.Partition != "" {
 				failing = append(failing, k)
-				sample = append(Row{{"partition", k}}, sample...)
+				sample = append(Row{{Name: "partition", Value: k}}, sample...)
 			}
 			rows = append(rows, sample)
 		}

@@ -74,8 +74,8 @@ func TestKindOptions(t *testing.T) {
 			t.Errorf("outcomes (-want +got):\n%s", diff)
 		}
 		samples := map[string][]Row{
-			"tolerance_beyond":   {{{"partition", "2026-07-05"}, {"value", 40.0}, {"reference", 42.5}, {"difference", -2.5}, {"difference_pct", -5.88}}},
-			"amount_share_tight": {{{"partition", "2026-07-06"}, {"region", "EU"}, {"share_pct", 50.0}, {"baseline_pct", 25.0}, {"change_pct", 25.0}}},
+			"tolerance_beyond":   {{{Name: "partition", Value: "2026-07-05"}, {Name: "value", Value: 40.0}, {Name: "reference", Value: 42.5}, {Name: "difference", Value: -2.5}, {Name: "difference_pct", Value: -5.88}}},
+			"amount_share_tight": {{{Name: "partition", Value: "2026-07-06"}, {Name: "region", Value: "EU"}, {Name: "share_pct", Value: 50.0}, {Name: "baseline_pct", Value: 25.0}, {Name: "change_pct", Value: 25.0}}},
 		}
 		for rule, w := range samples {
 			if diff := cmp.Diff(w, run.Results[indexOf(run, rule)].Sample); diff != "" {

@@ -1,12 +1,11 @@
 package rules
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 	"time"
 
+	"trueup/reconcile"
 	tsql "trueup/sql"
 )
 
@@ -98,73 +97,33 @@ func (r *Run) Counts() (pass, fail, errs int) {
 	return
 }
 
-// Field is one named value of a sample row.
-type Field struct {
-	Name  string
-	Value any
-}
+// Field is one named value of a sample row: the field of a reconcile sample row.
+type Field = reconcile.Field
 
 // Row is a sample row: named values in the order of its columns. It is a JSON object whose
-// keys keep that order.
+// keys keep that order (as reconcile.Fields, whose code it uses).
 type Row []Field
 
 // Get returns the value of a field, or nil.
-func (r Row) Get(name string) any {
-	for _, f := range r {
-		if f.Name == name {
-			return f.Value
-		}
-	}
-	return nil
-}
+func (r Row) Get(name string) any { return reconcile.Fields(r).Get(name) }
 
 // MarshalJSON writes the row as an object in column order.
-func (r Row) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, f := range r {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(f.Name)
-		b.Write(k)
-		b.WriteByte(':')
-		v, err := json.Marshal(f.Value)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
+func (r Row) MarshalJSON() ([]byte, error) { return reconcile.Fields(r).MarshalJSON() }
 
-// UnmarshalJSON reads an object keeping its key order.
+// UnmarshalJSON reads an object keeping its key order; a whole number is an int64, another a
+// float64.
 func (r *Row) UnmarshalJSON(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return fmt.Errorf("sample row: want an object")
+	fs, err := reconcile.DecodeFields(data, "sample row", func(n json.Number) any {
+		if i, err := n.Int64(); err == nil {
+			return i
+		}
+		v, _ := n.Float64()
+		return v
+	})
+	if err != nil {
+		return err
 	}
-	*r = (*r)[:0]
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return err
-		}
-		if n, ok := v.(json.Number); ok {
-			if i, err := n.Int64(); err == nil {
-				v = i
-			} else {
-				v, _ = n.Float64()
-			}
-		}
-		*r = append(*r, Field{Name: t.(string), Value: v})
-	}
+	*r = append((*r)[:0], fs...)
 	return nil
 }
 

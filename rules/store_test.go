@@ -41,7 +41,7 @@ func runOf(at time.Time, statuses map[string]Status) *Run {
 			FailingPartitions: []string{}, Sample: []Row{}, SQL: "SELECT 1"}
 		if st == StatusFail {
 			res.Violations, res.FailingPartitions = 2, []string{"2026-07-10", "2026-07-11"}
-			res.Sample = []Row{{{"partition", "2026-07-10"}, {"value", 40.5}, {"reference", int64(42)}}}
+			res.Sample = []Row{{{Name: "partition", Value: "2026-07-10"}, {Name: "value", Value: 40.5}, {Name: "reference", Value: int64(42)}}}
 			res.Message = "2 partitions differ"
 		}
 		run.Results = append(run.Results, res)
@@ -97,7 +97,7 @@ func TestStoreAlertsOnChange(t *testing.T) {
 		t.Errorf("history of a, newest first (-want +got):\n%s", diff)
 	}
 	failed := hist[1]
-	wantSample := []Row{{{"partition", "2026-07-10"}, {"value", 40.5}, {"reference", int64(42)}}}
+	wantSample := []Row{{{Name: "partition", Value: "2026-07-10"}, {Name: "value", Value: 40.5}, {Name: "reference", Value: int64(42)}}}
 	if diff := cmp.Diff(wantSample, failed.Sample); diff != "" {
 		t.Errorf("sample round trip (-want +got):\n%s", diff)
 	}
