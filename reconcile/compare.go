@@ -217,18 +217,23 @@ func (df *differ) sameRows() bool {
 	}
 	used := make([]bool, len(df.new))
 	for _, o := range df.old {
-		found := false
-		for j, nw := range df.new {
-			if !used[j] && df.equalRows(o, nw) {
-				used[j], found = true, true
-				break
-			}
-		}
-		if !found {
+		if !df.partner(used, o) {
 			return false
 		}
 	}
 	return true
+}
+
+// partner marks in used the first row of new equal to o that has no partner yet; false when
+// there is none.
+func (df *differ) partner(used []bool, o []any) bool {
+	for j, nw := range df.new {
+		if !used[j] && df.equalRows(o, nw) {
+			used[j] = true
+			return true
+		}
+	}
+	return false
 }
 
 func (df *differ) equalRows(a, b []any) bool {

@@ -17,14 +17,7 @@ func (df *differ) surplus() []extraRow {
 	used := make([]bool, len(df.new))
 	var extraOld [][]any
 	for _, o := range df.old {
-		found := false
-		for j, nw := range df.new {
-			if !used[j] && df.equalRows(o, nw) {
-				used[j], found = true, true
-				break
-			}
-		}
-		if !found {
+		if !df.partner(used, o) {
 			extraOld = append(extraOld, o)
 		}
 	}

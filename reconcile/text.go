@@ -28,21 +28,13 @@ func (r *Result) WriteText(w io.Writer, opt TextOptions) error {
 		fmt.Fprintf(b, "   partition  %s", r.PartitionColumn)
 	}
 	if len(r.Renamed) > 0 {
-		var cols []string
-		for _, c := range slices.Sorted(maps.Keys(r.Renamed)) {
-			cols = append(cols, c+" → "+r.Renamed[c])
-		}
-		fmt.Fprintf(b, "\nrenamed  %s", strings.Join(cols, ", "))
+		fmt.Fprintf(b, "\nrenamed  %s", columnPairs(r.Renamed, " → "))
 	}
 	if r.Where != "" {
 		fmt.Fprintf(b, "\nwhere  %s", r.Where)
 	}
 	if len(r.Precision) > 0 {
-		var cols []string
-		for _, c := range slices.Sorted(maps.Keys(r.Precision)) {
-			cols = append(cols, c+" "+r.Precision[c])
-		}
-		fmt.Fprintf(b, "\nprecision  %s", strings.Join(cols, ", "))
+		fmt.Fprintf(b, "\nprecision  %s", columnPairs(r.Precision, " "))
 	}
 	b.WriteString("\n\n")
 
@@ -125,6 +117,15 @@ func (r *Result) WriteText(w io.Writer, opt TextOptions) error {
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// columnPairs lists m's columns in name order, each with sep and its value: "a → b, c → d".
+func columnPairs(m map[string]string, sep string) string {
+	var cols []string
+	for _, c := range slices.Sorted(maps.Keys(m)) {
+		cols = append(cols, c+sep+m[c])
+	}
+	return strings.Join(cols, ", ")
 }
 
 func sideText(s SideInfo) string {
