@@ -165,22 +165,33 @@ func (r *Runner) Verify(ctx context.Context, name string, from, to time.Time) (*
 }
 
 func (r *Runner) diffScratch(ctx context.Context, b *Backfill, live, scratch string, windows []tsql.Window, expect string) (*reconcile.Result, error) {
-	e := r.Planner.Engine
-	measures, err := r.measures(ctx, live)
+	spec, err := r.diffSpec(ctx, b, live, scratch, live, windows, windows, expect)
 	if err != nil {
 		return nil, err
 	}
+	return reconcile.Diff(ctx, spec)
+}
+
+// diffSpec is the diff of relation new against live over the windows of scope, reading only
+// those of windows (nil: all), with the measures of relation measured and the expectations
+// expect states.
+func (r *Runner) diffSpec(ctx context.Context, b *Backfill, live, new, measured string, scope, windows []tsql.Window, expect string) (reconcile.Spec, error) {
+	e := r.Planner.Engine
+	measures, err := r.measures(ctx, measured)
+	if err != nil {
+		return reconcile.Spec{}, err
+	}
 	spec := reconcile.Spec{
 		Old: reconcile.Side{Engine: e, Relation: live, Target: r.Planner.Target},
-		New: reconcile.Side{Engine: e, Relation: scratch, Target: r.Planner.Target},
-		Key: b.Key, Partition: b.Partition, Measures: measures, Scope: windows, Windows: windows,
+		New: reconcile.Side{Engine: e, Relation: new, Target: r.Planner.Target},
+		Key: b.Key, Partition: b.Partition, Measures: measures, Scope: scope, Windows: windows,
 	}
 	if expect != "" {
 		exp, err := reconcile.ParseExpectations(expect)
 		if err != nil {
-			return nil, fault.New(fault.Invalid, "%s: expect: %w", b.Path, err)
+			return reconcile.Spec{}, fault.New(fault.Invalid, "%s: expect: %w", b.Path, err)
 		}
 		spec.Expect = exp
 	}
-	return reconcile.Diff(ctx, spec)
+	return spec, nil
 }

@@ -53,18 +53,25 @@ func (pl Planner) fullRewriteRows() int64 {
 	return DefaultFullRewriteRows
 }
 
-// layouts states, for the planned table and each downstream one, the coarse partitions its
-// partitions of the scope fall in; a partition key the partitions cannot be placed in, or whose
-// partitions do not hold whole partitions of the grain, blocks the plan.
-func (pl Planner) layouts(ctx context.Context, b *Backfill, live string, p *Plan) {
-	parts := map[string][]string{b.Table: p.Partitions}
-	tables := []string{b.Table}
+// byTable lists the tables the plan writes, table (the backfill's) first, then its downstream
+// ones in order, and each one's partitions.
+func (p *Plan) byTable(table string) ([]string, map[string][]string) {
+	parts := map[string][]string{table: p.Partitions}
+	tables := []string{table}
 	for _, r := range p.Downstream {
 		if _, ok := parts[r.Table]; !ok {
 			tables = append(tables, r.Table)
 		}
 		parts[r.Table] = append(parts[r.Table], r.Partition)
 	}
+	return tables, parts
+}
+
+// layouts states, for the planned table and each downstream one, the coarse partitions its
+// partitions of the scope fall in; a partition key the partitions cannot be placed in, or whose
+// partitions do not hold whole partitions of the grain, blocks the plan.
+func (pl Planner) layouts(ctx context.Context, b *Backfill, live string, p *Plan) {
+	tables, parts := p.byTable(b.Table)
 	for _, table := range tables {
 		tb, rel := b, live
 		if table != b.Table {

@@ -144,14 +144,7 @@ func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, 
 	}
 	run := &Run{Backfill: b.Name, Target: r.Planner.Target, Table: b.Table, Reason: b.Reason, Actor: opt.Actor,
 		CodeSHA: b.CodeSHA(), Sample: opt.Sample, Plan: plan}
-	parts := map[string][]string{b.Table: plan.Partitions}
-	tables := []string{b.Table}
-	for _, d := range plan.Downstream {
-		if _, ok := parts[d.Table]; !ok {
-			tables = append(tables, d.Table)
-		}
-		parts[d.Table] = append(parts[d.Table], d.Partition)
-	}
+	tables, parts := plan.byTable(b.Table)
 	if err := r.reserve(ctx, b, run, tables, parts); err != nil {
 		return nil, err
 	}
@@ -392,18 +385,26 @@ func (r *Runner) windows(ctx context.Context, run *Run, t RunTable, b *Backfill,
 	if err != nil {
 		return nil, err
 	}
+	out, _, err := tableWindows(parts, t.Table, b, typ)
+	return out, err
+}
+
+// tableWindows are the engine windows of table's partitions among parts, in order, and those
+// partitions.
+func tableWindows(parts []PartitionState, table string, b *Backfill, typ tsql.Type) ([]tsql.Window, []PartitionState, error) {
 	var out []tsql.Window
+	var of []PartitionState
 	for _, p := range parts {
-		if p.Table != t.Table {
+		if p.Table != table {
 			continue
 		}
 		start, err := ParsePartition(p.Partition, b.Grain)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, window(b.Partition, typ, start, b.Grain))
+		out, of = append(out, window(b.Partition, typ, start, b.Grain)), append(of, p)
 	}
-	return out, nil
+	return out, of, nil
 }
 
 func (r *Runner) partitionType(ctx context.Context, rel, col string) (tsql.Type, error) {

@@ -234,29 +234,19 @@ func (r *Runner) reconcileTable(ctx context.Context, run *Run, t RunTable, b *Ba
 	if err != nil {
 		return nil, err
 	}
-	var scope, only []tsql.Window
-	for _, p := range parts {
-		if p.Table != t.Table {
-			continue
-		}
-		start, err := ParsePartition(p.Partition, b.Grain)
-		if err != nil {
-			return nil, err
-		}
-		w := window(b.Partition, typ, start, b.Grain)
-		scope = append(scope, w)
-		if sampled && p.State == PartDone {
-			only = append(only, w)
-		}
-	}
-	measures, err := r.measures(ctx, physical)
+	scope, mine, err := tableWindows(parts, t.Table, b, typ)
 	if err != nil {
 		return nil, err
 	}
-	spec := reconcile.Spec{
-		Old: reconcile.Side{Engine: e, Relation: live, Target: r.Planner.Target},
-		New: reconcile.Side{Engine: e, Relation: physical, Target: r.Planner.Target},
-		Key: b.Key, Partition: b.Partition, Measures: measures, Scope: scope, Windows: only,
+	var only []tsql.Window
+	for i, p := range mine {
+		if sampled && p.State == PartDone {
+			only = append(only, scope[i])
+		}
+	}
+	spec, err := r.diffSpec(ctx, b, live, physical, physical, scope, only, b.Expect)
+	if err != nil {
+		return nil, err
 	}
 	// The version's recorded fingerprints, while nothing wrote to it since the build: its
 	// carried partitions are confirmed by the one scan of live, not read again.
@@ -270,13 +260,6 @@ func (r *Runner) reconcileTable(ctx context.Context, run *Run, t RunTable, b *Ba
 			return nil, err
 		}
 		spec.New.Fingerprints = &reconcile.Fingerprints{Column: fp.Column, Grain: fp.Grain, Parts: parts}
-	}
-	if b.Expect != "" {
-		exp, err := reconcile.ParseExpectations(b.Expect)
-		if err != nil {
-			return nil, fault.New(fault.Invalid, "%s: expect: %w", b.Path, err)
-		}
-		spec.Expect = exp
 	}
 	res, err := reconcile.Diff(ctx, spec)
 	if err != nil {
