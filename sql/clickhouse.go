@@ -118,16 +118,8 @@ func (e *chEngine) othersRunning(ctx context.Context) bool {
 }
 
 func (e *chEngine) Relations(ctx context.Context) ([]Relation, error) {
-	res, err := e.Query(ctx, `SELECT name, engine FROM system.tables
-		WHERE database = currentDatabase() AND NOT startsWith(name, '.inner') ORDER BY name`)
-	if err != nil {
-		return nil, fmt.Errorf("list relations: %w", err)
-	}
-	out := make([]Relation, 0, len(res.Rows))
-	for _, r := range res.Rows {
-		out = append(out, Relation{Name: AsText(r[0]), View: AsText(r[1]) == "View"})
-	}
-	return out, nil
+	return listRelations(ctx, e, `SELECT name, engine FROM system.tables
+		WHERE database = currentDatabase() AND NOT startsWith(name, '.inner') ORDER BY name`, "View")
 }
 
 func (e *chEngine) exists(ctx context.Context, relation string) (bool, error) {
@@ -173,13 +165,7 @@ func (e *chEngine) ViewSource(ctx context.Context, view string) (string, error) 
 	for try := 0; try < 5 && droppedWhileListed(err); try++ {
 		res, err = e.Query(ctx, q, view) // a table dropped while listed (see ViewCatalog)
 	}
-	if err != nil {
-		return "", fmt.Errorf("view %s: %w", view, err)
-	}
-	if len(res.Rows) == 0 {
-		return "", fault.New(fault.NotFound, "there is no view %s", view)
-	}
-	return viewSource(AsText(res.Rows[0][0]))
+	return viewSourceOf(view, res, err)
 }
 
 func (e *chEngine) tableClause(partition string, order []string) string {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"trueup/fault"
 )
 
 // db is the database/sql plumbing both engines share.
@@ -227,6 +229,31 @@ func replaceOne(ctx context.Context, e Engine, table string, w Window, query str
 		return 0, err
 	}
 	return rows[0], nil
+}
+
+// listRelations runs query, whose rows are a relation's name and kind (view: a view's kind).
+func listRelations(ctx context.Context, e Engine, query, view string) ([]Relation, error) {
+	res, err := e.Query(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("list relations: %w", err)
+	}
+	out := make([]Relation, 0, len(res.Rows))
+	for _, r := range res.Rows {
+		out = append(out, Relation{Name: AsText(r[0]), View: AsText(r[1]) == view})
+	}
+	return out, nil
+}
+
+// viewSourceOf reads the relation a view reads from the answer to a query of its definition (no
+// row: there is no such view).
+func viewSourceOf(view string, res *Result, err error) (string, error) {
+	if err != nil {
+		return "", fmt.Errorf("view %s: %w", view, err)
+	}
+	if len(res.Rows) == 0 {
+		return "", fault.New(fault.NotFound, "there is no view %s", view)
+	}
+	return viewSource(AsText(res.Rows[0][0]))
 }
 
 // viewSource reads the relation a view definition of the form `CREATE VIEW … AS SELECT * FROM x`

@@ -82,16 +82,8 @@ func (e *duckEngine) Check(ctx context.Context, query string, args ...any) error
 }
 
 func (e *duckEngine) Relations(ctx context.Context) ([]Relation, error) {
-	res, err := e.Query(ctx, `SELECT table_name, table_type FROM information_schema.tables
-		WHERE table_schema = current_schema() AND table_catalog = current_database() ORDER BY table_name`)
-	if err != nil {
-		return nil, fmt.Errorf("list relations: %w", err)
-	}
-	out := make([]Relation, 0, len(res.Rows))
-	for _, r := range res.Rows {
-		out = append(out, Relation{Name: AsText(r[0]), View: AsText(r[1]) == "VIEW"})
-	}
-	return out, nil
+	return listRelations(ctx, e, `SELECT table_name, table_type FROM information_schema.tables
+		WHERE table_schema = current_schema() AND table_catalog = current_database() ORDER BY table_name`, "VIEW")
 }
 
 func (e *duckEngine) Columns(ctx context.Context, relation string) ([]Column, error) {
@@ -122,13 +114,7 @@ func (e *duckEngine) Columns(ctx context.Context, relation string) ([]Column, er
 
 func (e *duckEngine) ViewSource(ctx context.Context, view string) (string, error) {
 	res, err := e.Query(ctx, `SELECT sql FROM duckdb_views() WHERE view_name = ? AND schema_name = current_schema() AND NOT internal`, view)
-	if err != nil {
-		return "", fmt.Errorf("view %s: %w", view, err)
-	}
-	if len(res.Rows) == 0 {
-		return "", fault.New(fault.NotFound, "there is no view %s", view)
-	}
-	return viewSource(AsText(res.Rows[0][0]))
+	return viewSourceOf(view, res, err)
 }
 
 func (e *duckEngine) CreateTable(ctx context.Context, table string, cols []Column, _ string, _ []string) error {
