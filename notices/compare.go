@@ -47,33 +47,25 @@ func Compare(before, after *tsql.Result, labels []string) (Comparison, error) {
 		return strings.Join(parts, ", ")
 	}
 	type key struct{ label, col string }
-	old := map[key]*float64{}
-	var order []key
-	for _, row := range before.Rows {
-		l := label(row)
-		c.BeforeLabels = append(c.BeforeLabels, l)
-		for _, i := range values {
-			k := key{l, before.Columns[i]}
-			if _, dup := old[k]; !dup {
-				order = append(order, k)
-			}
-			old[k] = number(row[i])
-		}
-	}
-	now := map[key]*float64{}
-	for _, row := range after.Rows {
-		l := label(row)
-		c.AfterLabels = append(c.AfterLabels, l)
-		for _, i := range values {
-			k := key{l, after.Columns[i]}
-			if _, seen := old[k]; !seen {
-				if _, dup := now[k]; !dup {
+	old, now := map[key]*float64{}, map[key]*float64{}
+	var order []key // every number's key, in the order the answers first give it
+	read := func(res *tsql.Result, into map[key]*float64) (rowLabels []string) {
+		for _, row := range res.Rows {
+			l := label(row)
+			rowLabels = append(rowLabels, l)
+			for _, i := range values {
+				k := key{l, res.Columns[i]}
+				_, inOld := old[k]
+				if _, inNow := now[k]; !inOld && !inNow {
 					order = append(order, k)
 				}
+				into[k] = number(row[i])
 			}
-			now[k] = number(row[i])
 		}
+		return rowLabels
 	}
+	c.BeforeLabels = read(before, old)
+	c.AfterLabels = read(after, now)
 	for _, k := range order {
 		r := ExposureRow{Label: k.label, Column: k.col, Before: old[k], After: now[k]}
 		if same(r.Before, r.After) {

@@ -7,13 +7,7 @@ import (
 
 // JSON is a notice as the API and `trueup notice show --format json` give it.
 type JSON struct {
-	ID          int64            `json:"id"`
-	State       State            `json:"state"`
-	Title       string           `json:"title"`
-	Body        string           `json:"body"`
-	Text        string           `json:"text"` // the whole notice as plain text, numbers included
-	Tables      []string         `json:"tables"`
-	Partitions  []string         `json:"partitions"`
+	Headline
 	Revision    int              `json:"revision"`
 	Backfill    string           `json:"backfill,omitempty"`
 	RunID       int64            `json:"run_id,omitempty"`
@@ -24,6 +18,17 @@ type JSON struct {
 	Revisions   []RevisionJSON   `json:"revisions,omitempty"`
 	Recipients  []RecipientJSON  `json:"recipients,omitempty"`
 	Evidence    *Evidence        `json:"evidence,omitempty"`
+}
+
+// Headline is what a notice's JSON (the API's) and its webhook's payload both give first.
+type Headline struct {
+	ID         int64    `json:"id"`
+	State      State    `json:"state"`
+	Title      string   `json:"title"`
+	Body       string   `json:"body"`
+	Text       string   `json:"text"` // the whole notice as plain text, numbers included
+	Tables     []string `json:"tables"`
+	Partitions []string `json:"partitions"`
 }
 
 // TransitionJSON is one lifecycle step.
@@ -52,8 +57,8 @@ type RecipientJSON struct {
 
 // ToJSON shapes a notice for output; full adds its history and evidence.
 func ToJSON(n Notice, url string, full bool) JSON {
-	j := JSON{ID: n.ID, State: n.State, Title: n.Title, Body: n.Body, Text: Text(n), Tables: n.Tables,
-		Partitions: n.Partitions(), Revision: n.Revision, Backfill: n.Backfill, RunID: n.RunID, URL: url,
+	j := JSON{Headline: Headline{ID: n.ID, State: n.State, Title: n.Title, Body: n.Body, Text: Text(n), Tables: n.Tables,
+		Partitions: n.Partitions()}, Revision: n.Revision, Backfill: n.Backfill, RunID: n.RunID, URL: url,
 		CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt}
 	if j.Tables == nil {
 		j.Tables = []string{}

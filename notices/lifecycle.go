@@ -261,18 +261,12 @@ func (s *Service) notify(ctx context.Context, tx *dbsql.Tx, n Notice, now time.T
 
 // Payload is the JSON body of a notice webhook.
 type Payload struct {
-	Event      string    `json:"event"`
-	ID         int64     `json:"id"`
-	State      State     `json:"state"`
-	Title      string    `json:"title"`
-	Body       string    `json:"body"`
-	Text       string    `json:"text"` // the whole notice as plain text, numbers included
-	Tables     []string  `json:"tables"`
-	Partitions []string  `json:"partitions"`
-	Reason     string    `json:"reason,omitempty"`
-	At         time.Time `json:"at"`
-	URL        string    `json:"url"`
-	AckURL     string    `json:"ack_url"`
+	Event string `json:"event"`
+	Headline
+	Reason string    `json:"reason,omitempty"`
+	At     time.Time `json:"at"`
+	URL    string    `json:"url"`
+	AckURL string    `json:"ack_url"`
 }
 
 var subjectLead = map[State]string{
@@ -298,8 +292,8 @@ func (s *Service) message(n Notice, event, recipient, token string) Message {
 		Text:     text,
 		HTML:     HTML(n, page, ack),
 		Card:     noticeCard(n, page),
-		Payload: Payload{Event: event, ID: n.ID, State: n.State, Title: n.Title, Body: Body(n), Text: Text(n),
-			Tables: n.Tables, Partitions: partitions, Reason: last.Reason, At: last.At, URL: page, AckURL: ack},
+		Payload: Payload{Event: event, Headline: Headline{ID: n.ID, State: n.State, Title: n.Title, Body: Body(n), Text: Text(n),
+			Tables: n.Tables, Partitions: partitions}, Reason: last.Reason, At: last.At, URL: page, AckURL: ack},
 	}
 }
 

@@ -3,7 +3,6 @@ package notices
 import (
 	"context"
 	dbsql "database/sql"
-	"fmt"
 	"strings"
 	"time"
 
@@ -76,11 +75,5 @@ func (s *Service) PlanSwap(ctx context.Context, id int64, actor string, at time.
 			Params: map[string]any{"planned_swap": at.UTC().Format(time.RFC3339)}, Outcome: ledger.OutcomeOK})
 		return err
 	})
-	if bad != nil {
-		return Notice{}, bad
-	}
-	if err != nil {
-		return Notice{}, fmt.Errorf("notices: plan: %w", err)
-	}
-	return s.Get(ctx, id)
+	return s.reread(ctx, id, "plan", bad, err)
 }

@@ -169,6 +169,18 @@ func (s *Service) List(ctx context.Context, f Filter) ([]Notice, error) {
 	return out, nil
 }
 
+// reread ends a change of notice id: bad (the input refused) as it is, else the transaction's
+// error err as the change's (what), else the notice as it is now.
+func (s *Service) reread(ctx context.Context, id int64, what string, bad, err error) (Notice, error) {
+	if bad != nil {
+		return Notice{}, bad
+	}
+	if err != nil {
+		return Notice{}, fmt.Errorf("notices: %s: %w", what, err)
+	}
+	return s.Get(ctx, id)
+}
+
 // Edit replaces a draft's title and body, keeping the old text as a revision.
 func (s *Service) Edit(ctx context.Context, id int64, actor, title, body string) (Notice, error) {
 	title, body = strings.TrimSpace(title), strings.TrimSpace(body)+"\n"
@@ -198,13 +210,7 @@ func (s *Service) Edit(ctx context.Context, id int64, actor, title, body string)
 			Params: map[string]any{"revision": n.Revision + 1}, Outcome: ledger.OutcomeOK})
 		return err
 	})
-	if bad != nil {
-		return Notice{}, bad
-	}
-	if err != nil {
-		return Notice{}, fmt.Errorf("notices: edit: %w", err)
-	}
-	return s.Get(ctx, id)
+	return s.reread(ctx, id, "edit", bad, err)
 }
 
 // Link is notice id and the recipient whose acknowledgement link carries token. A token that is
