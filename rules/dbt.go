@@ -262,12 +262,12 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 		if len(kw.list("group_by_columns")) > 0 {
 			return dbtNode{}, "", "group_by_columns: row_count compares per partition: (one column), not per group"
 		}
-		other, ok := m.parent(n, model, "compare_model")
-		if !ok {
-			return dbtNode{}, "", fmt.Sprintf("its compare_model %s is not a model or source of the manifest", kw.str("compare_model"))
+		other, why := m.compareTo(n, model)
+		if why != "" {
+			return dbtNode{}, "", why
 		}
 		w.key("kind", "row_count")
-		w.key("compare_to", other.relation())
+		w.key("compare_to", other)
 		if full == "dbt_utils.fewer_rows_than" {
 			w.key("max", "compare_to")
 		}
@@ -278,12 +278,12 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 		if kw.str("precision") != "" {
 			return dbtNode{}, "", "precision: equality compares floats at 6 decimal places, not at a chosen precision"
 		}
-		other, ok := m.parent(n, model, "compare_model")
-		if !ok {
-			return dbtNode{}, "", fmt.Sprintf("its compare_model %s is not a model or source of the manifest", kw.str("compare_model"))
+		other, why := m.compareTo(n, model)
+		if why != "" {
+			return dbtNode{}, "", why
 		}
 		w.key("kind", "equality")
-		w.key("compare_to", other.relation())
+		w.key("compare_to", other)
 		w.key("columns", strings.Join(kw.list("compare_columns"), ", "))
 	default:
 		reason = fmt.Sprintf("test %s has no trueup kind", full)
@@ -314,6 +314,15 @@ func (m *dbtManifest) node(id string) (dbtNode, bool) {
 		return n, true
 	}
 	return dbtNode{}, false
+}
+
+// compareTo is the relation test n's compare_model names, or why there is none.
+func (m *dbtManifest) compareTo(n, model dbtNode) (string, string) {
+	other, ok := m.parent(n, model, "compare_model")
+	if !ok {
+		return "", fmt.Sprintf("its compare_model %s is not a model or source of the manifest", dbtKwargs(n.TestMetadata.Kwargs).str("compare_model"))
+	}
+	return other.relation(), ""
 }
 
 // parent is the other node a relationships test depends on (to: names it by ref or source).
