@@ -120,16 +120,10 @@ func (s *Service) rollbackHeld(ctx context.Context, req RollbackRequest) (Publis
 	defer unlock()
 	// When a swap, rollback or retirement finished meanwhile, read the swap to undo again under
 	// the lock, at the same time as the versions of its tables: one round trip of waiting, not two.
-	var vss map[string][]Version
-	var vssErr error
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		vss, vssErr = s.store.listMany(ctx, s.target, tables)
-	}()
+	versions := s.listManyAsync(ctx, tables)
 	if !fresh {
 		again, ok, err := s.inEffect(ctx, req.Table)
-		<-read
+		versions()
 		if err != nil {
 			return Publish{}, err
 		}
@@ -140,7 +134,7 @@ func (s *Service) rollbackHeld(ctx context.Context, req RollbackRequest) (Publis
 			return Publish{}, refusef("swap #%d of %s was taken back while this rollback waited: try again", undo.ID, req.Table)
 		}
 	}
-	<-read
+	vss, vssErr := versions()
 	p, ok := Publish{}, false
 	if vssErr == nil {
 		p, ok, err = s.rollbackAsRecorded(ctx, h, req, undo, vss)

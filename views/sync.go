@@ -28,19 +28,29 @@ func (s *Service) sync(ctx context.Context, table string, repair bool) (engineSt
 	return sts[table], vss[table], nil
 }
 
+// listManyAsync starts reading the ledger's versions of tables and returns the wait for them, so
+// that the engine can be read meanwhile: one round trip of waiting, not two.
+func (s *Service) listManyAsync(ctx context.Context, tables []string) func() (map[string][]Version, error) {
+	var vss map[string][]Version
+	var err error
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		vss, err = s.store.listMany(ctx, s.target, tables)
+	}()
+	return func() (map[string][]Version, error) {
+		<-read
+		return vss, err
+	}
+}
+
 // syncAll is sync for several tables with one catalog read.
 func (s *Service) syncAll(ctx context.Context, tables []string, repair bool) (map[string]engineState, map[string][]Version, error) {
 	// The engine and the ledger are different databases: read both at once, so that a swap
 	// waits for one round trip here, not two.
-	var vss map[string][]Version
-	var ledgerErr error
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		vss, ledgerErr = s.store.listMany(ctx, s.target, tables)
-	}()
+	versions := s.listManyAsync(ctx, tables)
 	sts, err := s.inspect(ctx, tables...)
-	<-read
+	vss, ledgerErr := versions()
 	if err != nil {
 		return nil, nil, err
 	}
