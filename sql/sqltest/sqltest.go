@@ -44,16 +44,33 @@ func DuckDBURL(t testing.TB) string {
 	return "duckdb:" + filepath.Join(t.TempDir(), "warehouse.duckdb")
 }
 
+// serverURL is the test server's URL that env holds; "" (what is skipped, and starts says how to
+// have one) when it is not set, which under CI=true fails the test.
+func serverURL(t testing.TB, env, what, starts string) string {
+	t.Helper()
+	base := os.Getenv(env)
+	if base == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set under CI=true: run the tests with make test", env)
+		}
+		t.Logf("skipping %s: %s is not set (%s)", what, env, starts)
+	}
+	return base
+}
+
+// databaseName is a fresh random database name, t_ and ten hex digits.
+func databaseName() string {
+	b := make([]byte, 5)
+	rand.Read(b)
+	return "t_" + hex.EncodeToString(b)
+}
+
 // ClickHouseURL creates a fresh database on the test server and returns its URL, or "" when
 // no server is configured outside CI.
 func ClickHouseURL(t testing.TB) string {
 	t.Helper()
-	base := os.Getenv("TRUEUP_TEST_CLICKHOUSE")
+	base := serverURL(t, "TRUEUP_TEST_CLICKHOUSE", "ClickHouse", "make test starts a server")
 	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("TRUEUP_TEST_CLICKHOUSE is not set under CI=true: run the tests with make test")
-		}
-		t.Log("skipping ClickHouse: TRUEUP_TEST_CLICKHOUSE is not set (make test starts a server)")
 		return ""
 	}
 	ctx := context.Background()
@@ -62,9 +79,7 @@ func ClickHouseURL(t testing.TB) string {
 		t.Fatalf("clickhouse: %v", err)
 	}
 	defer admin.Close()
-	b := make([]byte, 5)
-	rand.Read(b)
-	name := "t_" + hex.EncodeToString(b)
+	name := databaseName()
 	if err := admin.Exec(ctx, "CREATE DATABASE "+admin.Dialect().Quote(name)); err != nil {
 		t.Fatalf("clickhouse: create database: %v", err)
 	}
@@ -108,17 +123,11 @@ func Open(t testing.TB, url string) tsql.Engine {
 // cluster is configured outside CI.
 func ClusterURL(t testing.TB) string {
 	t.Helper()
-	base := os.Getenv("TRUEUP_TEST_CLUSTER")
+	base := serverURL(t, "TRUEUP_TEST_CLUSTER", "the ClickHouse cluster", "scripts/clickhouse-cluster.sh starts one")
 	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("TRUEUP_TEST_CLUSTER is not set under CI=true: run the tests with make test")
-		}
-		t.Log("skipping the ClickHouse cluster: TRUEUP_TEST_CLUSTER is not set (scripts/clickhouse-cluster.sh starts one)")
 		return ""
 	}
-	b := make([]byte, 5)
-	rand.Read(b)
-	name := "t_" + hex.EncodeToString(b)
+	name := databaseName()
 	onNodes := func(stmt string) error {
 		ctx := context.Background()
 		admin, err := tsql.Open(ctx, base)
