@@ -100,7 +100,12 @@ func ClickHouseURL(t testing.TB) string {
 // ClickHouse opens a fresh ClickHouse database, or returns nil when none is configured outside CI.
 func ClickHouse(t testing.TB) tsql.Engine {
 	t.Helper()
-	url := ClickHouseURL(t)
+	return openFresh(t, ClickHouseURL(t))
+}
+
+// openFresh opens the url of a fresh database (Open), nil for none ("").
+func openFresh(t testing.TB, url string) tsql.Engine {
+	t.Helper()
 	if url == "" {
 		return nil
 	}
@@ -157,11 +162,7 @@ func ClusterURL(t testing.TB) string {
 // outside CI.
 func Cluster(t testing.TB) tsql.Engine {
 	t.Helper()
-	url := ClusterURL(t)
-	if url == "" {
-		return nil
-	}
-	return Open(t, url)
+	return openFresh(t, ClusterURL(t))
 }
 
 // ClusterLoader wraps a cluster engine (Cluster) so a test's CreateTable and Insert lay a table
