@@ -56,7 +56,7 @@ func (s *Service) writeNodes(ctx context.Context, id int64, rows []NodeState) er
 		args = append(args, id, r.Node, r.Shard, r.Replica, r.State, r.Detail, r.At)
 	}
 	err := s.ledger.Tx(ctx, func(tx *dbsql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO swap_nodes (swap_id, node, shard, replica, state, detail, at)
+		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO swap_nodes (swap_id, node, shard, replica, state, detail, at_time)
 			VALUES `+strings.Join(values, ", "), args...)
 		return err
 	})
@@ -68,7 +68,7 @@ func (s *Service) writeNodes(ctx context.Context, id int64, rows []NodeState) er
 
 // PublishNodes is each node's part in publish id, by shard and replica; none on one server.
 func (s *Service) PublishNodes(ctx context.Context, id int64) ([]NodeState, error) {
-	rs, err := s.ledger.DB().QueryContext(ctx, `SELECT node, shard, replica, state, detail, at FROM swap_nodes
+	rs, err := s.ledger.DB().QueryContext(ctx, `SELECT node, shard, replica, state, detail, at_time FROM swap_nodes
 		WHERE swap_id = ? ORDER BY shard, replica, node`, id)
 	if err != nil {
 		return nil, fmt.Errorf("views: the nodes of #%d: %w", id, err)

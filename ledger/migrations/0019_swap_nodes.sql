@@ -11,6 +11,6 @@ CREATE TABLE swap_nodes (
     replica INTEGER NOT NULL,
     state   VARCHAR NOT NULL,
     detail  VARCHAR NOT NULL DEFAULT '',
-    at      TIMESTAMP NOT NULL,
+    at_time TIMESTAMP NOT NULL,
     PRIMARY KEY (swap_id, node)
 );
