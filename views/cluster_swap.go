@@ -354,3 +354,48 @@ func (s *Service) settleOnNodes(ctx context.Context, nr tsql.NodeRepointer, p Pu
 	}
 	return out, nil
 }
+
+// NodeVersion is the version one node of a cluster reads a logical table at, as asked now.
+type NodeVersion struct {
+	Node      string `json:"node"`
+	Shard     int    `json:"shard"`
+	Replica   int    `json:"replica"`
+	Reachable bool   `json:"reachable"`
+	Version   int    `json:"version,omitempty"` // 0: no view, or not a version of the table
+	Reads     string `json:"reads,omitempty"`   // the relation the node's view reads
+	Error     string `json:"error,omitempty"`   // why the node did not answer
+}
+
+// NodeVersions is, on a cluster, the version each node's view of table reads; nil on one server.
+// During a half-done swap the nodes differ.
+func (s *Service) NodeVersions(ctx context.Context, table string) []NodeVersion {
+	nr, ok := s.engine.(tsql.NodeRepointer)
+	if !ok || s.engine.Info().Cluster == nil {
+		return nil
+	}
+	var out []NodeVersion
+	for _, nv := range nr.NodeViews(ctx, []string{table}) {
+		v := NodeVersion{Node: nv.Node.Addr, Shard: nv.Node.Shard, Replica: nv.Node.Replica, Reachable: nv.Error == "", Error: nv.Error}
+		v.Reads = nv.Sources[table]
+		if name, n, ok := ParseVersion(v.Reads); ok && name == table {
+			v.Version = n
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// Mixed reports whether the nodes that answer read different versions.
+func Mixed(nodes []NodeVersion) bool {
+	seen := -1
+	for _, n := range nodes {
+		if !n.Reachable {
+			continue
+		}
+		if seen >= 0 && n.Version != seen {
+			return true
+		}
+		seen = n.Version
+	}
+	return false
+}
