@@ -38,7 +38,7 @@ type ListingJSON struct {
 	RollbackTarget string        `json:"rollback_target,omitempty"`
 	Versions       []VersionInfo `json:"versions"`
 	History        []Publish     `json:"history"`
-	Busy           string        `json:"busy,omitempty"` // who holds the table, as a sentence
+	Busy           string        `json:"busy,omitempty"`  // who holds the table, as a sentence
 	Nodes          []NodeVersion `json:"nodes,omitempty"` // a cluster's nodes and the version each reads
 }
 
