@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -66,6 +67,12 @@ func TestSwapResumeOnCluster(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "trueup.yaml")
+	if err := os.MkdirAll(filepath.Join(dir, "rules", "orders"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rules", "orders", "unique_id.sql"), []byte("-- kind: uniqueness\n-- table: orders\n-- columns: id\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(cfg, []byte("state: state.duckdb\ndefault_target: w\ntargets:\n  w: {url: '"+url+"'}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +112,22 @@ func TestSwapResumeOnCluster(t *testing.T) {
 		!strings.Contains(out2, lost+" (shard 2, replica 2): does not answer") || !strings.Contains(out2, "busy:") {
 		t.Errorf("versions during a half-done swap: exit %d\n%s\n%s", code, out2, errs)
 	}
+	// check shows the topology, the lost node unreachable, in text and JSON
+	code, out2, errs = run("check")
+	if code != 0 || !strings.Contains(out2, "target w: cluster trueup, 2 shards × 2 replicas, 1 of 4 nodes do not answer") ||
+		strings.Count(out2, "reachable, ClickHouse 18.16") != 3 || !strings.Contains(out2, "shard 2 replica 2  "+lost+"  UNREACHABLE") {
+		t.Errorf("check with a node down: exit %d\n%s\n%s", code, out2, errs)
+	}
+	code, out2, errs = run("check", "--format", "json")
+	var checked struct {
+		Results  []map[string]any `json:"results"`
+		Clusters []clusterTopology `json:"clusters"`
+	}
+	if err := json.Unmarshal([]byte(out2), &checked); err != nil || code != 0 || len(checked.Results) != 1 || len(checked.Clusters) != 1 ||
+		len(checked.Clusters[0].Nodes) != 4 || checked.Clusters[0].Nodes[3].Reachable || !checked.Clusters[0].Nodes[0].Reachable {
+		t.Errorf("check --format json with a node down: exit %d %v\n%s\n%s", code, err, out2, errs)
+	}
+
 	code, _, errs = run("swap", "orders", "--resume")
 	if code == 0 || !strings.Contains(errs, lost) || !strings.Contains(errs, "stays half done") {
 		t.Errorf("resume with the node down: exit %d: %s", code, errs)
