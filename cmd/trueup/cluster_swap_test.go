@@ -120,7 +120,7 @@ func TestSwapResumeOnCluster(t *testing.T) {
 	}
 	code, out2, errs = run("check", "--format", "json")
 	var checked struct {
-		Results  []map[string]any `json:"results"`
+		Results  []map[string]any  `json:"results"`
 		Clusters []clusterTopology `json:"clusters"`
 	}
 	if err := json.Unmarshal([]byte(out2), &checked); err != nil || code != 0 || len(checked.Results) != 1 || len(checked.Clusters) != 1 ||
