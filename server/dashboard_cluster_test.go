@@ -5,8 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
+	"trueup/ledger/ledgertest"
+	"trueup/ops"
 	"trueup/server"
+	tsql "trueup/sql"
 	"trueup/sql/sqltest"
+	"trueup/views"
 )
 
 // TestDashboardCluster: a cluster target shows its shards and replicas and each node's
@@ -16,7 +22,16 @@ func TestDashboardCluster(t *testing.T) {
 	if e == nil {
 		t.Skip("no cluster")
 	}
-	ts := serve(t, server.Options{Targets: []server.Target{{Name: "lake", Engine: e}}})
+	ctx := t.Context()
+	load := sqltest.ClusterLoader(e)
+	if err := load.CreateTable(ctx, "orders", []tsql.Column{{Name: "id", Kind: tsql.TypeInt}}, "", []string{"id"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := load.Insert(ctx, "orders", []string{"id"}, [][]any{{int64(1)}, {int64(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	s := views.New("lake", e, ledgertest.Open(t))
+	ts := serve(t, server.Options{Targets: []server.Target{{Name: "lake", Engine: e}}, Tables: ops.NewTables(ops.TableServices{"lake": s}, "lake")})
 	doc := getPage(t, ts.URL+"/", http.StatusOK)
 	c := doc.Find(`[data-testid="cluster"][data-target="lake"]`)
 	ci := e.Info().Cluster
@@ -42,5 +57,34 @@ func TestDashboardCluster(t *testing.T) {
 		if s := text(row.Find(`[data-testid="node-status"]`)); s != "reachable" {
 			t.Errorf("node %s status %q", n.Addr, s)
 		}
+	}
+}
+
+// TestTablePageClusterNodes: a logical table's page on a cluster says which version each node
+// reads.
+func TestTablePageClusterNodes(t *testing.T) {
+	e := sqltest.Cluster(t)
+	if e == nil {
+		t.Skip("no cluster")
+	}
+	ctx := t.Context()
+	load := sqltest.ClusterLoader(e)
+	if err := load.CreateTable(ctx, "orders", []tsql.Column{{Name: "id", Kind: tsql.TypeInt}}, "", []string{"id"}); err != nil {
+		t.Fatal(err)
+	}
+	s := views.New("lake", e, ledgertest.Open(t))
+	ts := serve(t, server.Options{Targets: []server.Target{{Name: "lake", Engine: e}}, Tables: ops.NewTables(ops.TableServices{"lake": s}, "lake")})
+	doc := getPage(t, ts.URL+"/tables/orders?target=lake", http.StatusOK)
+	rows := doc.Find(`[data-testid="node-version"]`)
+	if rows.Length() != len(e.Info().Cluster.Nodes) {
+		t.Fatalf("%d node rows, want %d", rows.Length(), len(e.Info().Cluster.Nodes))
+	}
+	rows.Each(func(_ int, r *goquery.Selection) {
+		if got := text(r.Find(`[data-testid="node-reads"]`)); got != "v1" {
+			t.Errorf("node %s reads %q, want v1", r.AttrOr("data-node", "?"), got)
+		}
+	})
+	if doc.Find(`[data-testid="nodes-mixed"], [data-testid="nodes-down"]`).Length() != 0 {
+		t.Error("a banner about the nodes, with every node on v1")
 	}
 }
