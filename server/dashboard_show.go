@@ -1,11 +1,13 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
 	"trueup/server/page"
+	tsql "trueup/sql"
 	"trueup/views"
 )
 
@@ -18,6 +20,7 @@ func (s *Server) dashboardShow(c echo.Context) error {
 		if t.Engine != nil {
 			info := t.Engine.Info()
 			row.Kind, row.Version = info.Kind, info.Version.Text
+			row.Cluster = clusterRow(c.Request().Context(), t.Engine)
 		}
 		if t.Err != nil {
 			row.Error = oneLine(t.Err)
@@ -33,4 +36,18 @@ func (s *Server) dashboardShow(c echo.Context) error {
 	d.Work, d.Recent = work, recent
 	d.Tables = tableRows(tables)
 	return render(c, http.StatusOK, page.DashboardPage(d))
+}
+
+// clusterRow is the topology of a cluster target, each node asked now; nil for one server.
+func clusterRow(ctx context.Context, e tsql.Engine) *page.ClusterRow {
+	c, ok := e.(tsql.Cluster)
+	if !ok || e.Info().Cluster == nil {
+		return nil
+	}
+	ci := c.Probe(ctx)
+	row := &page.ClusterRow{Name: ci.Name, Shards: ci.Shards, Replicas: ci.Replicas}
+	for _, n := range ci.Nodes {
+		row.Nodes = append(row.Nodes, page.ClusterNode{Shard: n.Shard, Replica: n.Replica, Addr: n.Addr, Reachable: n.Reachable, Version: n.Version.Text, Error: n.Error})
+	}
+	return row
 }

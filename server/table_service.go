@@ -81,6 +81,12 @@ func (s *Server) versionsView(l views.Listing, busy string) page.TableVersions {
 		CatchUpURL:  "/tables/" + url.PathEscape(l.Table) + "/catch-up",
 	}
 	d.Busy = busy
+	for _, n := range l.Nodes {
+		d.Nodes = append(d.Nodes, page.NodeVersionRow{Node: n.Node, Shard: n.Shard, Replica: n.Replica, Reachable: n.Reachable,
+			Version: views.VersionName(n.Version), Error: n.Error})
+		d.NodesDown = d.NodesDown || !n.Reachable
+	}
+	d.Mixed = views.Mixed(l.Nodes)
 	for _, v := range l.Versions {
 		row := page.VersionRow{
 			Name: v.Name(), State: v.State, Live: v.Live, RollbackTarget: v.RollbackTarget, BuiltBy: v.BuiltBy,

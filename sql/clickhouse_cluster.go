@@ -108,8 +108,9 @@ type chCluster struct {
 	opts      *clickhouse.Options // what each node's connection copies
 	url       string
 
-	mu    sync.Mutex
-	nodes []*chNode
+	mu           sync.Mutex
+	nodes        []*chNode
+	afterPrepare func() // see NodeRepointer.AfterPrepare
 }
 
 type chNode struct {

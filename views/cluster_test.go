@@ -3,6 +3,7 @@ package views_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,6 +67,38 @@ func TestSwapOnCluster(t *testing.T) {
 		}
 	}
 
+	// readers on every node, through the view, all through the swap and the rollback: each read
+	// sees one version whole (200 rows or 150) and none fails
+	var reads, failures atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	c.OnNodes(ctx, func(_ context.Context, n tsql.Node, ne tsql.Engine) error {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res, err := ne.Query(ctx, "SELECT count() FROM orders")
+				reads.Add(1)
+				if err != nil {
+					failures.Add(1)
+					t.Errorf("reader on %s: %v", n, err)
+				} else if got := tsql.AsInt64(res.Rows[0][0]); got != 200 && got != 150 {
+					failures.Add(1)
+					t.Errorf("reader on %s saw %d rows: neither version", n, got)
+				}
+			}
+		})
+		return nil
+	})
+	defer func() {
+		close(stop)
+		wg.Wait()
+		t.Logf("%d reads on %d nodes during the swap and the rollback, %d failed", reads.Load(), len(e.Info().Cluster.Nodes), failures.Load())
+	}()
+
 	s := views.New("w", e, ledgertest.Open(t))
 	list, err := s.Versions(ctx, "orders")
 	if err != nil {
@@ -75,10 +108,21 @@ func TestSwapOnCluster(t *testing.T) {
 		t.Fatalf("listing on the cluster: %+v", list)
 	}
 	record(t, s, "orders", 2, views.StateValidated, 7)
-	if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"}); err != nil {
+	p, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"})
+	if err != nil {
 		t.Fatal(err)
 	}
 	everyNode("orders__v2")
+	// the ledger has each node's part: switched, on every node
+	nodes, err := s.PublishNodes(ctx, p.ID)
+	if err != nil || len(nodes) != len(e.Info().Cluster.Nodes) {
+		t.Fatalf("nodes of swap #%d: %+v (%v)", p.ID, nodes, err)
+	}
+	for _, n := range nodes {
+		if n.State != views.NodeSwitched {
+			t.Errorf("node %s of the swap: %s %s", n.Node, n.State, n.Detail)
+		}
+	}
 	if n := count(t, e, "orders", "1 = 1"); n != 150 {
 		t.Errorf("orders has %d rows after the swap, want 150", n)
 	}

@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	tsql "trueup/sql"
@@ -56,9 +57,12 @@ func (s *Service) complete(ctx context.Context, h *holder, p Publish, gate []Gat
 	for i, c := range p.Changes {
 		points[i] = tsql.ViewPoint{View: c.Table, Table: Physical(c.Table, c.To)}
 	}
-	repointErr := s.engine.RepointViews(ctx, points)
+	repointErr := s.repoint(ctx, p, points)
 	if s.hooks.AfterRepoint != nil {
 		s.hooks.AfterRepoint(p)
+	}
+	if errors.Is(repointErr, ErrHalfDone) {
+		return p, s.halfDone(p, repointErr) // an intent still: recovery or a resume settles it
 	}
 	p.State, p.Detail = PublishDone, ""
 	if repointErr != nil {

@@ -94,6 +94,8 @@ type Listing struct {
 	History        []Publish // newest first
 	// Busy names who holds the table right now, if anyone.
 	Busy *ConflictError
+	// Nodes is, on a cluster, the version each node's view reads now (NodeVersions).
+	Nodes []NodeVersion
 }
 
 // Versions lists table's versions, adopting version tables the ledger does not know yet, and
@@ -154,6 +156,7 @@ func (s *Service) VersionsWithHistory(ctx context.Context, table string, history
 	} else if c, err := s.ledgerHolder(ctx, table); err == nil && c != nil {
 		l.Busy = c
 	}
+	l.Nodes = s.NodeVersions(ctx, table)
 	return l, nil
 }
 

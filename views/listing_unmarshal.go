@@ -38,13 +38,14 @@ type ListingJSON struct {
 	RollbackTarget string        `json:"rollback_target,omitempty"`
 	Versions       []VersionInfo `json:"versions"`
 	History        []Publish     `json:"history"`
-	Busy           string        `json:"busy,omitempty"` // who holds the table, as a sentence
+	Busy           string        `json:"busy,omitempty"`  // who holds the table, as a sentence
+	Nodes          []NodeVersion `json:"nodes,omitempty"` // a cluster's nodes and the version each reads
 }
 
 // JSON is l in the JSON API's shape.
 func (l Listing) JSON() ListingJSON {
 	out := ListingJSON{Target: l.Target, Table: l.Table, Live: VersionName(l.Live), RollbackTarget: VersionName(l.RollbackTarget),
-		Versions: append([]VersionInfo{}, l.Versions...), History: append([]Publish{}, l.History...)}
+		Versions: append([]VersionInfo{}, l.Versions...), History: append([]Publish{}, l.History...), Nodes: l.Nodes}
 	if l.Busy != nil {
 		out.Busy = l.Busy.Error()
 	}
@@ -53,7 +54,7 @@ func (l Listing) JSON() ListingJSON {
 
 // Listing reads j back (Busy stays in j.Busy: the sentence, not who).
 func (j ListingJSON) Listing() Listing {
-	l := Listing{Target: j.Target, Table: j.Table, Versions: j.Versions, History: j.History}
+	l := Listing{Target: j.Target, Table: j.Table, Versions: j.Versions, History: j.History, Nodes: j.Nodes}
 	l.Live, _ = ParseVersionArg(j.Table, j.Live)
 	l.RollbackTarget, _ = ParseVersionArg(j.Table, j.RollbackTarget)
 	for i := range l.Versions {

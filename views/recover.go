@@ -59,12 +59,17 @@ func (s *Service) Recover(ctx context.Context) ([]Repair, error) {
 	if err != nil {
 		return out, errors.Join(append(errs, err)...)
 	}
+	unsettled := map[string]bool{}
 	for _, p := range intents {
 		// An intent that cannot be settled now keeps its lock rows: its tables stay refused
-		// (a conflict naming the intent) until a later start-up settles it.
+		// (a conflict naming the intent) until a later start-up settles it, and the ledger is
+		// not repaired from their views (a half-done swap's nodes read different versions).
 		r, err := s.recoverIntent(ctx, p)
 		if err != nil {
 			errs = append(errs, err)
+			for _, t := range p.Tables() {
+				unsettled[t] = true
+			}
 		}
 		out = append(out, r...)
 	}
@@ -82,6 +87,9 @@ func (s *Service) Recover(ctx context.Context) ([]Repair, error) {
 		errs = append(errs, err)
 	}
 	for _, t := range tables {
+		if unsettled[t.Name] {
+			continue
+		}
 		_, unlock, err := s.lock([]string{t.Name}, actor, "recover")
 		if err != nil {
 			continue // being swapped right now in this process: not a crash
@@ -154,6 +162,9 @@ func (s *Service) recoverIntent(ctx context.Context, p Publish) ([]Repair, error
 			return nil, err
 		}
 		return []Repair{{Target: s.target, Table: p.Table, What: fmt.Sprintf("%s #%d (%s) recovered after a crash: %s %s", p.Kind, p.ID, p.Changes[0], settled.State, settled.Detail)}}, nil
+	}
+	if nr, ok := s.engine.(tsql.NodeRepointer); ok && s.engine.Info().Cluster != nil {
+		return s.settleOnNodes(ctx, nr, p, false, actor, unlock) // node by node (cluster_swap.go)
 	}
 	at, err := s.actual(ctx, p.Changes)
 	if err != nil {

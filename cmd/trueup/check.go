@@ -78,7 +78,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		return err // an unknown rule, or none matches: not found
 	}
 	done.deliver(ctx)
-	return reportRun(e, *format, run)
+	return reportRun(e, *format, run, done.clusters(ctx, e.globals.target))
 }
 
 // ruleOps is the rule operations a command runs: through the server with --server, else over
@@ -170,8 +170,22 @@ func (d *ruleDone) deliver(ctx context.Context) {
 
 // reportRun prints a run and fails when an error-severity rule failed: the end of `trueup
 // check`, locally and through a server.
-func reportRun(e *env, format string, run *rules.Run) error {
-	if err := writeRun(e.stdout, format, run); err != nil {
+// A cluster target's topology (clusters) follows the results, in text and JSON.
+func reportRun(e *env, format string, run *rules.Run, clusters []clusterTopology) error {
+	var err error
+	switch {
+	case format == "json" && len(clusters) > 0:
+		err = writeJSON(e.stdout, struct {
+			*rules.Run
+			Clusters []clusterTopology `json:"clusters"`
+		}{run, clusters})
+	default:
+		err = writeRun(e.stdout, format, run)
+		if format == "text" {
+			writeClusters(e.stdout, clusters)
+		}
+	}
+	if err != nil {
 		return err
 	}
 	if run.Failed() {

@@ -15,10 +15,15 @@ func runSwap(ctx context.Context, e *env, args []string) error {
 	reason := fs.String("reason", "", "why, for the audit log and the notice")
 	override := fs.String("override", "", "an approver's written reason to publish a version whose validation failed")
 	dryRun := fs.Bool("dry-run", false, "print what would change and the validation gate, change nothing")
+	resume := fs.Bool("resume", false, "settle the half-done swap or rollback of TABLE (a cluster node lost part-way): repoint the nodes that did not switch")
+	undo := fs.Bool("undo", false, "with --resume: put the nodes that switched back instead")
 	format := formatFlag(fs)
-	table, err := oneTable(fs, args, "swap TABLE --to vN [--reason TEXT] [--override REASON] [--dry-run]")
+	table, err := oneTable(fs, args, "swap TABLE --to vN [--reason TEXT] [--override REASON] [--dry-run], or swap TABLE --resume [--undo]")
 	if err != nil {
 		return err
+	}
+	if *resume || *undo {
+		return runResume(ctx, e, table, *resume, *undo, *to != "" || *override != "" || *dryRun, *format)
 	}
 	if *to == "" {
 		return usagef("swap: --to is required, e.g. --to v2 (trueup versions %s lists them)", table)

@@ -216,6 +216,7 @@ func writeVersions(w io.Writer, l views.Listing, busy string) error {
 	if busy != "" {
 		fmt.Fprintln(w, "busy:", busy)
 	}
+	writeNodeVersions(w, l)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERSION\tSTATE\tLIVE\tBUILT BY\tCREATED\tBACKFILL\tROWS\tCHECKSUM\tVS LIVE")
 	for _, v := range l.Versions {
