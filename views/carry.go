@@ -137,9 +137,48 @@ func (e *ScopeChangedError) Is(target error) bool { return target == fault.ErrCo
 // nothing.
 // The marks of every change are read in one statement (marksOfChanges).
 func (s *Service) planCarries(ctx context.Context, changes []Change) error {
-	mss, err := s.store.marksOfChanges(ctx, s.target, changes)
-	if err != nil {
-		return err
+	return s.planCarriesWith(ctx, changes, nil)
+}
+
+// prefetchedMarks are the marks of a publish's changes, read while the publish reads something
+// else (prefetchMarks).
+type prefetchedMarks struct {
+	changes []Change
+	mss     map[string]map[markKey]Marks
+	err     error
+	done    chan struct{}
+}
+
+// prefetchMarks starts reading the marks of changes, the changes a publish expects to plan, at the
+// same time as the caller reads what decides its plan: one statement of waiting fewer on the way
+// (planCarriesWith).
+func (s *Service) prefetchMarks(ctx context.Context, changes []Change) *prefetchedMarks {
+	f := &prefetchedMarks{changes: changes, done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		f.mss, f.err = s.store.marksOfChanges(ctx, s.target, changes)
+	}()
+	return f
+}
+
+// planCarriesWith is planCarries with the marks f read, when f read those of exactly changes; it
+// reads them otherwise (the plan came out other than expected).
+func (s *Service) planCarriesWith(ctx context.Context, changes []Change, f *prefetchedMarks) error {
+	var mss map[string]map[markKey]Marks
+	if f != nil {
+		<-f.done
+		same := slices.EqualFunc(f.changes, changes, func(a, b Change) bool {
+			return a.Table == b.Table && a.From == b.From && a.To == b.To
+		})
+		if same && f.err == nil {
+			mss = f.mss
+		}
+	}
+	if mss == nil {
+		var err error
+		if mss, err = s.store.marksOfChanges(ctx, s.target, changes); err != nil {
+			return err
+		}
 	}
 	for i := range changes {
 		if err := s.planCarryFrom(ctx, &changes[i], mss[changes[i].Table]); err != nil {
