@@ -2,7 +2,9 @@ package sql_test
 
 import (
 	"context"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -53,6 +55,68 @@ func TestMaterializeAndStoredHash(t *testing.T) {
 			}
 			if a == c {
 				t.Error("a changed score left the sum unchanged")
+			}
+		})
+
+		t.Run("stored_hash_tells_apart_what_differs", func(t *testing.T) {
+			// Rows that differ in one value only, of every kind the stored hash takes: each must
+			// hash apart from the base row, and a copy of the base row alike.
+			cols := []tsql.Column{
+				{Name: "id", Kind: tsql.TypeInt},
+				{Name: "s", Kind: tsql.TypeString, Nullable: true},
+				{Name: "t", Kind: tsql.TypeString},
+				{Name: "n", Kind: tsql.TypeInt, Nullable: true},
+				{Name: "x", Type: "DECIMAL(18,2)", Kind: tsql.TypeDecimal, Nullable: true},
+				{Name: "f", Kind: tsql.TypeFloat},
+				{Name: "d", Kind: tsql.TypeDate},
+				{Name: "ts", Kind: tsql.TypeTimestamp},
+			}
+			names := make([]string, len(cols))
+			for i, c := range cols {
+				names[i] = c.Name
+			}
+			day := time.Date(2026, 7, 10, 0, 0, 0, 0, time.UTC)
+			base := []any{int64(1), "a\x1f", "b", int64(0), 12.30, 1.5, day, day.Add(time.Hour)}
+			variants := map[string]func(r []any){
+				"copy":              func([]any) {},
+				"null_not_empty":    func(r []any) { r[1] = nil },
+				"separator_moved":   func(r []any) { r[1], r[2] = "a", "\x1fb" },
+				"nul_in_text":       func(r []any) { r[2] = "b\x00" },
+				"null_not_zero":     func(r []any) { r[3] = nil },
+				"decimal_cent":      func(r []any) { r[4] = 12.31 },
+				"decimal_null":      func(r []any) { r[4] = nil },
+				"float":             func(r []any) { r[5] = 1.25 },
+				"date":              func(r []any) { r[6] = day.AddDate(0, 0, 1) },
+				"timestamp_seconds": func(r []any) { r[7] = day.Add(time.Hour + time.Second) },
+			}
+			opt := tsql.HashOptions{Stored: names}
+			hashOf := func(name string, row []any) uint64 {
+				if err := e.CreateTable(ctx, name, cols, "", []string{"id"}); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.Insert(ctx, name, names, [][]any{row}); err != nil {
+					t.Fatal(err)
+				}
+				got, err := e.Columns(ctx, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := e.Query(ctx, "SELECT "+d.HashSum(d.RowHash(got, opt))+" FROM "+d.QuoteRelation(name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return tsql.AsUint64(res.Rows[0][0])
+			}
+			want := hashOf("h_base", base)
+			if want == 0 {
+				t.Fatal("the base row hashes to 0 (a NULL hash sums to nothing)")
+			}
+			for name, change := range variants {
+				row := slices.Clone(base)
+				change(row)
+				if got := hashOf("h_"+name, row); (got == want) != (name == "copy") {
+					t.Errorf("%s: hash %d, base row %d", name, got, want)
+				}
 			}
 		})
 

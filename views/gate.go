@@ -19,20 +19,19 @@ import (
 type liveHistory map[string]map[int]bool
 
 // madeLive reads which `previous` versions of the group trueup saw live, for the tables whose
-// version in the group is `previous` in vss (no query when there are none).
+// version in the group is `previous` in vss: one statement for all of them (none when there are
+// none), since every statement counts while readers load the machine.
 func (s *Service) madeLive(ctx context.Context, group []Version, vss map[string][]Version) (liveHistory, error) {
-	out := liveHistory{}
+	var tables []string
 	for _, g := range group {
-		if !isPrevious(vss[g.Table], g.N) {
-			continue
+		if isPrevious(vss[g.Table], g.N) {
+			tables = append(tables, g.Table)
 		}
-		seen, err := s.touched(ctx, g.Table)
-		if err != nil {
-			return nil, err
-		}
-		out[g.Table] = seen
 	}
-	return out, nil
+	if len(tables) == 0 {
+		return liveHistory{}, nil
+	}
+	return s.touched(ctx, tables)
 }
 
 func isPrevious(vs []Version, n int) bool {
@@ -44,21 +43,29 @@ func isPrevious(vs []Version, n int) bool {
 	return false
 }
 
-// touched lists the versions of table a done swap or rollback moved its view to or from. Only
-// publishes whose changes mention the table are read (its name as Change marshals it).
-func (s *Service) touched(ctx context.Context, table string) (map[int]bool, error) {
-	name, err := json.Marshal(table)
-	if err != nil {
-		return nil, err
+// touched lists, by table, the versions of tables a done swap or rollback moved its view to or
+// from. Only publishes whose changes mention one of the tables are read (its name as Change
+// marshals it).
+func (s *Service) touched(ctx context.Context, tables []string) (liveHistory, error) {
+	match := make([]string, len(tables))
+	args := []any{s.target, PublishDone}
+	for i, t := range tables {
+		name, err := json.Marshal(t)
+		if err != nil {
+			return nil, err
+		}
+		match[i] = "contains(CAST(changes AS VARCHAR), ?)"
+		args = append(args, `"table":`+string(name))
 	}
+	what := strings.Join(tables, ", ")
 	st, err := s.ledger.Prepared(ctx, `SELECT CAST(changes AS VARCHAR) FROM swaps
-		WHERE target = ? AND state = ? AND contains(CAST(changes AS VARCHAR), ?)`)
+		WHERE target = ? AND state = ? AND (`+strings.Join(match, " OR ")+`)`)
 	if err != nil {
-		return nil, fmt.Errorf("views: swaps of %s: %w", table, err)
+		return nil, fmt.Errorf("views: swaps of %s: %w", what, err)
 	}
-	rows, err := st.QueryContext(ctx, s.target, PublishDone, `"table":`+string(name))
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
-		return nil, fmt.Errorf("views: swaps of %s: %w", table, err)
+		return nil, fmt.Errorf("views: swaps of %s: %w", what, err)
 	}
 	all, err := ledger.Collect(rows, func(r ledger.Scanner) ([]Change, error) {
 		var text string
@@ -69,13 +76,16 @@ func (s *Service) touched(ctx context.Context, table string) (map[int]bool, erro
 		return cs, json.Unmarshal([]byte(text), &cs)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("views: swaps of %s: %w", table, err)
+		return nil, fmt.Errorf("views: swaps of %s: %w", what, err)
 	}
-	out := map[int]bool{}
+	out := liveHistory{}
+	for _, t := range tables {
+		out[t] = map[int]bool{}
+	}
 	for _, cs := range all {
 		for _, c := range cs {
-			if c.Table == table {
-				out[c.From], out[c.To] = true, true
+			if seen, ok := out[c.Table]; ok {
+				seen[c.From], seen[c.To] = true, true
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	tsql "trueup/sql"
@@ -164,12 +165,14 @@ func (s Store) saveMarks(ctx context.Context, tx *dbsql.Tx, target, table string
 
 // marks reads version n's mark of kind; ok is false when there is none.
 func (s Store) marks(ctx context.Context, target, table string, n int, kind string) (Marks, bool, error) {
-	ms, err := s.queryMarks(ctx, `SELECT version, mark, body, taken_at FROM version_marks
-		WHERE target = ? AND table_name = ? AND version = ? AND mark = ?`, target, table, n, kind)
+	var m Marks
+	ok := false
+	err := s.eachMark(ctx, `SELECT table_name, version, mark, body, taken_at FROM version_marks
+		WHERE target = ? AND table_name = ? AND version = ? AND mark = ?`, []any{target, table, n, kind},
+		func(_ string, _ markKey, got Marks) { m, ok = got, true })
 	if err != nil {
 		return Marks{}, false, fmt.Errorf("views: read the partitions recorded of %s: %w", Physical(table, n), err)
 	}
-	m, ok := ms[markKey{n, kind}]
 	return m, ok, nil
 }
 
@@ -179,48 +182,75 @@ type markKey struct {
 	kind string
 }
 
-// marksOfPair reads every mark of versions a and b of table in one statement: a swap reads
-// three (the basis of the version made live, the live mark of the one left, the left mark of
-// the one made live), and every statement counts while readers load the machine.
-func (s Store) marksOfPair(ctx context.Context, target, table string, a, b int) (map[markKey]Marks, error) {
-	ms, err := s.queryMarks(ctx, `SELECT version, mark, body, taken_at FROM version_marks
-		WHERE target = ? AND table_name = ? AND version IN (?, ?)`, target, table, a, b)
-	if err != nil {
-		return nil, fmt.Errorf("views: read the partitions recorded of %s: %w", table, err)
+// marksOfChanges reads every mark of the two versions of each change (with both ends) in one
+// statement, by table: a swap reads three per table (the basis of the version made live, the
+// live mark of the one left, the left mark of the one made live), and every statement counts
+// while readers load the machine.
+func (s Store) marksOfChanges(ctx context.Context, target string, changes []Change) (map[string]map[markKey]Marks, error) {
+	var match []string
+	args := []any{target}
+	for _, c := range changes {
+		if c.From != 0 && c.To != 0 {
+			match = append(match, "(table_name = ? AND version IN (?, ?))")
+			args = append(args, c.Table, c.To, c.From)
+		}
 	}
-	return ms, nil
+	out := map[string]map[markKey]Marks{}
+	if len(match) == 0 {
+		return out, nil
+	}
+	err := s.eachMark(ctx, `SELECT table_name, version, mark, body, taken_at FROM version_marks
+		WHERE target = ? AND (`+strings.Join(match, " OR ")+`)`, args, func(table string, k markKey, m Marks) {
+		if out[table] == nil {
+			out[table] = map[markKey]Marks{}
+		}
+		out[table][k] = m
+	})
+	if err != nil {
+		return nil, fmt.Errorf("views: read the partitions recorded of %s: %w", changeTables(changes), err)
+	}
+	return out, nil
 }
 
-// queryMarks runs query (prepared once) for rows of version, mark, body and taken_at.
-func (s Store) queryMarks(ctx context.Context, query string, args ...any) (map[markKey]Marks, error) {
+// changeTables names the tables of changes, for messages.
+func changeTables(changes []Change) string {
+	names := make([]string, len(changes))
+	for i, c := range changes {
+		names[i] = c.Table
+	}
+	return strings.Join(names, ", ")
+}
+
+// eachMark runs query (prepared once) for rows of table_name, version, mark, body and taken_at,
+// and hands each mark to fn.
+func (s Store) eachMark(ctx context.Context, query string, args []any, fn func(table string, k markKey, m Marks)) error {
 	st, err := s.L.Prepared(ctx, query)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	out := map[markKey]Marks{}
 	for rows.Next() {
+		var table, body string
 		var k markKey
-		var body string
 		var at time.Time
-		if err := rows.Scan(&k.n, &k.kind, &body, &at); err != nil {
-			return nil, err
+		if err := rows.Scan(&table, &k.n, &k.kind, &body, &at); err != nil {
+			return err
 		}
 		var m Marks
 		if err := json.Unmarshal([]byte(body), &m); err != nil {
-			return nil, err
+			return err
 		}
 		if m.Parts == nil {
 			m.Parts = map[string]tsql.PartMark{}
 		}
 		m.takenAt = at
-		out[k] = m
+		fn(table, k, m)
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // CatchUpBuild brings version n of table, built by a backfill run, up to what the live version

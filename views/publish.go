@@ -74,18 +74,6 @@ func (s *Service) writeOutcome(ctx context.Context, tx *dbsql.Tx, p *Publish, fr
 	return s.markUndone(ctx, tx, *p)
 }
 
-// finishedAt records p's finish time in tx.
-func (s *Service) finishedAt(ctx context.Context, tx *dbsql.Tx, p Publish) error {
-	st, err := s.ledger.In(ctx, tx, `UPDATE swaps SET finished_at = ? WHERE id = ?`)
-	if err == nil {
-		_, err = st.ExecContext(ctx, p.FinishedAt, p.ID)
-	}
-	if err != nil {
-		return fmt.Errorf("views: record when #%d finished: %w", p.ID, err)
-	}
-	return nil
-}
-
 // markUndone records, in tx, that p, a done rollback, took back the swap p.Undoes.
 func (s *Service) markUndone(ctx context.Context, tx *dbsql.Tx, p Publish) error {
 	if p.Kind != KindRollback || p.State != PublishDone || p.Undoes == 0 {
@@ -101,9 +89,24 @@ func (s *Service) markUndone(ctx context.Context, tx *dbsql.Tx, p Publish) error
 	return nil
 }
 
-// finishPublish records p's final state in tx (a done rollback also marks the swap it took back)
-// and releases its ledger locks.
+// finishPublish records p's final state in tx (finishRow) and releases its ledger locks.
 func (s *Service) finishPublish(ctx context.Context, tx *dbsql.Tx, p Publish) error {
+	if err := s.finishRow(ctx, tx, p); err != nil {
+		return err
+	}
+	st, err := s.ledger.In(ctx, tx, `DELETE FROM view_locks WHERE swap_id = ?`)
+	if err == nil {
+		_, err = st.ExecContext(ctx, p.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("views: release locks of #%d: %w", p.ID, err)
+	}
+	return nil
+}
+
+// finishRow records p's state, finish time and detail on its row in tx and, when p is a done
+// rollback, that it took back the swap p.Undoes: one statement.
+func (s *Service) finishRow(ctx context.Context, tx *dbsql.Tx, p Publish) error {
 	undoes := int64(0) // no swap has id 0
 	if p.Kind == KindRollback && p.State == PublishDone {
 		undoes = p.Undoes
@@ -119,13 +122,6 @@ func (s *Service) finishPublish(ctx context.Context, tx *dbsql.Tx, p Publish) er
 	}
 	if err != nil {
 		return fmt.Errorf("views: record outcome of #%d: %w", p.ID, err)
-	}
-	st, err = s.ledger.In(ctx, tx, `DELETE FROM view_locks WHERE swap_id = ?`)
-	if err == nil {
-		_, err = st.ExecContext(ctx, p.ID)
-	}
-	if err != nil {
-		return fmt.Errorf("views: release locks of #%d: %w", p.ID, err)
 	}
 	return nil
 }
@@ -249,7 +245,8 @@ func (s *Service) auditEntry(p Publish, outcome string, gate []GateCheck) ledger
 
 // pendingOutcome is a done publish's outcome being written in a ledger transaction of its own
 // while the engine repoints: its row and the versions' states first, then, given the finish time,
-// the rest.
+// the rest (the row's finish time with, for a rollback, the swap it took back, in one statement,
+// and the audit entries).
 // It is the one ledger transaction not run through ledger.Tx: it is opened in one call and
 // committed or thrown away in another, with the repoint in between.
 type pendingOutcome struct {
@@ -270,14 +267,19 @@ func (s *Service) prepareOutcome(ctx context.Context, p *Publish, gate []GateChe
 		if o.tx, o.err = s.ledger.DB().BeginTx(ctx, nil); o.err != nil {
 			return
 		}
-		if o.err = s.outcomeStates(ctx, o.tx, p, gate, true); o.err != nil {
+		// The swap a rollback takes back is marked with the finish time (commit): one
+		// statement fewer than writeOutcome's.
+		if o.err = s.insertPublish(ctx, o.tx, p); o.err == nil {
+			o.err = s.applyStates(ctx, o.tx, *p, gate)
+		}
+		if o.err != nil {
 			o.tx.Rollback()
 		}
 	}()
 	return o
 }
 
-// commit writes the finish time and the audit entry, and commits.
+// commit writes the finish time (finishRow) and the audit entries, and commits.
 func (o *pendingOutcome) commit(ctx context.Context, finished time.Time) error {
 	<-o.ready
 	if o.err != nil {
@@ -288,7 +290,7 @@ func (o *pendingOutcome) commit(ctx context.Context, finished time.Time) error {
 	}
 	o.closed = true
 	o.p.FinishedAt = finished
-	err := o.s.finishedAt(ctx, o.tx, *o.p)
+	err := o.s.finishRow(ctx, o.tx, *o.p)
 	if err == nil {
 		err = o.s.outcomeAudit(ctx, o.tx, *o.p, o.gate)
 	}

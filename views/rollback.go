@@ -53,17 +53,7 @@ func (s *Service) planRollback(ctx context.Context, table string, undo Publish, 
 // planRollbackFrom is planRollback given what the engine and the ledger say.
 func (s *Service) planRollbackFrom(table string, undo Publish, sts map[string]engineState, vss map[string][]Version) (Plan, error) {
 	p := Plan{Kind: KindRollback, Target: s.target, Table: table, Backfill: undo.Backfill, RunID: undo.RunID, Undoes: undo.ID}
-	// The named table first, as in the swap; the rest in the swap's order.
-	order := []Change{}
-	if c, ok := undo.change(table); ok {
-		order = append(order, c)
-	}
-	for _, c := range undo.Changes {
-		if c.Table != table {
-			order = append(order, c)
-		}
-	}
-	for _, c := range order {
+	for _, c := range undoOrder(table, undo) {
 		st, vs := sts[c.Table], vss[c.Table]
 		if st.live != c.To {
 			return Plan{}, refusef("%s reads v%d, not v%d that swap #%d made live: it has moved on since; roll %s back first",
@@ -83,6 +73,30 @@ func (s *Service) planRollbackFrom(table string, undo Publish, sts map[string]en
 		p.Changes = append(p.Changes, Change{Table: c.Table, From: c.To, To: c.From})
 	}
 	return p, nil
+}
+
+// undoOrder is the changes of undo in the order a rollback of table takes them back: the named
+// table first, as in the swap; the rest in the swap's order.
+func undoOrder(table string, undo Publish) []Change {
+	order := []Change{}
+	if c, ok := undo.change(table); ok {
+		order = append(order, c)
+	}
+	for _, c := range undo.Changes {
+		if c.Table != table {
+			order = append(order, c)
+		}
+	}
+	return order
+}
+
+// undoChanges are the changes a rollback of table makes when it takes back undo.
+func undoChanges(table string, undo Publish) []Change {
+	var out []Change
+	for _, c := range undoOrder(table, undo) {
+		out = append(out, Change{Table: c.Table, From: c.To, To: c.From})
+	}
+	return out
 }
 
 // Rollback takes back the swap in effect on req.Table: every table that swap moved goes back to
@@ -121,6 +135,9 @@ func (s *Service) rollbackHeld(ctx context.Context, req RollbackRequest) (Publis
 	// When a swap, rollback or retirement finished meanwhile, read the swap to undo again under
 	// the lock, at the same time as the versions of its tables: one round trip of waiting, not two.
 	versions := s.listManyAsync(ctx, tables)
+	// And the marks of the changes the rollback expects to make, at the same time.
+	marks := s.prefetchMarks(ctx, undoChanges(req.Table, undo))
+	defer func() { <-marks.done }()
 	if !fresh {
 		again, ok, err := s.inEffect(ctx, req.Table)
 		versions()
@@ -137,7 +154,7 @@ func (s *Service) rollbackHeld(ctx context.Context, req RollbackRequest) (Publis
 	vss, vssErr := versions()
 	p, ok := Publish{}, false
 	if vssErr == nil {
-		p, ok, err = s.rollbackAsRecorded(ctx, h, req, undo, vss)
+		p, ok, err = s.rollbackAsRecorded(ctx, h, req, undo, vss, marks)
 	}
 	if !ok {
 		p, err = s.rollbackAsInspected(ctx, h, req, undo)
@@ -145,15 +162,17 @@ func (s *Service) rollbackHeld(ctx context.Context, req RollbackRequest) (Publis
 	return p, err
 }
 
-// rollbackAsRecorded plans the rollback from the ledger's versions vss and has the strategy
+// rollbackAsRecorded plans the rollback from the ledger's versions vss (with the marks read
+// beside them) and has the strategy
 // carry it out once the engine confirms the plan. It reports false, having written nothing, when
 // the plan needs what the engine says.
-func (s *Service) rollbackAsRecorded(ctx context.Context, h *holder, req RollbackRequest, undo Publish, vss map[string][]Version) (Publish, bool, error) {
+func (s *Service) rollbackAsRecorded(ctx context.Context, h *holder, req RollbackRequest, undo Publish, vss map[string][]Version,
+	marks *prefetchedMarks) (Publish, bool, error) {
 	plan, err := s.planRollbackFrom(req.Table, undo, recordedStates(undo.Tables(), vss), vss)
 	if err != nil {
 		return Publish{}, false, nil
 	}
-	if err := s.planCarries(ctx, plan.Changes); err != nil {
+	if err := s.planCarriesWith(ctx, plan.Changes, marks); err != nil {
 		return Publish{}, true, err
 	}
 	return s.strategy.publish(ctx, h, rollbackPublish(s.target, req, undo, plan), nil, vss)

@@ -240,15 +240,19 @@ func (s *Service) swapAsRecorded(ctx context.Context, h *holder, req SwapRequest
 		}
 	}
 	sts := recordedStates(tables, vss)
+	// The marks of the changes the plan will make are read while the gate's history is.
+	marks := s.prefetchMarks(ctx, expectedChanges(group, sts))
 	seen, err := s.madeLive(ctx, group, vss)
 	if err != nil {
+		<-marks.done
 		return Publish{}, false, nil
 	}
 	plan, err := s.planSwapFrom(req.Table, n, group, sts, vss, seen)
 	if err != nil || (plan.NeedsOverride && override == "") || staleSwap(req, n, plan) != nil {
+		<-marks.done
 		return Publish{}, false, nil
 	}
-	if err := s.planCarries(ctx, plan.Changes); err != nil {
+	if err := s.planCarriesWith(ctx, plan.Changes, marks); err != nil {
 		return Publish{}, true, err
 	}
 	return s.strategy.publish(ctx, h, swapPublish(s.target, req, plan, override), plan.Gate, vss)
@@ -279,6 +283,18 @@ func (s *Service) swapAsInspected(ctx context.Context, h *holder, req SwapReques
 	}
 	p, _, err := s.strategy.publish(ctx, h, swapPublish(s.target, req, plan, override), plan.Gate, nil)
 	return p, err
+}
+
+// expectedChanges are the changes planSwapFrom makes of group when it is not refused: each
+// version of the group not live yet, from the version live now.
+func expectedChanges(group []Version, sts map[string]engineState) []Change {
+	var out []Change
+	for _, g := range group {
+		if live := sts[g.Table].live; g.N != live {
+			out = append(out, Change{Table: g.Table, From: live, To: g.N})
+		}
+	}
+	return out
 }
 
 // recordedStates is what the engine says about tables when it agrees with the ledger: the view
