@@ -139,7 +139,7 @@ func (e *chEngine) ReplacePartitions(ctx context.Context, table string, writes [
 	}
 	list := strings.Join(names, ", ")
 	stage := StagingPrefix(table) + randomSuffix() // see staging.go
-	if err := e.Exec(ctx, "CREATE TABLE "+d.QuoteRelation(stage)+" AS "+d.QuoteRelation(table)); err != nil {
+	if err := e.createStage(ctx, stage, table); err != nil {
 		return fail(err)
 	}
 	defer e.Exec(context.WithoutCancel(ctx), d.Drop(stage, false))
@@ -184,6 +184,23 @@ func (e *chEngine) ReplacePartitions(ctx context.Context, table string, writes [
 		}
 	}
 	return rows, nil
+}
+
+// createStage creates stage with table's layout. A replicated table's staging table is a plain
+// MergeTree of the same keys (REPLACE PARTITION … FROM takes it): one made AS the table would
+// share its replication path and join its replicas.
+func (e *chEngine) createStage(ctx context.Context, stage, table string) error {
+	d := e.dialect
+	where, args := systemTableWhere(table, "name")
+	res, err := e.Query(ctx, "SELECT engine, engine_full FROM system.tables WHERE "+where, args...)
+	if err != nil {
+		return err
+	}
+	like := ""
+	if len(res.Rows) > 0 && strings.HasPrefix(AsText(res.Rows[0][0]), "Replicated") {
+		like = " ENGINE = " + strings.TrimPrefix(AsText(res.Rows[0][0]), "Replicated") + "() " + engineTail(AsText(res.Rows[0][1]))
+	}
+	return e.Exec(ctx, "CREATE TABLE "+d.QuoteRelation(stage)+" AS "+d.QuoteRelation(table)+like)
 }
 
 func quoteAll(d chDialect, ids []string) []string {
