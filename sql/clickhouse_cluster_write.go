@@ -200,6 +200,17 @@ func (c *chCluster) ReplacePartitions(ctx context.Context, table string, writes 
 	return c.ReplacePartitionsOnShards(ctx, table, writes, nums)
 }
 
+// Sharded is implemented by an engine whose tables are split into shards, each replaced on its
+// own (a ClickHouse cluster): a backfill checkpoints each partition per shard through it, so a
+// resume writes only the shards a partition lacks.
+type Sharded interface {
+	// Shards lists the shards by number, in order.
+	Shards(ctx context.Context) ([]int, error)
+	// ReplacePartitionsOnShards is ReplacePartitions on the shards numbered only; the rows are
+	// those shards'.
+	ReplacePartitionsOnShards(ctx context.Context, table string, writes []PartitionWrite, shards []int) ([]int64, error)
+}
+
 // Shards lists the shard numbers of the cluster, in order.
 func (c *chCluster) Shards(ctx context.Context) ([]int, error) {
 	shards, err := c.shardTargets(ctx)
