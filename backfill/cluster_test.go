@@ -2,6 +2,7 @@ package backfill_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -158,10 +159,57 @@ func sameShards(t *testing.T, what string, got, want map[int]string) {
 	}
 }
 
+// shardFlaky is a cluster engine whose write of one partition of one table on one shard fails
+// once (and every batch holding it until then), and which records every (table, shard, partition) written.
+type shardFlaky struct {
+	tsql.Engine
+	sh          tsql.Sharded
+	table, part string
+	shard       int
+	mu          sync.Mutex
+	failures    int
+	calls       []string
+}
+
+func (f *shardFlaky) Shards(ctx context.Context) ([]int, error) { return f.sh.Shards(ctx) }
+
+func (f *shardFlaky) ReplacePartitionsOnShards(ctx context.Context, table string, writes []tsql.PartitionWrite, shards []int) ([]int64, error) {
+	f.mu.Lock()
+	fail := false
+	for _, w := range writes {
+		part := w.Window.Start.Format("2006-01-02")
+		for _, s := range shards {
+			f.calls = append(f.calls, fmt.Sprintf("%s %s shard %d", table, part, s))
+			fail = fail || (table == f.table && part == f.part && s == f.shard && f.failures > 0)
+		}
+	}
+	if fail && len(writes) == 1 {
+		f.failures-- // a batch holding it fails too, uncounted: the runner then writes it alone
+	}
+	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("injected failure")
+	}
+	return f.sh.ReplacePartitionsOnShards(ctx, table, writes, shards)
+}
+
+func (f *shardFlaky) written(call string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.calls {
+		if c == call {
+			n++
+		}
+	}
+	return n
+}
+
 // TestBackfillOnCluster: the demo's fix_dedup_bug backfill on the cluster builds every version
-// shard by shard: each shard of the new orders version holds exactly the rows the sharding key
-// routes there, equal to a clean single-pass build through a Distributed table, and the run
-// validates; the version's tables are dropped on every node with its staging tables.
+// shard by shard, each partition checkpointed per shard: when one partition fails on shard 2,
+// the retry writes it on shard 2 alone. Each shard of the new orders version then holds exactly
+// the rows the sharding key routes there, equal to a clean single-pass build through a
+// Distributed table, and the run validates; a version's tables are dropped on every node.
 func TestBackfillOnCluster(t *testing.T) {
 	url, dir := clusterDemo(t, 20000)
 	if url == "" {
@@ -169,16 +217,30 @@ func TestBackfillOnCluster(t *testing.T) {
 	}
 	ctx := context.Background()
 	d := openDemo(t, dir, url)
-	run, err := d.runner.Start(ctx, "fix_dedup_bug", backfill.RunOptions{})
+	flaky := &shardFlaky{Engine: d.engine, sh: d.engine.(tsql.Sharded), table: "orders__v2", part: "2026-07-12", shard: 2, failures: 1}
+	r := d.newRunner(t, flaky)
+	run, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done, err := d.runner.Execute(ctx, run.ID, backfill.ExecOptions{})
+	if _, err := r.Execute(ctx, run.ID, backfill.ExecOptions{}); err == nil || !strings.Contains(err.Error(), "1 partition(s) of orders failed") {
+		t.Fatalf("a partition failing on one shard: %v", err)
+	}
+	if n := flaky.written("orders__v2 2026-07-12 shard 1"); n != 1 {
+		t.Errorf("2026-07-12 written %d times on shard 1 before the retry, want 1", n)
+	}
+	done, err := r.Execute(ctx, run.ID, backfill.ExecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if done.State != backfill.RunValidated {
 		t.Errorf("run: %s (%s): %s", done.State, done.Error, done.Validation)
+	}
+	if n := flaky.written("orders__v2 2026-07-12 shard 1"); n != 1 {
+		t.Errorf("the retry wrote 2026-07-12 on shard 1 again (%d writes in all), which was done", n)
+	}
+	if n := flaky.written("orders__v2 2026-07-12 shard 2"); n < 2 {
+		t.Errorf("2026-07-12 written %d times on shard 2, want the failure(s) and the retry", n)
 	}
 	v2 := "orders__v" + strconv.Itoa(done.Tables[0].Version)
 	cleanBuild(t, d.engine, "orders_clean", v2, "orders")
