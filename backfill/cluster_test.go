@@ -217,6 +217,16 @@ func TestBackfillOnCluster(t *testing.T) {
 	}
 	ctx := context.Background()
 	d := openDemo(t, dir, url)
+	pv, err := d.runner.DryRun(ctx, "fix_dedup_bug", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pv.OK {
+		t.Errorf("dry run on the cluster: not ok: %+v", pv.Tables)
+	}
+	if left := leftOnNodes(t, d.engine, "scratch"); len(left) > 0 {
+		t.Errorf("the dry run left %v", left)
+	}
 	flaky := &shardFlaky{Engine: d.engine, sh: d.engine.(tsql.Sharded), table: "orders__v2", part: "2026-07-12", shard: 2, failures: 1}
 	r := d.newRunner(t, flaky)
 	run, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{})
@@ -264,6 +274,28 @@ func TestBackfillOnCluster(t *testing.T) {
 	if err != nil {
 		t.Error(err)
 	}
+}
+
+// leftOnNodes lists the tables on any node whose names contain part.
+func leftOnNodes(t *testing.T, e tsql.Engine, part string) []string {
+	t.Helper()
+	var mu sync.Mutex
+	var out []string
+	err := e.(tsql.Cluster).OnNodes(context.Background(), func(ctx context.Context, n tsql.Node, ne tsql.Engine) error {
+		rels, err := ne.Relations(ctx)
+		for _, r := range rels {
+			if strings.Contains(r.Name, part) {
+				mu.Lock()
+				out = append(out, n.Addr+": "+r.Name)
+				mu.Unlock()
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestClusterKillChild is the child of TestKillAndResumeOnCluster.
@@ -347,6 +379,9 @@ func TestKillAndResumeOnCluster(t *testing.T) {
 	got := "orders__v" + strconv.Itoa(done.Tables[0].Version)
 	if n := duplicateKeys(t, d.engine, got); n != 0 {
 		t.Errorf("%s: %d duplicate order ids", got, n)
+	}
+	if left := leftOnNodes(t, d.engine, "__stage_"); len(left) > 0 {
+		t.Errorf("staging tables left after the resume: %v", left)
 	}
 	t.Logf("%d kills at random points, clean run %s", kills, took)
 }
