@@ -520,3 +520,41 @@ func (c *chCluster) dropStagingTables(ctx context.Context, table string) ([]stri
 	})
 	return out, err
 }
+
+// Partitioning of a Distributed table is its local tables' (the Distributed table has no
+// partition key of its own): the key as every node's local table declares it and, for a table
+// with none, its size over all shards (one replica of each).
+func (c *chCluster) Partitioning(ctx context.Context, table, column string) (Partitioning, error) {
+	dist, err := c.distributed(ctx, table, "partitioning of "+table)
+	if fault.Of(err) == fault.Refused {
+		return c.chEngine.Partitioning(ctx, table, column) // not a Distributed table
+	}
+	if err != nil {
+		return Partitioning{}, err
+	}
+	p, err := c.chEngine.Partitioning(ctx, dist.local, column)
+	if err != nil || !p.Whole {
+		return p, err
+	}
+	shards, err := c.shardTargets(ctx)
+	if err != nil {
+		return Partitioning{}, err
+	}
+	p.Rows, p.Bytes = 0, 0
+	for _, s := range shards {
+		e, err := c.writer(ctx, s)
+		if err != nil {
+			return Partitioning{}, fmt.Errorf("partitioning of %s: %w", table, err)
+		}
+		q, args := e.dialect.sizeQuery(dist.local)
+		res, err := e.Query(ctx, q, args...)
+		if err != nil {
+			return Partitioning{}, fmt.Errorf("partitioning of %s: %w", table, err)
+		}
+		if len(res.Rows) > 0 {
+			p.Rows += AsInt64(res.Rows[0][0])
+			p.Bytes += AsInt64(res.Rows[0][1])
+		}
+	}
+	return p, nil
+}

@@ -128,6 +128,10 @@ func TestClusterBackfillWrites(t *testing.T) {
 	ctx := context.Background()
 	monthTable(t, e, c, 1200)
 
+	// The Distributed table is partitioned as its local tables are.
+	if p, err := e.Partitioning(ctx, "m__v1", "d"); err != nil || p.Grain != "month" || p.Whole {
+		t.Errorf("partitioning of m__v1: %+v %v, want months", p, err)
+	}
 	if err := e.CreateTableLike(ctx, "m__v2", "m__v1"); err != nil {
 		t.Fatal(err)
 	}
