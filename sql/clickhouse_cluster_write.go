@@ -106,7 +106,7 @@ type distributed struct{ local, key string }
 
 func (c *chCluster) distributed(ctx context.Context, table, op string) (distributed, error) {
 	where, args := systemTableWhere(table, "name")
-	res, err := c.Query(ctx, "SELECT engine, engine_full FROM system.tables WHERE "+where, args...)
+	res, err := c.tablesQuery(ctx, "SELECT engine, engine_full FROM system.tables WHERE "+where, args...)
 	if err != nil {
 		return distributed{}, fmt.Errorf("%s: %w", op, err)
 	}
@@ -446,7 +446,7 @@ func (c *chCluster) CreateTableLike(ctx context.Context, table, src string) erro
 		return err
 	}
 	where, args := systemTableWhere(from.local, "name")
-	res, err := c.Query(ctx, "SELECT engine_full FROM system.tables WHERE "+where, args...)
+	res, err := c.tablesQuery(ctx, "SELECT engine_full FROM system.tables WHERE "+where, args...)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}

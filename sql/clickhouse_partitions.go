@@ -192,7 +192,7 @@ func (e *chEngine) ReplacePartitions(ctx context.Context, table string, writes [
 func (e *chEngine) createStage(ctx context.Context, stage, table string) error {
 	d := e.dialect
 	where, args := systemTableWhere(table, "name")
-	res, err := e.Query(ctx, "SELECT engine, engine_full FROM system.tables WHERE "+where, args...)
+	res, err := e.tablesQuery(ctx, "SELECT engine, engine_full FROM system.tables WHERE "+where, args...)
 	if err != nil {
 		return err
 	}
@@ -201,6 +201,16 @@ func (e *chEngine) createStage(ctx context.Context, stage, table string) error {
 		like = " ENGINE = " + strings.TrimPrefix(AsText(res.Rows[0][0]), "Replicated") + "() " + engineTail(AsText(res.Rows[0][1]))
 	}
 	return e.Exec(ctx, "CREATE TABLE "+d.QuoteRelation(stage)+" AS "+d.QuoteRelation(table)+like)
+}
+
+// tablesQuery runs a query of system.tables, again when another table was dropped while it was
+// listed (code 60 on old servers, see ViewCatalog).
+func (e *chEngine) tablesQuery(ctx context.Context, q string, args ...any) (*Result, error) {
+	res, err := e.Query(ctx, q, args...)
+	for try := 0; try < 5 && droppedWhileListed(err); try++ {
+		res, err = e.Query(ctx, q, args...)
+	}
+	return res, err
 }
 
 func quoteAll(d chDialect, ids []string) []string {
