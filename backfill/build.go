@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -231,7 +232,7 @@ func (r *Runner) buildBatch(ctx context.Context, run *Run, t RunTable, b *Backfi
 	if err := r.checkpoints(ctx, run.ID, t.Table, parts, PartRunning, nil); err != nil {
 		return alone()
 	}
-	built, err := e.ReplacePartitions(ctx, physical, writes)
+	built, err := r.replace(ctx, run.ID, t.Table, physical, parts, writes)
 	if err != nil && ctx.Err() != nil { // stopped: nothing of the batch is kept where it can be
 		r.checkpoints(context.WithoutCancel(ctx), run.ID, t.Table, parts, PartFailed, nil)
 		for i := range parts {
@@ -266,7 +267,10 @@ func (r *Runner) buildPartition(ctx context.Context, run *Run, t RunTable, b *Ba
 	q, args, err := tsql.Expand(e.Dialect(), sql, w.Params())
 	var rows int64
 	if err == nil {
-		rows, err = e.ReplacePartition(ctx, physical, w, q, args...)
+		var got []int64
+		if got, err = r.replace(ctx, run.ID, t.Table, physical, []string{part}, []tsql.PartitionWrite{{Window: w, Query: q, Args: args}}); err == nil {
+			rows = got[0]
+		}
 	}
 	if err == nil {
 		err = r.recordWritten(ctx, run, t, b, physical, typ, []tsql.Window{w})
@@ -276,6 +280,74 @@ func (r *Runner) buildPartition(ctx context.Context, run *Run, t RunTable, b *Ba
 		return 0, fmt.Errorf("partition %s: %w", part, err)
 	}
 	return rows, r.checkpoint(ctx, run.ID, t.Table, part, PartDone, rows, "")
+}
+
+// replace writes the partitions parts (writes, in order) into physical. On a sharded engine
+// (tsql.Sharded: a cluster) each shard's write is checkpointed of its own once it is done, and
+// a shard a killed or failed attempt wrote already is not written again: a resume picks up
+// shard by shard. The rows are each partition's over all shards.
+func (r *Runner) replace(ctx context.Context, runID int64, table, physical string, parts []string, writes []tsql.PartitionWrite) ([]int64, error) {
+	e := r.Planner.Engine
+	sh, ok := e.(tsql.Sharded)
+	if !ok && len(writes) == 1 {
+		n, err := e.ReplacePartition(ctx, physical, writes[0].Window, writes[0].Query, writes[0].Args...)
+		return []int64{n}, err
+	}
+	if !ok {
+		return e.ReplacePartitions(ctx, physical, writes)
+	}
+	shards, err := sh.Shards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	done, err := r.Store.shardsDone(ctx, runID, table, parts)
+	r.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]int64, len(parts))
+	errs := make([]error, len(shards))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for si, shard := range shards {
+		var todo []string
+		var ws []tsql.PartitionWrite
+		for i, part := range parts {
+			if n, ok := done[shard][part]; ok {
+				mu.Lock()
+				rows[i] += n
+				mu.Unlock()
+				continue
+			}
+			todo, ws = append(todo, part), append(ws, writes[i])
+		}
+		if len(ws) == 0 {
+			continue
+		}
+		wg.Go(func() {
+			got, err := sh.ReplacePartitionsOnShards(ctx, physical, ws, []int{shard})
+			if err == nil {
+				r.mu.Lock()
+				err = r.Store.setShardDone(ctx, runID, table, shard, todo, got)
+				r.mu.Unlock()
+			}
+			if err != nil {
+				errs[si] = err
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for j, part := range todo {
+				rows[slices.Index(parts, part)] += got[j]
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return rows, nil
 }
 
 func (r *Runner) checkpoints(ctx context.Context, runID int64, table string, parts []string, state string, rows []int64) error {

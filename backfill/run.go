@@ -331,6 +331,12 @@ func (r *Runner) prepare(ctx context.Context, run *Run, t RunTable, b *Backfill,
 	if err != nil {
 		return fmt.Errorf("table %s: %w", t.Table, err)
 	}
+	r.mu.Lock()
+	err = r.Store.clearShards(ctx, run.ID, t.Table) // the version is made anew: no shard of it is written
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	if err := e.DropTable(ctx, physical); err != nil {
 		return fmt.Errorf("prepare %s: %w", physical, err)
 	}

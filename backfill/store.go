@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"trueup/fault"
@@ -399,4 +400,52 @@ func (s Store) History(ctx context.Context) ([]ReasonCount, error) {
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// shardsDone lists, by shard and then partition, the rows of the partitions of parts a run wrote
+// on each shard (backfill_shards).
+func (s Store) shardsDone(ctx context.Context, runID int64, table string, parts []string) (map[int]map[string]int64, error) {
+	out := map[int]map[string]int64{}
+	rows, err := s.L.DB().QueryContext(ctx, "SELECT shard, part, row_count FROM backfill_shards WHERE run_id = ? AND table_name = ?", runID, table)
+	if err != nil {
+		return nil, fmt.Errorf("backfill: shards written of %s: %w", table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var shard int
+		var part string
+		var n int64
+		if err := rows.Scan(&shard, &part, &n); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(parts, part) {
+			continue
+		}
+		if out[shard] == nil {
+			out[shard] = map[string]int64{}
+		}
+		out[shard][part] = n
+	}
+	return out, rows.Err()
+}
+
+// setShardDone checkpoints the partitions parts of table written on shard, with their rows there.
+func (s Store) setShardDone(ctx context.Context, runID int64, table string, shard int, parts []string, rows []int64) error {
+	now := s.L.Now()
+	return s.L.Tx(ctx, func(tx *dbsql.Tx) error {
+		for i, part := range parts {
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO backfill_shards VALUES (?, ?, ?, ?, ?, ?)`, runID, table, part, shard, rows[i], now); err != nil {
+				return fmt.Errorf("backfill: checkpoint %s %s on shard %d: %w", table, part, shard, err)
+			}
+		}
+		return nil
+	})
+}
+
+// clearShards forgets the shards written of table in the run: its version is made anew.
+func (s Store) clearShards(ctx context.Context, runID int64, table string) error {
+	if _, err := s.L.DB().ExecContext(ctx, "DELETE FROM backfill_shards WHERE run_id = ? AND table_name = ?", runID, table); err != nil {
+		return fmt.Errorf("backfill: clear the shards written of %s: %w", table, err)
+	}
+	return nil
 }

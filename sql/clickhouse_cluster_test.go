@@ -271,8 +271,12 @@ func TestClusterRefusesOneNodeWrites(t *testing.T) {
 	if why, err := e.AdoptRefusal(ctx, "plain"); err != nil || !strings.Contains(why, "cluster") {
 		t.Errorf("adopt refusal: %q %v", why, err)
 	}
-	if _, err := e.ReplacePartition(ctx, "orders__v1", tsql.Window{}, "SELECT 1"); fault.Of(err) != fault.Refused {
-		t.Errorf("replace partition on a cluster: %v", err)
+	if err := e.CreateTableAs(ctx, "plain", "", nil, "SELECT 1 AS x"); fault.Of(err) != fault.Refused || !strings.Contains(err.Error(), "cluster") {
+		t.Errorf("create table as on a cluster: %v", err)
+	}
+	// partitions are replaced shard by shard, in a version's Distributed table only
+	if _, err := e.ReplacePartition(ctx, "orders__v1", tsql.Window{}, "SELECT 1"); fault.Of(err) != fault.NotFound {
+		t.Errorf("replace partition of a table the cluster lacks: %v", err)
 	}
 	rels, err := e.Relations(ctx)
 	if err != nil || len(rels) != 0 {

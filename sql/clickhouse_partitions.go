@@ -135,7 +135,7 @@ func (e *chEngine) ReplacePartitions(ctx context.Context, table string, writes [
 	}
 	list := strings.Join(names, ", ")
 	stage := StagingPrefix(table) + randomSuffix() // see staging.go
-	if err := e.Exec(ctx, "CREATE TABLE "+d.QuoteRelation(stage)+" AS "+d.QuoteRelation(table)); err != nil {
+	if err := e.createStage(ctx, stage, table); err != nil {
 		return fail(err)
 	}
 	defer e.Exec(context.WithoutCancel(ctx), d.Drop(stage, false))
@@ -180,6 +180,33 @@ func (e *chEngine) ReplacePartitions(ctx context.Context, table string, writes [
 		}
 	}
 	return rows, nil
+}
+
+// createStage creates stage with table's layout. A replicated table's staging table is a plain
+// MergeTree of the same keys (REPLACE PARTITION … FROM takes it): one made AS the table would
+// share its replication path and join its replicas.
+func (e *chEngine) createStage(ctx context.Context, stage, table string) error {
+	d := e.dialect
+	where, args := systemTableWhere(table, "name")
+	res, err := e.tablesQuery(ctx, "SELECT engine, engine_full FROM system.tables WHERE "+where, args...)
+	if err != nil {
+		return err
+	}
+	like := ""
+	if len(res.Rows) > 0 && strings.HasPrefix(AsText(res.Rows[0][0]), "Replicated") {
+		like = " ENGINE = " + strings.TrimPrefix(AsText(res.Rows[0][0]), "Replicated") + "() " + engineTail(AsText(res.Rows[0][1]))
+	}
+	return e.Exec(ctx, "CREATE TABLE "+d.QuoteRelation(stage)+" AS "+d.QuoteRelation(table)+like)
+}
+
+// tablesQuery runs a query of system.tables, again when another table was dropped while it was
+// listed (code 60 on old servers, see ViewCatalog).
+func (e *chEngine) tablesQuery(ctx context.Context, q string, args ...any) (*Result, error) {
+	res, err := e.Query(ctx, q, args...)
+	for try := 0; try < 5 && droppedWhileListed(err); try++ {
+		res, err = e.Query(ctx, q, args...)
+	}
+	return res, err
 }
 
 func quoteAll(d chDialect, ids []string) []string {

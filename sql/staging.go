@@ -39,6 +39,11 @@ func StagingTables(ctx context.Context, e Engine, table string) ([]string, error
 // DropStagingTables drops the staging tables left of table and returns their names. The caller
 // owns table: no partition replace into it is at work.
 func DropStagingTables(ctx context.Context, e Engine, table string) ([]string, error) {
+	if c, ok := e.(interface {
+		dropStagingTables(ctx context.Context, table string) ([]string, error)
+	}); ok {
+		return c.dropStagingTables(ctx, table) // a cluster's: beside the local tables, on every node
+	}
 	left, err := StagingTables(ctx, e, table)
 	if err != nil {
 		return nil, fmt.Errorf("staging tables of %s: %w", table, err)
