@@ -59,8 +59,8 @@ func (c *chCluster) ShardsOf(ctx context.Context, relation string) (*Sharded, er
 	if local == "" {
 		return nil, nil
 	}
-	s := &Sharded{Distributed: table, Key: distributedKey(full)}
-	s.KeyColumns = keyColumns(distributedArg(full, 3))
+	key := distributedArg(full, 3)
+	s := &Sharded{Distributed: table, Key: exprText(key), KeyColumns: keyColumns(key)}
 	shards, err := c.shardReplicas(ctx, "read the shards of "+relation)
 	if err != nil {
 		return nil, err
@@ -114,6 +114,18 @@ func argText(toks []Token) string {
 		text[i] = t.Text
 	}
 	return strings.Join(text, "")
+}
+
+// exprText writes an expression's tokens back as a person would: cityHash64(id, d).
+func exprText(toks []Token) string {
+	var b strings.Builder
+	for i, t := range toks {
+		if i > 0 && (toks[i-1].Text == "," || isWordStart(toks[i-1].Text) && isWordStart(t.Text)) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t.Text)
+	}
+	return b.String()
 }
 
 // keyColumns are the columns a sharding key expression reads: its names that are not called.
