@@ -8,9 +8,9 @@ import (
 // What a cluster target cannot do yet (issue #23). Each of these writes to the one server it
 // runs on, which on a cluster would create, fill, move or drop a table on the entry node alone
 // and leave the other nodes as they were: a backfill's staging and partition replaces (those go
-// per shard, to each shard's local table), an adopt (per node), plain tables. They refuse, naming
-// the operation, instead of doing that quietly. A version of a logical table is created with
-// Cluster.CreateVersion; reads, rules, diffs and RepointViews work on a cluster.
+// per shard, to each shard's local table), plain tables. They refuse, naming the operation, instead
+// of doing that quietly. A version of a logical table is created with Cluster.CreateVersion;
+// reads, rules, diffs, adopt and RepointViews work on a cluster.
 
 func clusterRefusal(op string) error {
 	return fault.New(fault.Refused, "%s: not supported on a ClickHouse cluster target yet: it would change the entry node only", op)
@@ -42,22 +42,6 @@ func (c *chCluster) CopyPartitions(_ context.Context, dst, _ string, _ string, _
 
 func (c *chCluster) CarryPartitions(context.Context, []Carry) error {
 	return clusterRefusal("carry partitions")
-}
-
-func (c *chCluster) AdoptRefusal(context.Context, string) (string, error) {
-	return "adopting a table on a ClickHouse cluster (its local and Distributed tables, on every node) is not supported yet", nil
-}
-
-func (c *chCluster) AdoptTable(_ context.Context, table, _ string) error {
-	return clusterRefusal("adopt " + table)
-}
-
-func (c *chCluster) FinishAdopt(_ context.Context, table, _ string) error {
-	return clusterRefusal("finish adopting " + table)
-}
-
-func (c *chCluster) UnadoptTable(_ context.Context, table, _ string) error {
-	return clusterRefusal("unadopt " + table)
 }
 
 func (c *chCluster) DropTable(_ context.Context, table string) error {
