@@ -71,10 +71,20 @@ func (c *chCluster) ShardsOf(ctx context.Context, relation string) (*Sharded, er
 	return s, nil
 }
 
-// shardReplicas is one reachable replica of every shard, the first by replica number; a shard
-// none of whose replicas answers refuses op.
+// shardReplicas is one replica of every shard that answered when last asked, the first by
+// replica number; the nodes are asked again only when some shard has none (a read then fails
+// with its node's error if one went down since). A shard none of whose replicas answers
+// refuses op.
 func (c *chCluster) shardReplicas(ctx context.Context, op string) ([]*chNode, error) {
-	c.Probe(ctx)
+	out, err := c.pickReplicas(op)
+	if err != nil {
+		c.Probe(ctx)
+		out, err = c.pickReplicas(op)
+	}
+	return out, err
+}
+
+func (c *chCluster) pickReplicas(op string) ([]*chNode, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []*chNode
