@@ -248,10 +248,14 @@ func clusterDiffs(ctx context.Context, b *env, e tsql.Engine) error {
 		// shards are): what the per-shard scans cost against the entry node's aggregation.
 		whole := unsharded{e}
 		tw, err := bestOf(reconcileRuns, func() error {
-			_, err := reconcile.Diff(ctx, reconcile.Spec{
+			res, err := reconcile.Diff(ctx, reconcile.Spec{
 				Old: reconcile.Side{Engine: whole, Relation: "orders"}, New: reconcile.Side{Engine: whole, Relation: c.table},
 				Key: []string{"order_id"}, Partition: "order_date", Measures: []string{"amount"},
 			})
+			if err != nil {
+				return err
+			}
+			_, err = store.Save(ctx, res, "bench", "trueup-bench")
 			return err
 		})
 		if err != nil {
