@@ -1,9 +1,16 @@
 package reconcile_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 
 	"trueup/reconcile"
+	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
 
@@ -51,6 +58,116 @@ func TestDiffOnCluster(t *testing.T) {
 		"2026-07-10 both 4→4 match=true unchanged",
 		"2026-07-11 both 4→4 match=true unchanged",
 		"2026-07-12 both 4→4 match=true unchanged")
+	if r.Differs || r.RowsTransferred != 0 {
+		t.Errorf("identical on the cluster: differs=%v transferred=%d", r.Differs, r.RowsTransferred)
+	}
+}
+
+// TestDiffOnClusterPerShard: both tables sharded by the key, so a key's rows are on the same
+// shard on both sides: the partition scan runs per shard and sums, and only the partitions'
+// shards that differ are compared row by row. Differences planted on one shard (a row changed
+// twice over, one missing, one extra) are found exactly, each partition naming that shard alone.
+func TestDiffOnClusterPerShard(t *testing.T) {
+	e := sqltest.Cluster(t)
+	if e == nil {
+		t.Skip("no cluster")
+	}
+	ctx := context.Background()
+	l := sqltest.ClusterLoaderBy(e, "id")
+	probe := baseRows()
+	for i := int64(100); i < 120; i++ {
+		probe = append(probe, []any{i, day("2026-07-11"), "new", 1.5, nil})
+	}
+	load(t, l, "probe_t", orderCols, orderNames, probe)
+	sh, err := e.(tsql.ShardReader).ShardsOf(ctx, "probe_t")
+	if err != nil || sh == nil || len(sh.Shards) != 2 || !slices.Equal(sh.KeyColumns, []string{"id"}) {
+		t.Fatalf("shards of probe_t: %+v %v", sh, err)
+	}
+	target := sh.Shards[1]
+	res, err := target.Engine.Query(ctx, "SELECT id FROM "+target.Relation+" ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base, extra []int64
+	for _, r := range res.Rows {
+		if id := tsql.AsInt64(r[0]); id < 100 {
+			base = append(base, id)
+		} else {
+			extra = append(extra, id)
+		}
+	}
+	if len(base) < 3 || len(extra) < 1 || len(base) == 12 {
+		t.Fatalf("shard %d holds base ids %v and extra %v: cannot plant", target.Node.Shard, base, extra)
+	}
+	removed, changedAmount, changedName := base[0], base[1], base[2]
+	newRows := edit(baseRows(), func(r []any) []any {
+		switch r[0].(int64) {
+		case removed:
+			return nil
+		case changedAmount:
+			r[3] = 99.99
+		case changedName:
+			r[2] = "renamed"
+		}
+		return r
+	})
+	newRows = append(newRows, []any{extra[0], day("2026-07-11"), "new", 1.5, nil})
+	load(t, l, "old_t", orderCols, orderNames, baseRows())
+	load(t, l, "new_t", orderCols, orderNames, newRows)
+
+	r := diff(t, spec(e))
+	if r.Rows != (reconcile.RowCounts{Added: 1, Removed: 1, Changed: 2}) {
+		t.Errorf("rows: %+v, want 1 added, 1 removed, 2 changed", r.Rows)
+	}
+	var oldRows, newCount int64
+	for _, p := range r.Partitions {
+		oldRows += p.OldCount
+		newCount += p.NewCount
+		switch {
+		case p.ChecksumMatch && len(p.Shards) != 0:
+			t.Errorf("partition %s matches but names shards %v", p.Partition, p.Shards)
+		case !p.ChecksumMatch && !slices.Equal(p.Shards, []int{target.Node.Shard}):
+			t.Errorf("partition %s differs on shards %v, want only shard %d", p.Partition, p.Shards, target.Node.Shard)
+		}
+	}
+	if oldRows != 12 || newCount != 12 {
+		t.Errorf("counts summed over the shards: old %d new %d, want 12 and 12", oldRows, newCount)
+	}
+	keys := map[string]bool{}
+	for _, a := range r.Samples.Added {
+		keys[fmt.Sprint("+", a.Key.Get("id"))] = true
+	}
+	for _, a := range r.Samples.Removed {
+		keys[fmt.Sprint("-", a.Key.Get("id"))] = true
+	}
+	for _, c := range r.Samples.Changed {
+		keys[fmt.Sprint("~", c.Key.Get("id"))] = true
+	}
+	want := map[string]bool{fmt.Sprint("+", extra[0]): true, fmt.Sprint("-", removed): true,
+		fmt.Sprint("~", changedAmount): true, fmt.Sprint("~", changedName): true}
+	if !maps.Equal(keys, want) {
+		t.Errorf("sampled keys %v, want %v", keys, want)
+	}
+	if r.RowsTransferred == 0 || r.RowsTransferred > 8 {
+		t.Errorf("rows read out: %d, want only the differing keys' rows of one shard", r.RowsTransferred)
+	}
+	var text strings.Builder
+	if err := r.WriteText(&text, reconcile.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "shards") {
+		t.Errorf("text names no shards:\n%s", text.String())
+	}
+	js, _ := json.Marshal(r)
+	if !strings.Contains(string(js), fmt.Sprintf(`"shards":[%d]`, target.Node.Shard)) {
+		t.Errorf("JSON names no shard: %s", js)
+	}
+
+	// identical tables: every shard's figures match, nothing is read out
+	load(t, l, "same_t", orderCols, orderNames, baseRows())
+	s := spec(e)
+	s.New.Relation = "same_t"
+	r = diff(t, s)
 	if r.Differs || r.RowsTransferred != 0 {
 		t.Errorf("identical on the cluster: differs=%v transferred=%d", r.Differs, r.RowsTransferred)
 	}

@@ -41,7 +41,16 @@ func diff(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sums, err := p.summarize(ctx)
+	shards, err := p.shardsOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var sums [2]map[string]*summary
+	if shards != nil {
+		sums, err = p.summarizeShards(ctx, shards)
+	} else {
+		sums, err = p.summarize(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +79,12 @@ func diff(ctx context.Context, spec Spec) (*Result, error) {
 		// Only differing partitions are joined; when that is every partition, no filter is
 		// needed. (Rows of a NULL partition match nothing, so it must be filtered out.)
 		everyPartition := len(both) == len(parts) && !nullPartition
-		n, err := p.rowDiff(ctx, df, both, everyPartition)
+		var n int64
+		if shards != nil {
+			n, err = p.rowDiffShards(ctx, df, shards, both)
+		} else {
+			n, err = p.rowDiff(ctx, df, both, everyPartition)
+		}
 		if err == nil {
 			err = df.err
 		}

@@ -127,6 +127,9 @@ type Partition struct {
 	// Reasons say which expectation an unexpected partition breaks.
 	Reasons []string `json:"reasons,omitempty"`
 	Samples *Samples `json:"samples,omitempty"`
+	// Shards are the shards of a ClickHouse cluster (numbers as in system.clusters) on which the
+	// partition differs, when the diff compared shard by shard (see shards.go).
+	Shards []int `json:"shards,omitempty"`
 
 	nullKeysAlike bool // the rows with a NULL key are the same on both sides
 }

@@ -43,6 +43,11 @@ func (r *Result) WriteText(w io.Writer, opt TextOptions) error {
 		head = append(head, m+"_pct")
 	}
 	head = append(head, "checksum", "verdict")
+	// On a cluster diffed shard by shard, the shards each partition differs on.
+	sharded := slices.ContainsFunc(r.Partitions, func(p *Partition) bool { return len(p.Shards) > 0 })
+	if sharded {
+		head = append(head, "shards")
+	}
 	rows := [][]string{head}
 	shown := 0
 	for _, p := range r.Partitions {
@@ -63,7 +68,15 @@ func (r *Result) WriteText(w io.Writer, opt TextOptions) error {
 		case !p.ChecksumMatch:
 			check = "differs"
 		}
-		rows = append(rows, append(row, check, p.Verdict))
+		row = append(row, check, p.Verdict)
+		if sharded {
+			var on []string
+			for _, n := range p.Shards {
+				on = append(on, strconv.Itoa(n))
+			}
+			row = append(row, strings.Join(on, ","))
+		}
+		rows = append(rows, row)
 	}
 	if shown > 0 {
 		writeTable(b, rows)

@@ -58,7 +58,14 @@ func (r *Rule) explainKind() string {
 		if r.Partition != "" {
 			scope = "within each " + r.Partition
 		}
-		return fmt.Sprintf("passes when no (%s) occurs twice %s; rows with a NULL key are ignored", strings.Join(r.Columns, ", "), scope)
+		s := fmt.Sprintf("passes when no (%s) occurs twice %s; rows with a NULL key are ignored", strings.Join(r.Columns, ", "), scope)
+		switch {
+		case r.shardedBy != "" && r.shardLocal:
+			s += fmt.Sprintf("; on the cluster the rows are sharded by %s, which only the key's columns decide, so all rows of one key are on one shard and each shard's duplicates are its own", r.shardedBy)
+		case r.shardedBy != "":
+			s += fmt.Sprintf("; on the cluster the rows are sharded by %s, so the rows of one key can be on different shards: the check must see every shard's rows, and groups over the Distributed table, whose entry node merges the shards' groups before counting", r.shardedBy)
+		}
+		return s
 	case Totals:
 		if len(r.GroupBy) > 0 {
 			per += " and " + strings.Join(r.GroupBy, ", ")

@@ -331,8 +331,32 @@ func (v *validator) rule(r *Rule) {
 			}
 		}
 	}
+	if r.Kind == Uniqueness {
+		v.sharding(r, e)
+	}
 	if r.Reference.IsSet() && (measureOK || r.Reference.Measure != "" || r.Reference.Select != "") {
 		v.reference(r)
+	}
+}
+
+// sharding reads, for a uniqueness rule on a cluster, how the table's rows are spread over the
+// shards, for Explain; the check itself groups over the Distributed table either way.
+func (v *validator) sharding(r *Rule, e tsql.Engine) {
+	sr, ok := e.(tsql.ShardReader)
+	if !ok {
+		return
+	}
+	sh, err := sr.ShardsOf(v.ctx, r.Table)
+	if err != nil || sh == nil {
+		return // not a Distributed table (or no shard answers now): read whole, as on one server
+	}
+	r.shardedBy = sh.Key
+	if r.shardedBy == "" {
+		r.shardedBy = "rand()"
+	}
+	r.shardLocal = len(sh.KeyColumns) > 0
+	for _, c := range sh.KeyColumns {
+		r.shardLocal = r.shardLocal && slices.ContainsFunc(r.Columns, func(k string) bool { return strings.EqualFold(k, c) })
 	}
 }
 

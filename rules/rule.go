@@ -120,6 +120,10 @@ type Rule struct {
 	parentRows    int64     // relationships: the parent's rows, when parentCounted
 	parentCounted bool
 	refPartType   tsql.Type
+	// uniqueness on a ClickHouse cluster: the table's sharding key, and whether only the rule's
+	// key columns decide it (then a key's rows are all on one shard)
+	shardedBy  string
+	shardLocal bool
 }
 
 // Threshold is a warn_if or error_if condition on a rule's violations: a count (> 10) or a

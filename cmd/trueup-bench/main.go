@@ -32,6 +32,7 @@ func benches() []bench {
 		{"backfill/rebuild", benchBackfill},
 		{"server/load", benchLoad},
 		{"scale/duckdb", benchScale},
+		{"cluster/check-diff", benchCluster},
 	}
 }
 

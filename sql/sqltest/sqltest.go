@@ -171,13 +171,19 @@ func Cluster(t testing.TB) tsql.Engine {
 // Insert returns once every replica has the rows, so a read right after sees them all.
 func ClusterLoader(e tsql.Engine) tsql.Engine { return clusterLoader{Engine: e, c: e.(tsql.Cluster)} }
 
+// ClusterLoaderBy is ClusterLoader with rows sharded by a hash of the columns key.
+func ClusterLoaderBy(e tsql.Engine, key ...string) tsql.Engine {
+	return clusterLoader{Engine: e, c: e.(tsql.Cluster), key: key}
+}
+
 type clusterLoader struct {
 	tsql.Engine
-	c tsql.Cluster
+	c   tsql.Cluster
+	key []string
 }
 
 func (l clusterLoader) CreateTable(ctx context.Context, table string, cols []tsql.Column, partition string, order []string) error {
-	v := tsql.ClusterTable{Name: table, Version: 1, Columns: cols, Partition: partition, Order: order}
+	v := tsql.ClusterTable{Name: table, Version: 1, Columns: cols, Partition: partition, Order: order, ShardingKey: l.key}
 	if err := l.c.CreateVersion(ctx, v); err != nil {
 		return err
 	}
