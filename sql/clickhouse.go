@@ -189,11 +189,7 @@ func (d chDialect) tableClause(engine, partition string, order []string) string 
 }
 
 func (e *chEngine) CreateTable(ctx context.Context, table string, cols []Column, partition string, order []string) error {
-	defs := make([]string, len(cols))
-	for i, c := range cols {
-		defs[i] = e.dialect.Quote(c.Name) + " " + chType(c)
-	}
-	return e.Exec(ctx, "CREATE TABLE "+e.dialect.QuoteRelation(table)+" ("+strings.Join(defs, ", ")+")"+e.tableClause(partition, order))
+	return e.Exec(ctx, "CREATE TABLE "+e.dialect.QuoteRelation(table)+" ("+strings.Join(e.dialect.columnDefs(cols), ", ")+")"+e.tableClause(partition, order))
 }
 
 func (e *chEngine) CreateTableAs(ctx context.Context, table, partition string, order []string, query string, args ...any) error {

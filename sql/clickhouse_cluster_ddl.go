@@ -19,43 +19,40 @@ type clusterDDL struct {
 	replicated bool
 }
 
-// createVersionStatements are the statements that create t's local tables and its Distributed
-// table. key is the sharding expression (from the server, or built from quoted column names).
-func (d chDialect) createVersionStatements(x clusterDDL, t ClusterTable, key string) []string {
+// createDistributedStatements are the statements that create a table on the cluster: local
+// tables name_local on every node with the column definitions defs (ReplicatedMergeTree where
+// x has replicas), and the Distributed table name over them, sharding rows by key (from the
+// server, or built from quoted column names). A version is such a table (ClusterTable), and so
+// is a table CreateTable or CreateTableAs makes.
+func (d chDialect) createDistributedStatements(x clusterDDL, name string, defs []string, partition string, order []string, key string) []string {
 	on := ""
 	if x.onCluster {
 		on = " ON CLUSTER " + d.Quote(x.cluster)
 	}
-	local := d.QuoteRelation(x.database + "." + t.Local())
-	defs := make([]string, len(t.Columns))
-	for i, c := range t.Columns {
-		defs[i] = d.Quote(c.Name) + " " + chType(c)
-	}
+	localName := name + "_local"
+	local := d.QuoteRelation(x.database + "." + localName)
 	engine := "MergeTree()"
 	if x.replicated {
 		// The replicas of one shard share a path; {shard} and {replica} are each node's macros.
-		path, _ := d.Literal(String("/clickhouse/tables/{shard}/" + x.database + "/" + t.Local()))
+		path, _ := d.Literal(String("/clickhouse/tables/{shard}/" + x.database + "/" + localName))
 		engine = "ReplicatedMergeTree(" + path + ", '{replica}')"
 	}
-	clause := d.tableClause(engine, t.Partition, t.Order)
+	clause := d.tableClause(engine, partition, order)
 	lit := func(s string) string { v, _ := d.Literal(String(s)); return v }
 	return []string{
 		"CREATE TABLE " + local + on + " (" + strings.Join(defs, ", ") + ")" + clause,
-		"CREATE TABLE " + d.QuoteRelation(x.database+"."+t.Distributed()) + on + " AS " + local +
-			" ENGINE = Distributed(" + lit(x.cluster) + ", " + lit(x.database) + ", " + lit(t.Local()) + ", " + key + ")",
+		"CREATE TABLE " + d.QuoteRelation(x.database+"."+name) + on + " AS " + local +
+			" ENGINE = Distributed(" + lit(x.cluster) + ", " + lit(x.database) + ", " + lit(localName) + ", " + key + ")",
 	}
 }
 
-// dropVersionStatements undo createVersionStatements.
-func (d chDialect) dropVersionStatements(x clusterDDL, t ClusterTable) []string {
-	on := ""
-	if x.onCluster {
-		on = " ON CLUSTER " + d.Quote(x.cluster)
+// columnDefs are the column definitions of a table of cols, each column's type from its kind.
+func (d chDialect) columnDefs(cols []Column) []string {
+	defs := make([]string, len(cols))
+	for i, c := range cols {
+		defs[i] = d.Quote(c.Name) + " " + chType(c)
 	}
-	return []string{
-		"DROP TABLE IF EXISTS " + d.QuoteRelation(x.database+"."+t.Distributed()) + on,
-		"DROP TABLE IF EXISTS " + d.QuoteRelation(x.database+"."+t.Local()) + on,
-	}
+	return defs
 }
 
 // shardingKey is the expression rows of cols are sharded by.
@@ -127,23 +124,38 @@ func (c *chCluster) ddlPlace() clusterDDL {
 
 func (c *chCluster) CreateVersion(ctx context.Context, t ClusterTable) error {
 	op := "create " + t.Distributed()
+	key := c.dialect.shardingKey(t.ShardingKey)
+	if len(t.ShardingKey) == 0 {
+		var err error
+		if key, err = c.liveKey(ctx, t.Name); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	x := c.ddlPlace()
+	return c.createDistributed(ctx, op, t.Distributed(),
+		c.dialect.createDistributedStatements(x, t.Distributed(), c.dialect.columnDefs(t.Columns), t.Partition, t.Order, key))
+}
+
+// createDistributed runs stmts, which create the Distributed table name and its local tables
+// name_local (createDistributedStatements, createLikeStatements), where the cluster runs DDL,
+// after checking that every node answers and holds neither: what a failed create drops must be
+// its own. Nothing half-made stays when it fails.
+func (c *chCluster) createDistributed(ctx context.Context, op, name string, stmts []string) error {
 	nodes, err := c.ready(ctx, op)
 	if err != nil {
 		return err
 	}
-	ci := c.snapshot()
-	if ci.Replicas > 1 && !ci.DistributedDDL {
+	if ci := c.snapshot(); ci.Replicas > 1 && !ci.DistributedDDL {
 		return fault.New(fault.Refused, "%s: cluster %s has replicas but no ZooKeeper, so its tables cannot replicate", op, c.name)
 	}
-	// What a failed create drops must be its own: refuse a version any node has already.
 	err = each(nodes, func(n *chNode) error {
-		for _, name := range []string{t.Local(), t.Distributed()} {
-			ok, err := n.eng.exists(ctx, name)
+		for _, t := range []string{name + "_local", name} {
+			ok, err := n.eng.exists(ctx, t)
 			if err != nil {
 				return err
 			}
 			if ok {
-				return fault.New(fault.Conflict, "%s exists already", name)
+				return fault.New(fault.Conflict, "%s exists already", t)
 			}
 		}
 		return nil
@@ -151,58 +163,25 @@ func (c *chCluster) CreateVersion(ctx context.Context, t ClusterTable) error {
 	if err != nil {
 		return fault.Mark(fault.Of(err), fmt.Errorf("%s: %w; nothing was changed on any node", op, err))
 	}
-	key := c.dialect.shardingKey(t.ShardingKey)
-	if len(t.ShardingKey) == 0 {
-		if key, err = c.liveKey(ctx, t.Name); err != nil {
-			return fmt.Errorf("%s: %w", op, err)
-		}
-	}
 	x := c.ddlPlace()
-	stmts := c.dialect.createVersionStatements(x, t, key)
-	run := func(stmts []string) error {
-		if x.onCluster {
-			// Each waits until every node has run it (or the server's distributed_ddl_task_timeout).
-			for _, s := range stmts {
-				if err := c.Exec(ctx, s); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		return each(nodes, func(n *chNode) error {
-			for _, s := range stmts {
-				if err := n.eng.Exec(ctx, s); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	if err := run(stmts); err != nil {
-		// Nothing half-made stays: drop what any node created, on a context of its own.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		drops := c.dialect.dropVersionStatements(x, t)
-		var derr error
-		if x.onCluster {
-			for _, s := range drops {
-				derr = errors.Join(derr, c.Exec(ctx, s))
-			}
-		} else {
-			derr = each(nodes, func(n *chNode) error {
-				var e error
-				for _, s := range drops {
-					e = errors.Join(e, n.eng.Exec(ctx, s))
-				}
-				return e
-			})
-		}
-		if derr != nil {
-			return fmt.Errorf("%s: %w; dropping what it created failed too: %v", op, err, derr)
-		}
-		return fmt.Errorf("%s: %w", op, err)
+	// ON CLUSTER, each statement waits until every node has run it (or the server's
+	// distributed_ddl_task_timeout).
+	if err := c.runDDL(ctx, nodes, x, stmts); err != nil {
+		return c.undoCreate(ctx, op, nodes, name, err)
 	}
 	return nil
+}
+
+// undoCreate drops, on a context of its own, what a create of name that failed with err made on
+// any node, and says so in the error it returns.
+func (c *chCluster) undoCreate(ctx context.Context, op string, nodes []*chNode, name string, err error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	x := c.ddlPlace()
+	if derr := c.runDDL(ctx, nodes, x, c.dialect.dropLikeStatements(x, name, name+"_local")); derr != nil {
+		return fmt.Errorf("%s: %w; dropping what it created failed too: %v", op, err, derr)
+	}
+	return fmt.Errorf("%s: %w", op, err)
 }
 
 // liveKey is the sharding key of the Distributed table the view name reads now, "rand()" when
@@ -285,6 +264,10 @@ func (c *chCluster) TidyViews(ctx context.Context, views []string) ([]string, er
 
 // WriteMark of a Distributed table is its local tables' parts on every node, node by node: a
 // write through any node to any shard changes it. Every node must answer, or no mark is given.
+func clusterRefusal(op string) error {
+	return fault.New(fault.Refused, "%s: not supported on a ClickHouse cluster target", op)
+}
+
 func (c *chCluster) WriteMark(ctx context.Context, table string) (string, error) {
 	where, args := systemTableWhere(table, "name")
 	res, err := c.Query(ctx, "SELECT engine, engine_full FROM system.tables WHERE "+where, args...)

@@ -33,7 +33,7 @@ func TestClusterStatementsGolden(t *testing.T) {
 				where = "-- once, from the entry node\n"
 			}
 			b.WriteString(where)
-			for _, s := range d.createVersionStatements(tc.place, table, d.shardingKey([]string{"id"})) {
+			for _, s := range d.createDistributedStatements(tc.place, table.Distributed(), d.columnDefs(table.Columns), table.Partition, table.Order, d.shardingKey([]string{"id"})) {
 				b.WriteString(s + ";\n")
 			}
 			prepare, swap, cleanup := d.repointPhases(points, map[string]bool{"orders": true}, "abc")
@@ -47,7 +47,7 @@ func TestClusterStatementsGolden(t *testing.T) {
 				}
 			}
 			b.WriteString("-- undo a failed create\n")
-			for _, s := range d.dropVersionStatements(tc.place, table) {
+			for _, s := range d.dropLikeStatements(tc.place, table.Distributed(), table.Local()) {
 				b.WriteString(s + ";\n")
 			}
 			golden.Check(t, tc.file, b.String())

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 	"trueup/fault"
 )
 
@@ -434,14 +433,10 @@ func (c *chCluster) runDDL(ctx context.Context, nodes []*chNode, x clusterDDL, s
 // CreateTableLike creates table as a Distributed table over local tables table_local on every
 // node, laid out like those of src (a Distributed table): the same columns, partition key,
 // ordering and sharding key, ReplicatedMergeTree where the cluster has replicas. Every node must
-// answer; nothing is left when it fails.
+// answer and hold neither table; nothing is left when it fails.
 func (c *chCluster) CreateTableLike(ctx context.Context, table, src string) error {
 	op := "create " + table + " like " + src
 	from, err := c.distributed(ctx, src, op)
-	if err != nil {
-		return err
-	}
-	nodes, err := c.ready(ctx, op)
 	if err != nil {
 		return err
 	}
@@ -458,16 +453,7 @@ func (c *chCluster) CreateTableLike(ctx context.Context, table, src string) erro
 	if parts := splitRelation(srcLocal); len(parts) == 2 {
 		srcLocal = parts[1]
 	}
-	stmts := c.dialect.createLikeStatements(x, table, srcLocal, engineTail(AsText(res.Rows[0][0])), from.key)
-	if err := c.runDDL(ctx, nodes, x, stmts); err != nil {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if derr := c.runDDL(dctx, nodes, x, c.dialect.dropLikeStatements(x, table, table+"_local")); derr != nil {
-			return fmt.Errorf("%s: %w; dropping what it created failed too: %v", op, err, derr)
-		}
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	return nil
+	return c.createDistributed(ctx, op, table, c.dialect.createLikeStatements(x, table, srcLocal, engineTail(AsText(res.Rows[0][0])), from.key))
 }
 
 // DropTable drops table on every node, and its local tables when it is a Distributed table (or,

@@ -1,0 +1,16 @@
+-- create table customers, on every node
+CREATE TABLE `shop`.`customers_local` (`customer_id` Int64, `region` String, `signup` Date) ENGINE = MergeTree() ORDER BY (`customer_id`);
+CREATE TABLE `shop`.`customers` AS `shop`.`customers_local` ENGINE = Distributed('trueup', 'shop', 'customers_local', cityHash64(`customer_id`));
+-- create table events (no order key), on every node
+CREATE TABLE `shop`.`events_local` (`customer_id` Int64) ENGINE = MergeTree() ORDER BY tuple();
+CREATE TABLE `shop`.`events` AS `shop`.`events_local` ENGINE = Distributed('trueup', 'shop', 'events_local', rand());
+-- create table orders__v1 as a query, on every node
+CREATE TABLE `shop`.`orders__v1_local` (`order_id` Int64, `order_date` Date, `amount` Nullable(Decimal(18, 2))) ENGINE = MergeTree() PARTITION BY `order_date` ORDER BY (`order_id`, `order_date`);
+CREATE TABLE `shop`.`orders__v1` AS `shop`.`orders__v1_local` ENGINE = Distributed('trueup', 'shop', 'orders__v1_local', cityHash64(`order_id`));
+-- fill it through the Distributed table, from the entry node (then SYSTEM SYNC REPLICA on each replica)
+INSERT INTO `shop`.`orders__v1` SELECT * FROM (
+SELECT order_id, order_date, sum(amount) AS amount FROM orders_raw WHERE order_date >= ? AND order_date < ? GROUP BY order_id, order_date
+);
+-- undo a create or fill that failed, on every node
+DROP TABLE IF EXISTS `shop`.`orders__v1`;
+DROP TABLE IF EXISTS `shop`.`orders__v1_local`;
