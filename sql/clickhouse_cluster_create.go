@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"trueup/fault"
 )
@@ -36,7 +37,7 @@ func (c *chCluster) CreateTable(ctx context.Context, table string, cols []Column
 // rows as the entry node describes them (their types as written there, as one server's
 // CREATE TABLE … AS SELECT keeps them), and fills it with query's rows through the Distributed
 // table: the insert returns once every shard holds its rows (the cluster connection's
-// insert_distributed_sync), and then every other replica is synced. When the fill fails, the
+// insert_distributed_sync) and every other replica has them (Exec). When the fill fails, the
 // tables are dropped again on every node.
 func (c *chCluster) CreateTableAs(ctx context.Context, table, partition string, order []string, query string, args ...any) error {
 	op := "create " + table + " as a query"
@@ -53,16 +54,10 @@ func (c *chCluster) CreateTableAs(ctx context.Context, table, partition string, 
 	if err := c.createDistributed(ctx, op, table, stmts); err != nil {
 		return err
 	}
-	fill := func() error {
-		if err := c.Exec(ctx, c.dialect.fillStatement(x, table, query), args...); err != nil {
-			return err
-		}
-		return c.syncReplicas(ctx, table+"_local")
-	}
-	if err := fill(); err != nil {
+	if err := c.Exec(ctx, c.dialect.fillStatement(x, table, query), args...); err != nil {
 		nodes, rerr := c.ready(ctx, op)
 		if rerr != nil {
-			return fmt.Errorf("%s: %w; %s_local and %s are left on the nodes that answer (trueup drop %s drops them): %v", op, err, table, table, table, rerr)
+			return fmt.Errorf("%s: %w; %s and %s_local are left on the nodes that answer, not every node does: %v", op, err, table, table, rerr)
 		}
 		return c.undoCreate(ctx, op, nodes, table, err)
 	}
@@ -91,6 +86,50 @@ func (c *chCluster) Insert(ctx context.Context, table string, cols []string, row
 		return err
 	}
 	return c.syncReplicas(ctx, dist.local)
+}
+
+// Exec runs query through the entry node. An INSERT into a Distributed table of the cluster
+// (a pipeline's own INSERT … SELECT) returns, as Insert does, once every replica has the rows.
+func (c *chCluster) Exec(ctx context.Context, query string, args ...any) error {
+	if err := c.chEngine.Exec(ctx, query, args...); err != nil {
+		return err
+	}
+	table := insertTarget(query)
+	if table == "" || !c.replicated() {
+		return nil
+	}
+	dist, err := c.distributed(ctx, table, "insert into "+table)
+	if k := fault.Of(err); k == fault.Refused || k == fault.NotFound {
+		return nil // not a Distributed table (or a table function): nothing to sync
+	}
+	if err != nil {
+		return err
+	}
+	return c.syncReplicas(ctx, dist.local)
+}
+
+// insertTarget is the table an INSERT INTO statement writes ("db.table" when it names the
+// database), "" for any other statement.
+func insertTarget(query string) string {
+	toks := Lex(query)
+	word := func(i int, w string) bool {
+		return i < len(toks) && !toks[i].Quoted() && strings.EqualFold(toks[i].Text, w)
+	}
+	if !word(0, "INSERT") || !word(1, "INTO") {
+		return ""
+	}
+	i := 2
+	if word(i, "TABLE") {
+		i++
+	}
+	if word(i, "FUNCTION") || i >= len(toks) {
+		return ""
+	}
+	name := toks[i].Ident()
+	if i+2 < len(toks) && toks[i+1].Text == "." {
+		name += "." + toks[i+2].Ident()
+	}
+	return name
 }
 
 // syncReplicas waits until every replica that answers of every shard has the rows written to

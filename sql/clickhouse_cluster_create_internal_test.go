@@ -53,3 +53,18 @@ func TestClusterCreateStatementsGolden(t *testing.T) {
 		})
 	}
 }
+
+func TestInsertTarget(t *testing.T) {
+	for in, want := range map[string]string{
+		"INSERT INTO `orders__v2` (a, b) SELECT a, b FROM raw": "orders__v2",
+		"insert into table shop.`my t` SELECT 1":               "shop.my t",
+		"-- load\nINSERT INTO t VALUES (1)":                    "t",
+		"INSERT INTO FUNCTION remote('h', db.t) SELECT 1":      "",
+		"SELECT * FROM t":            "",
+		"CREATE TABLE t AS SELECT 1": "",
+	} {
+		if got := insertTarget(in); got != want {
+			t.Errorf("insertTarget(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
