@@ -191,15 +191,6 @@ func (l clusterLoader) CreateTable(ctx context.Context, table string, cols []tsq
 }
 
 func (l clusterLoader) Insert(ctx context.Context, table string, cols []string, rows [][]any) error {
-	v := tsql.ClusterTable{Name: table, Version: 1}
-	if err := l.Engine.Insert(ctx, v.Distributed(), cols, rows); err != nil {
-		return err
-	}
-	if l.Info().Cluster.Replicas < 2 {
-		return nil
-	}
-	// the Distributed table reads any one replica of a shard: let each have the rows
-	return l.c.OnNodes(ctx, func(ctx context.Context, _ tsql.Node, e tsql.Engine) error {
-		return e.Exec(ctx, "SYSTEM SYNC REPLICA "+e.Dialect().Quote(v.Local()))
-	})
+	// into the Distributed table, which returns once every replica has the rows
+	return l.Engine.Insert(ctx, tsql.ClusterTable{Name: table, Version: 1}.Distributed(), cols, rows)
 }
