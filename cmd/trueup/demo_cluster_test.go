@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,6 +66,7 @@ func TestDemoOnCluster(t *testing.T) {
 		}
 	}
 	sameCounts("built")
+	built := counts("cluster")
 
 	// Each table is a Distributed table over local tables on every node, each shard holding part
 	// of its rows: one replica of each shard adds up to the whole.
@@ -159,5 +161,13 @@ func TestDemoOnCluster(t *testing.T) {
 	sameCounts("swapped")
 	if v := sameChecks("swapped"); v.code != exitOK || v.rules["matches_raw"] != "pass" {
 		t.Errorf("swapped: check: exit %d, %v; want matches_raw passing", v.code, v.rules)
+	}
+
+	// --fresh drops the demo's tables, every version's, on every node, and builds it again.
+	if code, _, errs := cli(t, "--target", url, "demo", "--dir", dirs["cluster"], "--rows", "5000", "--write-only", "--fresh"); code != exitOK {
+		t.Fatalf("demo --fresh on the cluster: exit %d: %s", code, errs)
+	}
+	if again := counts("cluster"); !maps.Equal(again, built) {
+		t.Errorf("rebuilt with --fresh: %v, first built %v", again, built)
 	}
 }
