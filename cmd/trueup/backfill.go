@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,8 +20,8 @@ import (
 
 const backfillUsage = "backfill plan|dry-run|run|status|resume|retry|cancel|verify NAME, or backfill history"
 
-func runBackfill(ctx context.Context, e *env, args []string) error {
-	verb, fs, err := e.verbFlags(args, backfillUsage)
+func runBackfill(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
+	verb, err := verbFlags(fs, args, backfillUsage)
 	if err != nil {
 		return err
 	}

@@ -67,14 +67,14 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// verbFlags is the verb of a command that takes one first (trueup backfill run NAME) and its
-// flag set, named after both; without a verb it is bad usage, usage the line that says so.
-func (e *env) verbFlags(args []string, usage string) (string, *flag.FlagSet, error) {
+// verbFlags is the verb of a command that takes one first (trueup backfill run NAME), naming the
+// command's flag set fs after both; without a verb it is bad usage, usage the line that says so.
+func verbFlags(fs *flag.FlagSet, args []string, usage string) (string, error) {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return "", nil, usagef("usage: trueup %s", usage)
+		return "", usagef("usage: trueup %s", usage)
 	}
-	noun, _, _ := strings.Cut(usage, " ")
-	return args[0], e.flags(noun + " " + args[0]), nil
+	fs.Init(fs.Name()+" "+args[0], flag.ContinueOnError)
+	return args[0], nil
 }
 
 // formatFlag is a command's --format, text or json; oneTable, or checkFormat after parsing,

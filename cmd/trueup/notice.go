@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,8 +20,8 @@ import (
 
 const noticeUsage = "notice list [--table T] [--state S] | show ID | edit ID --planned-swap TIME | announce ID [--planned-swap TIME] | withdraw ID [--reason TEXT] | complete ID | deliver"
 
-func runNotice(ctx context.Context, e *env, args []string) error {
-	verb, fs, err := e.verbFlags(args, noticeUsage)
+func runNotice(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
+	verb, err := verbFlags(fs, args, noticeUsage)
 	if err != nil {
 		return err
 	}

@@ -21,8 +21,7 @@ import (
 	"trueup/views"
 )
 
-func runVersions(ctx context.Context, e *env, args []string) error {
-	fs := e.flags("versions")
+func runVersions(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	format := formatFlag(fs)
 	retire := fs.String("retire", "", "retire (drop) this version, e.g. v1; never the live version or the rollback target")
 	reason := fs.String("reason", "", "with --retire: why")
