@@ -83,10 +83,8 @@ func oneTable(fs *flag.FlagSet, args []string, usage string) (string, error) {
 	if len(pos) != 1 || pos[0] == "" {
 		return "", usagef("usage: trueup %s", usage)
 	}
-	if f := fs.Lookup("format"); f != nil {
-		if err := checkFormat(strings.Fields(usage)[0], f.Value.String()); err != nil {
-			return "", err
-		}
+	if err := checkFormat(fs, usage); err != nil {
+		return "", err
 	}
 	return pos[0], nil
 }
