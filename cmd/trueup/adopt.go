@@ -17,11 +17,7 @@ func runAdopt(ctx context.Context, e *env, fs *flag.FlagSet, args []string) erro
 	undo := fs.Bool("undo", false, "reverse an adopt: TABLE__v1 goes back under TABLE's name (only while v1 is the only version)")
 	reason := fs.String("reason", "", "why, for the audit log")
 	format := formatFlag(fs)
-	table, err := oneTable(fs, args, "adopt TABLE [--partition COL] [--grain day|hour|month] [--undo] [--reason TEXT]")
-	if err != nil {
-		return err
-	}
-	t, done, err := tableOps(ctx, e, false)
+	table, t, done, err := openTable(ctx, e, fs, args, "adopt TABLE [--partition COL] [--grain day|hour|month] [--undo] [--reason TEXT]")
 	if err != nil {
 		return err
 	}

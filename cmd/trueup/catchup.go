@@ -15,11 +15,7 @@ import (
 func runCatchUp(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	dryRun := fs.Bool("dry-run", false, "list what would be carried, change nothing (exit 1 when there is any)")
 	format := formatFlag(fs)
-	table, err := oneTable(fs, args, "catch-up TABLE [--dry-run] [--format text|json]")
-	if err != nil {
-		return err
-	}
-	t, done, err := tableOps(ctx, e, false)
+	table, t, done, err := openTable(ctx, e, fs, args, "catch-up TABLE [--dry-run] [--format text|json]")
 	if err != nil {
 		return err
 	}

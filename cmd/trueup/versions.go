@@ -89,6 +89,17 @@ func oneTable(fs *flag.FlagSet, args []string, usage string) (string, error) {
 	return pos[0], nil
 }
 
+// openTable is oneTable, then the table operations (tableOps, without notices) to run on the
+// table it names.
+func openTable(ctx context.Context, e *env, fs *flag.FlagSet, args []string, usage string) (string, ops.Tables, *opsDone, error) {
+	table, err := oneTable(fs, args, usage)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	t, done, err := tableOps(ctx, e, false)
+	return table, t, done, err
+}
+
 // tableOps is the table operations a command runs: through the server with --server, else over
 // the project's views services, recovered first as start-up does (an intent a crash left
 // without an outcome is settled, each repair said on stderr). With notify, swaps and rollbacks
