@@ -159,25 +159,9 @@ func (c *chCluster) CreateVersion(ctx context.Context, t ClusterTable) error {
 	}
 	x := c.ddlPlace()
 	stmts := c.dialect.createVersionStatements(x, t, key)
-	run := func(stmts []string) error {
-		if x.onCluster {
-			// Each waits until every node has run it (or the server's distributed_ddl_task_timeout).
-			for _, s := range stmts {
-				if err := c.Exec(ctx, s); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		return each(nodes, func(n *chNode) error {
-			for _, s := range stmts {
-				if err := n.eng.Exec(ctx, s); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
+	// ON CLUSTER, each statement waits until every node has run it (or the server's
+	// distributed_ddl_task_timeout).
+	run := func(stmts []string) error { return c.runDDL(ctx, nodes, x, stmts) }
 	if err := run(stmts); err != nil {
 		// Nothing half-made stays: drop what any node created, on a context of its own.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
