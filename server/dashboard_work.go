@@ -77,7 +77,7 @@ func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.
 		}
 		if views.Mixed(l.Nodes) {
 			w.AwaitSwap = append(w.AwaitSwap, page.WorkItem{Name: t.Name, Href: tableHref(t.Name, l.Target), Status: "half done",
-				Detail: fmt.Sprintf("the nodes of %s read different versions: trueup swap %s --resume completes it, --resume --undo puts it back", l.Target, t.Name)})
+				Detail: fmt.Sprintf("its nodes read different versions: trueup swap %s --resume completes the swap (with --undo, takes it back)", t.Name)})
 		}
 		for _, v := range l.Versions {
 			if v.State == views.StateValidated && !v.Live {
