@@ -128,13 +128,15 @@ func (r *Runner) validate(ctx context.Context, run *Run, sampled bool) (*Run, er
 	if sampled {
 		state = RunSampled
 	}
-	if err := r.setRun(ctx, run.ID, state, "", v); err != nil {
-		return nil, err
-	}
+	// The versions first, the run's end last: whoever sees the run validated (the backfill's
+	// page, polling) sees its versions validated too, and offers Run again and the swap.
 	if !sampled {
 		if err := r.setVersions(ctx, run, vstate, v); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.setRun(ctx, run.ID, state, "", v); err != nil {
+		return nil, err
 	}
 	outcome := ledger.OutcomeOK
 	if !v.Passed {

@@ -51,11 +51,8 @@ func (a *Auth) UnmarshalYAML(node *yaml.Node) error {
 	if node.Tag == "!!null" {
 		return nil
 	}
-	if err := strictKeys(node, "auth", "tokens", "four_eyes"); err != nil {
-		return err
-	}
 	type plain Auth
-	if err := node.Decode((*plain)(a)); err != nil {
+	if err := decodeStrict(node, (*plain)(a), "auth", "tokens", "four_eyes"); err != nil {
 		return err
 	}
 	names, hashes := map[string]bool{}, map[string]string{}
@@ -77,11 +74,8 @@ func (a *Auth) UnmarshalYAML(node *yaml.Node) error {
 
 // UnmarshalYAML decodes and checks one token at its own lines.
 func (t *Token) UnmarshalYAML(node *yaml.Node) error {
-	if err := strictKeys(node, "token", "name", "role", "sha256"); err != nil {
-		return err
-	}
 	type plain Token
-	if err := node.Decode((*plain)(t)); err != nil {
+	if err := decodeStrict(node, (*plain)(t), "token", "name", "role", "sha256"); err != nil {
 		return err
 	}
 	t.line = node.Line

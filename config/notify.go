@@ -101,6 +101,15 @@ func strictKeys(n *yaml.Node, what string, allowed ...string) error {
 	return nil
 }
 
+// decodeStrict decodes mapping n into out, refusing any key but the allowed ones (strictKeys).
+// out is the value's plain type, without its UnmarshalYAML, so that decoding does not recurse.
+func decodeStrict(n *yaml.Node, out any, what string, allowed ...string) error {
+	if err := strictKeys(n, what, allowed...); err != nil {
+		return err
+	}
+	return n.Decode(out)
+}
+
 // valueLine is the line of key's value in mapping n (the mapping's own line when absent).
 func valueLine(n *yaml.Node, key string) int {
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -117,11 +126,8 @@ func (n *Notify) UnmarshalYAML(node *yaml.Node) error {
 	if node.Tag == "!!null" {
 		return nil
 	}
-	if err := strictKeys(node, "notify", "public_url", "webhooks", "email", "subscriptions"); err != nil {
-		return err
-	}
 	type plain Notify
-	if err := node.Decode((*plain)(n)); err != nil {
+	if err := decodeStrict(node, (*plain)(n), "notify", "public_url", "webhooks", "email", "subscriptions"); err != nil {
 		return err
 	}
 	for i := 0; i+1 < len(node.Content); i += 2 {
@@ -161,11 +167,8 @@ func (n *Notify) WebhookNames() []string {
 
 // UnmarshalYAML decodes and checks one webhook.
 func (w *Webhook) UnmarshalYAML(node *yaml.Node) error {
-	if err := strictKeys(node, "webhook", "url", "secret", "kind", "legacy_signature"); err != nil {
-		return err
-	}
 	type plain Webhook
-	if err := node.Decode((*plain)(w)); err != nil {
+	if err := decodeStrict(node, (*plain)(w), "webhook", "url", "secret", "kind", "legacy_signature"); err != nil {
 		return err
 	}
 	if w.URL == "" {
@@ -219,11 +222,8 @@ func (e *Email) check(node *yaml.Node) error {
 
 // UnmarshalYAML decodes and checks one subscription.
 func (s *Subscription) UnmarshalYAML(node *yaml.Node) error {
-	if err := strictKeys(node, "subscription", "table", "exposure", "webhook", "email"); err != nil {
-		return err
-	}
 	type plain Subscription
-	if err := node.Decode((*plain)(s)); err != nil {
+	if err := decodeStrict(node, (*plain)(s), "subscription", "table", "exposure", "webhook", "email"); err != nil {
 		return err
 	}
 	s.line = node.Line

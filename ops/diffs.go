@@ -78,19 +78,9 @@ func (r DiffRequest) Spec() (reconcile.Spec, error) {
 	if r.Samples < 0 || r.Samples > MaxDiffSamples {
 		return spec, fault.New(fault.Invalid, "samples %d: want 0 to %d", r.Samples, MaxDiffSamples)
 	}
-	for _, f := range r.Tolerance {
-		col, x, ok := strings.Cut(f, "=")
-		if !ok {
-			col, x = reconcile.AnyColumn, f
-		}
-		t, err := reconcile.ParseTolerance(x)
-		if err != nil {
-			return spec, fault.New(fault.Invalid, "tolerance %s: %w", f, err)
-		}
-		if spec.Tolerance == nil {
-			spec.Tolerance = map[string]reconcile.Tolerance{}
-		}
-		spec.Tolerance[strings.TrimSpace(col)] = t
+	var err error
+	if spec.Tolerance, err = byColumn("tolerance", r.Tolerance, reconcile.AnyColumn, "", reconcile.ParseTolerance); err != nil {
+		return spec, err
 	}
 	for _, f := range r.Map {
 		from, to, ok := strings.Cut(f, "=")
@@ -106,19 +96,8 @@ func (r DiffRequest) Spec() (reconcile.Spec, error) {
 		}
 		spec.Map[from] = to
 	}
-	for _, f := range r.Precision {
-		col, x, ok := strings.Cut(f, "=")
-		if !ok || strings.TrimSpace(col) == "" {
-			return spec, fault.New(fault.Invalid, "precision %s: want COL=P, e.g. ts=ms or amount=2", f)
-		}
-		p, err := reconcile.ParsePrecision(x)
-		if err != nil {
-			return spec, fault.New(fault.Invalid, "precision %s: %v", f, err)
-		}
-		if spec.Precision == nil {
-			spec.Precision = map[string]tsql.Precision{}
-		}
-		spec.Precision[strings.TrimSpace(col)] = p
+	if spec.Precision, err = byColumn("precision", r.Precision, "", "want COL=P, e.g. ts=ms or amount=2", reconcile.ParsePrecision); err != nil {
+		return spec, err
 	}
 	if strings.TrimSpace(r.Expect) != "" {
 		e, err := reconcile.ParseExpectations(r.Expect)
@@ -128,6 +107,31 @@ func (r DiffRequest) Spec() (reconcile.Spec, error) {
 		spec.Expect = e
 	}
 	return spec, nil
+}
+
+// byColumn reads flags of the form COL=X (what names them in errors) into a map by COL, each X
+// read by parse; nil when there are none. X alone is for column bare, or with bare "" refused,
+// want saying how to write it.
+func byColumn[T any](what string, flags []string, bare, want string, parse func(string) (T, error)) (map[string]T, error) {
+	var out map[string]T
+	for _, f := range flags {
+		col, x, ok := strings.Cut(f, "=")
+		if !ok {
+			col, x = bare, f
+		}
+		if bare == "" && strings.TrimSpace(col) == "" {
+			return nil, fault.New(fault.Invalid, "%s %s: %s", what, f, want)
+		}
+		v, err := parse(x)
+		if err != nil {
+			return nil, fault.New(fault.Invalid, "%s %s: %w", what, f, err)
+		}
+		if out == nil {
+			out = map[string]T{}
+		}
+		out[strings.TrimSpace(col)] = v
+	}
+	return out, nil
 }
 
 // DiffStore keeps diffs (reconcile.Store).

@@ -110,15 +110,11 @@ CFG
 }
 
 stop_zookeeper() {
-	local dir=$1/zookeeper pid i
+	local dir=$1/zookeeper pid
 	[[ -f $dir/pid ]] || return 0
 	pid=$(cat "$dir/pid")
 	if zk_alive "$pid"; then
-		kill -TERM "$pid" 2>/dev/null || true
-		for ((i = 0; i < 100; i++)); do
-			zk_alive "$pid" || break
-			sleep 0.1
-		done
+		signal_and_wait TERM "$pid" zk_alive 100 0.1
 		zk_alive "$pid" && kill -KILL "$pid" 2>/dev/null
 	fi
 	rm -f "$dir/pid"
@@ -272,15 +268,11 @@ node_dir() {
 # kill_node stops a node as a lost one goes: SIGKILL, no shutdown. (A clean stop also takes about
 # 5 s per ReplicatedMergeTree table on 18.16.)
 kill_node() {
-	local node=$1 pid i
+	local node=$1 pid
 	[[ -f $node/pid ]] || die "node in $node is not running"
 	pid=$(cat "$node/pid")
 	if alive "$pid"; then
-		kill -KILL "$pid" 2>/dev/null || true
-		for ((i = 0; i < 100; i++)); do
-			alive "$pid" || break
-			sleep 0.05
-		done
+		signal_and_wait KILL "$pid" alive 100 0.05
 	fi
 	rm -f "$node/pid"
 }

@@ -88,6 +88,17 @@ alive() {
 		grep -q clickhouse "/proc/$pid/cmdline" 2>/dev/null
 }
 
+# signal_and_wait sends signal SIG to PID, then waits while CHECK PID says it lives, TRIES times
+# STEP seconds at the most.
+signal_and_wait() {
+	local sig=$1 pid=$2 check=$3 tries=$4 step=$5 i
+	kill "-$sig" "$pid" 2>/dev/null || true
+	for ((i = 0; i < tries; i++)); do
+		"$check" "$pid" || break
+		sleep "$step"
+	done
+}
+
 write_config() {
 	local dir=$1 native=$2 http=$3 src
 	src=${TRUEUP_CLICKHOUSE_CONFIG:-"$(repo_root)/scripts/clickhouse"}
@@ -195,7 +206,7 @@ start() {
 }
 
 stop_server() {
-	local dir=$1 pid i
+	local dir=$1 pid
 	[[ -f $dir/pid ]] || { log "no pid file in $dir: nothing to stop"; return 0; }
 	pid=$(cat "$dir/pid")
 	if ! alive "$pid"; then
@@ -203,18 +214,10 @@ stop_server() {
 		rm -f "$dir/pid"
 		return 0
 	fi
-	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
-		alive "$pid" || break
-		sleep 0.1
-	done
+	signal_and_wait TERM "$pid" alive $((STOP_TIMEOUT * 10)) 0.1
 	if alive "$pid"; then
 		log "server pid $pid still running after ${STOP_TIMEOUT}s: SIGKILL"
-		kill -KILL "$pid" 2>/dev/null || true
-		for ((i = 0; i < 50; i++)); do
-			alive "$pid" || break
-			sleep 0.1
-		done
+		signal_and_wait KILL "$pid" alive 50 0.1
 	fi
 	rm -f "$dir/pid"
 }

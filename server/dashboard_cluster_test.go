@@ -87,4 +87,24 @@ func TestTablePageClusterNodes(t *testing.T) {
 	if doc.Find(`[data-testid="nodes-mixed"], [data-testid="nodes-down"]`).Length() != 0 {
 		t.Error("a banner about the nodes, with every node on v1")
 	}
+
+	// One node alone switched to v2, as a swap that lost the others part-way leaves it: the
+	// table's page says so, and the dashboard lists it as needing attention.
+	v2 := tsql.ClusterTable{Name: "orders", Version: 2, Columns: []tsql.Column{{Name: "id", Kind: tsql.TypeInt}}, Order: []string{"id"}}
+	if err := e.(tsql.Cluster).CreateVersion(ctx, v2); err != nil {
+		t.Fatal(err)
+	}
+	first := e.Info().Cluster.Nodes[0].Addr
+	if _, err := e.(tsql.NodeRepointer).RepointNodes(ctx, []tsql.ViewPoint{{View: "orders", Table: v2.Distributed()}}, []string{first}); err != nil {
+		t.Fatal(err)
+	}
+	doc = getPage(t, ts.URL+"/tables/orders?target=lake", http.StatusOK)
+	if doc.Find(`[data-testid="nodes-mixed"]`).Length() != 1 {
+		t.Error("no banner saying the nodes read different versions")
+	}
+	dash := getPage(t, ts.URL+"/", http.StatusOK)
+	item := dash.Find(`[data-testid="work-swaps"] [data-testid="work-item"][data-name="orders"]`)
+	if got := text(item.Find(".status")); got != "half done" {
+		t.Errorf("dashboard's work item for orders: status %q, want half done (section: %q)", got, text(dash.Find(`[data-testid="work"]`)))
+	}
 }

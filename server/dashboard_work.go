@@ -75,6 +75,10 @@ func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.
 			recent[fmt.Sprintf("%s\x00%d", l.Target, p.ID)] = page.RecentPublish{PublishRow: publishRow(p),
 				Table: p.Table, Href: tableHref(p.Table, l.Target), StartedAt: p.StartedAt}
 		}
+		if views.Mixed(l.Nodes) {
+			w.AwaitSwap = append(w.AwaitSwap, page.WorkItem{Name: t.Name, Href: tableHref(t.Name, l.Target), Status: "half done",
+				Detail: fmt.Sprintf("its nodes read different versions: trueup swap %s --resume completes the swap (with --undo, takes it back)", t.Name)})
+		}
 		for _, v := range l.Versions {
 			if v.State == views.StateValidated && !v.Live {
 				w.AwaitSwap = append(w.AwaitSwap, page.WorkItem{Name: t.Name + " " + v.Name(), Status: "validated",

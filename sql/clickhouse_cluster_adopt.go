@@ -72,27 +72,6 @@ func (d chDialect) nameSwitch(name, next string) (swap, cleanup []string) {
 		[]string{d.Drop(old, false)}
 }
 
-// clusterRun runs stmts ON CLUSTER from the entry when the nodes share a ZooKeeper, else on
-// every node at once.
-func (c *chCluster) clusterRun(ctx context.Context, nodes []*chNode, stmts []string) error {
-	if c.ddl {
-		for _, s := range stmts {
-			if err := c.Exec(ctx, s); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return each(nodes, func(n *chNode) error {
-		for _, s := range stmts {
-			if err := n.eng.Exec(ctx, s); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
 // onEvery runs stmts on every node at once.
 func onEvery(ctx context.Context, nodes []*chNode, stmts []string) error {
 	return each(nodes, func(n *chNode) error {
@@ -227,13 +206,13 @@ func (c *chCluster) AdoptTable(ctx context.Context, table, version string) error
 		defer cancel()
 		return onEvery(ctx, nodes, stmts)
 	}
-	if err := c.clusterRun(ctx, nodes, create); err != nil {
+	if err := c.runDDL(ctx, nodes, c.ddlPlace(), create); err != nil {
 		return errors.Join(fmt.Errorf("%s: %w", op, err), undo(d.Drop(v.Distributed(), false)))
 	}
 	if err := onEvery(ctx, nodes, []string{"CREATE VIEW " + d.QuoteRelation(next) + " AS SELECT * FROM " + d.QuoteRelation(v.Distributed())}); err != nil {
 		return errors.Join(fmt.Errorf("%s: %w; nothing was changed", op, err), undo(d.Drop(next, false), d.Drop(v.Distributed(), false)))
 	}
-	if err := c.clusterRun(ctx, nodes, rename); err != nil {
+	if err := c.runDDL(ctx, nodes, c.ddlPlace(), rename); err != nil {
 		return errors.Join(fmt.Errorf("%s: renaming %s to %s: %w", op, local, v.Local(), err), undo(d.Drop(next, false)))
 	}
 	swap, cleanup := d.nameSwitch(table, next)
@@ -280,19 +259,19 @@ func (c *chCluster) UnadoptTable(ctx context.Context, table, version string) err
 	x := c.ddlPlace()
 	create, rename := d.unadoptStatements(x, table, key)
 	next := table + unadoptingSuffix
-	if err := c.clusterRun(ctx, nodes, create); err != nil {
+	if err := c.runDDL(ctx, nodes, c.ddlPlace(), create); err != nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		return errors.Join(fmt.Errorf("%s: %w", op, err), onEvery(ctx, nodes, []string{d.Drop(next, false)}))
 	}
-	if err := c.clusterRun(ctx, nodes, rename); err != nil {
+	if err := c.runDDL(ctx, nodes, c.ddlPlace(), rename); err != nil {
 		return fmt.Errorf("%s: renaming %s to %s_local: %w", op, v.Local(), table, err)
 	}
 	swap, cleanup := d.nameSwitch(table, next)
 	if err := onEvery(ctx, nodes, swap); err != nil {
 		return fmt.Errorf("%s: the table did not take the name on every node: %w", op, err)
 	}
-	if err := c.clusterRun(ctx, nodes, []string{"DROP TABLE IF EXISTS " + d.QuoteRelation(x.database+"."+v.Distributed()) + d.onCluster(x)}); err != nil {
+	if err := c.runDDL(ctx, nodes, c.ddlPlace(), []string{"DROP TABLE IF EXISTS " + d.QuoteRelation(x.database+"."+v.Distributed()) + d.onCluster(x)}); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	return onEvery(ctx, nodes, cleanup)

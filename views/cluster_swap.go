@@ -344,15 +344,7 @@ func (s *Service) settleOnNodes(ctx context.Context, nr tsql.NodeRepointer, p Pu
 	if err := s.writeNodes(ctx, p.ID, rows); err != nil {
 		return nil, err
 	}
-	out, err := s.settle(ctx, &p, false, nil)
-	if err != nil {
-		return nil, err
-	}
-	if p.State == PublishDone {
-		unlock()
-		s.after(ctx, &p)
-	}
-	return out, nil
+	return s.settleRecovered(ctx, &p, unlock)
 }
 
 // NodeVersion is the version one node of a cluster reads a logical table at, as asked now.

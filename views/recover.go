@@ -192,13 +192,19 @@ func (s *Service) recoverIntent(ctx context.Context, p Publish) ([]Repair, error
 	default:
 		p.State, p.Detail = PublishAbandoned, fmt.Sprintf("recovered after a crash: the views read versions neither before nor after (%v); the ledger follows the views", at)
 	}
-	out, err := s.settle(ctx, &p, false, nil)
+	return s.settleRecovered(ctx, &p, unlock)
+}
+
+// settleRecovered settles p, a swap found half done, as p.State; one that is done is let go (its
+// tables unlocked) and followed by what a finished swap brings (notes, notices).
+func (s *Service) settleRecovered(ctx context.Context, p *Publish, unlock func()) ([]Repair, error) {
+	out, err := s.settle(ctx, p, false, nil)
 	if err != nil {
 		return nil, err
 	}
 	if p.State == PublishDone {
 		unlock()
-		s.after(ctx, &p)
+		s.after(ctx, p)
 	}
 	return out, nil
 }

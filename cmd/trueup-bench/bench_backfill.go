@@ -120,17 +120,7 @@ func benchBackfill(ctx context.Context, b *env) error {
 					built = time.Since(start)
 				}
 			}))
-		total, err := timed(func() error {
-			run, err := r.Start(ctx, c.name, backfill.RunOptions{Actor: "bench"})
-			if err != nil {
-				return err
-			}
-			done, err := r.Execute(ctx, run.ID, backfill.ExecOptions{})
-			if err == nil && done.State != backfill.RunValidated {
-				err = fmt.Errorf("run ended %s: %s", done.State, done.Validation)
-			}
-			return err
-		})
+		total, err := timed(func() error { return runValidated(ctx, r, c.name) })
 		if err != nil {
 			return fmt.Errorf("%s run: %w", c.name, err)
 		}
@@ -146,4 +136,18 @@ func benchBackfill(ctx context.Context, b *env) error {
 		}
 	}
 	return nil
+}
+
+// runValidated starts a run of the backfill plan and executes it to the end, which must be a
+// validated version.
+func runValidated(ctx context.Context, r *backfill.Runner, plan string) error {
+	run, err := r.Start(ctx, plan, backfill.RunOptions{Actor: "bench"})
+	if err != nil {
+		return err
+	}
+	done, err := r.Execute(ctx, run.ID, backfill.ExecOptions{})
+	if err == nil && done.State != backfill.RunValidated {
+		err = fmt.Errorf("run ended %s: %s", done.State, done.Validation)
+	}
+	return err
 }

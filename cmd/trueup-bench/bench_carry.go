@@ -20,15 +20,12 @@ import (
 // Readers query the view throughout; their median latency during the swap is compared with
 // theirs before it.
 func benchCarry(ctx context.Context, b *env) error {
-	duck, err := b.duckdb(ctx, "carry")
+	duck, err := b.duckdbOrders(ctx, "carry", "orders_src", b.rows)
 	if err != nil {
 		return err
 	}
 	defer duck.Close()
 	// A table the pipeline appended day by day: its rows are in date order, as a real one's.
-	if err := makeOrders(ctx, duck, "orders_src", b.rows, 365); err != nil {
-		return err
-	}
 	if err := duck.Exec(ctx, "CREATE TABLE orders__v1 AS SELECT * FROM orders_src ORDER BY order_date, order_id"); err != nil {
 		return err
 	}

@@ -67,14 +67,11 @@ const sparseTable = `CREATE TABLE orders_sparse AS SELECT order_id, order_date, 
 // every partition. The rows are dealt out over the days, so every block of storage holds every
 // day; the sparse case runs again on tables stored in partition order.
 func benchReconcile(ctx context.Context, b *env) error {
-	e, err := b.duckdb(ctx, "reconcile")
+	e, err := b.duckdbOrders(ctx, "reconcile", "orders_old", b.rows)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	if err := makeOrders(ctx, e, "orders_old", b.rows, 365); err != nil {
-		return err
-	}
 	for _, q := range []string{
 		`CREATE TABLE orders_same AS SELECT * FROM orders_old`,
 		sparseTable,
@@ -244,14 +241,11 @@ func benchReconcileCross(ctx context.Context, b *env) error {
 		return nil
 	}
 	rows := min(b.rows, 2_000_000)
-	duck, err := b.duckdb(ctx, "reconcile-cross")
+	duck, err := b.duckdbOrders(ctx, "reconcile-cross", "orders", rows)
 	if err != nil {
 		return err
 	}
 	defer duck.Close()
-	if err := makeOrders(ctx, duck, "orders", rows, 365); err != nil {
-		return err
-	}
 	ch, drop, err := scratchClickHouse(ctx, b.clickhouse)
 	if err != nil {
 		return err

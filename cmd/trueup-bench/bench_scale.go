@@ -237,17 +237,7 @@ func scaleWork(ctx context.Context, e tsql.Engine, name, dir string) (func() err
 		}
 		r := backfill.NewRunner(backfill.Planner{Set: set, Engine: e, Target: "bench"}, backfill.Store{L: l}, backfill.Validator{})
 		plan := strings.TrimPrefix(name, "backfill-")
-		return func() error {
-			run, err := r.Start(ctx, plan, backfill.RunOptions{Actor: "bench"})
-			if err != nil {
-				return err
-			}
-			done, err := r.Execute(ctx, run.ID, backfill.ExecOptions{})
-			if err == nil && done.State != backfill.RunValidated {
-				err = fmt.Errorf("run ended %s: %s", done.State, done.Validation)
-			}
-			return err
-		}, nil
+		return func() error { return runValidated(ctx, r, plan) }, nil
 	}
 	return nil, fmt.Errorf("unknown scale case %q", name)
 }

@@ -106,6 +106,20 @@ func (e *env) duckdb(ctx context.Context, name string) (tsql.Engine, error) {
 	return tsql.Create(ctx, "duckdb:"+filepath.Join(e.dir, name+".duckdb"))
 }
 
+// duckdbOrders is a fresh DuckDB file for one benchmark holding table: rows orders over 365
+// daily partitions (makeOrders). The engine is closed again when the table cannot be made.
+func (e *env) duckdbOrders(ctx context.Context, name, table string, rows int) (tsql.Engine, error) {
+	en, err := e.duckdb(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := makeOrders(ctx, en, table, rows, 365); err != nil {
+		en.Close()
+		return nil, err
+	}
+	return en, nil
+}
+
 // makeOrders creates a table of rows orders spread over days daily partitions from 2026-01-01,
 // generated inside DuckDB.
 func makeOrders(ctx context.Context, e tsql.Engine, table string, rows, days int) error {
@@ -123,14 +137,11 @@ func makeOrders(ctx context.Context, e tsql.Engine, table string, rows, days int
 // numbers at 6 decimals so that a DECIMAL side and a DOUBLE side agree), and the hash as stored
 // (what a diff uses for columns of one type on both sides). Alternated, best of 3, with CPU time.
 func benchPartitionHash(ctx context.Context, b *env) error {
-	e, err := b.duckdb(ctx, "hash")
+	e, err := b.duckdbOrders(ctx, "hash", "orders", b.rows)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	if err := makeOrders(ctx, e, "orders", b.rows, 365); err != nil {
-		return err
-	}
 	cols, err := e.Columns(ctx, "orders")
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 
 	"trueup/ops"
@@ -10,18 +11,13 @@ import (
 
 // runAdopt turns a plain table into a logical table (its rows become TABLE__v1 under a view
 // named TABLE), or with --undo reverses that while v1 is the only version.
-func runAdopt(ctx context.Context, e *env, args []string) error {
-	fs := e.flags("adopt")
+func runAdopt(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	partition := fs.String("partition", "", "the date or timestamp column backfills of the table rebuild by (checked, and recorded)")
 	grain := fs.String("grain", "", "the backfills' grain: day, hour or month")
 	undo := fs.Bool("undo", false, "reverse an adopt: TABLE__v1 goes back under TABLE's name (only while v1 is the only version)")
 	reason := fs.String("reason", "", "why, for the audit log")
 	format := formatFlag(fs)
-	table, err := oneTable(fs, args, "adopt TABLE [--partition COL] [--grain day|hour|month] [--undo] [--reason TEXT]")
-	if err != nil {
-		return err
-	}
-	t, done, err := tableOps(ctx, e, false)
+	table, t, done, err := openTable(ctx, e, fs, args, "adopt TABLE [--partition COL] [--grain day|hour|month] [--undo] [--reason TEXT]")
 	if err != nil {
 		return err
 	}

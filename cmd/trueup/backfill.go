@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,11 +20,7 @@ import (
 
 const backfillUsage = "backfill plan|dry-run|run|status|resume|retry|cancel|verify NAME, or backfill history"
 
-func runBackfill(ctx context.Context, e *env, args []string) error {
-	verb, fs, err := e.verbFlags(args, backfillUsage)
-	if err != nil {
-		return err
-	}
+func runBackfill(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	format := formatFlag(fs)
 	from := fs.String("from", "", "first partition (YYYY-MM-DD): overrides the file's scope")
 	to := fs.String("to", "", "last partition, inclusive")
@@ -31,11 +28,8 @@ func runBackfill(ctx context.Context, e *env, args []string) error {
 	fullRewrite := fs.Bool("allow-full-rewrite", false, "run: rewrite a large table that has no partitions (the plan says when it must)")
 	newVersion := fs.Bool("new-version", false, "run: build a new version even though the table has a validated version not published yet")
 	catchUp := fs.Bool("catch-up", false, "run: recompute the partitions of the latest built run whose live rows changed inside its scope since the build (the swap refuses otherwise)")
-	pos, err := parseMixed(fs, args[1:])
+	verb, pos, err := parseVerb(fs, args, backfillUsage)
 	if err != nil {
-		return err
-	}
-	if err := checkFormat("backfill", *format); err != nil {
 		return err
 	}
 	name := ""

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 
 	"trueup/ops"
@@ -11,15 +12,10 @@ import (
 // runCatchUp carries into a table's live version what writers wrote to its other versions after
 // they stopped being live (a pipeline that kept writing v1 after the swap). With --dry-run it
 // lists them and exits 1 when there are any, for a check in CI.
-func runCatchUp(ctx context.Context, e *env, args []string) error {
-	fs := e.flags("catch-up")
+func runCatchUp(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	dryRun := fs.Bool("dry-run", false, "list what would be carried, change nothing (exit 1 when there is any)")
 	format := formatFlag(fs)
-	table, err := oneTable(fs, args, "catch-up TABLE [--dry-run] [--format text|json]")
-	if err != nil {
-		return err
-	}
-	t, done, err := tableOps(ctx, e, false)
+	table, t, done, err := openTable(ctx, e, fs, args, "catch-up TABLE [--dry-run] [--format text|json]")
 	if err != nil {
 		return err
 	}

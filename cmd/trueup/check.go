@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,8 +34,7 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
-func runCheck(ctx context.Context, e *env, args []string) error {
-	fs := e.flags("check")
+func runCheck(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	var names, tags listFlag
 	fs.Var(&names, "rule", "run only this rule (repeatable, or comma-separated)")
 	fs.Var(&tags, "tag", "run only rules with this tag (repeatable, or comma-separated)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,8 +14,7 @@ import (
 	tsql "trueup/sql"
 )
 
-func runDemo(ctx context.Context, e *env, args []string) error {
-	fs := e.flags("demo")
+func runDemo(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	dir := fs.String("dir", "trueup-demo", "folder to write the demo project into")
 	rows := fs.Int("rows", 200_000, "orders in the demo warehouse")
 	seed := fs.Int64("seed", 1, "seed of the deterministic generator")

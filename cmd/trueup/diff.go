@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 
@@ -11,8 +12,7 @@ import (
 	tsql "trueup/sql"
 )
 
-func runDiff(ctx context.Context, e *env, args []string) error {
-	fs := e.flags("diff")
+func runDiff(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	oldRel := fs.String("old", "", "the old relation (e.g. orders__v1)")
 	newRel := fs.String("new", "", "the new relation (e.g. orders__v2; default: --old, when the targets differ)")
 	var key, measures, ignore, columns, maps, tolerances, precisions, partitions listFlag

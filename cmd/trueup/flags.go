@@ -67,24 +67,38 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// verbFlags is the verb of a command that takes one first (trueup backfill run NAME) and its
-// flag set, named after both; without a verb it is bad usage, usage the line that says so.
-func (e *env) verbFlags(args []string, usage string) (string, *flag.FlagSet, error) {
+// parseVerb parses a command that takes a verb first (trueup backfill run NAME), its flag set fs
+// named after both: it returns the verb and the positional arguments after it, which flags may
+// come before or after, and refuses a --format (formatFlag) other than text or json. Without a
+// verb it is bad usage, usage the line that says so; it begins with the command's name.
+func parseVerb(fs *flag.FlagSet, args []string, usage string) (string, []string, error) {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return "", nil, usagef("usage: trueup %s", usage)
 	}
-	noun, _, _ := strings.Cut(usage, " ")
-	return args[0], e.flags(noun + " " + args[0]), nil
+	fs.Init(fs.Name()+" "+args[0], flag.ContinueOnError)
+	pos, err := parseMixed(fs, args[1:])
+	if err != nil {
+		return "", nil, err
+	}
+	if err := checkFormat(fs, usage); err != nil {
+		return "", nil, err
+	}
+	return args[0], pos, nil
 }
 
-// formatFlag is a command's --format, text or json; oneTable, or checkFormat after parsing,
-// refuses any other.
+// formatFlag is a command's --format, text or json; oneTable and parseVerb refuse any other
+// (checkFormat).
 func formatFlag(fs *flag.FlagSet) *string { return fs.String("format", "text", "output: text or json") }
 
-// checkFormat refuses a --format other than text or json, naming the command cmd.
-func checkFormat(cmd, format string) error {
-	if format != "text" && format != "json" {
-		return usagef("%s: --format %q: want text or json", cmd, format)
+// checkFormat refuses a --format (formatFlag) other than text or json, when fs has one, naming
+// the command usage begins with.
+func checkFormat(fs *flag.FlagSet, usage string) error {
+	f := fs.Lookup("format")
+	if f == nil {
+		return nil
+	}
+	if format := f.Value.String(); format != "text" && format != "json" {
+		return usagef("%s: --format %q: want text or json", strings.Fields(usage)[0], format)
 	}
 	return nil
 }

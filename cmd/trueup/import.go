@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -15,8 +16,7 @@ import (
 // runImport brings another tool's checks over as rule files: today a dbt project's generic
 // tests, from its target/manifest.json. It writes new files only, all of them or none, and
 // lists every test it could not map with the reason.
-func runImport(_ context.Context, e *env, args []string) error {
-	flags := e.flags("import")
+func runImport(_ context.Context, e *env, flags *flag.FlagSet, args []string) error {
 	out := flags.String("out", "rules", "the rules folder to write into")
 	pos, err := parseMixed(flags, args)
 	if err != nil {

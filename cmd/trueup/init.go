@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,8 +23,7 @@ const maxAdoptShown = 10
 // exposures/ with a commented-out example each. It never overwrites a file: what exists is
 // kept and said. With --target it first connects and lists what the target holds, so a target
 // that cannot be opened leaves nothing written; a DuckDB file is made only with --create.
-func runInit(ctx context.Context, e *env, args []string) error {
-	fs := e.flags("init")
+func runInit(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	dir := fs.String("dir", ".", "folder to make the project in (made when missing)")
 	create := fs.Bool("create", false, "make the DuckDB file of --target duckdb:PATH when there is none (a new, empty warehouse)")
 	if err := parse(fs, args); err != nil {

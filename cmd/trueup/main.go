@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -31,10 +32,12 @@ func failedf(format string, args ...any) error { return fault.New(fault.Failed, 
 // badInput marks err, whose text says what is wrong, as bad input: exit 2.
 func badInput(err error) error { return fault.Mark(fault.Invalid, err) }
 
+// command is one of trueup's commands. run gets the command's flag set, named after it and
+// carrying the global flags (env.flags), to declare its own flags on and parse args with.
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, env *env, args []string) error
+	run     func(ctx context.Context, env *env, fs *flag.FlagSet, args []string) error
 }
 
 // env is what a command gets: its streams and the global flags.
@@ -91,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range commands() {
 		if c.name == rest[0] {
-			return exitCode(stderr, c.run(ctx, e, rest[1:]))
+			return exitCode(stderr, c.run(ctx, e, e.flags(c.name), rest[1:]))
 		}
 	}
 	fmt.Fprintf(stderr, "trueup: unknown command %q\n", rest[0])
@@ -136,8 +139,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'trueup COMMAND --help' for a command's flags.")
 }
 
-func runVersion(_ context.Context, e *env, args []string) error {
-	fs := e.flags("version")
+func runVersion(_ context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,22 +20,15 @@ import (
 
 const noticeUsage = "notice list [--table T] [--state S] | show ID | edit ID --planned-swap TIME | announce ID [--planned-swap TIME] | withdraw ID [--reason TEXT] | complete ID | deliver"
 
-func runNotice(ctx context.Context, e *env, args []string) error {
-	verb, fs, err := e.verbFlags(args, noticeUsage)
-	if err != nil {
-		return err
-	}
+func runNotice(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	format := formatFlag(fs)
 	table := fs.String("table", "", "list: only notices about this table")
 	state := fs.String("state", "", "list: only notices in this state (draft, announced, completed, rolled-back, withdrawn)")
 	reason := fs.String("reason", "", "withdraw: why the change will not happen as announced; complete: a note")
 	planned := fs.String("planned-swap", "", "edit, announce: when the new data is planned to go live, e.g. 2026-08-04T09:00:00Z or '2026-08-04 09:00' (UTC)")
 	// Flags may come before or after the notice id: `notice show 3 --format json`.
-	positional, err := parseMixed(fs, args[1:])
+	verb, positional, err := parseVerb(fs, args, noticeUsage)
 	if err != nil {
-		return err
-	}
-	if err := checkFormat("notice", *format); err != nil {
 		return err
 	}
 	var id int64

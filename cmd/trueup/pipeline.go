@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 
@@ -10,8 +11,7 @@ import (
 
 // runPipeline is `trueup run NAME [--window W]`: the backfill's transform run as the production
 // job, for the windows given, into the live versions (and the version a backfill is building).
-func runPipeline(ctx context.Context, e *env, args []string) error {
-	fs := e.flags("run")
+func runPipeline(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	window := fs.String("window", "latest", "the partitions to compute: latest (the one holding now), a partition (2026-09-01), or FROM..TO")
 	format := formatFlag(fs)
 	name, err := oneTable(fs, args, "run BACKFILL [--window latest|DATE|FROM..TO] [--format text|json]")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,8 +22,7 @@ const queryUsage = "query SQL|--file F|--exposure NAME [--version T=vN,…] [--a
 // runQuery reads logical tables as they were: one read-only SELECT, a file holding one, or an
 // exposure by name, with tables at named versions or as of a time, and with --compare-to-live
 // the live answer beside it and the numbers that differ.
-func runQuery(ctx context.Context, e *env, args []string) error {
-	fs := e.flags("query")
+func runQuery(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	file := fs.String("file", "", "read the SELECT from this file")
 	exposure := fs.String("exposure", "", "run the exposure (exposures/NAME.sql) of this name")
 	versions := fs.String("version", "", "read these logical tables at these versions: orders=v1,daily_revenue=v2")

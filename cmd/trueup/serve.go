@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"log/slog"
 	"net"
 	"os"
@@ -21,8 +22,7 @@ import (
 	"trueup/server"
 )
 
-func runServe(ctx context.Context, e *env, args []string) error {
-	fs := e.flags("serve")
+func runServe(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	addr := fs.String("addr", "", "listen address (default from the config, else 127.0.0.1:8080)")
 	if err := parse(fs, args); err != nil {
 		return err

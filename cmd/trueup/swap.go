@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 
@@ -9,8 +10,7 @@ import (
 	"trueup/views"
 )
 
-func runSwap(ctx context.Context, e *env, args []string) error {
-	fs := e.flags("swap")
+func runSwap(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	to := fs.String("to", "", "version to make live, e.g. v2 (its backfill's downstream versions go live with it)")
 	reason := fs.String("reason", "", "why, for the audit log and the notice")
 	override := fs.String("override", "", "an approver's written reason to publish a version whose validation failed")
@@ -31,8 +31,7 @@ func runSwap(ctx context.Context, e *env, args []string) error {
 	return publish(ctx, e, views.KindSwap, *dryRun, *format, ops.PublishRequest{Table: table, To: *to, Reason: *reason, Override: *override})
 }
 
-func runRollback(ctx context.Context, e *env, args []string) error {
-	fs := e.flags("rollback")
+func runRollback(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	reason := fs.String("reason", "", "why, for the audit log and the notice")
 	dryRun := fs.Bool("dry-run", false, "print what would change, change nothing")
 	undoes := fs.Int64("undoes", 0, "the swap it must take back (as --dry-run says): when another one is in effect it is refused, so a retry never takes back a second swap")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,8 +14,7 @@ import (
 
 // runToken makes a new API token: the token itself, to hand to its owner, and the line for
 // trueup.yaml, which holds only its SHA-256.
-func runToken(_ context.Context, e *env, args []string) error {
-	fs := e.flags("token")
+func runToken(_ context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	name := fs.String("name", "", "who the token is for: the actor the audit log records")
 	role := fs.String("role", config.RoleViewer, "viewer, operator or approver")
 	if err := parse(fs, args); err != nil {

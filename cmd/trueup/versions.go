@@ -21,8 +21,7 @@ import (
 	"trueup/views"
 )
 
-func runVersions(ctx context.Context, e *env, args []string) error {
-	fs := e.flags("versions")
+func runVersions(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	format := formatFlag(fs)
 	retire := fs.String("retire", "", "retire (drop) this version, e.g. v1; never the live version or the rollback target")
 	reason := fs.String("reason", "", "with --retire: why")
@@ -84,12 +83,21 @@ func oneTable(fs *flag.FlagSet, args []string, usage string) (string, error) {
 	if len(pos) != 1 || pos[0] == "" {
 		return "", usagef("usage: trueup %s", usage)
 	}
-	if f := fs.Lookup("format"); f != nil {
-		if err := checkFormat(strings.Fields(usage)[0], f.Value.String()); err != nil {
-			return "", err
-		}
+	if err := checkFormat(fs, usage); err != nil {
+		return "", err
 	}
 	return pos[0], nil
+}
+
+// openTable is oneTable, then the table operations (tableOps, without notices) to run on the
+// table it names.
+func openTable(ctx context.Context, e *env, fs *flag.FlagSet, args []string, usage string) (string, ops.Tables, *opsDone, error) {
+	table, err := oneTable(fs, args, usage)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	t, done, err := tableOps(ctx, e, false)
+	return table, t, done, err
 }
 
 // tableOps is the table operations a command runs: through the server with --server, else over

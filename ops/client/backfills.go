@@ -10,12 +10,6 @@ import (
 	"trueup/ops"
 )
 
-// Backfills is ops.Backfills through the server: runs are built in the server's background, and
-// go on there whatever happens to the caller.
-func (c *Client) Backfills() ops.Backfills { return backfills{c} }
-
-type backfills struct{ c *Client }
-
 func backfillPath(name string) string { return "backfills/" + PathSegment(name) }
 
 // scopeQuery is a scope as the server reads it: ?from=&to=.

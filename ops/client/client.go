@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"trueup/fault"
+	"trueup/ops"
 )
 
 // Client talks to one server.
@@ -46,6 +47,37 @@ func New(base, token, actor string) (*Client, error) {
 
 // Base is the server's address.
 func (c *Client) Base() string { return c.base.String() }
+
+// The operations by noun (package ops's interfaces), each answered by the server: one type per
+// noun, the Client under that noun's methods, which its file (rules.go, backfills.go, …) holds.
+type (
+	rulesOps  struct{ c *Client }
+	backfills struct{ c *Client }
+	tables    struct{ c *Client }
+	diffs     struct{ c *Client }
+	noticeOps struct{ c *Client }
+	queries   struct{ c *Client }
+)
+
+// Rules is ops.Rules through the server.
+func (c *Client) Rules() ops.Rules { return rulesOps{c} }
+
+// Backfills is ops.Backfills through the server: runs are built in the server's background, and
+// go on there whatever happens to the caller.
+func (c *Client) Backfills() ops.Backfills { return backfills{c} }
+
+// Tables is ops.Tables through the server.
+func (c *Client) Tables() ops.Tables { return tables{c} }
+
+// Diffs is ops.Diffs through the server.
+func (c *Client) Diffs() ops.Diffs { return diffs{c} }
+
+// Notices is ops.Notices through the server. The server's own worker delivers what a write
+// queues; Deliver asks it for a pass now.
+func (c *Client) Notices() ops.Notices { return noticeOps{c} }
+
+// Queries is ops.Queries through the server.
+func (c *Client) Queries() ops.Queries { return queries{c} }
 
 // problem is the JSON body of a refused /api/ request (server/errors.go).
 type problem struct {

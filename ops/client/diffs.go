@@ -10,11 +10,6 @@ import (
 	"trueup/reconcile"
 )
 
-// Diffs is ops.Diffs through the server.
-func (c *Client) Diffs() ops.Diffs { return diffs{c} }
-
-type diffs struct{ c *Client }
-
 func (d diffs) Run(ctx context.Context, req ops.DiffRequest) (*reconcile.Result, error) {
 	return callNew[reconcile.Result](ctx, d.c, http.MethodPost, "diffs", nil, req)
 }

@@ -10,12 +10,6 @@ import (
 	"trueup/ops"
 )
 
-// Notices is ops.Notices through the server. The server's own worker delivers what a write
-// queues; Deliver asks it for a pass now.
-func (c *Client) Notices() ops.Notices { return noticeOps{c} }
-
-type noticeOps struct{ c *Client }
-
 func noticePath(id int64) string { return "notices/" + strconv.FormatInt(id, 10) }
 
 func (o noticeOps) List(ctx context.Context, req ops.NoticeListRequest) ([]notices.JSON, error) {

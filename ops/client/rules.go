@@ -11,11 +11,6 @@ import (
 	"trueup/rules"
 )
 
-// Rules is ops.Rules through the server.
-func (c *Client) Rules() ops.Rules { return rulesOps{c} }
-
-type rulesOps struct{ c *Client }
-
 func rulePath(rule string) string { return "rules/" + PathSegment(rule) }
 
 func (r rulesOps) Check(ctx context.Context, req ops.CheckRequest) (*rules.Run, error) {

@@ -10,11 +10,6 @@ import (
 	"trueup/views"
 )
 
-// Tables is ops.Tables through the server.
-func (c *Client) Tables() ops.Tables { return tables{c} }
-
-type tables struct{ c *Client }
-
 func tablePath(table string) string { return "tables/" + PathSegment(table) }
 
 func targetQuery(target string) url.Values {
