@@ -5,7 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
@@ -22,30 +21,7 @@ func TestSwapOnCluster(t *testing.T) {
 	}
 	ctx := context.Background()
 	c := e.(tsql.Cluster)
-	cols := []tsql.Column{{Name: "id", Kind: tsql.TypeInt}, {Name: "d", Kind: tsql.TypeDate}}
-	for n, count := range map[int]int{1: 200, 2: 150} {
-		v := tsql.ClusterTable{Name: "orders", Version: n, Columns: cols, Partition: "d", Order: []string{"id"}, ShardingKey: []string{"id"}}
-		if err := c.CreateVersion(ctx, v); err != nil {
-			t.Fatal(err)
-		}
-		var rows [][]any
-		for i := range count {
-			rows = append(rows, []any{int64(i), time.Date(2026, 7, 1+i%3, 0, 0, 0, 0, time.UTC)})
-		}
-		if err := e.Insert(ctx, v.Distributed(), []string{"id", "d"}, rows); err != nil {
-			t.Fatal(err)
-		}
-		if e.Info().Cluster.Replicas > 1 {
-			if err := c.OnNodes(ctx, func(ctx context.Context, _ tsql.Node, ne tsql.Engine) error {
-				return ne.Exec(ctx, "SYSTEM SYNC REPLICA "+ne.Dialect().Quote(v.Local()))
-			}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "orders", Table: "orders__v1"}}); err != nil {
-		t.Fatal(err)
-	}
+	clusterVersions(t, e)
 	everyNode := func(want string) {
 		t.Helper()
 		var mu sync.Mutex
