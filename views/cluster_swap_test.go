@@ -144,7 +144,7 @@ func TestClusterSwapLosesNode(t *testing.T) {
 	down[last-1] = "down"
 
 	// readers on every node but the one lost: each read sees 200 rows (v1) or 150 (v2)
-	var reads, failures atomic.Int64
+	var reads, failures, cut atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	readers := sqltest.Open(t, url) // its own connections: trueup's engine is closed and opened again below
@@ -161,7 +161,12 @@ func TestClusterSwapLosesNode(t *testing.T) {
 				}
 				res, err := ne.Query(ctx, "SELECT count() FROM orders")
 				reads.Add(1)
-				if err != nil {
+				if err != nil && strings.Contains(err.Error(), "from "+lost) {
+					// A Distributed read that was receiving the lost node's share when it was
+					// killed: ClickHouse fails such a query (it does not fail over mid-query).
+					// That is the node's death, not the swap's; the next read goes elsewhere.
+					cut.Add(1)
+				} else if err != nil {
 					failures.Add(1)
 					t.Errorf("reader on %s: %v", n, err)
 				} else if c := tsql.AsInt64(res.Rows[0][0]); c != 200 && c != 150 {
@@ -175,7 +180,7 @@ func TestClusterSwapLosesNode(t *testing.T) {
 	defer func() {
 		close(stop)
 		wg.Wait()
-		t.Logf("%d reads on the other nodes, %d failed", reads.Load(), failures.Load())
+		t.Logf("%d reads on the other nodes, %d failed, %d cut by the lost node's death", reads.Load(), failures.Load(), cut.Load())
 	}()
 
 	path := filepath.Join(t.TempDir(), "state.duckdb")
