@@ -235,6 +235,24 @@ start_cluster() {
 		stop_cluster "$dir"
 		die "node1 cannot read ZooKeeper on port $ZK_PORT: $seen"
 	fi
+	# Distributed DDL must go through before the URL is handed out: a node's DDL worker takes
+	# its ZooKeeper session a moment after the server answers, and the first ON CLUSTER
+	# statement of a test that had just started a cluster sometimes lost its connection.
+	if [[ -n $ZK_PORT ]]; then
+		local ok=0
+		for ((k = 0; k < 60; k++)); do
+			if "$CLIENT" --host 127.0.0.1 --port "${NATIVE_PORTS[0]}" \
+				-q "CREATE DATABASE IF NOT EXISTS default ON CLUSTER $CLUSTER" >/dev/null 2>&1; then
+				ok=1
+				break
+			fi
+			sleep 0.5
+		done
+		if ((ok == 0)); then
+			stop_cluster "$dir"
+			die "distributed DDL on cluster $CLUSTER did not go through within 30s"
+		fi
+	fi
 
 	local hosts=() url
 	for p in "${NATIVE_PORTS[@]}"; do hosts+=("127.0.0.1:$p"); done
