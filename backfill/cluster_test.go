@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -345,23 +344,8 @@ func TestKillAndResumeOnCluster(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 23))
 	kills := 0
 	for range 3 {
-		os.Remove(filepath.Join(dir, "child.started"))
-		cmd := exec.Command(os.Args[0], "-test.run", "^TestClusterKillChild$")
-		cmd.Env = append(os.Environ(), "TRUEUP_CLUSTER_KILL_DIR="+dir, "TRUEUP_KILL_URL="+url, "TRUEUP_KILL_RUN="+strconv.FormatInt(run.ID, 10))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i < 1000; i++ {
-			if _, err := os.Stat(filepath.Join(dir, "child.started")); err == nil {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		time.Sleep(time.Duration(rng.Int64N(int64(took))))
-		if cmd.Process.Signal(os.Kill) == nil {
-			kills++
-		}
-		cmd.Wait()
+		kills += killChild(t, dir, "^TestClusterKillChild$", rng, took,
+			"TRUEUP_CLUSTER_KILL_DIR="+dir, "TRUEUP_KILL_URL="+url, "TRUEUP_KILL_RUN="+strconv.FormatInt(run.ID, 10))
 	}
 	d = openDemo(t, dir, url)
 	done, err := d.runner.Execute(ctx, run.ID, backfill.ExecOptions{})

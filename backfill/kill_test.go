@@ -91,23 +91,8 @@ func TestKillAndResume(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, uint64(len(url))))
 			kills := 0
 			for trial := 0; trial < trials(url); trial++ {
-				os.Remove(filepath.Join(dir, "child.started"))
-				cmd := exec.Command(os.Args[0], "-test.run", "^TestKillChild$")
-				cmd.Env = append(os.Environ(), "TRUEUP_KILL_DIR="+dir, "TRUEUP_KILL_URL="+url, "TRUEUP_KILL_RUN="+strconv.FormatInt(run.ID, 10))
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				for i := 0; i < 500; i++ {
-					if _, err := os.Stat(filepath.Join(dir, "child.started")); err == nil {
-						break
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
-				time.Sleep(time.Duration(rng.Int64N(int64(took))))
-				if cmd.Process.Signal(os.Kill) == nil {
-					kills++
-				}
-				cmd.Wait()
+				kills += killChild(t, dir, "^TestKillChild$", rng, took,
+					"TRUEUP_KILL_DIR="+dir, "TRUEUP_KILL_URL="+url, "TRUEUP_KILL_RUN="+strconv.FormatInt(run.ID, 10))
 			}
 			d = openDemo(t, dir, url)
 			done, err := d.runner.Execute(ctx, run.ID, backfill.ExecOptions{})
@@ -136,4 +121,30 @@ func trials(url string) int {
 		return 6
 	}
 	return 4
+}
+
+// killChild starts the test named run in a child process with env, waits until it says it has
+// started (dir/child.started), lets it work for a random part of took and kills it with SIGKILL;
+// 1 when the kill was sent.
+func killChild(t *testing.T, dir, run string, rng *rand.Rand, took time.Duration, env ...string) int {
+	t.Helper()
+	os.Remove(filepath.Join(dir, "child.started"))
+	cmd := exec.Command(os.Args[0], "-test.run", run)
+	cmd.Env = append(os.Environ(), env...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 1000; i++ {
+		if _, err := os.Stat(filepath.Join(dir, "child.started")); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(time.Duration(rng.Int64N(int64(took))))
+	kills := 0
+	if cmd.Process.Signal(os.Kill) == nil {
+		kills = 1
+	}
+	cmd.Wait()
+	return kills
 }
