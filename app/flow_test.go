@@ -68,7 +68,7 @@ func TestPlainTableLifeWithAReader(t *testing.T) {
 				t.Fatal(err)
 			}
 			tables := ops.NewTables(ops.TableServices(services), "w")
-			if _, err := tables.Adopt(ctx, ops.AdoptRequest{Table: "sales", Partition: "d", Grain: "day", Actor: "ann"}); err != nil {
+			if _, err := tables.Adopt(ctx, ops.AdoptRequest{Subject: ops.Subject{Table: "sales", Actor: "ann"}, Partition: "d", Grain: "day"}); err != nil {
 				t.Fatal(err)
 			}
 			r, err := p.BackfillRunner(ctx, "", nil, log)
@@ -86,10 +86,10 @@ func TestPlainTableLifeWithAReader(t *testing.T) {
 			if run, err = r.Execute(ctx, run.ID, backfill.ExecOptions{}); err != nil || run.State != backfill.RunValidated {
 				t.Fatalf("the run: %+v, %v", run, err)
 			}
-			if _, err := tables.Swap(ctx, ops.PublishRequest{Table: "sales", To: "v2", Actor: "ann", Reason: "fix"}); err != nil {
+			if _, err := tables.Swap(ctx, ops.PublishRequest{Subject: ops.Subject{Table: "sales", Actor: "ann"}, To: "v2", Reason: "fix"}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := tables.Rollback(ctx, ops.PublishRequest{Table: "sales", Actor: "ann", Reason: "back"}); err != nil {
+			if _, err := tables.Rollback(ctx, ops.PublishRequest{Subject: ops.Subject{Table: "sales", Actor: "ann"}, Reason: "back"}); err != nil {
 				t.Fatal(err)
 			}
 			for n := reads.Load(); reads.Load() < n+10; {
@@ -155,7 +155,7 @@ func TestSwapRerunsTheTablesRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	tables := ops.NewTables(ops.TableServices(services), "w")
-	if _, err := tables.Adopt(ctx, ops.AdoptRequest{Table: "sales", Actor: "ann"}); err != nil {
+	if _, err := tables.Adopt(ctx, ops.AdoptRequest{Subject: ops.Subject{Table: "sales", Actor: "ann"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := mon.RunSelected(ctx, nil, nil, "ann"); err != nil {
@@ -185,7 +185,7 @@ func TestSwapRerunsTheTablesRules(t *testing.T) {
 		t.Fatalf("fixed_prices on v1: %s", st)
 	}
 	_, otherRun := latest("positive")
-	if _, err := tables.Swap(ctx, ops.PublishRequest{Table: "sales", To: "v2", Actor: "ann", Reason: "fix"}); err != nil {
+	if _, err := tables.Swap(ctx, ops.PublishRequest{Subject: ops.Subject{Table: "sales", Actor: "ann"}, To: "v2", Reason: "fix"}); err != nil {
 		t.Fatal(err)
 	}
 	p.Wait() // the rerun the swap started

@@ -41,8 +41,9 @@ type NoticeListRequest struct {
 	Offset int
 }
 
-// NoticeRequest names a notice (GET /api/v1/notices/{id}, POST …/announce, which takes no body).
-// ID comes from the path and Actor from who is asking.
+// NoticeRequest names a notice and who is asking: ID comes from the path and Actor from who is
+// asking, never from a body. It is the whole of GET /api/v1/notices/{id} and POST …/announce
+// (which take no body) and part of every other write to a notice.
 type NoticeRequest struct {
 	ID    int64  `json:"-" form:"-"`
 	Actor string `json:"-" form:"-"`
@@ -53,19 +54,17 @@ type NoticeRequest struct {
 // saved first, then the planned time, so a text that says the time is not set is not saved over
 // the one the plan wrote.
 type NoticeEditRequest struct {
+	NoticeRequest
 	Title       string `json:"title" form:"title"`
 	Body        string `json:"body" form:"body"`
 	PlannedSwap string `json:"planned_swap" form:"planned_swap"`
-	ID          int64  `json:"-" form:"-"`
-	Actor       string `json:"-" form:"-"`
 }
 
 // NoticeReasonRequest is the body of POST /api/v1/notices/{id}/withdraw (why the change will not
 // happen as announced) and …/complete (an optional note).
 type NoticeReasonRequest struct {
+	NoticeRequest
 	Reason string `json:"reason" form:"reason"`
-	ID     int64  `json:"-" form:"-"`
-	Actor  string `json:"-" form:"-"`
 }
 
 // NewNotices is Notices over a project's notice service.

@@ -34,12 +34,18 @@ type Tables interface {
 	CatchUp(ctx context.Context, req CatchUpRequest) (views.CatchUpResult, error)
 }
 
-// CatchUpRequest is the body of POST /api/v1/tables/{table}/catch-up. Table comes from the path
-// and Actor from who is asking.
-type CatchUpRequest struct {
+// Subject is what every write to a logical table names: the target (empty: the default one),
+// the table and who is asking. Only Target is in a request's body; Table comes from the path and
+// Actor from who is asking, never from the body.
+type Subject struct {
 	Target string `json:"target" form:"target"`
 	Table  string `json:"-" form:"-"`
 	Actor  string `json:"-" form:"-"`
+}
+
+// CatchUpRequest is the body of POST /api/v1/tables/{table}/catch-up.
+type CatchUpRequest struct {
+	Subject
 }
 
 // WriteTarget is the answer of GET /api/v1/tables/{table}/write-target.
@@ -52,15 +58,13 @@ type WriteTarget struct {
 
 // AdoptRequest is the body of POST /api/v1/tables/{table}/adopt. Partition and Grain, when
 // given, are checked against the table (the column exists and holds dates or timestamps) and
-// recorded with the adopt. Table comes from the path and Actor from who is asking.
+// recorded with the adopt.
 type AdoptRequest struct {
-	Target    string `json:"target" form:"target"`
+	Subject
 	Partition string `json:"partition" form:"partition"`
 	Grain     string `json:"grain" form:"grain"`
 	Reason    string `json:"reason" form:"reason"`
 	Undo      bool   `json:"undo" form:"undo"`
-	Table     string `json:"-" form:"-"`
-	Actor     string `json:"-" form:"-"`
 }
 
 // VersionsRequest names a table and, optionally, its target; History asks for that many of its
@@ -73,27 +77,22 @@ type VersionsRequest struct {
 
 // PublishRequest is the body of POST /api/v1/tables/{table}/swap and …/rollback. Undoes
 // (rollback) and From (swap: the version each table moves from, {"orders": "v1"}) are what the
-// caller confirmed; without them the request does what it asks as things stand. Table comes from
-// the path and Actor from who is asking, never from the body.
+// caller confirmed; without them the request does what it asks as things stand.
 type PublishRequest struct {
-	Target   string            `json:"target" form:"target"`
+	Subject
 	To       string            `json:"to" form:"to"`
 	Reason   string            `json:"reason" form:"reason"`
 	Override string            `json:"override" form:"override"`
 	DryRun   bool              `json:"dry_run" form:"dry_run"`
 	Undoes   int64             `json:"undoes" form:"undoes"`
 	From     map[string]string `json:"from" form:"-"`
-	Table    string            `json:"-" form:"-"`
-	Actor    string            `json:"-" form:"-"`
 }
 
 // RetireRequest is the body of POST /api/v1/tables/{table}/retire.
 type RetireRequest struct {
-	Target  string `json:"target" form:"target"`
+	Subject
 	Version string `json:"version" form:"version"`
 	Reason  string `json:"reason" form:"reason"`
-	Table   string `json:"-" form:"-"`
-	Actor   string `json:"-" form:"-"`
 }
 
 // PublishLookup names a swap or rollback of a table by its number.

@@ -94,11 +94,11 @@ func TestTablesTarget(t *testing.T) {
 					t.Errorf("%s/%s: target %s live %s, want %s v1", tc.target, tc.table, l.Target, l.Live, tc.want)
 				}
 			}
-			_, err := mode.t.PlanSwap(ctx, ops.PublishRequest{Table: "orders"})
+			_, err := mode.t.PlanSwap(ctx, ops.PublishRequest{Subject: ops.Subject{Table: "orders"}})
 			if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "which version") {
 				t.Errorf("swap without to: %v", err)
 			}
-			_, err = mode.t.Swap(ctx, ops.PublishRequest{Table: "orders", To: "v9", Actor: "ann"})
+			_, err = mode.t.Swap(ctx, ops.PublishRequest{Subject: ops.Subject{Table: "orders", Actor: "ann"}, To: "v9"})
 			if k := fault.Of(err); k != fault.NotFound && k != fault.Invalid {
 				t.Errorf("swap to a version that does not exist: kind %v (%v)", k, err)
 			}

@@ -22,7 +22,7 @@ func (s *Server) noticeAnnounce(c echo.Context) error {
 // noticeWithdraw answers POST /notices/{id}/withdraw with the form's reason.
 func (s *Server) noticeWithdraw(c echo.Context) error {
 	return s.noticeWrite(c, "withdraw", func(n ops.Notices, id int64) error {
-		_, err := n.Withdraw(c.Request().Context(), ops.NoticeReasonRequest{ID: id, Actor: s.actor(c), Reason: c.FormValue("reason")})
+		_, err := n.Withdraw(c.Request().Context(), ops.NoticeReasonRequest{NoticeRequest: ops.NoticeRequest{ID: id, Actor: s.actor(c)}, Reason: c.FormValue("reason")})
 		return err
 	})
 }

@@ -17,8 +17,8 @@ import (
 // (undo=yes reverses an adopt) and show its versions page; a refusal shows the page again with
 // the reason.
 func (s *Server) tableAdopt(c echo.Context, t ops.Tables) error {
-	req := ops.AdoptRequest{Target: requestTarget(c), Table: c.Param("table"), Partition: c.FormValue("partition"),
-		Grain: c.FormValue("grain"), Reason: c.FormValue("reason"), Undo: c.FormValue("undo") == "yes", Actor: s.tableActor(c)}
+	req := ops.AdoptRequest{Subject: s.tableWrite(c, requestTarget(c)), Partition: c.FormValue("partition"),
+		Grain: c.FormValue("grain"), Reason: c.FormValue("reason"), Undo: c.FormValue("undo") == "yes"}
 	p, err := t.Adopt(c.Request().Context(), req)
 	if k := fault.Of(err); k == fault.Invalid || k == fault.Conflict {
 		d := s.adoptView(req.Table, req.Target)
@@ -38,7 +38,7 @@ func (s *Server) apiTableAdopt(c echo.Context, t ops.Tables) error {
 	if err := bindBody(c, &req, `an adopt request {"partition": "d", "grain": "day", "reason": "…"}`); err != nil {
 		return err
 	}
-	req.Target, req.Table, req.Actor = s.tableWrite(c, req.Target)
+	req.Subject = s.tableWrite(c, req.Target)
 	p, err := t.Adopt(c.Request().Context(), req)
 	return answer(c, p, err)
 }

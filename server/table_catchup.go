@@ -13,7 +13,7 @@ import (
 // old version was written after it stopped being live: carry those rows into the live version
 // and show the page again.
 func (s *Server) tableCatchUp(c echo.Context, t ops.Tables) error {
-	req := ops.CatchUpRequest{Target: requestTarget(c), Table: c.Param("table"), Actor: s.tableActor(c)}
+	req := ops.CatchUpRequest{Subject: s.tableWrite(c, requestTarget(c))}
 	r, err := t.CatchUp(c.Request().Context(), req)
 	if err != nil {
 		return err
@@ -39,7 +39,7 @@ func (s *Server) apiTableCatchUp(c echo.Context, t ops.Tables) error {
 	if err := bindBody(c, &req, `a catch-up request {"target": "…"}`); err != nil {
 		return err
 	}
-	req.Target, req.Table, req.Actor = s.tableWrite(c, req.Target)
+	req.Subject = s.tableWrite(c, req.Target)
 	r, err := t.CatchUp(c.Request().Context(), req)
 	return answer(c, r, err)
 }

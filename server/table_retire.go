@@ -14,7 +14,7 @@ func (s *Server) apiTableRetire(c echo.Context, t ops.Tables) error {
 	if err := bindBody(c, &req, `a retire request {"version": "v1", "reason": "…"}`); err != nil {
 		return err
 	}
-	req.Target, req.Table, req.Actor = s.tableWrite(c, req.Target)
+	req.Subject = s.tableWrite(c, req.Target)
 	l, err := t.Retire(c.Request().Context(), req)
 	return answer(c, l, err)
 }

@@ -30,10 +30,11 @@ func (s *Server) tableActor(c echo.Context) string {
 	return s.actor(c)
 }
 
-// tableWrite is what a POST /api/v1/tables/{table}/… takes besides its body: the target of
-// ?target= when given (else bodyTarget, the body's), the table of the path and the caller.
-func (s *Server) tableWrite(c echo.Context, bodyTarget string) (target, table, actor string) {
-	return cmp.Or(c.QueryParam("target"), bodyTarget), c.Param("table"), s.tableActor(c)
+// tableWrite is what a POST to /api/v1/tables/{table}/… or /tables/{table}/… takes besides its
+// body: the target of ?target= when given (else bodyTarget, the body's or the form's), the table
+// of the path and the caller.
+func (s *Server) tableWrite(c echo.Context, bodyTarget string) ops.Subject {
+	return ops.Subject{Target: cmp.Or(c.QueryParam("target"), bodyTarget), Table: c.Param("table"), Actor: s.tableActor(c)}
 }
 
 func tableHref(table, target string) string {

@@ -32,8 +32,8 @@ func (s *Server) tableRollback(c echo.Context, t ops.Tables) error {
 // taking back or moving something the operator never saw.
 func (s *Server) tablePublish(c echo.Context, t ops.Tables, kind string) error {
 	ctx := c.Request().Context()
-	req := ops.PublishRequest{Target: requestTarget(c), Table: c.Param("table"), To: c.FormValue("to"),
-		Reason: c.FormValue("reason"), Override: c.FormValue("override"), Actor: s.tableActor(c)}
+	req := ops.PublishRequest{Subject: s.tableWrite(c, requestTarget(c)), To: c.FormValue("to"),
+		Reason: c.FormValue("reason"), Override: c.FormValue("override")}
 	if kind == views.KindSwap && req.To == "" {
 		return echo.NewHTTPError(http.StatusBadRequest, "Say which version to swap to (to=vN).")
 	}
@@ -149,7 +149,7 @@ func (s *Server) apiTablePublish(c echo.Context, t ops.Tables, kind string) erro
 	if err := bindBody(c, &req, what); err != nil {
 		return err
 	}
-	req.Target, req.Table, req.Actor = s.tableWrite(c, req.Target)
+	req.Subject = s.tableWrite(c, req.Target)
 	if kind == views.KindSwap && req.To == "" {
 		return echo.NewHTTPError(http.StatusBadRequest, `Say which version to swap to: {"to": "v2"}.`)
 	}

@@ -201,32 +201,27 @@ func AsInt64(v any) int64 {
 
 // AsUint64 reads a normalised value as an unsigned integer (0 for NULL).
 func AsUint64(v any) uint64 {
-	switch x := v.(type) {
-	case int64:
-		return uint64(x)
-	case uint64:
-		return x
-	case float64:
-		return uint64(x)
-	case string:
-		n, _ := strconv.ParseUint(x, 10, 64)
-		return n
-	}
-	return 0
+	return asNumber(v, func(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) })
 }
 
 // AsFloat reads a normalised value as a float (0 for NULL).
 func AsFloat(v any) float64 {
+	return asNumber(v, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+}
+
+// asNumber reads a normalised value as a T: a number converted as Go converts it, a string by
+// parse, anything else (NULL) as 0.
+func asNumber[T uint64 | float64](v any, parse func(string) (T, error)) T {
 	switch x := v.(type) {
 	case int64:
-		return float64(x)
+		return T(x)
 	case uint64:
-		return float64(x)
+		return T(x)
 	case float64:
-		return x
+		return T(x)
 	case string:
-		f, _ := strconv.ParseFloat(x, 64)
-		return f
+		n, _ := parse(x)
+		return n
 	}
 	return 0
 }

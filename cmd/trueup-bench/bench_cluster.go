@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"testing/fstest"
 	"time"
 
 	"trueup/ledger"
@@ -165,17 +164,12 @@ var fromOrders = regexp.MustCompile(`\bFROM orders\b`)
 // clusterRules runs the 20 rules through the view orders against handWritten on the
 // Distributed table orders__v1.
 func clusterRules(ctx context.Context, e tsql.Engine) error {
-	fsys := fstest.MapFS{}
-	for name, body := range benchRuleSet {
-		fsys["orders/"+name] = &fstest.MapFile{Data: []byte(body)}
-	}
-	targets := rules.TargetMap{Default: "bench", Engines: map[string]tsql.Engine{"bench": e}}
+	fsys, targets := benchRuleFiles(e)
 	set, err := rules.Load(ctx, fsys, "rules", targets)
 	if err != nil {
 		return err
 	}
-	clock := func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }
-	runner := rules.NewRunner(targets, rules.WithClock(clock), rules.WithSchemaStore(&benchSchemas{snap: map[string][]tsql.Column{}}))
+	runner := benchRunner(targets)
 	runner.Run(ctx, set.Rules) // records the schema snapshots, warms the caches
 	var hand []string
 	for _, q := range handWritten(e.Dialect()) {
@@ -221,14 +215,7 @@ func clusterDiffs(ctx context.Context, b *env, e tsql.Engine) error {
 		bare := fmt.Sprintf(bareHashScanClickHouse, "orders__v1", c.table+"__v1")
 		to, tb, _, _, err := interleaved(reconcileRuns, func() error {
 			var err error
-			res, err = reconcile.Diff(ctx, reconcile.Spec{
-				Old: reconcile.Side{Engine: e, Relation: "orders"}, New: reconcile.Side{Engine: e, Relation: c.table},
-				Key: []string{"order_id"}, Partition: "order_date", Measures: []string{"amount"},
-			})
-			if err != nil {
-				return err
-			}
-			_, err = store.Save(ctx, res, "bench", "trueup-bench")
+			res, err = diffAndSave(ctx, store, ordersSpec(reconcile.Side{Engine: e, Relation: "orders"}, reconcile.Side{Engine: e, Relation: c.table}))
 			return err
 		}, func() error { return e.Each(ctx, bare, nil, func([]any) error { return nil }) })
 		if err != nil {
@@ -248,14 +235,7 @@ func clusterDiffs(ctx context.Context, b *env, e tsql.Engine) error {
 		// shards are): what the per-shard scans cost against the entry node's aggregation.
 		whole := unsharded{e}
 		tw, err := bestOf(reconcileRuns, func() error {
-			res, err := reconcile.Diff(ctx, reconcile.Spec{
-				Old: reconcile.Side{Engine: whole, Relation: "orders"}, New: reconcile.Side{Engine: whole, Relation: c.table},
-				Key: []string{"order_id"}, Partition: "order_date", Measures: []string{"amount"},
-			})
-			if err != nil {
-				return err
-			}
-			_, err = store.Save(ctx, res, "bench", "trueup-bench")
+			_, err := diffAndSave(ctx, store, ordersSpec(reconcile.Side{Engine: whole, Relation: "orders"}, reconcile.Side{Engine: whole, Relation: c.table}))
 			return err
 		})
 		if err != nil {

@@ -98,13 +98,6 @@ func benchReconcile(ctx context.Context, b *env) error {
 	}
 	defer l.Close()
 	store := reconcile.NewStore(l)
-	spec := func(old, table string) reconcile.Spec {
-		return reconcile.Spec{
-			Old: reconcile.Side{Engine: e, Relation: old},
-			New: reconcile.Side{Engine: e, Relation: table},
-			Key: []string{"order_id"}, Partition: "order_date", Measures: []string{"amount"},
-		}
-	}
 	for _, c := range []struct {
 		name, old, table, bare, target string
 		wantChanged                    int64
@@ -119,10 +112,7 @@ func benchReconcile(ctx context.Context, b *env) error {
 		// Alternate the two so a neighbour's burst on a shared machine hits both alike.
 		to, tb, co, cb, err := interleaved(reconcileRuns, func() error {
 			var err error
-			if res, err = reconcile.Diff(ctx, spec(c.old, c.table)); err != nil {
-				return err
-			}
-			_, err = store.Save(ctx, res, "bench", "trueup-bench")
+			res, err = diffAndSave(ctx, store, ordersSpec(reconcile.Side{Engine: e, Relation: c.old}, reconcile.Side{Engine: e, Relation: c.table}))
 			return err
 		}, func() error {
 			bareRows = 0
@@ -150,6 +140,23 @@ func benchReconcile(ctx context.Context, b *env) error {
 		return nil
 	}
 	return benchReconcileClickHouse(ctx, b, store)
+}
+
+// ordersSpec is the diff every reconcile benchmark times: old's orders against new's, by
+// order_id, per order_date, with amount summed.
+func ordersSpec(old, new reconcile.Side) reconcile.Spec {
+	return reconcile.Spec{Old: old, New: new, Key: []string{"order_id"}, Partition: "order_date", Measures: []string{"amount"}}
+}
+
+// diffAndSave is one `trueup diff` as the benchmarks time it: the diff of spec, saved to store.
+// The result is nil when the diff fails.
+func diffAndSave(ctx context.Context, store *reconcile.Store, spec reconcile.Spec) (*reconcile.Result, error) {
+	res, err := reconcile.Diff(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	_, err = store.Save(ctx, res, "bench", "trueup-bench")
+	return res, err
 }
 
 // bareHashScanClickHouse is the hand-written checksum scan on ClickHouse (18.16 hashes no
@@ -189,14 +196,7 @@ func benchReconcileClickHouse(ctx context.Context, b *env, store *reconcile.Stor
 		var res *reconcile.Result
 		to, tb, _, _, err := interleaved(reconcileRuns, func() error {
 			var err error
-			res, err = reconcile.Diff(ctx, reconcile.Spec{
-				Old: reconcile.Side{Engine: ch, Relation: "orders_old"}, New: reconcile.Side{Engine: ch, Relation: c.table},
-				Key: []string{"order_id"}, Partition: "order_date", Measures: []string{"amount"},
-			})
-			if err != nil {
-				return err
-			}
-			_, err = store.Save(ctx, res, "bench", "trueup-bench")
+			res, err = diffAndSave(ctx, store, ordersSpec(reconcile.Side{Engine: ch, Relation: "orders_old"}, reconcile.Side{Engine: ch, Relation: c.table}))
 			return err
 		}, func() error {
 			return ch.Each(ctx, fmt.Sprintf(bareHashScanClickHouse, "orders_old", c.table), nil, func([]any) error { return nil })
@@ -264,11 +264,7 @@ func benchReconcileCross(ctx context.Context, b *env) error {
 		FROM numbers(%d)`, strings.Join(changed, ", "), rows)); err != nil {
 		return err
 	}
-	spec := reconcile.Spec{
-		Old: reconcile.Side{Engine: duck, Relation: "orders"},
-		New: reconcile.Side{Engine: ch, Relation: "orders"},
-		Key: []string{"order_id"}, Partition: "order_date", Measures: []string{"amount"},
-	}
+	spec := ordersSpec(reconcile.Side{Engine: duck, Relation: "orders"}, reconcile.Side{Engine: ch, Relation: "orders"})
 	var res *reconcile.Result
 	took, err := bestOf(reconcileRuns, func() error {
 		var err error

@@ -126,20 +126,14 @@ func rulesScenario(ctx context.Context, b *env, e tsql.Engine, makeTable func(co
 	}
 	fmt.Printf("%s setup: %d rows over 365 days in %.1fs\n", kind, b.rows, time.Since(start).Seconds())
 
-	fsys := fstest.MapFS{}
-	for name, body := range benchRuleSet {
-		fsys["orders/"+name] = &fstest.MapFile{Data: []byte(body)}
-	}
-	targets := rules.TargetMap{Default: "bench", Engines: map[string]tsql.Engine{"bench": e}}
+	fsys, targets := benchRuleFiles(e)
 	var set *rules.Set
 	var err error
 	load, err := timed(func() error { set, err = rules.Load(ctx, fsys, "rules", targets); return err })
 	if err != nil {
 		return err
 	}
-	clock := func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }
-	schemas := &benchSchemas{snap: map[string][]tsql.Column{}}
-	runner := rules.NewRunner(targets, rules.WithClock(clock), rules.WithSchemaStore(schemas))
+	runner := benchRunner(targets)
 	runner.Run(ctx, set.Rules) // records the schema snapshots; warms caches for both sides
 
 	bare := "SELECT count(*), sum(amount) FROM orders"
@@ -359,6 +353,23 @@ func errored(run *rules.Run) string {
 		}
 	}
 	return strings.Join(bad, "; ")
+}
+
+// benchRuleFiles is benchRuleSet as the files of a project's rules directory, and the one target
+// they check: bench, over e.
+func benchRuleFiles(e tsql.Engine) (fstest.MapFS, rules.TargetMap) {
+	fsys := fstest.MapFS{}
+	for name, body := range benchRuleSet {
+		fsys["orders/"+name] = &fstest.MapFile{Data: []byte(body)}
+	}
+	return fsys, rules.TargetMap{Default: "bench", Engines: map[string]tsql.Engine{"bench": e}}
+}
+
+// benchRunner is the rule runner of every benchmark of rules: its clock stands at 2027-01-01 and
+// it keeps schema snapshots in memory.
+func benchRunner(targets rules.TargetMap) *rules.Runner {
+	clock := func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }
+	return rules.NewRunner(targets, rules.WithClock(clock), rules.WithSchemaStore(&benchSchemas{snap: map[string][]tsql.Column{}}))
 }
 
 // benchSchemas keeps schema snapshots in memory.

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"testing/fstest"
 	"time"
 
 	"trueup/backfill"
@@ -176,17 +175,12 @@ func scaleWork(ctx context.Context, e tsql.Engine, name, dir string) (func() err
 				return err
 			}, nil
 		}
-		fsys := fstest.MapFS{}
-		for n, body := range benchRuleSet {
-			fsys["orders/"+n] = &fstest.MapFile{Data: []byte(body)}
-		}
-		targets := rules.TargetMap{Default: "bench", Engines: map[string]tsql.Engine{"bench": e}}
+		fsys, targets := benchRuleFiles(e)
 		set, err := rules.Load(ctx, fsys, "rules", targets)
 		if err != nil {
 			return nil, err
 		}
-		clock := func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }
-		runner := rules.NewRunner(targets, rules.WithClock(clock), rules.WithSchemaStore(&benchSchemas{snap: map[string][]tsql.Column{}}))
+		runner := benchRunner(targets)
 		return func() error {
 			if bad := errored(runner.Run(ctx, set.Rules)); bad != "" {
 				return errors.New(bad)
@@ -205,14 +199,7 @@ func scaleWork(ctx context.Context, e tsql.Engine, name, dir string) (func() err
 		store := reconcile.NewStore(l)
 		table := map[string]string{"diff-identical": "orders_same", "diff-sparse": "orders_sparse"}[name]
 		return func() error {
-			res, err := reconcile.Diff(ctx, reconcile.Spec{
-				Old: reconcile.Side{Engine: e, Relation: "orders_old"}, New: reconcile.Side{Engine: e, Relation: table},
-				Key: []string{"order_id"}, Partition: "order_date", Measures: []string{"amount"},
-			})
-			if err != nil {
-				return err
-			}
-			_, err = store.Save(ctx, res, "bench", "trueup-bench")
+			_, err := diffAndSave(ctx, store, ordersSpec(reconcile.Side{Engine: e, Relation: "orders_old"}, reconcile.Side{Engine: e, Relation: table}))
 			return err
 		}, nil
 	case "backfill-bare":

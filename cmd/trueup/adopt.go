@@ -22,8 +22,8 @@ func runAdopt(ctx context.Context, e *env, fs *flag.FlagSet, args []string) erro
 		return err
 	}
 	defer done.close()
-	p, err := t.Adopt(ctx, ops.AdoptRequest{Target: e.globals.target, Table: table, Partition: *partition, Grain: *grain,
-		Reason: *reason, Undo: *undo, Actor: cliActor()})
+	p, err := t.Adopt(ctx, ops.AdoptRequest{Subject: e.cliSubject(table), Partition: *partition, Grain: *grain,
+		Reason: *reason, Undo: *undo})
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func runCatchUp(ctx context.Context, e *env, fs *flag.FlagSet, args []string) er
 		}
 		return err
 	}
-	r, err := t.CatchUp(ctx, ops.CatchUpRequest{Target: e.globals.target, Table: table, Actor: cliActor()})
+	r, err := t.CatchUp(ctx, ops.CatchUpRequest{Subject: e.cliSubject(table)})
 	if err != nil {
 		return err
 	}

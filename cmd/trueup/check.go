@@ -266,6 +266,11 @@ func cliActor() string {
 	return "cli"
 }
 
+// cliSubject is the subject of a write to table from the CLI: on --target, as the CLI's user.
+func (e *env) cliSubject(table string) ops.Subject {
+	return ops.Subject{Target: e.globals.target, Table: table, Actor: cliActor()}
+}
+
 func pluralWord(n int, one, many string) string {
 	if n == 1 {
 		return one

@@ -91,18 +91,19 @@ func runNotice(ctx context.Context, e *env, fs *flag.FlagSet, args []string) err
 		return nil
 	}
 	var j notices.JSON
+	cliNotice := ops.NoticeRequest{ID: id, Actor: cliActor()}
 	if *planned != "" { // edit, or announce after setting the plan
-		if j, err = n.Edit(ctx, ops.NoticeEditRequest{ID: id, Actor: cliActor(), PlannedSwap: *planned}); err != nil {
+		if j, err = n.Edit(ctx, ops.NoticeEditRequest{NoticeRequest: cliNotice, PlannedSwap: *planned}); err != nil {
 			return err
 		}
 	}
 	switch verb {
 	case "announce":
-		j, err = n.Announce(ctx, ops.NoticeRequest{ID: id, Actor: cliActor()})
+		j, err = n.Announce(ctx, cliNotice)
 	case "withdraw":
-		j, err = n.Withdraw(ctx, ops.NoticeReasonRequest{ID: id, Actor: cliActor(), Reason: *reason})
+		j, err = n.Withdraw(ctx, ops.NoticeReasonRequest{NoticeRequest: cliNotice, Reason: *reason})
 	case "complete":
-		j, err = n.Complete(ctx, ops.NoticeReasonRequest{ID: id, Actor: cliActor(), Reason: *reason})
+		j, err = n.Complete(ctx, ops.NoticeReasonRequest{NoticeRequest: cliNotice, Reason: *reason})
 	}
 	if err != nil {
 		return err

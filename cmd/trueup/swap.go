@@ -28,7 +28,7 @@ func runSwap(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error
 	if *to == "" {
 		return usagef("swap: --to is required, e.g. --to v2 (trueup versions %s lists them)", table)
 	}
-	return publish(ctx, e, views.KindSwap, *dryRun, *format, ops.PublishRequest{Table: table, To: *to, Reason: *reason, Override: *override})
+	return publish(ctx, e, views.KindSwap, *dryRun, *format, ops.PublishRequest{Subject: e.cliSubject(table), To: *to, Reason: *reason, Override: *override})
 }
 
 func runRollback(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
@@ -43,18 +43,17 @@ func runRollback(ctx context.Context, e *env, fs *flag.FlagSet, args []string) e
 	if *undoes < 0 {
 		return usagef("rollback: --undoes %d: want the number of a swap, e.g. --undoes 4", *undoes)
 	}
-	return publish(ctx, e, views.KindRollback, *dryRun, *format, ops.PublishRequest{Table: table, Reason: *reason, Undoes: *undoes})
+	return publish(ctx, e, views.KindRollback, *dryRun, *format, ops.PublishRequest{Subject: e.cliSubject(table), Reason: *reason, Undoes: *undoes})
 }
 
-// publish carries out the swap or rollback (kind) req asks for, on --target as the CLI's user,
-// or with dryRun prints what it would do. Only a real one is told to the notices.
+// publish carries out the swap or rollback (kind) req asks for, or with dryRun prints what it
+// would do. Only a real one is told to the notices.
 func publish(ctx context.Context, e *env, kind string, dryRun bool, format string, req ops.PublishRequest) error {
 	t, done, err := tableOps(ctx, e, !dryRun)
 	if err != nil {
 		return err
 	}
 	defer done.close()
-	req.Target, req.Actor = e.globals.target, cliActor()
 	if dryRun {
 		plan, err := ops.PlanPublish(ctx, t, kind, req)
 		if err != nil {

@@ -54,7 +54,7 @@ func runVersions(ctx context.Context, e *env, fs *flag.FlagSet, args []string) e
 	}
 	var l views.ListingJSON
 	if *retire != "" {
-		l, err = t.Retire(ctx, ops.RetireRequest{Target: e.globals.target, Table: table, Version: *retire, Actor: cliActor(), Reason: *reason})
+		l, err = t.Retire(ctx, ops.RetireRequest{Subject: e.cliSubject(table), Version: *retire, Reason: *reason})
 		if err != nil {
 			return err
 		}
