@@ -83,7 +83,9 @@ func TestAdoptRefusals(t *testing.T) {
 			if tc.engine == "duckdb" {
 				e = sqltest.DuckDB(t)
 			} else {
-				e = sqltest.ClickHouse(t)
+				if e = sqltest.ClickHouse(t); e == nil {
+					t.Skip("no ClickHouse server")
+				}
 			}
 			for _, q := range tc.setup {
 				if err := e.Exec(ctx, q); err != nil {

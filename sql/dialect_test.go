@@ -42,6 +42,15 @@ func TestExpand(t *testing.T) {
 	if got := Placeholders("SELECT $a, '$b', $a, $c"); strings.Join(got, ",") != "a,c" {
 		t.Errorf("placeholders: %v", got)
 	}
+	// A $name inside a block comment is not used, as Expand leaves it (and an unknown one there
+	// is no error).
+	text := "SELECT $a /* was $old, see $b */ -- $c\n, $d /* unterminated $e"
+	if got := Placeholders(text); strings.Join(got, ",") != "a,d" {
+		t.Errorf("placeholders with comments: %v, want a,d", got)
+	}
+	if _, _, err := Expand(d, text, map[string]Param{"a": {Type: TypeInt, Value: 1}, "d": {Type: TypeInt, Value: 2}}); err != nil {
+		t.Errorf("expand with comments: %v", err)
+	}
 }
 
 func TestQuote(t *testing.T) {

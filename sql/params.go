@@ -77,6 +77,12 @@ func Placeholders(text string) []string {
 				return names
 			}
 			i += j
+		case c == '/' && i+1 < len(text) && text[i+1] == '*':
+			j := strings.Index(text[i+2:], "*/")
+			if j < 0 {
+				return names
+			}
+			i += 2 + j + 2
 		case c == '$' && i+1 < len(text) && isIdentStart(text[i+1]):
 			j := i + 1
 			for j < len(text) && isIdentPart(text[j]) {
