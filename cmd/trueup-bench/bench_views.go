@@ -138,7 +138,8 @@ func benchViewsOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
 	// notes, in one transaction, and no ledger. The floor of a swap that must leave a record a
 	// crash cannot separate from the repoint, without a second durable commit.
 	nr, noted := e.(tsql.NotedRepointer)
-	notedCycle := func(lat *[]time.Duration, n int) error {
+	// notedRun times n cycles of the repoint with notes, each followed by record when not nil.
+	notedRun := func(lat *[]time.Duration, n int, record func(v int) error) error {
 		note := strings.Repeat("n", 1200) // about the size of a swap's note
 		for range n {
 			for _, v := range []int{2, 1} {
@@ -150,11 +151,17 @@ func benchViewsOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
 				if err := nr.RepointNoted(ctx, points); err != nil {
 					return err
 				}
+				if record != nil {
+					if err := record(v); err != nil {
+						return err
+					}
+				}
 				*lat = append(*lat, time.Since(start))
 			}
 		}
 		return nil
 	}
+	notedCycle := func(lat *[]time.Duration, n int) error { return notedRun(lat, n, nil) }
 	// recordCycle is notedCycle followed by the least a swap must write to the ledger after it,
 	// read nothing before: one ledger transaction with the swap's row, the four versions' states
 	// in one UPDATE and the audit entry, committed. It runs on a ledger of its own (a scratch copy
@@ -175,40 +182,25 @@ func benchViewsOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
 			}
 		}
 	}
-	recordCycle := func(lat *[]time.Duration, n int) error {
-		note := strings.Repeat("n", 1200)
-		for range n {
-			for _, v := range []int{2, 1} {
-				points := make([]tsql.NotedPoint, len(viewsTables))
-				for i, t := range viewsTables {
-					points[i] = tsql.NotedPoint{ViewPoint: tsql.ViewPoint{View: t, Table: views.Physical(t, v)}, From: views.Physical(t, 3-v), Note: note}
-				}
-				start := time.Now()
-				if err := nr.RepointNoted(ctx, points); err != nil {
-					return err
-				}
-				err := floor.Tx(ctx, func(tx *dbsql.Tx) error {
-					now := floor.Now()
-					changes := fmt.Sprintf(`[{"table":%q,"from":%d,"to":%d},{"table":%q,"from":%d,"to":%d}]`, viewsTables[0], 3-v, v, viewsTables[1], 3-v, v)
-					if _, err := tx.ExecContext(ctx, `INSERT INTO swaps (target, table_name, kind, state, actor, changes, started_at, finished_at)
-						VALUES (?, ?, 'swap', 'done', 'bench', ?, ?, ?)`, "bench", viewsTables[0], changes, now, now); err != nil {
-						return err
-					}
-					if _, err := tx.ExecContext(ctx, `UPDATE versions SET state = CASE WHEN version = ? THEN 'live' ELSE 'previous' END, updated_at = ?
-						WHERE target = ? AND table_name IN (?, ?) AND version IN (1, 2)`, v, now, "bench", viewsTables[0], viewsTables[1]); err != nil {
-						return err
-					}
-					_, err := floor.AuditTx(ctx, tx, ledger.Entry{Actor: "bench", Action: "view.swap", Target: viewsTables[0],
-						Params: map[string]any{"changes": changes}, Outcome: ledger.OutcomeOK, Detail: "floor"})
-					return err
-				})
-				if err != nil {
-					return err
-				}
-				*lat = append(*lat, time.Since(start))
+	writeRecord := func(v int) error {
+		return floor.Tx(ctx, func(tx *dbsql.Tx) error {
+			now := floor.Now()
+			changes := fmt.Sprintf(`[{"table":%q,"from":%d,"to":%d},{"table":%q,"from":%d,"to":%d}]`, viewsTables[0], 3-v, v, viewsTables[1], 3-v, v)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO swaps (target, table_name, kind, state, actor, changes, started_at, finished_at)
+				VALUES (?, ?, 'swap', 'done', 'bench', ?, ?, ?)`, "bench", viewsTables[0], changes, now, now); err != nil {
+				return err
 			}
-		}
-		return nil
+			if _, err := tx.ExecContext(ctx, `UPDATE versions SET state = CASE WHEN version = ? THEN 'live' ELSE 'previous' END, updated_at = ?
+				WHERE target = ? AND table_name IN (?, ?) AND version IN (1, 2)`, v, now, "bench", viewsTables[0], viewsTables[1]); err != nil {
+				return err
+			}
+			_, err := floor.AuditTx(ctx, tx, ledger.Entry{Actor: "bench", Action: "view.swap", Target: viewsTables[0],
+				Params: map[string]any{"changes": changes}, Outcome: ledger.OutcomeOK, Detail: "floor"})
+			return err
+		})
+	}
+	recordCycle := func(lat *[]time.Duration, n int) error {
+		return notedRun(lat, n, writeRecord)
 	}
 	bareCycle := func(lat *[]time.Duration, n int) error {
 		for range n {
