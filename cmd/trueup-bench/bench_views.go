@@ -133,12 +133,11 @@ func benchViewsOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
 		}
 		return nil
 	}
-	// notedCycle is the engine's part of a swap alone where the engine keeps a note with each
-	// view (DuckDB): the check that the views read what the ledger says, the repoint and the
-	// notes, in one transaction, and no ledger. The floor of a swap that must leave a record a
-	// crash cannot separate from the repoint, without a second durable commit.
+	// notedRun times n cycles of the engine's part of a swap where the engine keeps a note with
+	// each view (DuckDB): the check that the views read what the ledger says, the repoint and the
+	// notes, in one transaction — each followed by record when not nil. Without record, the floor
+	// of a swap whose record a crash cannot separate from the repoint, with no second commit.
 	nr, noted := e.(tsql.NotedRepointer)
-	// notedRun times n cycles of the repoint with notes, each followed by record when not nil.
 	notedRun := func(lat *[]time.Duration, n int, record func(v int) error) error {
 		note := strings.Repeat("n", 1200) // about the size of a swap's note
 		for range n {
@@ -161,10 +160,9 @@ func benchViewsOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
 		}
 		return nil
 	}
-	notedCycle := func(lat *[]time.Duration, n int) error { return notedRun(lat, n, nil) }
-	// recordCycle is notedCycle followed by the least a swap must write to the ledger after it,
-	// read nothing before: one ledger transaction with the swap's row, the four versions' states
-	// in one UPDATE and the audit entry, committed. It runs on a ledger of its own (a scratch copy
+	// writeRecord, run after a repoint with notes (notedRun), is the least a swap must write to the
+	// ledger, having read nothing before: one transaction with the swap's row, the four versions'
+	// states in one UPDATE and the audit entry. It runs on a ledger of its own (a scratch copy
 	// of the record), so that trueup's is not disturbed. The floor of a swap whose ledger keeps the
 	// record apart from the warehouse: it plans nothing and checks nothing trueup does not check
 	// in the repoint already.
@@ -198,9 +196,6 @@ func benchViewsOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
 				Params: map[string]any{"changes": changes}, Outcome: ledger.OutcomeOK, Detail: "floor"})
 			return err
 		})
-	}
-	recordCycle := func(lat *[]time.Duration, n int) error {
-		return notedRun(lat, n, writeRecord)
 	}
 	bareCycle := func(lat *[]time.Duration, n int) error {
 		for range n {
@@ -277,10 +272,10 @@ func benchViewsOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
 			err2 = bareCycle(&bareLoaded, viewsBurst)
 		}
 		if err2 == nil && noted {
-			err2 = notedCycle(&notedLoaded, viewsBurst)
+			err2 = notedRun(&notedLoaded, viewsBurst, nil)
 		}
 		if err2 == nil && noted {
-			err2 = recordCycle(&recordLoaded, viewsBurst)
+			err2 = notedRun(&recordLoaded, viewsBurst, writeRecord)
 		}
 		others = append(others, [2]time.Time{begin, time.Now()})
 	}
