@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"trueup/ledger"
@@ -18,29 +20,33 @@ import (
 // liveHistory is, by table, the versions a done publish moved a view to or from.
 type liveHistory map[string]map[int]bool
 
-// madeLive reads which `previous` versions of the group trueup saw live, for the tables whose
-// version in the group is `previous` in vss: one statement for all of them (none when there are
-// none), since every statement counts while readers load the machine.
+// madeLive says which `previous` versions of the group trueup saw live. A version whose record
+// says so (seenLive) needs no read; for the others — the tables whose version in the group is
+// `previous` in vss without it — the swaps' history is read, in one statement for all of them
+// (none when there are none): every statement counts while readers load the machine, and the
+// history grows with every swap.
 func (s *Service) madeLive(ctx context.Context, group []Version, vss map[string][]Version) (liveHistory, error) {
+	out := liveHistory{}
 	var tables []string
 	for _, g := range group {
-		if isPrevious(vss[g.Table], g.N) {
+		i := slices.IndexFunc(vss[g.Table], func(v Version) bool { return v.N == g.N })
+		switch {
+		case i < 0 || vss[g.Table][i].State != StatePrevious:
+		case vss[g.Table][i].SeenLive:
+			out[g.Table] = map[int]bool{g.N: true}
+		default:
 			tables = append(tables, g.Table)
 		}
 	}
 	if len(tables) == 0 {
-		return liveHistory{}, nil
+		return out, nil
 	}
-	return s.touched(ctx, tables)
-}
-
-func isPrevious(vs []Version, n int) bool {
-	for _, v := range vs {
-		if v.N == n {
-			return v.State == StatePrevious
-		}
+	read, err := s.touched(ctx, tables)
+	if err != nil {
+		return nil, err
 	}
-	return false
+	maps.Copy(out, read)
+	return out, nil
 }
 
 // touched lists, by table, the versions of tables a done swap or rollback moved its view to or

@@ -58,3 +58,70 @@ func TestAdoptedVersionNeedsOverride(t *testing.T) {
 		}
 	})
 }
+
+// TestGateSeenLive: a version a swap made live and a later swap moved away from passes the gate
+// as "was live before" by its own record, with the swaps' history gone; and by that history, for
+// a record that does not say (a ledger from before the record kept it). With neither, it needs
+// an override like any version built outside trueup.
+func TestGateSeenLive(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		warehouse(t, e, 50)
+		l := ledgertest.Open(t)
+		s := views.New("w", e, l)
+		if _, err := s.Versions(ctx, "orders"); err != nil { // takes orders over: v1 live
+			t.Fatal(err)
+		}
+		record(t, s, "orders", 2, views.StateValidated, 0)
+		swap := func(to string) (views.Publish, error) {
+			return s.Swap(ctx, views.SwapRequest{Table: "orders", To: to, Actor: "ann"})
+		}
+		if _, err := swap("v2"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := swap("v1"); err != nil {
+			t.Fatal(err)
+		}
+		seen := func() bool {
+			v, err := s.Store().Get(ctx, "w", "orders", 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v.State == views.StatePrevious && v.SeenLive
+		}
+		if !seen() {
+			t.Fatal("v2, live once and moved away from, is not recorded seen live")
+		}
+		exec := func(q string) {
+			t.Helper()
+			if _, err := l.DB().ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The record says so: no history needed.
+		exec(`UPDATE swaps SET changes = '[]'`)
+		if _, err := swap("v2"); err != nil {
+			t.Fatalf("swap back to v2, seen live by its record: %v", err)
+		}
+		if _, err := s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "ann"}); err != nil {
+			t.Fatal(err)
+		}
+		// The record does not say; the history does.
+		exec(`UPDATE versions SET seen_live = false`)
+		if _, err := swap("v2"); err != nil {
+			t.Fatalf("swap back to v2, seen live by the history: %v", err)
+		}
+		if _, err := s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "ann"}); err != nil {
+			t.Fatal(err)
+		}
+		// Neither says: refused.
+		exec(`UPDATE versions SET seen_live = false`)
+		exec(`UPDATE swaps SET changes = '[]'`)
+		if _, err := swap("v2"); !errors.Is(err, fault.ErrFailed) || !strings.Contains(err.Error(), "built outside trueup") {
+			t.Fatalf("swap to v2 with nothing to vouch for it: %v, want the gate to refuse", err)
+		}
+		if src := source(t, e, "orders"); src != "orders__v1" {
+			t.Errorf("orders reads %s after a refused swap", src)
+		}
+	})
+}

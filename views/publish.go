@@ -319,8 +319,9 @@ type stateChange struct {
 	overrideReason string
 }
 
-// setStates moves several versions of target in one statement inside tx: a publish's outcome
-// moves two versions per table, and every statement counts while readers load the machine.
+// setStates moves several versions of target in one statement inside tx, as a done publish moves
+// them (each is marked seen live): a publish's outcome moves two versions per table, and every
+// statement counts while readers load the machine.
 func (s Store) setStates(ctx context.Context, tx *dbsql.Tx, target string, cs []stateChange) error {
 	if len(cs) == 0 {
 		return nil
@@ -339,7 +340,8 @@ func (s Store) setStates(ctx context.Context, tx *dbsql.Tx, target string, cs []
 		match = append(match, "(table_name = ? AND version = ?)")
 		matchArgs = append(matchArgs, c.table, c.n)
 	}
-	set := "state = CASE " + strings.Join(state, " ") + " END, updated_at = CAST(? AS TIMESTAMP)"
+	// Every version a done publish moves was live before it or is live after: trueup saw it live.
+	set := "state = CASE " + strings.Join(state, " ") + " END, updated_at = CAST(? AS TIMESTAMP), seen_live = true"
 	args := append(stateArgs, s.L.Now())
 	if len(by) > 0 {
 		set += ", override_by = CASE " + strings.Join(by, " ") + " ELSE override_by END" +

@@ -47,6 +47,9 @@ type Version struct {
 	Validation     json.RawMessage
 	OverrideBy     string
 	OverrideReason string
+	// SeenLive: a done publish moved a view to this version or away from it (the gate's
+	// madeLive); false may also mean the record predates the knowledge or was written whole again.
+	SeenLive bool
 }
 
 // Name is the version's short name, e.g. "v2".
@@ -59,13 +62,14 @@ func (v Version) Physical() string { return Physical(v.Table, v.N) }
 type Store struct{ L *ledger.Ledger }
 
 const versionCols = `target, table_name, version, state, built_by, created_at, updated_at, backfill, run_id,
-	row_count, checksum, diff_id, CAST(coalesce(validation, 'null') AS VARCHAR), override_by, override_reason`
+	row_count, checksum, diff_id, CAST(coalesce(validation, 'null') AS VARCHAR), override_by, override_reason,
+	coalesce(seen_live, false)`
 
 func scanVersion(row interface{ Scan(...any) error }) (Version, error) {
 	var v Version
 	var validation string
 	err := row.Scan(&v.Target, &v.Table, &v.N, &v.State, &v.BuiltBy, &v.CreatedAt, &v.UpdatedAt, &v.Backfill,
-		&v.RunID, &v.Rows, &v.Checksum, &v.DiffID, &validation, &v.OverrideBy, &v.OverrideReason)
+		&v.RunID, &v.Rows, &v.Checksum, &v.DiffID, &validation, &v.OverrideBy, &v.OverrideReason, &v.SeenLive)
 	if err != nil {
 		return v, err
 	}
