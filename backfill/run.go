@@ -354,13 +354,15 @@ func (r *Runner) prepare(ctx context.Context, run *Run, t RunTable, b *Backfill,
 		scope[i] = w.Start
 	}
 	// Live's write mark before the measure and after the carry: unmoved, the basis is also the
-	// fingerprint of the partitions carried (views.RecordBuilt).
-	before, err := e.WriteMark(ctx, live)
+	// fingerprint of the partitions carried (views.RecordBuilt). Settled, it stays as it is
+	// while nothing writes to live, so that the validation can tell the basis still describes
+	// live (views.LiveFingerprints).
+	before, err := tsql.SettledWriteMark(ctx, e, live)
 	if err != nil {
 		return fmt.Errorf("prepare %s: %w", physical, err)
 	}
 	if len(windows) > 0 {
-		if err := r.Versions.RecordBasis(ctx, e, run.Target, t.Table, t.Version, live, b.Partition, windows[0].Type, b.Grain, scope); err != nil {
+		if err := r.Versions.RecordBasis(ctx, e, run.Target, t.Table, t.Version, live, before, b.Partition, windows[0].Type, b.Grain, scope); err != nil {
 			return fmt.Errorf("prepare %s: %w", physical, err)
 		}
 	}

@@ -251,17 +251,26 @@ func (r *Runner) reconcileTable(ctx context.Context, run *Run, t RunTable, b *Ba
 		return nil, err
 	}
 	// The version's recorded fingerprints, while nothing wrote to it since the build: its
-	// carried partitions are confirmed by the one scan of live, not read again.
+	// carried partitions are confirmed by the one scan of live, not read again. And live's, as
+	// the run measured it before the carry, while nothing wrote to live since: then not even that
+	// scan; only the partitions that differ are read.
 	fp, trusted, err := r.Versions.Fingerprints(ctx, e, r.Planner.Target, t.Table, t.Version)
 	if err != nil {
 		return nil, err
 	}
 	if trusted {
-		parts, err := fp.Starts()
-		if err != nil {
+		if spec.New.Fingerprints, err = diffFingerprints(fp); err != nil {
 			return nil, err
 		}
-		spec.New.Fingerprints = &reconcile.Fingerprints{Column: fp.Column, Grain: fp.Grain, Parts: parts}
+	}
+	basis, liveTrusted, err := r.Versions.LiveFingerprints(ctx, e, r.Planner.Target, t.Table, t.Version, live)
+	if err != nil {
+		return nil, err
+	}
+	if liveTrusted {
+		if spec.Old.Fingerprints, err = diffFingerprints(basis); err != nil {
+			return nil, err
+		}
 	}
 	res, err := reconcile.Diff(ctx, spec)
 	if err != nil {
@@ -307,6 +316,15 @@ func (r *Runner) reconcileTable(ctx context.Context, run *Run, t RunTable, b *Ba
 	}
 	tc.Checksum = strconv.FormatUint(checksum, 10)
 	return tc, nil
+}
+
+// diffFingerprints is m as a diff takes a side's fingerprints.
+func diffFingerprints(m views.Marks) (*reconcile.Fingerprints, error) {
+	parts, err := m.Starts()
+	if err != nil {
+		return nil, err
+	}
+	return &reconcile.Fingerprints{Column: m.Column, Grain: m.Grain, Parts: parts}, nil
 }
 
 // measures are the money-like columns of a relation (decimals and floats), totalled per

@@ -11,9 +11,10 @@ import (
 )
 
 // Fingerprints: which partitions a diff must read. trueup records each partition of a version it
-// builds as it writes or carries it (rows, row-hash sum, totals, NULLs: tsql.PartMark), and the
-// caller passes a side's fingerprints only while it still trusts them (views.Store.Fingerprints:
-// the engine's write mark of the version has not moved). Then:
+// builds as it writes or carries it (rows, row-hash sum, totals, NULLs: tsql.PartMark), and of the
+// live version as a run measures it before carrying from it, and the caller passes a side's
+// fingerprints only while it still trusts them (views.Store.Fingerprints and LiveFingerprints:
+// the engine's write mark of the relation has not moved). Then:
 //
 //   - a side with fingerprints is not scanned: its summaries come from them;
 //   - the other side, when it has none, is scanned once, its rows hashed as the fingerprints

@@ -25,7 +25,7 @@ func buildLike(t *testing.T, s *views.Service, e tsql.Engine) {
 	if err := e.CreateTableLike(ctx, "orders__v2", "orders__v1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Store().RecordBasis(ctx, e, s.Target(), "orders", 2, "orders__v1", "d", tsql.TypeDate, "day", scope); err != nil {
+	if err := s.Store().RecordBasis(ctx, e, s.Target(), "orders", 2, "orders__v1", "", "d", tsql.TypeDate, "day", scope); err != nil {
 		t.Fatal(err)
 	}
 	var ws []tsql.Window

@@ -33,9 +33,11 @@ type Marks struct {
 	// version since the build, a refusal.
 	Scope []string                 `json:"scope,omitempty"`
 	Parts map[string]tsql.PartMark `json:"parts"`
-	// WriteMark is the engine's write mark of the version as a built mark was recorded;
-	// Partial says the built mark lacks the partitions carried from live (see RecordBuilt).
+	// WriteMark is the engine's write mark of the version as a built mark was recorded, or of
+	// the relation a basis measured (Of) just before it measured it; Partial says the built mark
+	// lacks the partitions carried from live (see RecordBuilt).
 	WriteMark string `json:"write_mark,omitempty"`
+	Of        string `json:"of,omitempty"`
 	Partial   bool   `json:"partial,omitempty"`
 	// Carried says a basis's partitions outside the scope are in the version it was taken for
 	// exactly as measured (CarriedExactly); a catch-up that carries more clears it.
@@ -102,11 +104,13 @@ func (m Marks) measureWith(ctx context.Context, measure measurer, e tsql.Engine,
 
 // RecordBasis measures live, the version a backfill run carries partitions from, and records it
 // as the basis of version n of table, the one the run builds, whose scope lists the partitions
-// the run rebuilds (as their starts). Call it before the carry: a row written between the two
-// is in the new version and not in the basis, and is carried again, harmlessly, at the swap.
-func (s Store) RecordBasis(ctx context.Context, e tsql.Engine, target, table string, n int, live, column string,
+// the run rebuilds (as their starts), with mark, live's settled write mark (tsql.SettledWriteMark)
+// taken just before ("": none), for LiveFingerprints. Call it before the carry: a row written
+// between the two is in the new version and not in the basis, and is carried again, harmlessly,
+// at the swap.
+func (s Store) RecordBasis(ctx context.Context, e tsql.Engine, target, table string, n int, live, mark, column string,
 	typ tsql.Type, grain string, scope []time.Time) error {
-	m := Marks{Column: column, Type: typ, Grain: grain}
+	m := Marks{Column: column, Type: typ, Grain: grain, Of: live, WriteMark: mark}
 	for _, t := range scope {
 		m.Scope = append(m.Scope, t.UTC().Format(time.RFC3339))
 	}
@@ -416,11 +420,27 @@ func (s Store) RecordBuilt(ctx context.Context, e tsql.Engine, target, table str
 // the one recorded with it (nothing wrote to it since, as far as the engine can tell: see
 // tsql.Engine.WriteMark). ok is false otherwise, and then the version must be read.
 func (s Store) Fingerprints(ctx context.Context, e tsql.Engine, target, table string, n int) (Marks, bool, error) {
-	m, ok, err := s.marks(ctx, target, table, n, markBuilt)
-	if err != nil || !ok || m.Partial || m.WriteMark == "" {
+	return s.unmoved(ctx, e, target, table, n, markBuilt, Physical(table, n))
+}
+
+// LiveFingerprints are live's partitions as version n of table's basis measured them (RecordBasis),
+// when they still describe live: the basis measured live, the relation the view reads now, and
+// live's write mark is the one taken before that measure. Then a validation of version n against
+// live need not read live: nothing wrote to it since, as far as the engine can tell (on DuckDB
+// its storage digest, see tsql.Engine.WriteMark; a pipeline's insert, delete or update moves it),
+// and a reconcile.Spec with Rescan ignores them. ok is false otherwise, and then live must be read.
+func (s Store) LiveFingerprints(ctx context.Context, e tsql.Engine, target, table string, n int, live string) (Marks, bool, error) {
+	return s.unmoved(ctx, e, target, table, n, markBasis, live)
+}
+
+// unmoved is version n's mark of kind, when it is a whole fingerprint of relation (it measured it,
+// every partition) and relation's write mark is still the one recorded with it.
+func (s Store) unmoved(ctx context.Context, e tsql.Engine, target, table string, n int, kind, relation string) (Marks, bool, error) {
+	m, ok, err := s.marks(ctx, target, table, n, kind)
+	if err != nil || !ok || m.Partial || m.WriteMark == "" || (kind == markBasis && m.Of != relation) {
 		return Marks{}, false, err
 	}
-	now, err := tsql.SettledWriteMark(ctx, e, Physical(table, n))
+	now, err := tsql.SettledWriteMark(ctx, e, relation)
 	if err != nil {
 		return Marks{}, false, err
 	}

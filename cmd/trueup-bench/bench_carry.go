@@ -76,7 +76,7 @@ func benchCarryOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
 	if err := e.CreateTableLike(ctx, "orders__v2", "orders__v1"); err != nil {
 		return err
 	}
-	if err := s.Store().RecordBasis(ctx, e, "bench", "orders", 2, "orders__v1", "order_date", tsql.TypeDate, "day", []time.Time{scope.Start}); err != nil {
+	if err := s.Store().RecordBasis(ctx, e, "bench", "orders", 2, "orders__v1", "", "order_date", tsql.TypeDate, "day", []time.Time{scope.Start}); err != nil {
 		return err
 	}
 	if err := e.CopyPartitions(ctx, "orders__v2", "orders__v1", "order_date", []tsql.Window{scope}); err != nil {
