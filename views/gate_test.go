@@ -92,6 +92,18 @@ func TestGateSeenLive(t *testing.T) {
 		if !seen() {
 			t.Fatal("v2, live once and moved away from, is not recorded seen live")
 		}
+		// A builder writing the record again (Put) keeps what trueup saw of it.
+		v2, err := s.Store().Get(ctx, "w", "orders", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v2.SeenLive = false
+		if err := s.Store().Put(ctx, v2); err != nil {
+			t.Fatal(err)
+		}
+		if !seen() {
+			t.Fatal("v2 written again lost that it was seen live")
+		}
 		exec := func(q string) {
 			t.Helper()
 			if _, err := l.DB().ExecContext(ctx, q); err != nil {

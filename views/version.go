@@ -48,7 +48,7 @@ type Version struct {
 	OverrideBy     string
 	OverrideReason string
 	// SeenLive: a done publish moved a view to this version or away from it (the gate's
-	// madeLive); false may also mean the record predates the knowledge or was written whole again.
+	// madeLive); false may also mean the record predates the knowledge. Put keeps it.
 	SeenLive bool
 }
 
@@ -120,11 +120,16 @@ func (s Store) record(ctx context.Context, q ledger.Querier, v Version, replace 
 	if len(v.Validation) > 0 {
 		validation = string(v.Validation)
 	}
-	insert, onConflict := "INSERT OR REPLACE", ""
+	// Replacing keeps seen_live: what trueup saw of the version is its history, not its record.
+	onConflict := ` ON CONFLICT DO UPDATE SET state = excluded.state, built_by = excluded.built_by,
+		created_at = excluded.created_at, updated_at = excluded.updated_at, backfill = excluded.backfill,
+		run_id = excluded.run_id, row_count = excluded.row_count, checksum = excluded.checksum,
+		diff_id = excluded.diff_id, validation = excluded.validation, override_by = excluded.override_by,
+		override_reason = excluded.override_reason`
 	if !replace {
-		insert, onConflict = "INSERT", " ON CONFLICT DO NOTHING"
+		onConflict = " ON CONFLICT DO NOTHING"
 	}
-	res, err := q.ExecContext(ctx, insert+` INTO versions (target, table_name, version, state, built_by,
+	res, err := q.ExecContext(ctx, `INSERT INTO versions (target, table_name, version, state, built_by,
 		created_at, updated_at, backfill, run_id, row_count, checksum, diff_id, validation, override_by, override_reason)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+onConflict,
 		v.Target, v.Table, v.N, v.State, v.BuiltBy, v.CreatedAt, v.UpdatedAt, v.Backfill, v.RunID, v.Rows,
