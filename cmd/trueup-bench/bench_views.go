@@ -135,10 +135,11 @@ func benchViewsOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
 	}
 	// notedRun times n cycles of the engine's part of a swap where the engine keeps a note with
 	// each view (DuckDB): the check that the views read what the ledger says, the repoint and the
-	// notes, in one transaction — each followed by record when not nil. Without record, the floor
-	// of a swap whose record a crash cannot separate from the repoint, with no second commit.
+	// notes, in one transaction — each preceded by plan and followed by record when not nil.
+	// Alone, the floor of a swap whose record a crash cannot separate from the repoint, with no
+	// second commit.
 	nr, noted := e.(tsql.NotedRepointer)
-	notedRun := func(lat *[]time.Duration, n int, record func(v int) error) error {
+	notedRun := func(lat *[]time.Duration, n int, plan, record func(v int) error) error {
 		note := strings.Repeat("n", 1200) // about the size of a swap's note
 		for range n {
 			for _, v := range []int{2, 1} {
@@ -147,6 +148,11 @@ func benchViewsOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
 					points[i] = tsql.NotedPoint{ViewPoint: tsql.ViewPoint{View: t, Table: views.Physical(t, v)}, From: views.Physical(t, 3-v), Note: note}
 				}
 				start := time.Now()
+				if plan != nil {
+					if err := plan(v); err != nil {
+						return err
+					}
+				}
 				if err := nr.RepointNoted(ctx, points); err != nil {
 					return err
 				}
@@ -196,6 +202,34 @@ func benchViewsOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
 				Params: map[string]any{"changes": changes}, Outcome: ledger.OutcomeOK, Detail: "floor"})
 			return err
 		})
+	}
+	// readPlan, run before the repoint with notes, is what a swap reads from the ledger to plan
+	// and gate it, as statements by hand on the same scratch ledger: the versions of the target,
+	// the lock rows a crash may have left, and the partition marks of the versions it moves (a
+	// rollback also reads the swap it takes back: one statement more for trueup than here).
+	// With writeRecord after it, the floor of a swap that plans from the ledger and records there.
+	readPlan := func(v int) error {
+		drain := func(q string, args ...any) error {
+			rows, err := floor.DB().QueryContext(ctx, q, args...)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+			}
+			return rows.Err()
+		}
+		if err := drain(`SELECT target, table_name, version, state, built_by, created_at, updated_at, backfill, run_id,
+			row_count, checksum, diff_id, CAST(coalesce(validation, 'null') AS VARCHAR), override_by, override_reason,
+			coalesce(seen_live, false) FROM versions WHERE target = ?`, "bench"); err != nil {
+			return err
+		}
+		if err := drain(`SELECT table_name, holder, kind, swap_id, since FROM view_locks WHERE target = ?`, "bench"); err != nil {
+			return err
+		}
+		return drain(`SELECT table_name, version, mark, body, taken_at FROM version_marks
+			WHERE target = ? AND ((table_name = ? AND version IN (?, ?)) OR (table_name = ? AND version IN (?, ?)))`,
+			"bench", viewsTables[0], v, 3-v, viewsTables[1], v, 3-v)
 	}
 	bareCycle := func(lat *[]time.Duration, n int) error {
 		for range n {
@@ -260,7 +294,7 @@ func benchViewsOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
 	// references count neither as quiet nor as during swaps.
 	first := time.Now()
 	var bursts, others [][2]time.Time
-	var notedLoaded, recordLoaded []time.Duration
+	var notedLoaded, recordLoaded, plannedLoaded []time.Duration
 	var err2 error
 	for done := 0; err2 == nil && done < viewsCycles; done += viewsBurst {
 		begin := time.Now()
@@ -272,10 +306,13 @@ func benchViewsOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
 			err2 = bareCycle(&bareLoaded, viewsBurst)
 		}
 		if err2 == nil && noted {
-			err2 = notedRun(&notedLoaded, viewsBurst, nil)
+			err2 = notedRun(&notedLoaded, viewsBurst, nil, nil)
 		}
 		if err2 == nil && noted {
-			err2 = notedRun(&recordLoaded, viewsBurst, writeRecord)
+			err2 = notedRun(&recordLoaded, viewsBurst, nil, writeRecord)
+		}
+		if err2 == nil && noted {
+			err2 = notedRun(&plannedLoaded, viewsBurst, readPlan, writeRecord)
 		}
 		others = append(others, [2]time.Time{begin, time.Now()})
 	}
@@ -324,6 +361,9 @@ func benchViewsOn(ctx context.Context, b *env, e tsql.Engine, rows int) error {
 		fmt.Printf("  %-34s %s   (the floor of a swap whose record commits with the repoint)\n", "  its ratio to bare", ratio(notedLoaded, bareLoaded))
 		line(fmt.Sprintf("repoint with notes + record, %d readers", viewsReaders), recordLoaded, "(the same, then the record's one ledger transaction, nothing read)")
 		fmt.Printf("  %-34s %s   (the floor of a swap whose record is kept in the ledger)\n", "  its ratio to bare", ratio(recordLoaded, bareLoaded))
+		line(fmt.Sprintf("the same, planned from the ledger, %d readers", viewsReaders), plannedLoaded, "(its plan's reads first: versions, lock rows, marks)")
+		fmt.Printf("  %-34s %s   (the floor of a swap that plans from the ledger and records there)\n", "  its ratio to bare", ratio(plannedLoaded, bareLoaded))
+		fmt.Printf("  %-34s %s\n", "  trueup swap to it", ratio(loaded, plannedLoaded))
 	}
 	line("reader, between swap bursts", quiet, fmt.Sprintf("%d reads", len(quiet)))
 	line("reader, during swap bursts", busy, fmt.Sprintf("%d reads; %d errors and %d wrong reads in all", len(busy), errs.Load(), wrong.Load()))
