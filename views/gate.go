@@ -21,7 +21,7 @@ import (
 type liveHistory map[string]map[int]bool
 
 // madeLive says which `previous` versions of the group trueup saw live. A version whose record
-// says so (seenLive) needs no read; for the others — the tables whose version in the group is
+// says so (SeenLive) needs no read; for the others — the tables whose version in the group is
 // `previous` in vss without it — the swaps' history is read, in one statement for all of them
 // (none when there are none): every statement counts while readers load the machine, and the
 // history grows with every swap.
