@@ -128,18 +128,8 @@ func Lex(text string) []Token {
 			j := dollarEnd(text, i)
 			out = append(out, Token{text[i:j], i})
 			i = j
-		case c == '-' && i+1 < len(text) && text[i+1] == '-':
-			j := strings.IndexByte(text[i:], '\n')
-			if j < 0 {
-				return out
-			}
-			i += j
-		case c == '/' && i+1 < len(text) && text[i+1] == '*':
-			j := strings.Index(text[i+2:], "*/")
-			if j < 0 {
-				return out
-			}
-			i += j + 4
+		case commentEnd(text, i) > i:
+			i = commentEnd(text, i)
 		case isWordByte(c):
 			j := i
 			for j < len(text) && isWordByte(text[j]) {

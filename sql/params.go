@@ -24,22 +24,10 @@ func Expand(d Dialect, text string, params map[string]Param) (string, []any, err
 			j := skipQuoted(text, i)
 			b.WriteString(text[i:j])
 			i = j
-		case c == '-' && i+1 < len(text) && text[i+1] == '-':
-			j := strings.IndexByte(text[i:], '\n')
-			if j < 0 {
-				j = len(text) - i
-			}
-			b.WriteString(text[i : i+j])
-			i += j
-		case c == '/' && i+1 < len(text) && text[i+1] == '*':
-			j := strings.Index(text[i+2:], "*/")
-			if j < 0 {
-				j = len(text) - i - 2
-			} else {
-				j += 2
-			}
-			b.WriteString(text[i : i+2+j])
-			i += 2 + j
+		case commentEnd(text, i) > i:
+			j := commentEnd(text, i)
+			b.WriteString(text[i:j])
+			i = j
 		case c == '$' && i+1 < len(text) && isIdentStart(text[i+1]):
 			j := i + 1
 			for j < len(text) && isIdentPart(text[j]) {
@@ -71,18 +59,8 @@ func Placeholders(text string) []string {
 		switch {
 		case c == '\'' || c == '"' || c == '`':
 			i = skipQuoted(text, i)
-		case c == '-' && i+1 < len(text) && text[i+1] == '-':
-			j := strings.IndexByte(text[i:], '\n')
-			if j < 0 {
-				return names
-			}
-			i += j
-		case c == '/' && i+1 < len(text) && text[i+1] == '*':
-			j := strings.Index(text[i+2:], "*/")
-			if j < 0 {
-				return names
-			}
-			i += 2 + j + 2
+		case commentEnd(text, i) > i:
+			i = commentEnd(text, i)
 		case c == '$' && i+1 < len(text) && isIdentStart(text[i+1]):
 			j := i + 1
 			for j < len(text) && isIdentPart(text[j]) {
@@ -98,6 +76,25 @@ func Placeholders(text string) []string {
 		}
 	}
 	return names
+}
+
+// commentEnd is where the comment starting at text[i] ends: after the "*/" of a block comment,
+// at the newline of a line comment, at the end of text when it is not closed; i when no comment
+// starts there.
+func commentEnd(text string, i int) int {
+	switch {
+	case strings.HasPrefix(text[i:], "--"):
+		if j := strings.IndexByte(text[i:], '\n'); j >= 0 {
+			return i + j
+		}
+		return len(text)
+	case strings.HasPrefix(text[i:], "/*"):
+		if j := strings.Index(text[i+2:], "*/"); j >= 0 {
+			return i + 2 + j + 2
+		}
+		return len(text)
+	}
+	return i
 }
 
 func skipQuoted(text string, i int) int {
