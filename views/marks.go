@@ -33,9 +33,9 @@ type Marks struct {
 	// version since the build, a refusal.
 	Scope []string                 `json:"scope,omitempty"`
 	Parts map[string]tsql.PartMark `json:"parts"`
-	// WriteMark is the engine's write mark of the version as a built mark was recorded, or of
-	// the relation a basis measured (Of) just before it measured it; Partial says the built mark
-	// lacks the partitions carried from live (see RecordBuilt).
+	// WriteMark is the engine's write mark of Of, the relation the mark describes: the version as
+	// its built mark was recorded, or live just before a basis measured it. Partial says the built
+	// mark lacks the partitions carried from live (see RecordBuilt).
 	WriteMark string `json:"write_mark,omitempty"`
 	Of        string `json:"of,omitempty"`
 	Partial   bool   `json:"partial,omitempty"`
@@ -391,7 +391,8 @@ func (s Store) RecordBuilt(ctx context.Context, e tsql.Engine, target, table str
 	if err != nil || wm == "" {
 		return err
 	}
-	built := Marks{Column: written.Column, Type: written.Type, Grain: written.Grain, Parts: map[string]tsql.PartMark{}, WriteMark: wm}
+	built := Marks{Column: written.Column, Type: written.Type, Grain: written.Grain, Parts: map[string]tsql.PartMark{}, WriteMark: wm,
+		Of: Physical(table, n)}
 	if outside {
 		basis, hasBasis, err := s.marks(ctx, target, table, n, markBasis)
 		if err != nil {
@@ -434,10 +435,11 @@ func (s Store) LiveFingerprints(ctx context.Context, e tsql.Engine, target, tabl
 }
 
 // unmoved is version n's mark of kind, when it is a whole fingerprint of relation (it measured it,
-// every partition) and relation's write mark is still the one recorded with it.
+// every partition; a built mark from before Of was kept is of its version) and relation's write
+// mark is still the one recorded with it.
 func (s Store) unmoved(ctx context.Context, e tsql.Engine, target, table string, n int, kind, relation string) (Marks, bool, error) {
 	m, ok, err := s.marks(ctx, target, table, n, kind)
-	if err != nil || !ok || m.Partial || m.WriteMark == "" || (kind == markBasis && m.Of != relation) {
+	if err != nil || !ok || m.Partial || m.WriteMark == "" || (m.Of != "" && m.Of != relation) {
 		return Marks{}, false, err
 	}
 	now, err := tsql.SettledWriteMark(ctx, e, relation)
