@@ -337,6 +337,8 @@ func cell(v any) (json.RawMessage, error) {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 			return json.Marshal(tsql.AsText(x))
 		}
+	case tsql.Decimal:
+		return json.RawMessage(x.String()), nil
 	case string, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
 	default:
 		return json.Marshal(tsql.AsText(x))

@@ -310,6 +310,18 @@ func (df *differ) equal(i int, a, b any) bool {
 			return x == y
 		}
 	}
+	if x, ok := a.(tsql.Decimal); ok {
+		if y, ok := b.(tsql.Decimal); ok { // exactly, at the column's decimal places
+			if t, has := df.p.tol[df.p.compared[i].Name]; has {
+				return within(x.Float64(), y.Float64(), t)
+			}
+			digits := df.p.spec.scale()
+			if pr := df.p.prec[i]; pr.stated {
+				digits = pr.Digits
+			}
+			return x.EqualAt(y, digits)
+		}
+	}
 	if fa, ok := number(a); ok {
 		if fb, ok := number(b); ok {
 			if math.IsNaN(fa) || math.IsNaN(fb) { // NaN is a value, as in the engines' comparisons
@@ -369,6 +381,8 @@ func number(v any) (float64, bool) {
 		return float64(x), true
 	case float64:
 		return x, true
+	case tsql.Decimal: // beside a double: compared as doubles
+		return x.Float64(), true
 	}
 	return 0, false
 }

@@ -63,12 +63,22 @@ func (f *Fields) UnmarshalJSON(data []byte) error {
 		*f = nil
 		return nil
 	}
-	out, err := DecodeFields(data, "fields", nil)
+	out, err := DecodeFields(data, "fields", storedNumber)
 	if err != nil {
 		return err
 	}
 	*f = out
 	return nil
+}
+
+// storedNumber is a number of a stored diff as it was read from the engine: the float it equals,
+// or, when no double holds it, the exact decimal (sampleValue writes a tsql.Decimal's digits).
+func storedNumber(n json.Number) any {
+	d := tsql.DecimalOf(n.String())
+	if f, ok := d.ExactFloat(); ok {
+		return f
+	}
+	return d
 }
 
 // DecodeFields reads a JSON object as fields, keeping its members' order; what names the value

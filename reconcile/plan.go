@@ -255,6 +255,9 @@ func (p *plan) resolvePrecision() error {
 		if want.Digits < 0 {
 			want.Digits = cur.Digits
 		}
+		if cur.Exact && !want.Float32 { // two DECIMALs: no finer than the digits they hold
+			want.Exact, want.Digits = true, min(want.Digits, cur.Digits)
+		}
 		p.prec[i] = colPrecision{Precision: want, stated: true, time: cur.time, overridden: true}
 	}
 	return nil
@@ -326,8 +329,8 @@ func (c pair) side(new bool) tsql.Column {
 // doubles, anything else as text.
 func (p *plan) selectExpr(d tsql.Dialect, c pair, new bool) string {
 	x := readExpr(d, c, new)
-	if c.uuid() || p.cross || c.sameType() {
-		return x
+	if c.uuid() || p.cross || c.sameType() || c.Old.Kind == tsql.TypeDecimal && c.New.Kind == tsql.TypeDecimal {
+		return x // two DECIMALs of other scales: read exactly, compared at the coarser (equal)
 	}
 	if c.Old.Kind.Numeric() && c.New.Kind.Numeric() {
 		return d.ToFloat(x)

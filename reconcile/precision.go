@@ -39,6 +39,7 @@ func precisionOf(c pair, scale int) colPrecision {
 	switch {
 	case oOK && nOK:
 		p.Digits = min(o.Digits, n.Digits)
+		p.Exact = c.Old.Kind == tsql.TypeDecimal && c.New.Kind == tsql.TypeDecimal
 	case oOK && c.Old.Kind == tsql.TypeDecimal:
 		p.Digits = o.Digits
 	case nOK && c.New.Kind == tsql.TypeDecimal:

@@ -191,3 +191,56 @@ func TestPrecisionOverride(t *testing.T) {
 		}
 	}
 }
+
+// bigDecimals is 60 rows (id, x) with x = 1234567890123456.78 + i as typ: values a double cannot
+// hold to the cent (when i = 41 in changed, a cent more).
+func bigDecimals(name, typ string, changed bool) string {
+	x := "CAST('1234567890123456.78' AS DECIMAL(18,2)) + i"
+	if changed {
+		x += " + CASE WHEN i = 41 THEN 0.01 ELSE 0 END"
+	}
+	return "CREATE TABLE " + name + " AS SELECT i AS id, CAST(" + x + " AS " + typ + ") AS x FROM range(60) t(i)"
+}
+
+// Two DECIMAL sides compare exactly, as their digits, in the checksums and in the row
+// comparison: a cent on a value of 16 digits before the point is a change, in one engine, across
+// two files and across engines, at the coarser scale when the scales differ; equal values are
+// no change (the digits agree between the engines, though 18.16 prints zeros later servers drop).
+func TestPrecisionDecimalsExact(t *testing.T) {
+	duck, other := sqltest.DuckDB(t), sqltest.DuckDB(t)
+	cases := []precisionCase{
+		{name: "dec_same", old: duck, new: duck, oldSQL: []string{bigDecimals("a_dec_same", "DECIMAL(18,2)", false)},
+			newSQL: []string{bigDecimals("b_dec_same", "DECIMAL(18,2)", false)}, col: "x", prec: "2 decimals"},
+		{name: "dec_changed", old: duck, new: duck, oldSQL: []string{bigDecimals("a_dec_changed", "DECIMAL(18,2)", false)},
+			newSQL: []string{bigDecimals("b_dec_changed", "DECIMAL(18,2)", true)}, rows: reconcile.RowCounts{Changed: 1}, col: "x", prec: "2 decimals"},
+		{name: "dec_scales", old: duck, new: duck, oldSQL: []string{bigDecimals("a_dec_scales", "DECIMAL(18,2)", false)},
+			newSQL: []string{bigDecimals("b_dec_scales", "DECIMAL(20,4)", false)}, col: "x", prec: "2 decimals"},
+		{name: "dec_scales_changed", old: duck, new: duck, oldSQL: []string{bigDecimals("a_dec_scales_changed", "DECIMAL(18,2)", false)},
+			newSQL: []string{bigDecimals("b_dec_scales_changed", "DECIMAL(20,4)", true)}, rows: reconcile.RowCounts{Changed: 1}, col: "x", prec: "2 decimals"},
+		{name: "dec_files", old: duck, new: other, oldSQL: []string{bigDecimals("a_dec_files", "DECIMAL(18,2)", false)},
+			newSQL: []string{bigDecimals("b_dec_files", "DECIMAL(18,2)", false)}, col: "x", prec: "2 decimals"},
+		{name: "dec_files_changed", old: duck, new: other, oldSQL: []string{bigDecimals("a_dec_files_changed", "DECIMAL(18,2)", false)},
+			newSQL: []string{bigDecimals("b_dec_files_changed", "DECIMAL(20,4)", true)}, rows: reconcile.RowCounts{Changed: 1}, col: "x", prec: "2 decimals"},
+	}
+	if ch := sqltest.ClickHouse(t); ch != nil {
+		chBig := func(name string, changed bool) []string {
+			x := "toDecimal64('1234567890123456.78', 2) + toDecimal64(number, 0)"
+			if changed {
+				x += " + if(number = 41, toDecimal64('0.01', 2), toDecimal64(0, 2))"
+			}
+			return []string{"CREATE TABLE " + name + " (id Int64, x Decimal(18,2)) ENGINE = Memory",
+				"INSERT INTO " + name + " SELECT toInt64(number), " + x + " FROM system.numbers LIMIT 60"}
+		}
+		cases = append(cases,
+			precisionCase{name: "ch_dec", old: duck, new: ch, oldSQL: []string{bigDecimals("a_ch_dec", "DECIMAL(18,2)", false)},
+				newSQL: chBig("b_ch_dec", false), col: "x", prec: "2 decimals"},
+			precisionCase{name: "ch_dec_scales", old: duck, new: ch, oldSQL: []string{bigDecimals("a_ch_dec_scales", "DECIMAL(20,4)", false)},
+				newSQL: chBig("b_ch_dec_scales", false), col: "x", prec: "2 decimals"},
+			precisionCase{name: "ch_dec_changed", old: duck, new: ch, oldSQL: []string{bigDecimals("a_ch_dec_changed", "DECIMAL(18,2)", true)},
+				newSQL: chBig("b_ch_dec_changed", false), rows: reconcile.RowCounts{Changed: 1}, col: "x", prec: "2 decimals"},
+			precisionCase{name: "ch_ch_dec_changed", old: ch, new: ch, oldSQL: chBig("a_ch_ch_dec_changed", false),
+				newSQL: chBig("b_ch_ch_dec_changed", true), rows: reconcile.RowCounts{Changed: 1}, col: "x", prec: "2 decimals"},
+		)
+	}
+	runPrecisionCases(t, cases)
+}

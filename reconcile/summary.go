@@ -263,6 +263,13 @@ func valueKey(v any) string {
 			return "i" + strconv.FormatInt(int64(x), 10)
 		}
 		return "f" + strconv.FormatFloat(x, 'g', -1, 64)
+	case tsql.Decimal:
+		// The key of the float it equals when a double holds it exactly, so that a DECIMAL key
+		// meets a DOUBLE one; its digits when no double does.
+		if f, ok := x.ExactFloat(); ok {
+			return valueKey(f)
+		}
+		return "d" + x.String()
 	case string:
 		return "s" + x
 	}

@@ -128,13 +128,18 @@ func (r *Row) UnmarshalJSON(data []byte) error {
 }
 
 // sampleValue makes an engine value fit for a sample: times as text, floats rounded to the
-// digits people read (engines disagree in the last ones).
+// digits people read (engines disagree in the last ones), decimals as the float they equal when
+// a double holds them, exactly when none does (a sample loaded from the ledger is the same).
 func sampleValue(v any) any {
 	switch x := v.(type) {
 	case time.Time:
 		return tsql.AsText(x)
 	case float64:
 		return round6(x)
+	case tsql.Decimal:
+		if f, ok := x.ExactFloat(); ok {
+			return f
+		}
 	}
 	return v
 }

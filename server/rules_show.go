@@ -109,7 +109,7 @@ func cellValue(v any) page.Value {
 			return page.Value{Text: fmt.Sprint(x), Number: true}
 		}
 		return page.Value{Text: page.Thousands(n), Number: true}
-	case float64, float32:
+	case float64, float32, tsql.Decimal:
 		s := tsql.AsText(x)
 		whole, frac, found := strings.Cut(strings.TrimPrefix(s, "-"), ".")
 		n, err := strconv.ParseInt(whole, 10, 64)

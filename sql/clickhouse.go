@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 	"trueup/fault"
@@ -227,8 +228,13 @@ func (e *chEngine) Insert(ctx context.Context, table string, cols []string, rows
 	vals := make([]any, len(cols))
 	for _, r := range rows {
 		for i, v := range r {
-			if f, ok := v.(float64); ok && kinds[cols[i]] == TypeDecimal {
-				v = decimal.NewFromFloat(f)
+			if kinds[cols[i]] == TypeDecimal {
+				switch x := v.(type) {
+				case float64:
+					v = decimal.NewFromFloat(x)
+				case Decimal:
+					v = decimal.RequireFromString(x.String())
+				}
 			}
 			vals[i] = v
 		}
@@ -363,6 +369,12 @@ func (d chDialect) normalizeAt(c Column, p Precision) string {
 }
 
 func (d chDialect) normalizeNumber(c Column, p Precision) string {
+	if p.Exact && c.Kind == TypeDecimal {
+		// Precision.Exact: round keeps the column's scale, and 18.16 prints the zeros after
+		// the last digit where later servers drop them: dropped here on every server.
+		return "replaceRegexpOne(toString(round(" + d.Quote(c.Name) + ", " + strconv.Itoa(p.Digits) + ")), '" +
+			strings.ReplaceAll(exactTrim, `\`, `\\`) + "', '\\\\1')"
+	}
 	// multiIf computes every branch; toInt64 of a value out of range wraps without an error
 	// and only the chosen branch is kept.
 	x := "toFloat64(" + d.Quote(c.Name) + ")"

@@ -108,7 +108,7 @@ func (e *db) eachOn(ctx context.Context, q querier, query string, args []any, he
 	if head != nil {
 		head(cols)
 	}
-	// Drivers hand decimals back in their own forms (ClickHouse's as text): read them as floats.
+	// Drivers hand decimals back in their own forms (ClickHouse's as text): read them as Decimals.
 	decimals := make([]bool, len(cols))
 	if types, err := rows.ColumnTypes(); err == nil {
 		for i, ct := range types {
@@ -129,7 +129,7 @@ func (e *db) eachOn(ctx context.Context, q querier, query string, args []any, he
 		for i, v := range vals {
 			row[i] = normalize(v)
 			if s, ok := row[i].(string); ok && decimals[i] {
-				row[i] = AsFloat(s)
+				row[i] = DecimalOf(s)
 			}
 		}
 		if err := fn(row); err != nil {

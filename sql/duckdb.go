@@ -164,9 +164,12 @@ func (e *duckEngine) Insert(ctx context.Context, table string, cols []string, ro
 		vals := make([]driver.Value, len(cols))
 		for _, r := range rows {
 			for i, v := range r {
-				if f, ok := v.(float64); ok {
-					if ps, dec := scales[cols[i]]; dec {
-						v = toDuckDecimal(f, ps>>8, ps&0xff)
+				if ps, dec := scales[cols[i]]; dec {
+					switch x := v.(type) {
+					case float64:
+						v = toDuckDecimal(x, ps>>8, ps&0xff)
+					case Decimal:
+						v = duckDecimalOf(x, ps>>8, ps&0xff)
 					}
 				}
 				vals[i] = v
@@ -178,18 +181,6 @@ func (e *duckEngine) Insert(ctx context.Context, table string, cols []string, ro
 		}
 		return app.Close()
 	})
-}
-
-// duckDecimalFloat is a DuckDB decimal as a float64, as DuckDB casts one to DOUBLE: the integer
-// over 10^scale, one correctly rounded division when both are exact doubles. The driver's own
-// Float64 goes through big.Float, which costs more than the rest of reading a row.
-func duckDecimalFloat(d duckdb.Decimal) float64 {
-	if d.Value != nil && d.Value.IsInt64() && d.Scale <= 22 {
-		if n := d.Value.Int64(); n > -1<<53 && n < 1<<53 {
-			return float64(n) / math.Pow10(int(d.Scale))
-		}
-	}
-	return d.Float64()
 }
 
 func toDuckDecimal(f float64, precision, scale int) duckdb.Decimal {
@@ -408,6 +399,8 @@ func literal(p Param, dateFmt, tsFmt string, escapes bool) (string, error) {
 		return strconv.FormatInt(v, 10), nil
 	case float64:
 		return strconv.FormatFloat(v, 'g', -1, 64), nil
+	case Decimal:
+		return v.String(), nil
 	}
 	return "", fmt.Errorf("literal: unsupported value %T", p.Value)
 }
@@ -455,12 +448,22 @@ func (d duckDialect) number(c Column, p Precision) string {
 }
 
 func (d duckDialect) normalizeNumber(c Column, p Precision) string {
+	if p.Exact && c.Kind == TypeDecimal {
+		return "regexp_replace(CAST(round(" + d.Quote(c.Name) + ", " + strconv.Itoa(p.Digits) + ") AS VARCHAR), '" + exactTrim + "', '\\1')"
+	}
 	x := d.number(c, p)
 	exp := "floor(log10(abs(" + x + ")))"
 	return fmt.Sprintf("CASE WHEN abs(%[1]s) < %[2]s THEN CAST(CAST(round(%[1]s * 1e%[3]d) AS BIGINT) AS VARCHAR) "+
 		"WHEN isnan(%[1]s) THEN 'nan' WHEN isinf(%[1]s) THEN CASE WHEN %[1]s > 0 THEN 'inf' ELSE '-inf' END "+
 		"ELSE CAST(CAST(round(%[1]s / power(10, %[4]s - 14)) AS BIGINT) AS VARCHAR) || 'e' || CAST(CAST(%[4]s AS BIGINT) AS VARCHAR) END",
 		x, bigNumber(p.Digits), p.Digits, exp)
+}
+
+// exactDecimal is a DECIMAL column's value rounded at p.Digits places, scaled to a whole number
+// (Precision.Exact), for the engine's own hash: the value widened first, so that the scaling
+// cannot overflow.
+func (d duckDialect) exactDecimal(c Column, p Precision) string {
+	return fmt.Sprintf("CAST(CAST(round(%s, %d) AS DECIMAL(38, %[2]d)) * %s AS HUGEINT)", d.Quote(c.Name), p.Digits, pow10(p.Digits))
 }
 
 func (d duckDialect) RowHash(cols []Column, opt HashOptions) string {
@@ -475,6 +478,8 @@ func (d duckDialect) RowHash(cols []Column, opt HashOptions) string {
 		switch {
 		case opt.stored(c.Name):
 			parts[i] = x
+		case c.Kind == TypeDecimal && stated && prec.Exact:
+			parts[i] = d.exactDecimal(c, prec)
 		case c.Kind == TypeFloat || c.Kind == TypeDecimal:
 			// Two doubles, one of them NULL: the scaled, rounded value where it fits a BIGINT,
 			// else the value itself (huge ones, NaN, infinities), without an overflow error.

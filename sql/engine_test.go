@@ -72,7 +72,7 @@ func TestEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := res.Rows[2]
-			want := []any{int64(3), day("2026-07-11"), "o'brien", 1.25, 2.25}
+			want := []any{int64(3), day("2026-07-11"), "o'brien", tsql.Decimal("1.25"), 2.25}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("row 3 (-want +got):\n%s", diff)
 			}
@@ -81,12 +81,15 @@ func TestEngine(t *testing.T) {
 			}
 		})
 
-		// Decimals come back as the float the engine itself casts them to, fast path (an int64
-		// mantissa) and wide alike.
-		t.Run("decimals_read_as_the_engine_casts_them", func(t *testing.T) {
+		// Decimals come back exactly, as their digits without trailing fractional zeros, fast
+		// path (an int64 mantissa) and wide alike, and as a float they are what the engine itself
+		// casts them to. A double cannot tell 1234567890123456.78 from …79: a Decimal can.
+		t.Run("decimals_read_exactly", func(t *testing.T) {
 			values := []struct{ typ, text string }{
-				{"Decimal(18,2)", "-12345.67"}, {"Decimal(18,2)", "0.1"}, {"Decimal(9,4)", "3.1416"},
+				{"Decimal(18,2)", "-12345.67"}, {"Decimal(18,2)", "0.10"}, {"Decimal(9,4)", "3.1416"},
 				{"Decimal(18,6)", "999999999999.999999"}, {"Decimal(18,0)", "-900719925474099"},
+				{"Decimal(18,2)", "1234567890123456.78"}, {"Decimal(18,2)", "1234567890123456.79"},
+				{"Decimal(18,2)", "-0.00"}, {"Decimal(18,4)", "-0.0500"},
 			}
 			if e.Info().Kind == "duckdb" { // ClickHouse 18.16 has Decimal128 behind a setting
 				values = append(values, struct{ typ, text string }{"Decimal(38,10)", "12345678901234567890.0123456789"})
@@ -97,9 +100,20 @@ func TestEngine(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", x, err)
 				}
-				got, want := res.Rows[0][0], res.Rows[0][1]
-				if _, ok := got.(float64); !ok || got != want {
-					t.Errorf("%s read as %#v, the engine casts it to %#v", x, got, want)
+				got, cast := res.Rows[0][0], res.Rows[0][1]
+				want := strings.TrimRight(strings.TrimRight(v.text, "0"), ".")
+				if !strings.Contains(v.text, ".") {
+					want = v.text
+				}
+				if want == "-0" || want == "" {
+					want = "0"
+				}
+				dec, ok := got.(tsql.Decimal)
+				if !ok || dec.String() != want {
+					t.Errorf("%s read as %#v, want the Decimal %s", x, got, want)
+				}
+				if ok && dec.Float64() != cast {
+					t.Errorf("%s as a float is %v, the engine casts it to %#v", x, dec.Float64(), cast)
 				}
 			}
 		})

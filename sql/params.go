@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
+	"github.com/shopspring/decimal"
 )
 
 // Expand replaces each $name in text (outside string literals, quoted identifiers and comments)
@@ -37,6 +38,9 @@ func Expand(d Dialect, text string, params map[string]Param) (string, []any, err
 			p, ok := params[name]
 			if !ok {
 				return "", nil, fmt.Errorf("unknown parameter $%s", name)
+			}
+			if x, ok := p.Value.(Decimal); ok {
+				p.Value = x.Float64() // bound as the number it was before Decimals were kept exact
 			}
 			ph, arg := d.Bind(p)
 			b.WriteString(ph)
@@ -168,7 +172,9 @@ func normalize(v any) any {
 		f, _ := new(big.Float).SetInt(x).Float64()
 		return f
 	case duckdb.Decimal:
-		return duckDecimalFloat(x)
+		return duckDecimal(x)
+	case decimal.Decimal:
+		return DecimalOf(x.String())
 	case interface{ Float64() float64 }:
 		return x.Float64()
 	case fmt.Stringer:
@@ -191,6 +197,8 @@ func AsInt64(v any) int64 {
 		return int64(x)
 	case float64:
 		return int64(math.Round(x))
+	case Decimal:
+		return x.Int64()
 	case bool:
 		if x {
 			return 1
@@ -222,6 +230,11 @@ func asNumber[T uint64 | float64](v any, parse func(string) (T, error)) T {
 		return T(x)
 	case float64:
 		return T(x)
+	case Decimal:
+		if n, err := parse(string(x)); err == nil {
+			return n
+		}
+		return T(x.Float64())
 	case string:
 		n, _ := parse(x)
 		return n
@@ -243,6 +256,8 @@ func AsText(v any) string {
 		return x.Format("2006-01-02 15:04:05")
 	case float64:
 		return strconv.FormatFloat(x, 'f', -1, 64)
+	case Decimal:
+		return string(x)
 	}
 	return fmt.Sprint(v)
 }

@@ -14,7 +14,17 @@ type Precision struct {
 	Digits int
 	// Float32 rounds numbers to a 32-bit float first (a REAL or Float32 side).
 	Float32 bool
+	// Exact compares numbers as decimal digits rather than as doubles: both sides are DECIMAL,
+	// whose values a double cannot all hold (1234567890123456.78 and …79 are one double). A
+	// DECIMAL is then normalised as the whole number its value rounded at Digits places makes
+	// when scaled by 10^Digits, the same digits in every engine.
+	Exact bool
 }
+
+// exactTrim matches the zeros after a DECIMAL's last fractional digit (and the point when all
+// its digits are zeros), for a regular expression replacement by its first group: Normalize
+// writes an exact decimal as its digits without them, "1234567890123456.79", "-0.01", "2".
+const exactTrim = `(\.[0-9]*[1-9])0+$|\.0+$`
 
 var (
 	typeArgsRe   = regexp.MustCompile(`\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?`)
