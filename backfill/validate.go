@@ -65,9 +65,9 @@ type PartitionSummary struct {
 	PctChange *float64 `json:"pct_change"`
 	Verdict   string   `json:"verdict"`
 	// Measure is the table's main summed column (the first the expectations name) and its totals.
-	Measure  string  `json:"measure,omitempty"`
-	OldTotal float64 `json:"old_total,omitempty"`
-	NewTotal float64 `json:"new_total,omitempty"`
+	Measure  string      `json:"measure,omitempty"`
+	OldTotal tsql.Number `json:"old_total,omitempty"`
+	NewTotal tsql.Number `json:"new_total,omitempty"`
 }
 
 // Validator runs the rules a backfill names on relations other than the live ones.

@@ -88,7 +88,7 @@ func Chart(ds []PartitionDiff, table string) string {
 			}
 			return totalPct(d)
 		}
-		old, now = func(d PartitionDiff) string { return Full(d.OldTotal) }, func(d PartitionDiff) string { return Full(d.NewTotal) + " " + what }
+		old, now = func(d PartitionDiff) string { return Full(float64(d.OldTotal)) }, func(d PartitionDiff) string { return Full(float64(d.NewTotal)) + " " + what }
 	}
 	var b strings.Builder
 	label := "Change in " + what + " per partition"

@@ -1,6 +1,10 @@
 package notices
 
-import "time"
+import (
+	"time"
+
+	tsql "trueup/sql"
+)
 
 // Evidence is what trueup knows about a change when it drafts a notice: the backfill's plan,
 // its validation, and how the numbers people see move. The backfill fills it when a run is
@@ -71,10 +75,10 @@ type PartitionDiff struct {
 	// the partition is new, and readers see "new".
 	PctChange float64 `json:"pct_change"`
 	// Measure names an optional summed column and its totals, e.g. sum(amount).
-	Measure  string  `json:"measure,omitempty"`
-	OldTotal float64 `json:"old_total,omitempty"`
-	NewTotal float64 `json:"new_total,omitempty"`
-	Verdict  string  `json:"verdict"` // expected, unexpected or identical
+	Measure  string      `json:"measure,omitempty"`
+	OldTotal tsql.Number `json:"old_total,omitempty"`
+	NewTotal tsql.Number `json:"new_total,omitempty"`
+	Verdict  string      `json:"verdict"` // expected, unexpected or identical
 }
 
 // TableComparison is how one table's old and new versions compare as a whole: the diff lists

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	tsql "trueup/sql"
 )
 
 // Compact shows a number the way a report headline would: 1.92M, 48.3K, 912.
@@ -32,8 +34,12 @@ func trimZeros(s string) string {
 	return s
 }
 
-// Full shows a number in full with thousands separators: 1,920,412.5 or 1,234.
+// Full shows a number in full with thousands separators: 1,920,412.5 or 1,234; NaN, +Inf or
+// -Inf (a float column's total can be one) as such.
 func Full(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return tsql.AsText(f)
+	}
 	s := strconv.FormatFloat(math.Abs(f), 'f', -1, 64)
 	if f != math.Trunc(f) {
 		s = strconv.FormatFloat(math.Abs(f), 'f', 2, 64)

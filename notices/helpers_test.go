@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"trueup/notices"
+	tsql "trueup/sql"
 )
 
 // clock is a settable test clock.
@@ -76,7 +77,7 @@ func demoEvidence() notices.Evidence {
 			pd.NewCount = pd.OldCount + 80 + int64(d)
 			pd.PctChange = float64(pd.NewCount-pd.OldCount) / float64(pd.OldCount) * 100
 			pd.Verdict = notices.VerdictExpected
-			pd.Measure, pd.OldTotal, pd.NewTotal = "sum(amount)", float64(pd.OldCount)*87.25, float64(pd.NewCount)*87.5
+			pd.Measure, pd.OldTotal, pd.NewTotal = "sum(amount)", tsql.Number(float64(pd.OldCount)*87.25), tsql.Number(float64(pd.NewCount)*87.5)
 		}
 		ev.Diff = append(ev.Diff, pd)
 	}

@@ -23,7 +23,7 @@ func PartitionRows(ev Evidence) []PartitionRow {
 		r := PartitionRow{Table: d.Table, Partition: d.Partition, Old: Full(float64(d.OldCount)), New: Full(float64(d.NewCount)),
 			Change: rowChange(d), Verdict: d.Verdict, Unexpected: d.Verdict == VerdictUnexpected}
 		if d.Measure != "" {
-			r.Measure, r.OldTotal, r.NewTotal, r.TotalChange = d.Measure, Full(d.OldTotal), Full(d.NewTotal), totalChange(d)
+			r.Measure, r.OldTotal, r.NewTotal, r.TotalChange = d.Measure, Full(float64(d.OldTotal)), Full(float64(d.NewTotal)), totalChange(d)
 		}
 		out = append(out, r)
 	}
@@ -58,7 +58,7 @@ func totalPct(d PartitionDiff) (float64, bool) {
 	if d.Measure == "" || d.OldTotal == 0 {
 		return 0, false
 	}
-	return (d.NewTotal - d.OldTotal) / math.Abs(d.OldTotal) * 100, true
+	return float64(d.NewTotal-d.OldTotal) / math.Abs(float64(d.OldTotal)) * 100, true
 }
 
 func totalChange(d PartitionDiff) string {

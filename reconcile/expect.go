@@ -386,18 +386,19 @@ func (c Clause) check(pt *Partition) []string {
 	return out
 }
 
-// check returns why the partition breaks the bound, or "".
+// check returns why the partition breaks the bound, or "". A total that went from or to NaN
+// changed by no amount a bound allows.
 func (b Bound) check(pt *Partition) string {
-	var old, delta float64
+	var old, new, delta float64
 	switch b.Metric {
 	case "rows":
-		old, delta = float64(pt.OldCount), float64(pt.Delta)
+		old, new, delta = float64(pt.OldCount), float64(pt.NewCount), float64(pt.Delta)
 	case "sum":
 		m, ok := measure(pt, b.Column)
 		if !ok {
 			return fmt.Sprintf("%s: no total for %s", b, b.Column)
 		}
-		old, delta = m.Old, m.Delta
+		old, new, delta = float64(m.Old), float64(m.New), float64(m.Delta)
 	default:
 		var n int64
 		switch {
@@ -412,14 +413,18 @@ func (b Bound) check(pt *Partition) string {
 			n = pt.Rows.Changed
 		}
 		old, delta = float64(pt.OldCount), float64(n)
+		new = old + delta
 	}
 	got := delta
 	if b.Pct {
-		v := pct(old, old+delta)
+		v := pct(old, new)
 		if v == nil {
-			return fmt.Sprintf("%s: was 0, is %s", b, strconv.FormatFloat(delta, 'f', -1, 64))
+			return fmt.Sprintf("%s: was 0, is %s", b, strconv.FormatFloat(new, 'f', -1, 64))
 		}
 		got = *v
+	}
+	if math.IsNaN(got) {
+		return fmt.Sprintf("%s: changed from %s to %s", b, strconv.FormatFloat(old, 'f', -1, 64), strconv.FormatFloat(new, 'f', -1, 64))
 	}
 	const eps = 1e-9
 	if got < b.Lo-eps || got > b.Hi+eps {

@@ -45,7 +45,7 @@ func (f Fields) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		value, err := json.Marshal(x.Value)
+		value, err := json.Marshal(jsonValue(x.Value))
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", x.Name, err)
 		}
@@ -55,6 +55,20 @@ func (f Fields) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// jsonValue is v as JSON can hold it: a NaN or infinite float by name (tsql.Number), which
+// reads back as that text; anything else as it is.
+func jsonValue(v any) any {
+	switch x := v.(type) {
+	case float64:
+		return tsql.Number(x)
+	case float32:
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return tsql.Number(x)
+		}
+	}
+	return v
 }
 
 // UnmarshalJSON reads an object, keeping its members' order (a stored diff read back).

@@ -2,6 +2,8 @@ package reconcile
 
 import (
 	"time"
+
+	tsql "trueup/sql"
 )
 
 // Verdicts of a partition against the expectations.
@@ -143,13 +145,15 @@ func (p *Partition) Unchanged() bool {
 		p.OldCount == p.NewCount && (p.OldNullKeys == 0 && p.NewNullKeys == 0 || p.nullKeysAlike)
 }
 
-// Measure is one measure's totals in a partition.
+// Measure is one measure's totals in a partition. A float column's total is NaN or infinite
+// when one of its values is: JSON has those by name (tsql.Number). Equal totals, NaN and NaN too,
+// have a Delta and a change of 0.
 type Measure struct {
-	Old            float64  `json:"old"`
-	New            float64  `json:"new"`
-	Delta          float64  `json:"delta"`
-	PctChange      *float64 `json:"pct_change"`
-	PctChangeExact *float64 `json:"pct_change_exact"`
+	Old            tsql.Number  `json:"old"`
+	New            tsql.Number  `json:"new"`
+	Delta          tsql.Number  `json:"delta"`
+	PctChange      *tsql.Number `json:"pct_change"`
+	PctChangeExact *tsql.Number `json:"pct_change_exact"`
 }
 
 // RowCounts classifies rows by key. A key with more than one row on either side, whose rows

@@ -340,8 +340,7 @@ func (p *plan) comparePartitions(olds, news map[string]*summary) []*Partition {
 		pt.ChecksumMatch = pt.Presence == PresenceBoth && o.count == n.count && o.hash == n.hash
 		pt.OldNullKeys, pt.NewNullKeys = o.nullKeys, n.nullKeys
 		for i, m := range p.measures {
-			e := pct(o.sums[i], n.sums[i])
-			pt.Measures[m.Name] = Measure{Old: o.sums[i], New: n.sums[i], Delta: n.sums[i] - o.sums[i], PctChange: round1(e), PctChangeExact: e}
+			pt.Measures[m.Name] = measureOf(o.sums[i], n.sums[i])
 		}
 		out = append(out, pt)
 	}
@@ -349,13 +348,31 @@ func (p *plan) comparePartitions(olds, news map[string]*summary) []*Partition {
 	return out
 }
 
-// pct is the change from old to new in percent: nil when old is 0 and new is not.
+// measureOf is a measure's totals on the two sides and their change.
+func measureOf(old, new float64) Measure {
+	delta := new - old
+	if same(old, new) {
+		delta = 0 // not NaN, for NaN and NaN or an infinity and itself
+	}
+	e := pct(old, new)
+	return Measure{Old: tsql.Number(old), New: tsql.Number(new), Delta: tsql.Number(delta),
+		PctChange: (*tsql.Number)(round1(e)), PctChangeExact: (*tsql.Number)(e)}
+}
+
+// same reports whether two totals are the same number: NaN is the same as NaN, as the engines
+// compare values (see equal).
+func same(a, b float64) bool {
+	return a == b || math.IsNaN(a) && math.IsNaN(b)
+}
+
+// pct is the change from old to new in percent: 0 when they are the same, nil when old is 0 and
+// new is not; NaN from or to NaN, or from an infinity, where no percentage says it.
 func pct(old, new float64) *float64 {
+	if same(old, new) {
+		z := 0.0
+		return &z
+	}
 	if old == 0 {
-		if new == 0 {
-			z := 0.0
-			return &z
-		}
 		return nil
 	}
 	v := (new - old) / math.Abs(old) * 100

@@ -57,7 +57,7 @@ func (r *Result) WriteText(w io.Writer, opt TextOptions) error {
 		shown++
 		row := []string{p.Partition, itoa(p.OldCount), itoa(p.NewCount), signed(p.Delta), pctText(p.PctChange)}
 		for _, m := range r.Measures {
-			row = append(row, pctText(p.Measures[m].PctChange))
+			row = append(row, pctText((*float64)(p.Measures[m].PctChange)))
 		}
 		check := "match"
 		switch {

@@ -5,6 +5,7 @@
 package rules
 
 import (
+	"math"
 	"time"
 	"trueup/fault"
 
@@ -189,8 +190,16 @@ type Tolerance struct {
 	Relative bool // Value is a fraction of the reference
 }
 
-// Allows reports whether got is within the tolerance of want.
+// Allows reports whether got is within the tolerance of want. A float column's total is NaN or
+// infinite when one of its values is: it is then within any tolerance of itself only (NaN of
+// NaN, as the engines compare values), and no tolerance of a finite number.
 func (t Tolerance) Allows(got, want float64) bool {
+	if got == want || math.IsNaN(got) && math.IsNaN(want) {
+		return true
+	}
+	if math.IsNaN(got) || math.IsNaN(want) || math.IsInf(got, 0) || math.IsInf(want, 0) {
+		return false
+	}
 	diff := got - want
 	if diff < 0 {
 		diff = -diff

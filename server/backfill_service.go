@@ -86,7 +86,7 @@ func validationView(v *backfill.Validation) *page.ValidationView {
 			row := page.ChangedRow{Partition: c.Partition, OldCount: c.OldCount, NewCount: c.NewCount,
 				Delta: c.NewCount - c.OldCount, Pct: pct(c.PctChange), Verdict: c.Verdict}
 			if measure != "" {
-				row.Measures = []string{measureChange(c.OldTotal, c.NewTotal)}
+				row.Measures = []string{measureChange(float64(c.OldTotal), float64(c.NewTotal))}
 			}
 			d.Changed = append(d.Changed, row)
 		}

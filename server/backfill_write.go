@@ -66,7 +66,7 @@ func previewTable(t backfill.PreviewTable) page.DiffTable {
 		row := page.ChangedRow{Partition: p.Partition, OldCount: p.OldCount, NewCount: p.NewCount,
 			Delta: p.Delta, Pct: pct(p.PctChange), Verdict: p.Verdict}
 		for _, m := range res.Measures {
-			row.Measures = append(row.Measures, pct(p.Measures[m].PctChange))
+			row.Measures = append(row.Measures, pct((*float64)(p.Measures[m].PctChange)))
 		}
 		d.Changed = append(d.Changed, row)
 	}

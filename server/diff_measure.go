@@ -18,7 +18,7 @@ import (
 func changedMeasure(r *reconcile.Result) string {
 	for _, m := range r.Measures {
 		for _, p := range r.Partitions {
-			if t, ok := p.Measures[m]; ok && t.Old != t.New {
+			if t, ok := p.Measures[m]; ok && t.Delta != 0 { // not Old != New: a NaN total is no change from NaN
 				return m
 			}
 		}

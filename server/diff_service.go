@@ -70,7 +70,7 @@ func partitionRow(r *reconcile.Result, p *reconcile.Partition) page.DiffPartitio
 	row := page.DiffPartitionRow{Partition: p.Partition, Href: diffPartitionHref(r.ID, p.Partition), OldCount: p.OldCount,
 		NewCount: p.NewCount, Delta: p.Delta, Pct: pct(p.PctChange), Verdict: p.Verdict, Reasons: p.Reasons}
 	for _, m := range r.Measures {
-		row.Measures = append(row.Measures, pct(p.Measures[m].PctChange))
+		row.Measures = append(row.Measures, pct((*float64)(p.Measures[m].PctChange)))
 	}
 	switch {
 	case p.Presence == reconcile.PresenceNewOnly:
