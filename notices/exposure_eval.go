@@ -139,7 +139,7 @@ func splitColumns(a, b *tsql.Result, named []string) (labels, values []int) {
 
 func number(v any) *float64 {
 	switch v.(type) {
-	case int64, uint64, float64, int, int32, float32:
+	case int64, uint64, float64, int, int32, float32, tsql.Decimal:
 		f := tsql.AsFloat(v)
 		return &f
 	}

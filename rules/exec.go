@@ -251,7 +251,7 @@ func compareRows(a, b []any) int {
 
 func isNumber(v any) bool {
 	switch v.(type) {
-	case int64, uint64, float64:
+	case int64, uint64, float64, tsql.Decimal:
 		return true
 	}
 	return false
