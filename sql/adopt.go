@@ -161,13 +161,28 @@ func (e *chEngine) AdoptTable(ctx context.Context, table, version string) error 
 		return fmt.Errorf("adopt %s: %w", table, err)
 	}
 	if !atomic || !strings.HasSuffix(engine, "MergeTree") {
-		for _, s := range []string{
-			"RENAME TABLE " + d.QuoteRelation(table) + " TO " + d.QuoteRelation(version),
-			"CREATE VIEW " + d.QuoteRelation(table) + " AS SELECT * FROM " + d.QuoteRelation(version),
-		} {
-			if err := e.Exec(ctx, s); err != nil {
-				return fmt.Errorf("adopt %s: %w", table, err)
+		// The view is made under another name first: a server that cannot make one over the
+		// table (18.16 and a LowCardinality column, which its views take only behind a setting)
+		// refuses it before anything is renamed, and readers keep the table.
+		probe := table + "__adopt_probe" // not adoptingSuffix: recovery takes that one for an old table
+		if err := e.Exec(ctx, d.Drop(probe, true)); err != nil { // one a crash left
+			return fmt.Errorf("adopt %s: %w", table, err)
+		}
+		if err := e.Exec(ctx, "CREATE VIEW "+d.QuoteRelation(probe)+" AS SELECT * FROM "+d.QuoteRelation(table)); err != nil {
+			return fmt.Errorf("adopt %s: the server cannot make a view over it, which readers would read by its name: %w", table, err)
+		}
+		if err := e.Exec(ctx, d.Drop(probe, true)); err != nil {
+			return fmt.Errorf("adopt %s: %w", table, err)
+		}
+		if err := e.Exec(ctx, "RENAME TABLE "+d.QuoteRelation(table)+" TO "+d.QuoteRelation(version)); err != nil {
+			return fmt.Errorf("adopt %s: %w", table, err)
+		}
+		if err := e.Exec(ctx, "CREATE VIEW "+d.QuoteRelation(table)+" AS SELECT * FROM "+d.QuoteRelation(version)); err != nil {
+			// The name goes back to the table, so that a failure leaves things as they were.
+			if rerr := e.Exec(context.WithoutCancel(ctx), "RENAME TABLE "+d.QuoteRelation(version)+" TO "+d.QuoteRelation(table)); rerr != nil {
+				return fmt.Errorf("adopt %s: %w (and renaming %s back: %v)", table, err, version, rerr)
 			}
+			return fmt.Errorf("adopt %s: %w", table, err)
 		}
 		return nil
 	}

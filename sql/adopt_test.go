@@ -1,7 +1,10 @@
 package sql_test
 
 import (
+	dbsql "database/sql"
+
 	"context"
+	_ "github.com/ClickHouse/clickhouse-go/v2"
 	"strings"
 	"testing"
 	"time"
@@ -171,5 +174,51 @@ func TestFinishAdoptCarriesLateRows(t *testing.T) {
 		if r.Name == "sales__adopting" {
 			t.Error("the old table is still there")
 		}
+	}
+}
+
+// TestAdoptLeavesTheTableWhenNoViewCanBeMade: ClickHouse 18.16 makes a view over a table with a
+// LowCardinality column only behind a setting trueup does not send; there the adopt is refused
+// before the rename, and readers keep the table under its name with its rows. A server that can
+// make the view adopts the table.
+func TestAdoptLeavesTheTableWhenNoViewCanBeMade(t *testing.T) {
+	url := sqltest.ClickHouseURL(t)
+	if url == "" {
+		return
+	}
+	ctx := context.Background()
+	raw, err := dbsql.Open("clickhouse", url+"?allow_experimental_low_cardinality_type=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.ExecContext(ctx, "CREATE TABLE sales (id UInt64, d Date, region LowCardinality(String)) ENGINE = MergeTree PARTITION BY toYYYYMM(d) ORDER BY id"); err != nil {
+		t.Fatal(err)
+	}
+	e := sqltest.Open(t, url)
+	rows := [][]any{{int64(1), time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC), "eu"}, {int64(2), time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), "us"}}
+	if err := e.Insert(ctx, "sales", []string{"id", "d", "region"}, rows); err != nil {
+		t.Fatal(err)
+	}
+	err = e.AdoptTable(ctx, "sales", "sales__v1")
+	if e.Info().Version.AtLeast(19, 1) {
+		if err != nil {
+			t.Fatalf("adopt on %s: %v", e.Info().Version, err)
+		}
+		return
+	}
+	if err == nil || !strings.Contains(err.Error(), "cannot make a view over it") {
+		t.Fatalf("adopt on 18.16: %v, want a refusal before the rename", err)
+	}
+	if _, err := e.ViewSource(ctx, "sales"); err == nil {
+		t.Error("sales became a view")
+	}
+	res, err := e.Query(ctx, "SELECT count() FROM sales")
+	if err != nil || tsql.AsInt64(res.Rows[0][0]) != 2 {
+		t.Fatalf("sales after the refused adopt: %v, %v", res, err)
+	}
+	res, err = e.Query(ctx, "SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name")
+	if err != nil || len(res.Rows) != 1 {
+		t.Errorf("tables after the refused adopt: %v, %v; want sales alone", res, err)
 	}
 }
