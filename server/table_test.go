@@ -338,3 +338,23 @@ func TestUnfinishedVersionsShowTheirState(t *testing.T) {
 		t.Errorf("a built version's rows %q, want 105", got)
 	}
 }
+
+// TestVersionCountsSayWhenCounted: the versions table's rows and comparison are the counts
+// recorded when each version was made, and its headings say so, since the dashboard's count of
+// the live version moves on as the pipeline writes.
+func TestVersionCountsSayWhenCounted(t *testing.T) {
+	_, s := versionedWarehouse(t)
+	ts := serve(t, server.Options{Tables: ops.NewTables(ops.TableServices{"w": s}, "w")})
+	doc := getPage(t, ts.URL+"/tables/orders", http.StatusOK)
+	for testid, want := range map[string]string{
+		"versions-rows-heading":    "Rows when built",
+		"versions-vs-live-heading": "Vs live when built",
+	} {
+		if got := text(doc.Find(`[data-testid="` + testid + `"]`)); got != want {
+			t.Errorf("%s %q, want %q", testid, got, want)
+		}
+	}
+	if got := text(doc.Find(`[data-testid="versions-counted"]`)); !strings.Contains(got, "the pipeline may have written to the live version since") {
+		t.Errorf("the note under the versions %q", got)
+	}
+}
