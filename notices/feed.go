@@ -52,8 +52,9 @@ type atomText struct {
 // Feed renders notices as an Atom feed. Drafts are left out: a feed reader would show them to
 // stakeholders before anyone decided to tell them. base is the absolute URL prefix of the pages
 // (https://trueup.example.com): Atom ids must be IRIs and feed readers do not resolve relative
-// links. self is the feed's own path; table, when set, names the feed's table.
-func Feed(ns []Notice, base, self, table string) ([]byte, error) {
+// links. self is the feed's own path; table, when set, names the feed's table. now is when the
+// feed is made: its updated time when it lists no notice.
+func Feed(ns []Notice, base, self, table string, now time.Time) ([]byte, error) {
 	title := "trueup change notices"
 	if table != "" {
 		title += ": " + table
@@ -93,7 +94,9 @@ func Feed(ns []Notice, base, self, table string) ([]byte, error) {
 		f.Entries = append(f.Entries, e)
 	}
 	if updated.IsZero() {
-		updated = time.Unix(0, 0)
+		// Atom requires an updated time; with no notice to take it from, the feed is as new as
+		// this answer (1970, as before, reads as a broken feed).
+		updated = now
 	}
 	f.Updated = updated.UTC().Format(time.RFC3339)
 	out, err := xml.MarshalIndent(f, "", "  ")

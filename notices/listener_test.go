@@ -244,7 +244,7 @@ func TestOverrideReachesReaders(t *testing.T) {
 	if ms := mailsTo(r.mail.Messages(), "ops@example.com"); len(ms) != 2 || !strings.Contains(ms[1].Text, want) || !strings.Contains(ms[1].HTML, "chose to publish anyway") {
 		t.Errorf("email lacks the override")
 	}
-	feed, err := notices.Feed([]notices.Notice{got}, "https://trueup.example.com", "/notices.atom", "")
+	feed, err := notices.Feed([]notices.Notice{got}, "https://trueup.example.com", "/notices.atom", "", time.Now())
 	if err != nil || !strings.Contains(string(feed), "<summary>Status: completed. The new data went live on 3 August 2026 at 09:00 UTC. Validation did not pass, and bob chose to publish anyway: &#34;the CFO needs July numbers today&#34;.</summary>") {
 		t.Errorf("feed lacks the override (%v):\n%s", err, feed)
 	}

@@ -49,7 +49,7 @@ func TestPlanSwap(t *testing.T) {
 	if ms := mailsTo(r.mail.Messages(), "ops@example.com"); len(ms) != 1 || !strings.Contains(ms[0].Text, planned) || !strings.Contains(ms[0].Text, when) || !strings.Contains(ms[0].HTML, planned) {
 		t.Errorf("the announcement lacks the planned time")
 	}
-	feed, err := notices.Feed([]notices.Notice{n}, "https://trueup.example.com", "/notices.atom", "")
+	feed, err := notices.Feed([]notices.Notice{n}, "https://trueup.example.com", "/notices.atom", "", time.Now())
 	if err != nil || !strings.Contains(string(feed), planned+"</summary>") {
 		t.Errorf("feed lacks the planned time (%v):\n%s", err, feed)
 	}

@@ -58,7 +58,7 @@ func TestFeed(t *testing.T) {
 		Evidence:    notices.Evidence{Owner: "finance-data@example.com"},
 		Transitions: []notices.Transition{{To: notices.StateDraft, At: at}, {From: notices.StateDraft, To: notices.StateAnnounced, At: at.Add(time.Hour), Actor: "alice"}}}
 	draft := notices.Notice{ID: 3, State: notices.StateDraft, Title: "Not yet", CreatedAt: at, UpdatedAt: at.Add(2 * time.Hour)}
-	out, err := notices.Feed([]notices.Notice{draft, announced}, "https://trueup.example.com", "/notices.atom?table=orders", "orders")
+	out, err := notices.Feed([]notices.Notice{draft, announced}, "https://trueup.example.com", "/notices.atom?table=orders", "orders", at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +68,19 @@ func TestFeed(t *testing.T) {
 	}
 	// An entry's numbers are tables a feed reader shows as tables, not tab-separated text.
 	announced.Evidence = demoEvidence()
-	out, err = notices.Feed([]notices.Notice{announced}, "https://trueup.example.com", "/notices.atom", "")
+	out, err = notices.Feed([]notices.Notice{announced}, "https://trueup.example.com", "/notices.atom", "", at)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s := string(out); !strings.Contains(s, `<content type="html">`) || !strings.Contains(s, "&lt;table") || strings.Contains(s, "\t") {
 		t.Errorf("the entry's content is not HTML with tables:\n%s", s)
+	}
+	// A feed with nothing announced yet (a draft only) is as new as the answer, not from 1970.
+	out, err = notices.Feed([]notices.Notice{draft}, "https://trueup.example.com", "/notices.atom", "", at.Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(out); !strings.Contains(s, "<updated>2026-08-04T09:00:00Z</updated>") || strings.Contains(s, "<entry>") {
+		t.Errorf("the empty feed's updated time is not when it was made:\n%s", s)
 	}
 }

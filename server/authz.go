@@ -73,6 +73,7 @@ var publicReads = map[string]bool{
 	"GET /healthz":                true,
 	"GET /readyz":                 true,
 	"GET /static/*":               true,
+	"GET /favicon.ico":            true,
 	"GET /login":                  true,
 	// A table's feed, and the links mailed to a subscriber (the token is the proof).
 	"GET /tables/:table/notices.atom":       true,

@@ -53,6 +53,7 @@ func progressView(name string, st *backfill.Status) *page.BackfillProgress {
 		t := &p.Tables[idx[c.Table]]
 		t.Cells = append(t.Cells, page.Cell{Partition: c.Partition, State: c.State, Rows: c.Rows, Error: c.Error})
 	}
+	p.Doing = runDoing(st.State, p.Versions)
 	if st.Run != nil && (st.State == backfill.RunValidated || st.State == backfill.RunValidationFailed) {
 		p.PublishHref = "/tables/" + url.PathEscape(st.Table) + "?target=" + url.QueryEscape(st.Run.Target)
 	}
@@ -63,6 +64,27 @@ func progressView(name string, st *backfill.Status) *page.BackfillProgress {
 		}
 	}
 	return p
+}
+
+// runDoing says what a run is doing, or did, to the versions it builds, in the words of its
+// state: only a running run is still building.
+func runDoing(state, versions string) string {
+	switch state {
+	case backfill.RunRunning:
+		return "building " + versions
+	case backfill.RunValidating:
+		return "built " + versions + ", checking them"
+	case backfill.RunValidated, backfill.RunValidationFailed:
+		return "built " + versions
+	case backfill.RunSampled:
+		return "built a sample of " + versions
+	case backfill.RunCancelled:
+		return "stopped building " + versions
+	case backfill.RunFailed, backfill.RunInterrupted:
+		return "stopped while building " + versions
+	default:
+		return versions
+	}
 }
 
 func validationView(v *backfill.Validation) *page.ValidationView {

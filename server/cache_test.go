@@ -8,7 +8,7 @@ import (
 
 // TestLoggedInPagesAreNotStored: what is served to a logged-in browser or to an API token is
 // Cache-Control: no-store on every GET route (a shared cache or the browser's history must not
-// keep a page with drafts, a CSRF token or the audit log); the static assets stay cacheable,
+// keep a page with drafts, a CSRF token or the audit log); the static assets (and the icon at /favicon.ico) stay cacheable,
 // and so do the public notice pages served to nobody in particular.
 func TestLoggedInPagesAreNotStored(t *testing.T) {
 	opt, base, _ := writeServer(t, testAuth(false))
@@ -35,7 +35,7 @@ func TestLoggedInPagesAreNotStored(t *testing.T) {
 		} {
 			resp := do()
 			got := resp.Header.Get("Cache-Control")
-			if strings.HasPrefix(path, "/static/") {
+			if strings.HasPrefix(path, "/static/") || path == "/favicon.ico" {
 				if resp.StatusCode == http.StatusOK && got == "no-store" {
 					t.Errorf("GET %s with a %s: an asset is no-store", path, via)
 				}

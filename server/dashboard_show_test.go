@@ -64,7 +64,7 @@ func TestDashboard(t *testing.T) {
 			href, _ := a.Attr("href")
 			nav = append(nav, a.Text()+" "+href)
 		})
-		want := []string{"Dashboard /", "Rules /rules", "Backfills /backfills", "Tables /tables", "Notices /notices", "Query /query", "Audit /audit"}
+		want := []string{"Dashboard /", "Rules /rules", "Backfills /backfills", "Diffs /diffs", "Tables /tables", "Notices /notices", "Query /query", "Audit /audit"}
 		if len(nav) != len(want) {
 			t.Fatalf("nav = %q, want %q", nav, want)
 		}

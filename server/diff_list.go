@@ -38,7 +38,7 @@ func (s *Server) diffListShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d := page.DiffList{Chrome: s.chrome("Diffs", "Backfills"), Pager: pager(c, w, more)}
+	d := page.DiffList{Chrome: s.chrome("Diffs", "Diffs"), Pager: pager(c, w, more)}
 	for _, x := range list {
 		d.Diffs = append(d.Diffs, page.DiffListRow{
 			ID: x.ID, Href: diffHref(x.ID), At: minuteTime(x.CreatedAt), Label: x.Label,

@@ -89,7 +89,7 @@ func partitionRow(r *reconcile.Result, p *reconcile.Partition) page.DiffPartitio
 func (s *Server) diffView(r *reconcile.Result, all bool) page.Diff {
 	counts := r.Counts()
 	d := page.Diff{
-		Chrome: s.chrome(fmt.Sprintf("Diff %d", r.ID), "Backfills"), ID: r.ID,
+		Chrome: s.chrome(fmt.Sprintf("Diff %d", r.ID), "Diffs"), ID: r.ID,
 		Old: sideLabel(r.Old), New: sideLabel(r.New), Key: strings.Join(r.Key, ", "), PartitionColumn: r.PartitionColumn,
 		Expect: r.Expectations, Met: r.ExpectationsMet, Differs: r.Differs,
 		Counts: fmt.Sprintf("%d partitions: %d unchanged, %d expected, %d unexpected", len(r.Partitions),
@@ -142,7 +142,7 @@ func schemaLine(sign string, c reconcile.ColumnInfo) string {
 // diffPartitionView lays one partition and its samples out for the drill-down.
 func (s *Server) diffPartitionView(r *reconcile.Result, p *reconcile.Partition) page.DiffPartition {
 	d := page.DiffPartition{
-		Chrome: s.chrome(p.Partition+" · diff "+strconv.FormatInt(r.ID, 10), "Backfills"),
+		Chrome: s.chrome(p.Partition+" · diff "+strconv.FormatInt(r.ID, 10), "Diffs"),
 		DiffID: r.ID, DiffHref: diffHref(r.ID), Row: partitionRow(r, p), Presence: p.Presence,
 		Compared: p.Rows != nil, Columns: r.Compared,
 		APIHref: "/api/v1" + diffPartitionHref(r.ID, p.Partition),

@@ -101,6 +101,17 @@ func TestDiffPages(t *testing.T) {
 		}
 	})
 
+	t.Run("nav_marks_diffs", func(t *testing.T) {
+		// The navigation links /diffs (TestDashboard lists it); on the list, a diff and a
+		// partition of it, Diffs is the current item, not Backfills.
+		for _, p := range []string{"/diffs", "/diffs/1", "/diffs/1/partitions/2026-07-03"} {
+			doc := getPage(t, ts.URL+p, http.StatusOK)
+			if cur := text(doc.Find(`[data-testid="nav"] a[aria-current="page"]`)); cur != "Diffs" {
+				t.Errorf("%s marks %q as the current page, want Diffs", p, cur)
+			}
+		}
+	})
+
 	t.Run("partition_drill_down", func(t *testing.T) {
 		doc := getPage(t, ts.URL+"/diffs/1/partitions/2026-07-03", http.StatusOK)
 		if v, _ := doc.Find(`[data-testid="partition-verdict"]`).Attr("data-verdict"); v != "unexpected" {

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -11,12 +12,12 @@ import (
 
 // noticeFeed answers GET /notices.atom (and ?table=): the Atom feed of announced notices.
 func (s *Server) noticeFeed(c echo.Context, svc NoticeService) error {
-	return feed(c, svc, c.QueryParam("table"), feedURL(c.QueryParam("table")))
+	return feed(c, svc, c.QueryParam("table"), feedURL(c.QueryParam("table")), s.opt.Now())
 }
 
 // feed answers with the Atom feed of the announced notices about table (every table for ""),
-// whose own address is self.
-func feed(c echo.Context, svc NoticeService, table, self string) error {
+// whose own address is self, made at now.
+func feed(c echo.Context, svc NoticeService, table, self string, now time.Time) error {
 	ns, err := svc.List(c.Request().Context(), notices.Filter{Table: table})
 	if err != nil {
 		return err
@@ -28,7 +29,7 @@ func feed(c echo.Context, svc NoticeService, table, self string) error {
 		// shares a read only among requests for the same scheme and Host, so it stays theirs).
 		base = c.Scheme() + "://" + c.Request().Host
 	}
-	out, err := notices.Feed(ns, strings.TrimRight(base, "/"), self, table)
+	out, err := notices.Feed(ns, strings.TrimRight(base, "/"), self, table, now)
 	if err != nil {
 		return err
 	}

@@ -390,3 +390,24 @@ func TestNoticeFeedLinksFollowTheAskedAddress(t *testing.T) {
 		})
 	}
 }
+
+// TestEmptyFeedIsDatedNow: before anything is announced the feed lists no entry, and its
+// updated time is when it was asked for, not 1970 (which a feed reader shows as a broken feed).
+func TestEmptyFeedIsDatedNow(t *testing.T) {
+	svc := noticeService(t) // two drafts, which a feed never lists
+	now := time.Date(2026, 8, 5, 12, 30, 0, 0, time.UTC)
+	ts := serve(t, server.Options{Notices: svc, NoticeOps: ops.NewNotices(svc), Now: func() time.Time { return now }})
+	for _, p := range []string{"/notices.atom", "/tables/orders/notices.atom"} {
+		resp, body := get(t, ts.URL+p)
+		var feed struct {
+			Updated string     `xml:"updated"`
+			Entries []struct{} `xml:"entry"`
+		}
+		if err := xml.Unmarshal([]byte(body), &feed); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %v", p, resp.StatusCode, err)
+		}
+		if feed.Updated != "2026-08-05T12:30:00Z" || len(feed.Entries) != 0 {
+			t.Errorf("GET %s: updated %q with %d entries, want 2026-08-05T12:30:00Z and none", p, feed.Updated, len(feed.Entries))
+		}
+	}
+}

@@ -19,14 +19,6 @@ func (s *Server) noticeAnnounce(c echo.Context) error {
 	})
 }
 
-// noticeWithdraw answers POST /notices/{id}/withdraw with the form's reason.
-func (s *Server) noticeWithdraw(c echo.Context) error {
-	return s.noticeWrite(c, "withdraw", func(n ops.Notices, id int64) error {
-		_, err := n.Withdraw(c.Request().Context(), ops.NoticeReasonRequest{NoticeRequest: ops.NoticeRequest{ID: id, Actor: s.actor(c)}, Reason: c.FormValue("reason")})
-		return err
-	})
-}
-
 // noticeEdit answers POST /notices/{id}/edit with the form's title and body (a new revision) or
 // its planned_swap (when the change is planned to go live): the page has a form for each.
 func (s *Server) noticeEdit(c echo.Context) error {

@@ -37,6 +37,7 @@ func (s *Server) chrome(title, active string) page.Chrome {
 		Active:  active,
 		Notice:  s.opt.Notice,
 		Version: s.opt.Version,
+		Icon:    s.assets.url("favicon.svg"),
 		Styles:  []string{s.assets.url("pico.min.css"), s.assets.url("app.css")},
 		Scripts: []string{s.assets.url("htmx.min.js")},
 	}

@@ -90,6 +90,7 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	get("/readyz", s.readyz)
 	get("/metrics", echo.WrapHandler(s.metrics.handler()))
 	get("/static/*", s.staticServe)
+	get("/favicon.ico", s.faviconServe)
 }
 
 // unescapeParams gives handlers a path's names as the user wrote them. The router matches on the

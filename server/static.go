@@ -63,13 +63,24 @@ func (a *assets) url(name string) string {
 
 // staticServe answers GET /static/*. No directory listings.
 func (s *Server) staticServe(c echo.Context) error {
-	name := c.Param("*")
+	return s.serveAsset(c, c.Param("*"), "public, max-age=31536000, immutable")
+}
+
+// faviconServe answers GET /favicon.ico with the site's SVG icon. Pages link the icon under
+// /static/, but a browser showing a feed or a JSON answer asks for /favicon.ico all the same;
+// it goes by the Content-Type, not the name. Its URL carries no hash, so it is cached for a day.
+func (s *Server) faviconServe(c echo.Context) error {
+	return s.serveAsset(c, "favicon.svg", "public, max-age=86400")
+}
+
+// serveAsset writes one embedded file with the caching its URL allows.
+func (s *Server) serveAsset(c echo.Context, name, cacheControl string) error {
 	f, ok := s.assets.files[name]
 	if !ok {
 		return echo.ErrNotFound
 	}
 	h := c.Response().Header()
-	h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	h.Set("Cache-Control", cacheControl)
 	h.Set("ETag", `"`+f.hash+`"`)
 	h.Set("X-Content-Type-Options", "nosniff")
 	http.ServeContent(c.Response(), c.Request(), name, time.Time{}, bytes.NewReader(f.data))

@@ -49,3 +49,26 @@ func TestStatic(t *testing.T) {
 		})
 	}
 }
+
+// TestFavicon: every page names its icon, and /favicon.ico (which a browser asks for on its
+// own, on a feed or a JSON answer) is the same icon, not a 404, to anyone, logged in or not.
+func TestFavicon(t *testing.T) {
+	ts := serve(t, server.Options{Auth: testAuth(false), Audit: testLedger(t)})
+	doc := getPage(t, ts.URL+"/login", http.StatusOK)
+	href, ok := doc.Find(`head link[rel=icon]`).Attr("href")
+	if !ok {
+		t.Fatal("the page links no icon")
+	}
+	for _, p := range []string{href, "/favicon.ico"} {
+		resp, body := get(t, ts.URL+p)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d, want 200", p, resp.StatusCode)
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "image/svg+xml" {
+			t.Errorf("GET %s: Content-Type %q, want image/svg+xml", p, ct)
+		}
+		if !strings.HasPrefix(body, "<svg") {
+			t.Errorf("GET %s: not an SVG: %.40q", p, body)
+		}
+	}
+}

@@ -325,7 +325,7 @@ func (s *Server) apiSubscriptionList(c echo.Context) error {
 // tableFeed answers GET /tables/{table}/notices.atom: the Atom feed of one table's notices.
 func (s *Server) tableFeed(c echo.Context, svc NoticeService) error {
 	table := c.Param("table")
-	return feed(c, svc, table, tableFeedURL(table))
+	return feed(c, svc, table, tableFeedURL(table), s.opt.Now())
 }
 
 func tableFeedURL(table string) string { return "/tables/" + url.PathEscape(table) + "/notices.atom" }

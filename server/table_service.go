@@ -101,7 +101,13 @@ func (s *Server) versionsView(l views.Listing, busy string) page.TableVersions {
 		if v.DiffID != 0 {
 			row.DiffHref = fmt.Sprintf("/diffs/%d", v.DiffID)
 		}
-		if v.HasLiveCompare {
+		switch v.State {
+		case views.StateBuilding:
+			row.Unfinished = "still building"
+		case views.StateCancelled:
+			row.Unfinished = "cancelled, partly built"
+		}
+		if v.HasLiveCompare && row.Unfinished == "" {
 			// short: the cell is the table's last column, and a 1280 px window must show it
 			row.VsLive = page.SignedThousands(v.RowsVsLive) + " rows"
 			switch {

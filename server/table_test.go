@@ -305,3 +305,56 @@ func TestTableAPIConflict(t *testing.T) {
 		t.Errorf("gate: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestUnfinishedVersionsShowTheirState: a version still building or cancelled holds part of a
+// table, not an emptied one: its row says so where the rows would be, with no checksum and no
+// count against the live version.
+func TestUnfinishedVersionsShowTheirState(t *testing.T) {
+	_, s := versionedWarehouse(t)
+	for n, state := range map[int]string{4: views.StateBuilding, 5: views.StateCancelled} {
+		v := views.Version{Target: "w", Table: "orders", N: n, State: state, BuiltBy: "ann", Backfill: "fix", RunID: int64(n)}
+		if err := s.Store().Put(t.Context(), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := serve(t, server.Options{Tables: ops.NewTables(ops.TableServices{"w": s}, "w")})
+	doc := getPage(t, ts.URL+"/tables/orders", http.StatusOK)
+	for _, tc := range []struct{ version, rows string }{
+		{"v4", "still building"},
+		{"v5", "cancelled, partly built"},
+	} {
+		row := doc.Find(`[data-testid="version-row"][data-version="` + tc.version + `"]`)
+		if got := text(row.Find(`[data-testid="version-rows"]`)); got != tc.rows {
+			t.Errorf("%s rows %q, want %q", tc.version, got, tc.rows)
+		}
+		if n := row.Find(`[data-testid="version-checksum"]`).Length(); n != 0 {
+			t.Errorf("%s shows a checksum chip with nothing in it", tc.version)
+		}
+		if got := text(row.Find(`[data-testid="version-vs-live"]`)); got != "" {
+			t.Errorf("%s vs live %q, want nothing", tc.version, got)
+		}
+	}
+	if got := text(doc.Find(`[data-version="v2"] [data-testid="version-rows"]`)); got != "105" {
+		t.Errorf("a built version's rows %q, want 105", got)
+	}
+}
+
+// TestVersionCountsSayWhenCounted: the versions table's rows and comparison are the counts
+// recorded when each version was made, and its headings say so, since the dashboard's count of
+// the live version moves on as the pipeline writes.
+func TestVersionCountsSayWhenCounted(t *testing.T) {
+	_, s := versionedWarehouse(t)
+	ts := serve(t, server.Options{Tables: ops.NewTables(ops.TableServices{"w": s}, "w")})
+	doc := getPage(t, ts.URL+"/tables/orders", http.StatusOK)
+	for testid, want := range map[string]string{
+		"versions-rows-heading":    "Rows when built",
+		"versions-vs-live-heading": "Vs live when built",
+	} {
+		if got := text(doc.Find(`[data-testid="` + testid + `"]`)); got != want {
+			t.Errorf("%s %q, want %q", testid, got, want)
+		}
+	}
+	if got := text(doc.Find(`[data-testid="versions-counted"]`)); !strings.Contains(got, "the pipeline may have written to the live version since") {
+		t.Errorf("the note under the versions %q", got)
+	}
+}
