@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"trueup/fault"
@@ -116,6 +117,9 @@ func (s *Service) Stale(ctx context.Context, table string) ([]StaleVersion, erro
 	if err != nil {
 		return nil, err
 	}
+	if len(vs) == 0 {
+		return nil, s.checkLogical(ctx, table)
+	}
 	live := 0
 	byN := map[int]Version{}
 	for _, v := range vs {
@@ -157,6 +161,22 @@ func (s *Service) Stale(ctx context.Context, table string) ([]StaleVersion, erro
 		}
 	}
 	return out, nil
+}
+
+// checkLogical answers a table the ledger has no version of: nil when it is a logical table all
+// the same (its view reads one of its versions, first seen now: none was left, so none is stale),
+// else not found, as Versions answers it.
+func (s *Service) checkLogical(ctx context.Context, table string) error {
+	r, err := s.relation(ctx, table)
+	switch {
+	case err != nil:
+		return err
+	case r.view && strings.HasPrefix(r.source, table+"__v"), len(r.versions) > 0:
+		return nil
+	case r.exists && !r.view:
+		return &PlainTableError{Table: table, Target: s.target}
+	}
+	return notFoundf("%s is not a logical table of target %s (no view over %s__v<N>)", table, s.target, table)
 }
 
 // CatchUpResult is what a catch-up carried into table's live version, and what it did not.

@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// TestCatchUpInsideTheScope: a writer that kept writing v2 after a rollback, into a day the
+// TestCatchUpCLI: a writer that kept writing v2 after a rollback, into a day the
 // backfill rebuilt. catch-up does not carry it (by design) and says so — the partition, why and
-// what to do — and exits 1, locally and through a server; never "nothing to catch up".
-func TestCatchUpInsideTheScope(t *testing.T) {
+// what to do — and exits 1, locally and through a server; never "nothing to catch up". A table
+// that does not exist is not found (exit 2), not "nothing to catch up".
+func TestCatchUpCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("serves a demo project")
 	}
@@ -47,11 +48,21 @@ func TestCatchUpInsideTheScope(t *testing.T) {
 		errs != "trueup: catch-up: orders is not caught up: 1 partition inside a backfill's scope not carried\n" {
 		t.Errorf("catch-up again: %s %s", out, errs)
 	}
+	// A table that is not there is not found, as versions, adopt and swap say (exit 2).
+	for _, args := range [][]string{{"catch-up", "nope"}, {"catch-up", "nope", "--dry-run"}} {
+		code, out, errs := cli(t, append([]string{"--config", cfg}, args...)...)
+		if code != exitUsage || out != "" || errs != "trueup: nope is not a logical table of target warehouse (no view over nope__v<N>)\n" {
+			t.Errorf("%v: exit %d, want %d: %q %q", args, code, exitUsage, out, errs)
+		}
+	}
 	srv := serveDemo(t, served)
 	for _, tc := range []remoteCase{
 		{"catch_up_dry_run", []string{"catch-up", "orders", "--dry-run"}, exitFailed, "text"},
 		{"catch_up", []string{"catch-up", "orders"}, exitFailed, "text"},
 		{"catch_up_json", []string{"catch-up", "orders", "--format", "json"}, exitFailed, "json"},
+		{"catch_up_unknown", []string{"catch-up", "nope"}, exitUsage, "text"},
+		{"catch_up_unknown_dry_run", []string{"catch-up", "nope", "--dry-run"}, exitUsage, "text"},
+		{"catch_up_plain_table", []string{"catch-up", "orders_raw"}, exitUsage, "text"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { compareModes(t, local, srv, tc) })
 	}
