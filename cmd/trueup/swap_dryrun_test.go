@@ -1,0 +1,60 @@
+package main
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"trueup/views"
+)
+
+// TestDryRunExitsAsThePublish: swap --dry-run and rollback --dry-run exit as the swap or
+// rollback would — 1 when the gate would refuse it (a failed validation without --override) or
+// it was confirmed (--undoes) to take back another swap, 0 when it would go through — locally and
+// through a server, with the same output.
+func TestDryRunExitsAsThePublish(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves a demo project")
+	}
+	local, served := demoDir(t), demoDir(t)
+	for _, dir := range []string{local, served} {
+		buildVersions(t, dir, 2, views.StateValidated)
+		buildVersions(t, dir, 3, views.StateValidationFailed)
+	}
+	cfg := filepath.Join(local, "trueup.yaml")
+	code, out, errs := cli(t, "--config", cfg, "swap", "orders", "--to", "v3", "--dry-run")
+	if code != exitFailed || !strings.Contains(out, "gate orders v3: FAIL (validation failed)") ||
+		!strings.Contains(out, "the swap needs an approver's --override REASON") ||
+		!strings.Contains(errs, "trueup: swap orders to v3 refused: orders v3: validation failed; daily_revenue v3: validation failed; an approver may override") {
+		t.Errorf("dry run of a swap the gate refuses: exit %d, want %d: %s %s", code, exitFailed, out, errs)
+	}
+	code, out, errs = cli(t, "--config", cfg, "swap", "orders", "--to", "v3", "--dry-run", "--override", "finance signed off")
+	if code != exitOK || !strings.Contains(out, "the swap goes past the gate by the override: finance signed off") || strings.Contains(errs, "trueup:") {
+		t.Errorf("dry run with --override: exit %d, want 0: %s %s", code, out, errs)
+	}
+	srv := serveDemo(t, served)
+	for _, tc := range []remoteCase{
+		{"swap_gate_fails", []string{"swap", "orders", "--to", "v3", "--dry-run"}, exitFailed, "text"},
+		{"swap_gate_fails_json", []string{"swap", "orders", "--to", "v3", "--dry-run", "--format", "json"}, exitFailed, "json"},
+		{"swap_override", []string{"swap", "orders", "--to", "v3", "--dry-run", "--override", "finance signed off"}, exitOK, "text"},
+		{"swap_validated", []string{"swap", "orders", "--to", "v2", "--dry-run"}, exitOK, "text"},
+		{"swap", []string{"swap", "orders", "--to", "v2", "--reason", "fix"}, exitOK, "text"},
+		{"rollback", []string{"rollback", "orders", "--dry-run"}, exitOK, "text"},
+		{"rollback_undoes_another", []string{"rollback", "orders", "--dry-run", "--undoes", "99"}, exitFailed, "text"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { compareModes(t, local, srv, tc) })
+	}
+	_, out, _ = cli(t, "--config", cfg, "rollback", "orders", "--dry-run")
+	m := regexp.MustCompile(`takes back swap #(\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("rollback --dry-run names no swap: %s", out)
+	}
+	code, _, errs = cli(t, "--config", cfg, "rollback", "orders", "--dry-run", "--undoes", "99")
+	if code != exitFailed || !strings.Contains(errs, "rollback of orders was confirmed to take back swap #99, but swap #99 is not in effect on orders; a rollback now would take back swap #"+m[1]) {
+		t.Errorf("rollback --dry-run --undoes 99: exit %d, want %d: %s", code, exitFailed, errs)
+	}
+	if code, out, errs := cli(t, "--config", cfg, "rollback", "orders", "--dry-run", "--undoes", m[1]); code != exitOK {
+		t.Errorf("rollback --dry-run --undoes %s: exit %d, want 0: %s %s", m[1], code, out, errs)
+	}
+}
