@@ -217,7 +217,8 @@ func TestSwapRefusesWhenTheScopeChanged(t *testing.T) {
 		} {
 			err := op()
 			var sc *views.ScopeChangedError
-			if !errors.As(err, &sc) || !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "2026-07-04 +3 rows") {
+			if !errors.As(err, &sc) || !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "2026-07-04 +3 rows") ||
+				!strings.Contains(err.Error(), "trueup backfill run fix_dedup_bug --catch-up") {
 				t.Fatalf("swap after a write into the scope: %v", err)
 			}
 		}

@@ -58,3 +58,38 @@ func TestDryRunExitsAsThePublish(t *testing.T) {
 		t.Errorf("rollback --dry-run --undoes %s: exit %d, want 0: %s %s", m[1], code, out, errs)
 	}
 }
+
+// TestScopeRefusalNamesTheBackfill: a swap refused because live changed inside the scope since
+// the build says which backfill recomputes it (trueup backfill run NAME --catch-up), the dry
+// run as the swap, locally and through a server.
+func TestScopeRefusalNamesTheBackfill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves a demo project")
+	}
+	local, served := demoDir(t), demoDir(t)
+	for _, dir := range []string{local, served} {
+		if code, out, errs := cli(t, "--config", filepath.Join(dir, "trueup.yaml"), "backfill", "run", "fix_dedup_bug"); code != 0 {
+			t.Fatalf("backfill run: exit %d: %s %s", code, out, errs)
+		}
+		pipelineWrite(t, dir, "orders__v1", "2026-07-12", 0, 2) // inside its scope
+	}
+	want := "orders changed inside the backfill's scope since v2 was built: 2026-07-12 +2 rows; publishing would overwrite those rows: recompute them with trueup backfill run fix_dedup_bug --catch-up"
+	for _, args := range [][]string{{"swap", "orders", "--to", "v2", "--dry-run"}, {"swap", "orders", "--to", "v2", "--reason", "fix"}} {
+		code, out, errs := cli(t, append([]string{"--config", filepath.Join(local, "trueup.yaml")}, args...)...)
+		if code != exitFailed || !strings.Contains(errs, want) {
+			t.Errorf("%v: exit %d, want %d; stderr lacks %q: %s %s", args, code, exitFailed, want, out, errs)
+		}
+	}
+	srv := serveDemo(t, served)
+	for _, tc := range []remoteCase{
+		{"swap_dry_run", []string{"swap", "orders", "--to", "v2", "--dry-run"}, exitFailed, "text"},
+		{"swap", []string{"swap", "orders", "--to", "v2", "--reason", "fix"}, exitFailed, "text"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			compareModes(t, local, srv, tc)
+			if _, _, errs := cli(t, append([]string{"--server", srv.url}, tc.args...)...); !strings.Contains(errs, want) {
+				t.Errorf("through the server, stderr lacks %q: %s", want, errs)
+			}
+		})
+	}
+}
