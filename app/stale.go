@@ -73,8 +73,11 @@ func (p *Project) staleResult(ctx context.Context, target, table string) (rules.
 	default:
 		res.Status = rules.StatusFail
 		var lines []string
+		carries, inScope := false, false
 		for _, sv := range stale {
 			lines = append(lines, sv.String())
+			lines = append(lines, sv.NotCarried()...)
+			carries, inScope = carries || len(sv.Partitions) > 0, inScope || len(sv.InScope) > 0
 			for _, c := range append(slices.Clone(sv.Partitions), sv.InScope...) {
 				res.Violations += max(c.Delta, 1)
 				if !slices.Contains(res.FailingPartitions, c.Partition) {
@@ -82,7 +85,13 @@ func (p *Project) staleResult(ctx context.Context, target, table string) (rules.
 				}
 			}
 		}
-		res.Message = strings.Join(lines, "; ") + "; trueup catch-up " + table + " carries them into the live version"
+		res.Message = strings.Join(lines, "; ")
+		switch {
+		case carries && inScope:
+			res.Message += "; trueup catch-up " + table + " carries those outside a backfill's scope into the live version"
+		case carries:
+			res.Message += "; trueup catch-up " + table + " carries them into the live version"
+		}
 	}
 	res.DurationMS = float64(time.Since(started).Microseconds()) / 1000
 	return res, true

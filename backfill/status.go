@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -25,6 +26,9 @@ type Status struct {
 	Error            string           `json:"error,omitempty"`
 	Tables           []TableStatus    `json:"tables"`
 	Partitions       []PartitionState `json:"partitions"`
+	// ValidationFailures say why the run's validation did not pass, one reason each
+	// (Validation.Failures): what the ledger's validation record holds, in the operator's words.
+	ValidationFailures []string `json:"validation_failures,omitempty"`
 	// Actions are what the operator may do with the run now; an interrupted run offers resume
 	// and cancel.
 	Actions []string `json:"actions,omitempty"`
@@ -88,6 +92,13 @@ func (s Store) StatusOf(ctx context.Context, runID int64, now time.Time) (*Statu
 			ts.Failed++
 			st.PartitionsFailed++
 		}
+	}
+	if len(run.Validation) > 0 {
+		var v Validation
+		if err := json.Unmarshal(run.Validation, &v); err != nil {
+			return nil, fmt.Errorf("backfill: run %d: its validation record: %w", run.ID, err)
+		}
+		st.ValidationFailures = v.Failures()
 	}
 	if run.State == RunInterrupted {
 		st.Actions = []string{"resume", "cancel"}

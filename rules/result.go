@@ -97,6 +97,18 @@ func (r *Run) Counts() (pass, fail, errs int) {
 	return
 }
 
+// Warned is how many results failed at warn severity: counted among Counts' failed (the ledger
+// keeps them so), but neither a failure of the run nor a JUnit failure.
+func (r *Run) Warned() int {
+	n := 0
+	for _, res := range r.Results {
+		if res.Status == StatusFail && res.Severity == SeverityWarn {
+			n++
+		}
+	}
+	return n
+}
+
 // Field is one named value of a sample row: the field of a reconcile sample row.
 type Field = reconcile.Field
 

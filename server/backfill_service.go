@@ -88,7 +88,7 @@ func runDoing(state, versions string) string {
 }
 
 func validationView(v *backfill.Validation) *page.ValidationView {
-	out := &page.ValidationView{Passed: v.Passed, Errors: v.Errors}
+	out := &page.ValidationView{Passed: v.Passed, Failures: v.Failures(), Errors: v.Errors}
 	for _, r := range v.Rules {
 		out.Rules = append(out.Rules, page.ValidationRule{Rule: r.Rule, Table: r.Table, Status: r.Status, Severity: r.Severity, Violations: r.Violations})
 	}

@@ -117,6 +117,8 @@ type carryPlan struct {
 type ScopeChangedError struct {
 	Table, Version string
 	Partitions     []Carried
+	// Backfill is the backfill that built Version, whose latest run --catch-up recomputes.
+	Backfill string
 }
 
 func (e *ScopeChangedError) Error() string {
@@ -124,8 +126,12 @@ func (e *ScopeChangedError) Error() string {
 	for i, p := range e.Partitions {
 		parts[i] = p.String()
 	}
-	return fmt.Sprintf("%s changed inside the backfill's scope since %s was built: %s; publishing would overwrite those rows: recompute them with trueup backfill run --catch-up",
-		e.Table, e.Version, strings.Join(parts, ", "))
+	name := e.Backfill
+	if name == "" {
+		name = "NAME" // a version recorded without its backfill's name
+	}
+	return fmt.Sprintf("%s changed inside the backfill's scope since %s was built: %s; publishing would overwrite those rows: recompute them with trueup backfill run %s --catch-up",
+		e.Table, e.Version, strings.Join(parts, ", "), name)
 }
 
 // Is makes errors.Is(err, fault.ErrConflict) true.
@@ -247,7 +253,12 @@ func (s *Service) planCarryFrom(ctx context.Context, c *Change, ms map[markKey]M
 		changed = append(changed, l)
 	}
 	if len(inScope) > 0 {
-		return &ScopeChangedError{Table: c.Table, Version: fmt.Sprintf("v%d", c.To), Partitions: inScope}
+		// The version's record names the backfill that built it (a strict basis is a build's).
+		v, err := s.store.Get(ctx, s.target, c.Table, c.To)
+		if err != nil {
+			return fmt.Errorf("views: %s v%d changed inside the scope since the build; reading which backfill built it: %w", c.Table, c.To, err)
+		}
+		return &ScopeChangedError{Table: c.Table, Version: fmt.Sprintf("v%d", c.To), Partitions: inScope, Backfill: v.Backfill}
 	}
 	if plan.intoMark, err = s.engine.WriteMark(ctx, to); err != nil {
 		return err

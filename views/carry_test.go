@@ -153,7 +153,7 @@ func TestSwapCarriesWhatThePipelineWrote(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(stale) != 1 || stale[0].String() != "orders__v2 changed after it stopped being live: 2026-07-22 +4 rows, 2026-07-03 +1 rows not visible to readers" {
+		if len(stale) != 1 || stale[0].String() != "orders__v2 changed after it stopped being live: 2026-07-22 +4 rows, 2026-07-03 +1 rows not visible to readers; 2026-07-03 inside the scope of backfill fix_dedup_bug: trueup catch-up does not carry it" {
 			t.Fatalf("stale = %+v", stale)
 		}
 		res, err := s.CatchUp(ctx, "orders", "ann")
@@ -162,6 +162,9 @@ func TestSwapCarriesWhatThePipelineWrote(t *testing.T) {
 		}
 		if len(res.Carried) != 1 || carried(res.Carried[0].Partitions) != "2026-07-22 +4 rows" {
 			t.Errorf("catch-up = %+v", res)
+		}
+		if len(res.NotCarried) != 1 || len(res.NotCarried[0].Partitions) != 0 || carried(res.NotCarried[0].InScope) != "2026-07-03 +1 rows" {
+			t.Errorf("catch-up's partitions not carried = %+v", res.NotCarried)
 		}
 		if n := count(t, e, "orders", "id >= 1000"); n != 14 {
 			t.Errorf("after the catch-up readers see %d of the 14 rows written outside the scope", n)
@@ -214,7 +217,8 @@ func TestSwapRefusesWhenTheScopeChanged(t *testing.T) {
 		} {
 			err := op()
 			var sc *views.ScopeChangedError
-			if !errors.As(err, &sc) || !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "2026-07-04 +3 rows") {
+			if !errors.As(err, &sc) || !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "2026-07-04 +3 rows") ||
+				!strings.Contains(err.Error(), "trueup backfill run fix_dedup_bug --catch-up") {
 				t.Fatalf("swap after a write into the scope: %v", err)
 			}
 		}

@@ -100,8 +100,28 @@ func (s *Service) staleRollback(ctx context.Context, req RollbackRequest, undo P
 	if ok {
 		now = fmt.Sprintf("a rollback now would take back swap #%d (%s)", undo.ID, undo.Summary())
 	}
+	return staleUndo(req.Table, req.Undoes, why, now)
+}
+
+func staleUndo(table string, undoes int64, why, now string) error {
 	return &staleError{fmt.Sprintf("rollback of %s was confirmed to take back swap #%d, but %s; %s: nothing was changed, look again and confirm",
-		req.Table, req.Undoes, why, now)}
+		table, undoes, why, now)}
+}
+
+// StaleUndoes is the refusal (stale, a conflict) of a rollback planned as p when it was
+// confirmed to take back swap undoes (0: whichever is in effect) and p takes back another; nil
+// otherwise. A dry run answers by it as the rollback would.
+func (p Plan) StaleUndoes(undoes int64) error {
+	if p.Kind != KindRollback || undoes == 0 || undoes == p.Undoes {
+		return nil
+	}
+	// p's changes go back; the swap it takes back moved them the other way.
+	undo := Publish{Changes: make([]Change, len(p.Changes))}
+	for i, c := range p.Changes {
+		undo.Changes[i] = Change{Table: c.Table, From: c.To, To: c.From}
+	}
+	return staleUndo(p.Table, undoes, fmt.Sprintf("swap #%d is not in effect on %s", undoes, p.Table),
+		fmt.Sprintf("a rollback now would take back swap #%d (%s)", p.Undoes, undo.Summary()))
 }
 
 func versionOrNone(n int) string {

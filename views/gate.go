@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"trueup/fault"
 	"trueup/ledger"
 )
 
@@ -178,4 +179,29 @@ func shorten(s string) string {
 		s = s[:300] + "…"
 	}
 	return s
+}
+
+// GateRefusal is the refusal (Failed) of a swap planned as p when the gate did not pass a
+// version and no approver's override is given; nil when the gate lets it through. A dry run
+// answers by it as the swap would.
+func (p Plan) GateRefusal(override string) error {
+	if !p.NeedsOverride || strings.TrimSpace(override) != "" {
+		return nil
+	}
+	var failed []string
+	to := 0
+	for _, g := range p.Gate {
+		if g.Table == p.Table {
+			to = g.Version
+		}
+		if !g.Passed {
+			failed = append(failed, fmt.Sprintf("%s v%d: %s", g.Table, g.Version, g.Why))
+		}
+	}
+	what := p.Table
+	if to != 0 {
+		what += fmt.Sprintf(" to v%d", to) // else the named table is live already, its run's others not
+	}
+	return &refusal{fmt.Sprintf("swap %s refused: %s; an approver may override with a written reason",
+		what, strings.Join(failed, "; ")), fault.ErrFailed}
 }

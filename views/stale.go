@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"trueup/fault"
@@ -27,13 +28,86 @@ type StaleVersion struct {
 	// InScope are partitions of the scope of the backfill that replaced it: not carried by
 	// CatchUp (the backfill rebuilt them), listed for the operator.
 	InScope []Carried `json:"in_scope,omitempty"`
+	// Backfill is the backfill whose scope InScope are in: the one that built the newer of the
+	// version and the live one (a swap to it or a rollback from it recorded that scope).
+	Backfill string `json:"backfill,omitempty"`
 
 	parts map[string]tsql.PartMark // the version as measured, for CatchUp's new left mark
 }
 
 func (v StaleVersion) String() string {
-	return fmt.Sprintf("%s changed after it stopped being live: %s not visible to readers",
+	s := fmt.Sprintf("%s changed after it stopped being live: %s not visible to readers",
 		Physical(v.Table, v.Version), CarriedList(append(slices.Clone(v.Partitions), v.InScope...)))
+	switch {
+	case len(v.InScope) == 0:
+	case len(v.Partitions) == 0:
+		s += fmt.Sprintf(", inside the scope of %s: trueup catch-up does not carry them", v.backfill())
+	default:
+		s += fmt.Sprintf("; %s inside the scope of %s: trueup catch-up does not carry %s",
+			joinAnd(partitionsOf(v.InScope)), v.backfill(), pluralWord(len(v.InScope), "it", "them"))
+	}
+	return s
+}
+
+// NotCarried says, for the partitions inside the backfill's scope (none: nil), why CatchUp does
+// not carry them and what the operator can do instead, one sentence a line.
+func (v StaleVersion) NotCarried() []string {
+	if len(v.InScope) == 0 {
+		return nil
+	}
+	stale, live := Physical(v.Table, v.Version), Physical(v.Table, v.Live)
+	parts := joinAnd(partitionsOf(v.InScope))
+	rebuilt := live
+	if v.Version > v.Live {
+		rebuilt = stale
+	}
+	why := fmt.Sprintf("not carried: %s rebuilt %s in %s, so %s and %s hold different rows there by design, and carrying them would mix the rows it rebuilt with the ones it replaced",
+		v.backfill(), parts, rebuilt, stale, live)
+	writeTo := fmt.Sprintf("write the rows into %s, the live version writers must write to (trueup versions %s --write-target)", live, v.Table)
+	var todo string
+	if v.Version > v.Live {
+		// The version the backfill rebuilt was taken back: making it live again shows its rows.
+		todo = fmt.Sprintf("to let readers see them: publish %s again (trueup swap %s --to v%d), or %s", stale, v.Table, v.Version, writeTo)
+	} else {
+		// The live version is the rebuilt one: recompute those partitions there from the inputs.
+		name := v.Backfill
+		if name == "" {
+			name = "BACKFILL"
+		}
+		todo = fmt.Sprintf("to let readers see them: recompute them into %s from the backfill's inputs (trueup run %s --window %s), or %s",
+			live, name, windowOf(v.InScope), writeTo)
+	}
+	return []string{why, todo}
+}
+
+func (v StaleVersion) backfill() string {
+	if v.Backfill == "" {
+		return "the backfill that rebuilt them"
+	}
+	return "backfill " + v.Backfill
+}
+
+func partitionsOf(cs []Carried) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Partition
+	}
+	return out
+}
+
+// windowOf is the partitions of cs as trueup run --window takes them: one, or first..last.
+func windowOf(cs []Carried) string {
+	if len(cs) == 1 {
+		return cs[0].Partition
+	}
+	return cs[0].Partition + ".." + cs[len(cs)-1].Partition
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // Stale finds the versions of table written after they stopped being live: each version not
@@ -43,11 +117,16 @@ func (s *Service) Stale(ctx context.Context, table string) ([]StaleVersion, erro
 	if err != nil {
 		return nil, err
 	}
+	if len(vs) == 0 {
+		return nil, s.checkLogical(ctx, table)
+	}
 	live := 0
+	byN := map[int]Version{}
 	for _, v := range vs {
 		if v.State == StateLive {
 			live = v.N
 		}
+		byN[v.N] = v
 	}
 	var out []StaleVersion
 	for _, v := range vs {
@@ -65,7 +144,7 @@ func (s *Service) Stale(ctx context.Context, table string) ([]StaleVersion, erro
 		if err != nil {
 			return nil, err
 		}
-		sv := StaleVersion{Table: table, Version: v.N, Live: live, parts: now}
+		sv := StaleVersion{Table: table, Version: v.N, Live: live, Backfill: byN[max(v.N, live)].Backfill, parts: now}
 		for _, l := range slices.Sorted(maps.Keys(unionKeys(now, left.Parts))) {
 			if now[l].Same(left.Parts[l]) {
 				continue
@@ -84,17 +163,37 @@ func (s *Service) Stale(ctx context.Context, table string) ([]StaleVersion, erro
 	return out, nil
 }
 
-// CatchUpResult is what a catch-up carried into table's live version.
+// checkLogical answers a table the ledger has no version of: nil when it is a logical table all
+// the same (its view reads one of its versions, first seen now: none was left, so none is stale),
+// else not found, as Versions answers it.
+func (s *Service) checkLogical(ctx context.Context, table string) error {
+	r, err := s.relation(ctx, table)
+	switch {
+	case err != nil:
+		return err
+	case r.view && strings.HasPrefix(r.source, table+"__v"), len(r.versions) > 0:
+		return nil
+	case r.exists && !r.view:
+		return &PlainTableError{Table: table, Target: s.target}
+	}
+	return notFoundf("%s is not a logical table of target %s (no view over %s__v<N>)", table, s.target, table)
+}
+
+// CatchUpResult is what a catch-up carried into table's live version, and what it did not.
 type CatchUpResult struct {
 	Table   string         `json:"table"`
 	Live    int            `json:"live"`
 	Carried []StaleVersion `json:"carried"`
+	// NotCarried are the versions still written after they stopped being live once the
+	// catch-up is done: their partitions inside a backfill's scope (InScope; Partitions empty).
+	// While there are any, the table is not caught up.
+	NotCarried []StaleVersion `json:"not_carried"`
 }
 
 // CatchUp carries into table's live version the partitions written to its other versions after
 // they stopped being live (Stale), outside the scopes of the backfills that replaced them: each
 // replaced whole when the live version was not written there since, merged otherwise. It is
-// recorded in the audit log. Partitions inside a scope are listed, not carried.
+// recorded in the audit log. Partitions inside a scope are not carried: listed in NotCarried.
 func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResult, error) {
 	actor = orLocal(actor)
 	_, unlock, err := s.lock([]string{table}, actor, "catch-up")
@@ -106,9 +205,14 @@ func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResu
 	if err != nil {
 		return CatchUpResult{}, err
 	}
-	res := CatchUpResult{Table: table, Carried: []StaleVersion{}}
+	res := CatchUpResult{Table: table, Carried: []StaleVersion{}, NotCarried: []StaleVersion{}}
 	for _, sv := range stale {
 		res.Live = sv.Live
+		if len(sv.InScope) > 0 {
+			left := sv
+			left.Partitions = []Carried{}
+			res.NotCarried = append(res.NotCarried, left)
+		}
 		left, _, err := s.store.marks(ctx, s.target, table, sv.Version, markLeft)
 		if err != nil {
 			return res, err

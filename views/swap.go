@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"trueup/fault"
 )
 
 // SwapRequest asks to make version To of Table live, with every version built by the same
@@ -268,15 +267,8 @@ func (s *Service) swapAsInspected(ctx context.Context, h *holder, req SwapReques
 	if err := staleSwap(req, n, plan); err != nil {
 		return Publish{}, err
 	}
-	if plan.NeedsOverride && override == "" {
-		var failed []string
-		for _, g := range plan.Gate {
-			if !g.Passed {
-				failed = append(failed, fmt.Sprintf("%s v%d: %s", g.Table, g.Version, g.Why))
-			}
-		}
-		return Publish{}, &refusal{fmt.Sprintf("swap %s to v%d refused: %s; an approver may override with a written reason",
-			req.Table, n, strings.Join(failed, "; ")), fault.ErrFailed}
+	if err := plan.GateRefusal(override); err != nil {
+		return Publish{}, err
 	}
 	if err := s.planCarries(ctx, plan.Changes); err != nil {
 		return Publish{}, err

@@ -173,7 +173,11 @@ func reportBuilt(out *backfillOutput, st *backfill.Status) error {
 		for _, t := range st.Tables {
 			vs = append(vs, t.Table+"__"+t.Version)
 		}
-		return failedf("backfill %s: run %d built %s but validation failed", st.Backfill, st.RunID, strings.Join(vs, ", "))
+		why := ""
+		if len(st.ValidationFailures) > 0 {
+			why = ": " + strings.Join(st.ValidationFailures, "; ")
+		}
+		return failedf("backfill %s: run %d built %s but validation failed%s", st.Backfill, st.RunID, strings.Join(vs, ", "), why)
 	case backfill.RunCancelled:
 		return failedf("backfill %s: run %d cancelled after %d of %d partitions; resume with: trueup backfill resume %s",
 			st.Backfill, st.RunID, st.PartitionsDone, st.PartitionsTotal, st.Backfill)
@@ -200,6 +204,12 @@ func writeStatus(w io.Writer, st *backfill.Status) {
 	for _, p := range st.Partitions {
 		if p.State == backfill.PartFailed {
 			fmt.Fprintf(w, "  failed: %s %s: %s\n", p.Table, p.Partition, p.Error)
+		}
+	}
+	if len(st.ValidationFailures) > 0 {
+		fmt.Fprintln(w, "  validation failed:")
+		for _, f := range st.ValidationFailures {
+			fmt.Fprintf(w, "    - %s\n", f)
 		}
 	}
 	if st.State == backfill.RunInterrupted {

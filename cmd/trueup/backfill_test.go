@@ -121,6 +121,25 @@ func TestBackfillBlockedPlanExits2(t *testing.T) {
 	}
 }
 
+// The text of a plan ends its last line (the Findings), so the cause on stderr that follows it
+// starts a line of its own, locally and through a server.
+func TestBackfillPlanTextEndsItsLastLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves a demo project")
+	}
+	local := filepath.Join(demoDir(t), "trueup.yaml")
+	srv := serveDemo(t, demoDir(t))
+	missing := []string{"--from", "2026-08-30", "--to", "2026-09-02"} // blocked: orders_raw ends 2026-08-31
+	for _, mode := range [][]string{{"--config", local}, {"--server", srv.url}} {
+		for _, args := range [][]string{{"plan", "fix_dedup_bug"}, append([]string{"plan", "fix_dedup_bug"}, missing...), append([]string{"dry-run", "fix_dedup_bug"}, missing...)} {
+			code, out, errs := cli(t, append(append(append([]string{}, mode...), "backfill"), args...)...)
+			if out == "" || !strings.HasSuffix(out, "\n") || (code != 0 && !strings.Contains(out, "\nFindings\n")) {
+				t.Errorf("%v %v: exit %d, stdout does not end its last line:\n%q\n%s", mode[0], args, code, out, errs)
+			}
+		}
+	}
+}
+
 // Header values a run would only trip over at its end are reported when the files load, as
 // path:line: message, exit 2, and nothing runs.
 func TestBackfillHeaderProblemsExit2(t *testing.T) {

@@ -11,7 +11,9 @@ import (
 
 // runCatchUp carries into a table's live version what writers wrote to its other versions after
 // they stopped being live (a pipeline that kept writing v1 after the swap). With --dry-run it
-// lists them and exits 1 when there are any, for a check in CI.
+// lists them and exits 1 when there are any, for a check in CI. Partitions inside a backfill's
+// scope are not carried (the backfill rebuilt them): it says why and what to do, and exits 1, as
+// the table is not caught up.
 func runCatchUp(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	dryRun := fs.Bool("dry-run", false, "list what would be carried, change nothing (exit 1 when there is any)")
 	format := formatFlag(fs)
@@ -40,9 +42,22 @@ func runCatchUp(ctx context.Context, e *env, fs *flag.FlagSet, args []string) er
 		return err
 	}
 	if *format == "json" {
-		return writeJSON(e.stdout, r)
+		err = writeJSON(e.stdout, r)
+	} else {
+		err = writeCaughtUp(e, table, r)
 	}
-	if len(r.Carried) == 0 {
+	if err == nil && len(r.NotCarried) > 0 {
+		n := 0
+		for _, sv := range r.NotCarried {
+			n += len(sv.InScope)
+		}
+		return failedf("catch-up: %s is not caught up: %d %s inside a backfill's scope not carried", table, n, pluralWord(n, "partition", "partitions"))
+	}
+	return err
+}
+
+func writeCaughtUp(e *env, table string, r views.CatchUpResult) error {
+	if len(r.Carried) == 0 && len(r.NotCarried) == 0 {
 		_, err := fmt.Fprintf(e.stdout, "%s: nothing to catch up: no old version was written after it stopped being live\n", table)
 		return err
 	}
@@ -52,9 +67,10 @@ func runCatchUp(ctx context.Context, e *env, fs *flag.FlagSet, args []string) er
 		for _, c := range sv.Partitions {
 			fmt.Fprintf(e.stdout, "  %s\n", c)
 		}
-		if len(sv.InScope) > 0 {
-			fmt.Fprintf(e.stdout, "  not carried, inside the backfill's scope: %s\n", views.CarriedList(sv.InScope))
-		}
+	}
+	for _, sv := range r.NotCarried {
+		fmt.Fprintf(e.stdout, "%s is not caught up: %s\n", table, sv)
+		writeNotCarried(e, sv)
 	}
 	return nil
 }
@@ -66,6 +82,13 @@ func writeStale(e *env, table string, stale []views.StaleVersion) error {
 	}
 	for _, sv := range stale {
 		fmt.Fprintln(e.stdout, sv.String())
+		writeNotCarried(e, sv)
 	}
 	return nil
+}
+
+func writeNotCarried(e *env, sv views.StaleVersion) {
+	for _, line := range sv.NotCarried() {
+		fmt.Fprintf(e.stdout, "  %s\n", line)
+	}
 }

@@ -61,7 +61,7 @@ func TestSwapCarriesThePipelinesRows(t *testing.T) {
 	}
 	pipelineWrite(t, dir, "orders__v1", "2026-07-12", 0, 2)
 	code, out, errs := run("swap", "orders", "--to", "v2", "--dry-run")
-	if code != exitFailed || !strings.Contains(errs, "2026-07-12 +2 rows") || !strings.Contains(errs, "--catch-up") {
+	if code != exitFailed || !strings.Contains(errs, "2026-07-12 +2 rows") || !strings.Contains(errs, "trueup backfill run fix_dedup_bug --catch-up") {
 		t.Fatalf("swap after a write into the scope: exit %d: %s %s", code, out, errs)
 	}
 	if code, out, errs := run("backfill", "run", "fix_dedup_bug", "--catch-up"); code != 0 {

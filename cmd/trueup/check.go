@@ -307,9 +307,11 @@ func writeRun(w io.Writer, format string, run *rules.Run) error {
 			}
 		}
 	}
+	// A warn-severity rule that fails is a warning, as its WARN line and JUnit say, not a failure.
 	pass, fail, errs := run.Counts()
-	fmt.Fprintf(w, "\nrun %d: %d rules, %d passed, %d failed, %d could not run; %d queries in %.2fs\n",
-		run.ID, len(run.Results), pass, fail, errs, run.Queries, run.Finished.Sub(run.Started).Seconds())
+	warned := run.Warned()
+	fmt.Fprintf(w, "\nrun %d: %d rules, %d passed, %d failed, %d warned, %d could not run; %d queries in %.2fs\n",
+		run.ID, len(run.Results), pass, fail-warned, warned, errs, run.Queries, run.Finished.Sub(run.Started).Seconds())
 	return nil
 }
 

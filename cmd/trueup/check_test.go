@@ -230,6 +230,15 @@ func TestCheckFormats(t *testing.T) {
 		}
 	})
 
+	t.Run("text_counts_a_warning_apart", func(t *testing.T) {
+		code, out, errs := cli(t, "--config", cfg, "check")
+		if code != exitFailed || !strings.Contains(out, "WARN  unique_warn") ||
+			!strings.Contains(out, ": 3 rules, 1 passed, 1 failed, 1 warned, 0 could not run;") ||
+			!strings.Contains(errs, "check: 1 error-severity rule failed") {
+			t.Errorf("exit %d, want 1; the summary counts the warning as failed:\n%s%s", code, out, errs)
+		}
+	})
+
 	t.Run("explain", func(t *testing.T) {
 		code, out, errs := cli(t, "--config", cfg, "check", "--explain")
 		if code != exitOK {
@@ -245,6 +254,19 @@ func TestCheckFormats(t *testing.T) {
 
 // TestCheckDemo: on the demo project the totals rule fails on exactly the nine days of the
 // planted bug, and check exits 1.
+// TestCheckSummaryThroughTheServer: the text summary counts a failing warn-severity rule as
+// warned, not failed, through a server as locally.
+func TestCheckSummaryThroughTheServer(t *testing.T) {
+	files := map[string]string{"orders/complete.sql": rulePasses, "orders/unique.sql": ruleFails, "orders/unique_warn.sql": ruleWarns}
+	local, served := checkProject(t, files), checkProject(t, files)
+	srv := serveDemo(t, filepath.Dir(served))
+	tc := remoteCase{"check_text", []string{"check"}, exitFailed, "text"}
+	compareModes(t, filepath.Dir(local), srv, tc)
+	if _, out, errs := cli(t, "--server", srv.url, "check"); !strings.Contains(out, ": 3 rules, 1 passed, 1 failed, 1 warned, 0 could not run;") {
+		t.Errorf("through the server: %s %s", out, errs)
+	}
+}
+
 func TestCheckDemo(t *testing.T) {
 	dir := demoDir(t)
 	code, out, errs := cli(t, "--config", filepath.Join(dir, "trueup.yaml"), "check", "--rule", "matches_raw", "--format", "json")

@@ -43,6 +43,29 @@ func keys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 
 var projectFiles = []string{".gitignore", "backfills/example.sql", "exposures/example.sql", "rules/example/orders_every_day.sql", "trueup.yaml"}
 
+// The trueup.yaml init writes says how webhooks are signed as notices signs them: the Standard
+// Webhooks headers, and X-Trueup-Signature only as the legacy_signature option.
+func TestInitConfigNamesTheWebhookHeaders(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if code, out, errs := cli(t, "init"); code != exitOK {
+		t.Fatalf("init: exit %d\n%s\n%s", code, out, errs)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "trueup.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml := string(b)
+	for _, h := range []string{notices.HeaderWebhookID, notices.HeaderWebhookTimestamp, notices.HeaderWebhookSignature, "Standard Webhooks"} {
+		if !strings.Contains(yaml, h) {
+			t.Errorf("trueup.yaml does not name %s:\n%s", h, yaml)
+		}
+	}
+	if n := strings.Count(yaml, notices.HeaderSignature); n != 1 || !strings.Contains(yaml, "legacy_signature: true also sends the "+notices.HeaderSignature) {
+		t.Errorf("trueup.yaml names %s %d times, want once, as the legacy option:\n%s", notices.HeaderSignature, n, yaml)
+	}
+}
+
 // init in an empty folder writes the project, and `trueup check` there loads it and exits 0.
 func TestInitEmptyFolder(t *testing.T) {
 	dir := t.TempDir()

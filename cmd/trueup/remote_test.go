@@ -153,7 +153,7 @@ func TestServerModeMatchesLocal(t *testing.T) {
 		{"write_target_unknown", []string{"versions", "nope", "--write-target"}, exitUsage, "text"},
 		{"swap_gate_refusal", []string{"swap", "orders", "--to", "v3", "--reason", "try"}, exitFailed, "text"},
 		{"swap_unknown_version", []string{"swap", "orders", "--to", "v9"}, exitUsage, "text"},
-		{"swap_dry_run", []string{"swap", "orders", "--to", "v3", "--dry-run", "--format", "json"}, exitOK, "json"},
+		{"swap_dry_run", []string{"swap", "orders", "--to", "v3", "--dry-run", "--format", "json"}, exitFailed, "json"}, // the gate would refuse it
 		{"backfill_plan", []string{"backfill", "plan", "fix_dedup_bug", "--format", "json"}, exitOK, "json"},
 		{"backfill_dry_run", []string{"backfill", "dry-run", "fix_dedup_bug", "--format", "json"}, exitOK, "json"},
 		{"backfill_plan_scoped", []string{"backfill", "plan", "fix_dedup_bug", "--from", "2026-07-10", "--to", "2026-07-12", "--format", "json"}, exitOK, "json"},

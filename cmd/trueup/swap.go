@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"trueup/ops"
 	"trueup/views"
@@ -59,7 +60,15 @@ func publish(ctx context.Context, e *env, kind string, dryRun bool, format strin
 		if err != nil {
 			return err
 		}
-		return writeViewPlan(e.stdout, format, plan)
+		if err := writeViewPlan(e.stdout, format, plan, req.Override); err != nil {
+			return err
+		}
+		// Exit as the real one would: refused when it was confirmed to take back another swap,
+		// or by the gate without an override.
+		if err := plan.StaleUndoes(req.Undoes); err != nil {
+			return err
+		}
+		return plan.GateRefusal(req.Override)
 	}
 	p, err := ops.PublishNow(ctx, t, kind, req)
 	if err != nil {
@@ -95,7 +104,8 @@ func finishPublish(ctx context.Context, e *env, format string, p views.Publish, 
 	return done.deliver(ctx, e)
 }
 
-func writeViewPlan(w io.Writer, format string, p views.Plan) error {
+// writeViewPlan prints plan p of a swap or rollback, asked with an override (a swap; "": none).
+func writeViewPlan(w io.Writer, format string, p views.Plan, override string) error {
 	if format == "json" {
 		return writeJSON(w, p)
 	}
@@ -117,8 +127,11 @@ func writeViewPlan(w io.Writer, format string, p views.Plan) error {
 		}
 		fmt.Fprintf(w, "gate %s v%d: %s (%s)\n", g.Table, g.Version, mark, g.Why)
 	}
-	if p.NeedsOverride {
+	switch {
+	case p.NeedsOverride && strings.TrimSpace(override) == "":
 		fmt.Fprintln(w, "the swap needs an approver's --override REASON")
+	case p.NeedsOverride:
+		fmt.Fprintf(w, "the swap goes past the gate by the override: %s\n", strings.TrimSpace(override))
 	}
 	if p.Backfill != "" {
 		fmt.Fprintf(w, "backfill %s, run %d\n", p.Backfill, p.RunID)

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCatchUpCLI: a writer that kept writing v2 after a rollback, into a day the
+// backfill rebuilt. catch-up does not carry it (by design) and says so — the partition, why and
+// what to do — and exits 1, locally and through a server; never "nothing to catch up". A table
+// that does not exist is not found (exit 2), not "nothing to catch up".
+func TestCatchUpCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves a demo project")
+	}
+	local, served := demoDir(t), demoDir(t)
+	for _, dir := range []string{local, served} {
+		cfg := filepath.Join(dir, "trueup.yaml")
+		for _, args := range [][]string{
+			{"backfill", "run", "fix_dedup_bug"},
+			{"swap", "orders", "--to", "v2", "--reason", "fix"},
+			{"rollback", "orders", "--reason", "back"},
+		} {
+			if code, out, errs := cli(t, append([]string{"--config", cfg}, args...)...); code != 0 {
+				t.Fatalf("%v: exit %d: %s %s", args, code, out, errs)
+			}
+		}
+		pipelineWrite(t, dir, "orders__v2", "2026-07-12", 0, 2) // inside fix_dedup_bug's scope
+	}
+	cfg := filepath.Join(local, "trueup.yaml")
+	for _, args := range [][]string{{"catch-up", "orders", "--dry-run"}, {"catch-up", "orders"}} {
+		code, out, errs := cli(t, append([]string{"--config", cfg}, args...)...)
+		for _, want := range []string{
+			"orders__v2 changed after it stopped being live: 2026-07-12 +2 rows not visible to readers, inside the scope of backfill fix_dedup_bug: trueup catch-up does not carry them",
+			"not carried: backfill fix_dedup_bug rebuilt 2026-07-12 in orders__v2",
+			"publish orders__v2 again (trueup swap orders --to v2), or write the rows into orders__v1, the live version writers must write to",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: stdout lacks %q:\n%s", args, want, out)
+			}
+		}
+		if code != exitFailed || strings.Contains(out, "no old version was written") {
+			t.Errorf("%v: exit %d, want %d: %s %s", args, code, exitFailed, out, errs)
+		}
+	}
+	if _, out, errs := cli(t, "--config", cfg, "catch-up", "orders"); !strings.HasPrefix(out, "orders is not caught up: ") ||
+		errs != "trueup: catch-up: orders is not caught up: 1 partition inside a backfill's scope not carried\n" {
+		t.Errorf("catch-up again: %s %s", out, errs)
+	}
+	// A table that is not there is not found, as versions, adopt and swap say (exit 2).
+	for _, args := range [][]string{{"catch-up", "nope"}, {"catch-up", "nope", "--dry-run"}} {
+		code, out, errs := cli(t, append([]string{"--config", cfg}, args...)...)
+		if code != exitUsage || out != "" || errs != "trueup: nope is not a logical table of target warehouse (no view over nope__v<N>)\n" {
+			t.Errorf("%v: exit %d, want %d: %q %q", args, code, exitUsage, out, errs)
+		}
+	}
+	srv := serveDemo(t, served)
+	for _, tc := range []remoteCase{
+		{"catch_up_dry_run", []string{"catch-up", "orders", "--dry-run"}, exitFailed, "text"},
+		{"catch_up", []string{"catch-up", "orders"}, exitFailed, "text"},
+		{"catch_up_json", []string{"catch-up", "orders", "--format", "json"}, exitFailed, "json"},
+		{"catch_up_unknown", []string{"catch-up", "nope"}, exitUsage, "text"},
+		{"catch_up_unknown_dry_run", []string{"catch-up", "nope", "--dry-run"}, exitUsage, "text"},
+		{"catch_up_plain_table", []string{"catch-up", "orders_raw"}, exitUsage, "text"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { compareModes(t, local, srv, tc) })
+	}
+}
