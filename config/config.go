@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"reflect"
+	"regexp"
 	"strings"
 	"trueup/fault"
 	"unicode/utf8"
@@ -126,6 +128,40 @@ func notText(path string, data []byte) error {
 	return nil
 }
 
+// goType is the Go type yaml.v3 names in an unknown field's error.
+var goType = regexp.MustCompile(` in type ([\w.*\[\]]+)$`)
+
+// sectionKeys are the YAML keys of the section decoded into the config type named (as yaml.v3
+// names it, "config.Target"), found among the types reachable from Config.
+func sectionKeys(name string) []string {
+	var keys []string
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		var own []string
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if tag != "" && tag != "-" {
+				own = append(own, tag)
+			}
+			walk(f.Type)
+		}
+		if t.String() == name && keys == nil {
+			keys = own
+		}
+	}
+	walk(reflect.TypeFor[Config]())
+	return keys
+}
+
 // yamlError turns yaml.v3's "yaml: line N: msg" into "path:N: msg".
 func yamlError(path string, err error) string {
 	msg := err.Error()
@@ -134,6 +170,14 @@ func yamlError(path string, err error) string {
 		msg = te.Errors[0]
 	}
 	msg = strings.TrimPrefix(msg, "yaml: ")
+	// "field bogus not found in type config.Target": the Go type is ours, not the reader's;
+	// the keys the section takes are.
+	msg = goType.ReplaceAllStringFunc(msg, func(m string) string {
+		if keys := sectionKeys(goType.FindStringSubmatch(m)[1]); len(keys) > 0 {
+			return " (allowed: " + strings.Join(keys, ", ") + ")"
+		}
+		return ""
+	})
 	if strings.HasPrefix(msg, "line ") {
 		if i := strings.Index(msg, ": "); i > 0 {
 			return path + ":" + strings.TrimPrefix(msg[:i], "line ") + ": " + msg[i+2:]
