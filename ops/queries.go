@@ -282,6 +282,7 @@ func run(ctx context.Context, e tsql.Engine, query string, limit int) (*tsql.Res
 	}
 	for _, c := range cols {
 		res.Columns = append(res.Columns, c.Name)
+		res.Kinds = append(res.Kinds, c.Kind)
 	}
 	err = e.Each(ctx, query, nil, func(row []any) error {
 		res.Rows = append(res.Rows, slices.Clone(row))
@@ -303,7 +304,7 @@ func trim(r *tsql.Result, limit int) *tsql.Result {
 	if len(r.Rows) <= limit {
 		return r
 	}
-	return &tsql.Result{Columns: r.Columns, Rows: r.Rows[:limit]}
+	return &tsql.Result{Columns: r.Columns, Rows: r.Rows[:limit], Kinds: r.Kinds}
 }
 
 // answerOf is r's first limit rows as JSON cells.
@@ -312,6 +313,9 @@ func answerOf(r *tsql.Result, limit int) (Answer, error) {
 	for _, row := range trim(r, limit).Rows {
 		cells := make([]json.RawMessage, len(row))
 		for i, v := range row {
+			if t, ok := v.(time.Time); ok && i < len(r.Kinds) && r.Kinds[i] == tsql.TypeTimestamp {
+				v = t.Format("2006-01-02 15:04:05.999999999") // midnight too, and to the digit it has
+			}
 			raw, err := cell(v)
 			if err != nil {
 				return a, fmt.Errorf("query: column %s: %w", r.Columns[i], err)

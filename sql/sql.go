@@ -199,6 +199,9 @@ func (o HashOptions) stored(name string) bool {
 type Result struct {
 	Columns []string
 	Rows    [][]any
+	// Kinds are the columns' kinds where the reader described them first (nil otherwise): a
+	// TIMESTAMP at midnight is not a DATE.
+	Kinds []Type
 }
 
 // Engine does I/O against one target. Every method is cancellable through its context.

@@ -44,3 +44,30 @@ func TestQueryDecimalsExact(t *testing.T) {
 		}
 	}
 }
+
+// `trueup query` prints a TIMESTAMP as a timestamp even at midnight, with its fraction when it
+// has one, and a DATE as a date: one column reads one way.
+func TestQueryTimestampsStayTimestamps(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if code, out, errs := cli(t, "init", "--target", "duckdb:wh.duckdb", "--create"); code != exitOK {
+		t.Fatalf("init: exit %d\n%s\n%s", code, out, errs)
+	}
+	e, err := tsql.Open(context.Background(), "duckdb:wh.duckdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Exec(context.Background(), "CREATE TABLE times AS SELECT * FROM (VALUES (1, TIMESTAMP '2026-01-01 00:00:00', DATE '2026-01-01'), (2, TIMESTAMP '2026-01-01 00:00:09.5', DATE '2026-01-02')) t(id, ts, d)"); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	code, out, errs := cli(t, "query", "SELECT id, ts, d FROM times ORDER BY id", "--format", "csv")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	for _, w := range []string{"1,2026-01-01 00:00:00,2026-01-01\n", "2,2026-01-01 00:00:09.5,2026-01-02\n"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+}
