@@ -154,3 +154,17 @@ func TestSampleTimestamps(t *testing.T) {
 		})
 	}
 }
+
+// A sample shows which text changed where it would otherwise read alike: an empty string beside
+// NULL, a space at the end, "NULL" as text; ordinary text is shown as it is.
+func TestSampleTextThatWouldReadAlike(t *testing.T) {
+	duck := sqltest.DuckDB(t)
+	exec(t, duck,
+		"CREATE TABLE sq_a AS SELECT * FROM (VALUES (1, NULL), (2, 'abc'), (3, 'x'), (4, 'same text')) t(id, note)",
+		"CREATE TABLE sq_b AS SELECT * FROM (VALUES (1, ''), (2, 'abc '), (3, 'NULL'), (4, 'other text')) t(id, note)")
+	r := diff(t, reconcile.Spec{Old: reconcile.Side{Engine: duck, Relation: "sq_a"}, New: reconcile.Side{Engine: duck, Relation: "sq_b"}, Key: []string{"id"}})
+	want := []string{`changed id=1 note NULL → ""`, `changed id=2 note abc → "abc "`, `changed id=3 note x → "NULL"`, `changed id=4 note same text → other text`}
+	if d := cmp.Diff(want, sampleLines(r)); d != "" {
+		t.Errorf("samples (-want +got):\n%s", d)
+	}
+}

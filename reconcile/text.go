@@ -186,11 +186,16 @@ func writeSamples(b *strings.Builder, s Samples, n int) {
 	}
 }
 
-// ValueText shows a sample value: NULL for nil, numbers and text as they are. The text and the
-// pages show samples alike.
+// ValueText shows a sample value: NULL for nil, numbers and text as they are, but quoted where
+// the text would read as something else (an empty string beside NULL, "NULL" itself, spaces at
+// either end or control characters that would not show). The text and the pages show samples
+// alike.
 func ValueText(v any) string {
 	if v == nil {
 		return "NULL"
+	}
+	if s, ok := v.(string); ok && (s == "" || s == "NULL" || strings.TrimSpace(s) != s || strings.ContainsAny(s, "\t\r\n")) {
+		return strconv.Quote(s)
 	}
 	return fmt.Sprint(v)
 }
