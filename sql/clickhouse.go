@@ -75,6 +75,9 @@ func openServer(ctx context.Context, opts *clickhouse.Options, url, key string) 
 	var v string
 	if err := pool.QueryRowContext(pctx, "SELECT version()").Scan(&v); err != nil {
 		pool.Close()
+		if serverException(err) { // it answered: a database, user or password it does not take
+			return nil, fault.New(fault.Invalid, "%s: the server refused the connection: %s", url, fault.FirstLine(err.Error()))
+		}
 		return nil, fmt.Errorf("%w: %s: %s", ErrUnreachable, url, fault.FirstLine(err.Error()))
 	}
 	ver := parseVersion(v)

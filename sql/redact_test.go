@@ -92,12 +92,17 @@ func TestOpenErrorHasNoPassword(t *testing.T) {
 		{"duckdb_options", "duckdb:" + filepath.Join(t.TempDir(), "w.duckdb") + "?password=" + secret, "w.duckdb", fault.ErrInvalid},
 	}
 	if url := sqltest.ClickHouseURL(t); url != "" {
-		// a real server refusing the password
+		// a real server refusing the password, or a database it does not have: it answered, so
+		// the target is not unreachable but wrong, as given
 		wrong := strings.Replace(url, "://", "://default:"+secret+"@", 1)
+		noDB := url[:strings.LastIndexByte(url, '/')+1] + "no_such_db"
 		cases = append(cases, struct {
 			name, url, shows string
 			is               error
-		}{"refused_password", wrong, url, tsql.ErrUnreachable})
+		}{"refused_password", wrong, url, fault.ErrInvalid}, struct {
+			name, url, shows string
+			is               error
+		}{"no_such_database", noDB, "the server refused the connection: code: 81", fault.ErrInvalid})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,6 +116,9 @@ func TestOpenErrorHasNoPassword(t *testing.T) {
 			}
 			if !errors.Is(err, tc.is) {
 				t.Errorf("error %q lost its kind (want %v)", err, tc.is)
+			}
+			if tc.is != tsql.ErrUnreachable && errors.Is(err, tsql.ErrUnreachable) {
+				t.Errorf("error %q calls a server that answered unreachable", err)
 			}
 		})
 	}
