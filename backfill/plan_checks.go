@@ -154,7 +154,7 @@ func (pl Planner) checkInputs(ctx context.Context, t transform, p *Plan, built m
 // needs every transform the run executes (the downstream ones too): any of them failing at run
 // time fails the run.
 func (pl Planner) score(ctx context.Context, closure []transform, p *Plan) {
-	var unparameterised, notIdempotent, clock []string
+	var unparameterised, notIdempotent, unchecked, clock []string
 	for _, t := range closure {
 		ph := tsql.Placeholders(t.b.SQL)
 		if !slices.Contains(ph, "start") || !slices.Contains(ph, "end") {
@@ -162,7 +162,12 @@ func (pl Planner) score(ctx context.Context, closure []transform, p *Plan) {
 			p.warn("%sthe transform does not use both $start and $end: every partition recomputes from all inputs", t.label())
 		}
 		if err := pl.checkOutput(ctx, t); err != nil {
-			notIdempotent = append(notIdempotent, t.label()+err.Error())
+			var np notPrepared
+			if errors.As(err, &np) {
+				unchecked = append(unchecked, t.label()+err.Error())
+			} else {
+				notIdempotent = append(notIdempotent, t.label()+err.Error())
+			}
 			p.block("%stransform: %v", t.label(), err)
 		} else {
 			pl.checkColumns(ctx, t, p)
@@ -178,10 +183,13 @@ func (pl Planner) score(ctx context.Context, closure []transform, p *Plan) {
 	} else {
 		missing("not parameterised by window: " + strings.Join(unparameterised, ", ") + " should filter on $start and $end, so each partition reads only its own inputs")
 	}
-	if len(notIdempotent) == 0 {
-		p.Score++
-	} else {
+	switch {
+	case len(notIdempotent) > 0:
 		missing("write is not idempotent: " + strings.Join(notIdempotent, "; "))
+	case len(unchecked) > 0:
+		missing("write not checked, the transform did not prepare: " + strings.Join(unchecked, "; "))
+	default:
+		p.Score++
 	}
 	if p.InputsOK {
 		p.Score++
@@ -195,23 +203,29 @@ func (pl Planner) score(ctx context.Context, closure []transform, p *Plan) {
 	}
 }
 
+// notPrepared is checkOutput's error when the transform could not be prepared at all, so
+// whether its rows can replace a partition is not known.
+type notPrepared struct{ error }
+
+func (e notPrepared) Unwrap() error { return e.error }
+
 // checkOutput prepares a transform for its first partition and checks that its rows carry
 // the partition column and the key, so each partition can be replaced as a whole.
 func (pl Planner) checkOutput(ctx context.Context, t transform) error {
 	b := t.b
 	if t.err != nil {
-		return t.err
+		return notPrepared{t.err}
 	}
 	if len(t.windows) == 0 {
-		return errors.New("no partition to prepare the transform for")
+		return notPrepared{errors.New("no partition to prepare the transform for")}
 	}
 	q, args, err := tsql.Expand(pl.Engine.Dialect(), b.SQL, t.windows[0].Params())
 	if err != nil {
-		return err
+		return notPrepared{err}
 	}
 	res, err := pl.Engine.Query(ctx, "SELECT * FROM ("+q+") AS q LIMIT 0", args...)
 	if err != nil {
-		return fmt.Errorf("does not prepare: %s", fault.FirstLine(err.Error()))
+		return notPrepared{fmt.Errorf("does not prepare: %s", fault.FirstLine(err.Error()))}
 	}
 	for _, c := range append([]string{b.Partition}, b.Key...) {
 		if !slices.Contains(res.Columns, c) {

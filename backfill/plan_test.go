@@ -33,6 +33,10 @@ func TestPlanChecksDownstreamTransforms(t *testing.T) {
 			{"wrong_output_column", "SELECT\n\torder_date,", "SELECT\n\torder_date AS day,",
 				"downstream daily_revenue: transform: its rows have no column order_date (they have day, ",
 				"write is not idempotent: downstream daily_revenue: its rows have no column order_date"},
+			// a transform that does not prepare says so: whether its write is idempotent is unknown
+			{"does_not_prepare", "SELECT\n\torder_date,", "SELECT\n\tno_such_column,\n\torder_date,",
+				"downstream daily_revenue: transform: does not prepare: ",
+				"write not checked, the transform did not prepare: downstream daily_revenue: does not prepare: "},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				r := d.newRunner(t, e)
