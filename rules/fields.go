@@ -337,6 +337,21 @@ func parseThreshold(v string) (*Threshold, error) {
 	return t, nil
 }
 
+// closedString reports whether a string literal the lexer read ends with its closing quote
+// (a doubled quote inside it is one quote, not the end).
+func closedString(lit string) bool {
+	for i := 1; i < len(lit); i++ {
+		if lit[i] == '\'' {
+			if i+1 < len(lit) && lit[i+1] == '\'' {
+				i++
+				continue
+			}
+			return i == len(lit)-1
+		}
+	}
+	return false
+}
+
 // parseValues reads accepted values: SQL literals (strings, numbers, true, false), comma-separated.
 func parseValues(v string) ([]string, error) {
 	var out []string
@@ -344,6 +359,9 @@ func parseValues(v string) ([]string, error) {
 	flush := func() error {
 		defer func() { cur = nil }()
 		if len(cur) == 1 && strings.HasPrefix(cur[0].Text, "'") && cur[0].Literal() {
+			if !closedString(cur[0].Text) {
+				return fmt.Errorf("%s has no closing quote", cur[0].Text)
+			}
 			out = append(out, cur[0].Text)
 			return nil
 		}

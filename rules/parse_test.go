@@ -148,6 +148,7 @@ SELECT 1
 		"orders/g.sql": {Data: []byte("-- kind: distribution\n-- table: orders\n-- partition: d\n-- dimension: region\n-- threshold: 150%\n-- baseline: 0\n")},
 		"orders/h.sql": {Data: []byte("-- kind: completeness\n-- table: orders\n-- expect: 2026-08-01..2026-07-01\n")},
 		"orders/i.sql": {Data: []byte("-- kind: custom\n-- rule: has space\nSELECT 1\n")},
+		"orders/j.sql": {Data: []byte("-- kind: accepted_values\n-- table: orders\n-- column: status\n-- values: 'a', 'b\n-- where: id IN (SELECT id FROM x)\n")},
 	}
 	_, err := ParseFS(fsys, "rules")
 	if !errors.Is(err, fault.ErrInvalid) {
@@ -173,6 +174,8 @@ SELECT 1
 		"rules/orders/h.sql:1: completeness with expected partitions (expect: or a reference) needs partition:",
 		"rules/orders/h.sql:3: expect \"2026-08-01..2026-07-01\": ends before it starts",
 		"rules/orders/i.sql:2: rule name \"has space\": use letters, digits, _, . and - (rename the file or set rule:)",
+		"rules/orders/j.sql:4: values \"'a', 'b\": 'b has no closing quote",
+		"rules/orders/j.sql:5: where \"id IN (SELECT id FROM x)\": SELECT in an expression: want one over the table's own columns, such as sum(amount) or status = 'paid', no subquery",
 	}
 	got := strings.Split(err.Error(), "\n")
 	if diff := cmp.Diff(want, got); diff != "" {

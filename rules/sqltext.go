@@ -37,7 +37,7 @@ func expression(text string) error {
 		case t.Text == "," && depth == 0:
 			return fmt.Errorf("a comma outside parentheses: want one expression")
 		case w == "SELECT" || w == "FROM":
-			return fmt.Errorf("%s in an expression: want an aggregate such as sum(amount), no subquery", w)
+			return fmt.Errorf("%s in an expression: want one over the table's own columns, such as sum(amount) or status = 'paid', no subquery", w)
 		}
 	}
 	if depth != 0 {
