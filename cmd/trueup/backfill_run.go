@@ -75,26 +75,45 @@ func writePreview(w io.Writer, pv *backfill.Preview, title string) {
 	fmt.Fprintf(w, "\nresult: %s\n", verdict)
 }
 
-// writePartitionTable prints partition old_count new_count delta pct_change verdict, changed
+// writePartitionTable prints partition old_count new_count delta pct_change, the change of each
+// measured total (the first three: what "sum(amount) +0..6%" judges) and the verdict, changed
 // partitions only, then the row-level counts.
 func writePartitionTable(w io.Writer, res *reconcile.Result) {
-	fmt.Fprintf(w, "  %-12s %10s %10s %8s %10s  %s\n", "partition", "old_count", "new_count", "delta", "pct_change", "verdict")
+	measures := res.Measures[:min(len(res.Measures), 3)]
+	head := fmt.Sprintf("  %-12s %10s %10s %8s %10s", "partition", "old_count", "new_count", "delta", "pct_change")
+	for _, m := range measures {
+		head += fmt.Sprintf(" %*s", max(len(m)+5, 10), "sum("+m+")")
+	}
+	fmt.Fprintf(w, "%s  %s\n", head, "verdict")
 	unchanged := 0
 	for _, p := range res.Partitions {
 		if p.Unchanged() {
 			unchanged++
 			continue
 		}
-		pct := "-"
-		if p.PctChange != nil {
-			pct = fmt.Sprintf("%+.1f%%", *p.PctChange)
+		line := fmt.Sprintf("  %-12s %10d %10d %+8d %10s", p.Partition, p.OldCount, p.NewCount, p.Delta, pctText(p.PctChange))
+		for _, m := range measures {
+			var pct *float64
+			if x, ok := p.Measures[m]; ok && x.PctChange != nil {
+				f := float64(*x.PctChange)
+				pct = &f
+			}
+			line += fmt.Sprintf(" %*s", max(len(m)+5, 10), pctText(pct))
 		}
-		fmt.Fprintf(w, "  %-12s %10d %10d %+8d %10s  %s\n", p.Partition, p.OldCount, p.NewCount, p.Delta, pct, p.Verdict)
+		fmt.Fprintf(w, "%s  %s\n", line, p.Verdict)
 	}
 	if unchanged > 0 {
 		fmt.Fprintf(w, "  (%d partition(s) unchanged)\n", unchanged)
 	}
 	fmt.Fprintf(w, "  rows: %d added, %d removed, %d changed\n", res.Rows.Added, res.Rows.Removed, res.Rows.Changed)
+}
+
+// pctText is a percentage change as the tables print it, "-" for none.
+func pctText(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
 }
 
 // backfillPoll is how often a run or resume asks how its build is going.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -47,6 +48,12 @@ func TestBackfillCLI(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry-run output lacks %q:\n%s", want, out)
 		}
+	}
+	// the totals the expectations judge are in the table: daily_revenue's rows do not move, its
+	// revenue does
+	if !regexp.MustCompile(`(?m)^  partition .* sum\(amount\)  verdict$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^  2026-07-10 +1 +1 +\+0 +\+0\.0% +\+5\.\d% +expected$`).MatchString(out) {
+		t.Errorf("dry-run output lacks the measured totals' change:\n%s", out)
 	}
 
 	code, out, errs = bf("run", "fix_dedup_bug", "--format", "json")
