@@ -19,7 +19,8 @@ type differ struct {
 	scale   float64 // 10^Spec.Scale: numbers without a tolerance are equal when they round alike
 	parts   map[string]*partDiff
 
-	old, new [][]any // the rows of the current key
+	old, new [][]any   // the rows of the current key
+	sums     [2]uint64 // their row hashes summed, where the rows came with them (addHashed)
 
 	lastPart  *partDiff // the partition of the previous key, and its value
 	lastValue any
@@ -35,6 +36,9 @@ type partDiff struct {
 	samples    Samples
 	fetchedOld int64 // rows read for keys that may differ, per side
 	fetchedNew int64
+	sums       [2]uint64 // the row hashes of the rows read for those keys, per side
+	nullSums   [2]uint64 // and of the rows read whose key has a NULL, and how many
+	nullRead   [2]int64
 	dups       map[string]bool // duplicate keys found, so the follow-up does not count them twice
 }
 
@@ -94,6 +98,42 @@ func (df *differ) add(new bool, vals []any) {
 	}
 }
 
+// addHashed is add of a row read with its row hash as the partition summary computes it, which
+// the partition's sums of rows read take (accountsFor).
+func (df *differ) addHashed(new bool, vals []any, hash uint64) {
+	df.add(new, vals)
+	df.sums[sideIndex(new)] += hash
+}
+
+// readApart takes the row hash of a row read whose key has a NULL: it is not compared by key,
+// but it is in the partition's summary like any other.
+func (df *differ) readApart(new bool, vals []any, hash uint64) {
+	pd := df.partFor(vals)
+	pd.nullSums[sideIndex(new)] += hash
+	pd.nullRead[sideIndex(new)]++
+}
+
+// sideIndex is a side's position in pairs of figures: 0 old, 1 new.
+func sideIndex(new bool) int {
+	if new {
+		return 1
+	}
+	return 0
+}
+
+// partFor is the partition of a row, looked up again only when its value changes.
+func (df *differ) partFor(vals []any) *partDiff {
+	if pd := df.lastPart; pd != nil && (df.partIdx < 0 || sameValue(df.lastValue, vals[df.partIdx])) {
+		return pd
+	}
+	pd := df.part(df.partKey(vals))
+	df.lastPart = pd
+	if df.partIdx >= 0 {
+		df.lastValue = vals[df.partIdx]
+	}
+	return pd
+}
+
 // sameGroup reports whether vals have the partition and key of the rows held for the current key.
 func (df *differ) sameGroup(vals []any) bool {
 	var cur []any
@@ -142,16 +182,12 @@ func (df *differ) flush() {
 	if m > 0 {
 		first = df.old
 	}
-	pd := df.lastPart
-	if pd == nil || (df.partIdx >= 0 && !sameValue(df.lastValue, first[0][df.partIdx])) {
-		pd = df.part(df.partKey(first[0]))
-		df.lastPart = pd
-		if df.partIdx >= 0 {
-			df.lastValue = first[0][df.partIdx]
-		}
-	}
+	pd := df.partFor(first[0])
 	pd.fetchedOld += int64(m)
 	pd.fetchedNew += int64(n)
+	pd.sums[0] += df.sums[0]
+	pd.sums[1] += df.sums[1]
+	df.sums = [2]uint64{}
 	switch {
 	case (m > 1 || n > 1) && df.sameRows():
 		// A key repeated alike on both sides is no difference. (Inside one engine such keys
@@ -274,6 +310,16 @@ func (df *differ) changed(pd *partDiff) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// keyed reports whether a row's key has no NULL: rows whose key has one are not compared by key.
+func (df *differ) keyed(vals []any) bool {
+	for _, i := range df.keyIdx {
+		if vals[i] == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // keyOf is a row's key as samples show it, in --key order.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"trueup/fault"
-	tsql "trueup/sql"
 )
 
 // maxSampledSidePartitions bounds how many one-sided partitions are sampled (one query each).
@@ -158,8 +157,9 @@ func (p *plan) rowDiff(ctx context.Context, df *differ, parts []*Partition, ever
 	if err != nil {
 		return n, err
 	}
-	// Rows not read out belong to keys whose rows are equal on both sides; if the two sides do
-	// not hold the same number of them, some key has equal rows a different number of times.
+	// Rows not read out belong to keys whose rows are all equal, on both sides; where the rows
+	// read do not make up the partition's summary, some such key has its rows a different
+	// number of times on each side.
 	var unexplained []any
 	for _, pt := range redo {
 		if !df.part(valueKey(pt.value)).accountsFor(pt) {
@@ -180,58 +180,6 @@ func partValues(parts []*Partition) []any {
 		out[i] = pt.value
 	}
 	return out
-}
-
-// settleNullKeys looks at the rows with a NULL key of partitions where the row comparison found
-// no difference but the checksums differ (a change within tolerance): those rows cannot be
-// matched by key, so the partition is unchanged only if they are the same rows on both sides.
-func (p *plan) settleNullKeys(ctx context.Context, parts []*Partition) error {
-	var open []*Partition
-	var values []any
-	for _, pt := range parts {
-		if pt.Rows != nil && pt.Rows.Zero() && pt.OldCount == pt.NewCount && pt.OldNullKeys > 0 && pt.OldNullKeys == pt.NewNullKeys {
-			open = append(open, pt)
-			values = append(values, pt.value)
-		}
-	}
-	if len(open) == 0 {
-		return nil
-	}
-	var sums [2]map[string]uint64
-	err := onBothSides(func(s int, new bool) error {
-		side := p.side(new)
-		d := side.Engine.Dialect()
-		b := newBinder()
-		sel, group := "", ""
-		if p.part != nil {
-			sel = d.Quote(p.part.side(new).Name) + ", "
-			group = " GROUP BY " + d.Quote(p.part.side(new).Name)
-		}
-		text := "SELECT " + sel + d.HashSum(p.rowHash(d, new)) + " FROM " + d.QuoteRelation(side.Relation) +
-			where(p.filter(), p.partFilter(d, b, new, values), p.keyIsNull(d, new)) + group
-		q, args, err := b.expand(d, text)
-		if err != nil {
-			return err
-		}
-		m := map[string]uint64{}
-		sums[s] = m
-		return side.Engine.Each(ctx, q, args, func(row []any) error {
-			var v any
-			if p.part != nil {
-				v = partValue(p.part.Old.Kind, row[0])
-			}
-			m[valueKey(v)] = tsql.AsUint64(row[len(row)-1])
-			return nil
-		})
-	})
-	if err != nil {
-		return fmt.Errorf("reconcile: rows with a NULL key of %s and %s: %w", p.spec.Old.Relation, p.spec.New.Relation, err)
-	}
-	for _, pt := range open {
-		k := valueKey(pt.value)
-		pt.nullKeysAlike = sums[0][k] == sums[1][k]
-	}
-	return nil
 }
 
 // sampleOneSided fills the row counts of partitions present on one side only and reads a few of

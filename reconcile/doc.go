@@ -14,9 +14,12 @@
 //     filter when most partitions differ) are joined once on the key carrying every compared
 //     column, the partition column among them (a pair whose partitions differ is a row removed
 //     from one partition and added to the other); only the pairs that differ are read out, sorted
-//     by key, and classified in Go. Where a key has several rows on a side (a key came out twice, or the rows read do not
-//     add up to the partition's counts) the partition is compared again exactly: a narrow join of
-//     (partition, key, row hash) names the differing keys and every row of those keys is read.
+//     by key, and classified in Go. Where a key has several rows on a side the partition is
+//     compared again exactly: a narrow join of (partition, key, row hash) names the differing
+//     keys and every row of those keys is read. That is where a key came out twice, or where the
+//     rows read (each with its row hash) do not make up the partition's summary: the pairs not
+//     read out must be equal rows, one a side, so they change neither the difference of the
+//     counts nor that of the checksums; a key's extra row that paired only with equal rows does.
 //  4. Across engines nothing can be joined, so each differing partition is split into buckets by
 //     the portable hash of the key; per-bucket counts and checksums are compared and differing
 //     buckets split again until they hold about 32 rows; only those buckets' rows cross over.

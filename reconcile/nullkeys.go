@@ -10,6 +10,95 @@ import (
 	tsql "trueup/sql"
 )
 
+// settleNullKeys looks at the rows with a NULL key of partitions where the row comparison found
+// no difference but the checksums differ (a change within tolerance): those rows cannot be
+// matched by key, so the partition is unchanged only if they are the same rows on both sides.
+func (p *plan) settleNullKeys(ctx context.Context, parts []*Partition) error {
+	var open []*Partition
+	var values []any
+	for _, pt := range parts {
+		if pt.Rows != nil && pt.Rows.Zero() && pt.OldCount == pt.NewCount && pt.OldNullKeys > 0 && pt.OldNullKeys == pt.NewNullKeys {
+			open = append(open, pt)
+			values = append(values, pt.value)
+		}
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	sums, err := p.nullKeySums(ctx, values, p.rowHash)
+	if err != nil {
+		return err
+	}
+	for _, pt := range open {
+		k := valueKey(pt.value)
+		pt.nullKeysAlike = sums[0][k] == sums[1][k]
+	}
+	return nil
+}
+
+// sumNullKeys sums the row hashes of the rows with a NULL key apart, as accountsFor needs them,
+// for the partitions where the wide join did not read them all: ClickHouse 18.16's FULL JOIN
+// leaves out the rows of its right side whose key has a NULL (the summary counts them). One
+// grouped scan of those partitions' rows with a NULL key per side.
+func (p *plan) sumNullKeys(ctx context.Context, df *differ, parts []*Partition) error {
+	var open []*partDiff
+	var values []any
+	for _, pt := range parts {
+		if pd := df.part(valueKey(pt.value)); pd.nullRead != [2]int64{pt.OldNullKeys, pt.NewNullKeys} {
+			open = append(open, pd)
+			values = append(values, pt.value)
+		}
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	sums, err := p.nullKeySums(ctx, values, p.summaryHash)
+	if err != nil {
+		return err
+	}
+	for i, pd := range open {
+		k := valueKey(values[i])
+		pd.nullSums = [2]uint64{sums[0][k], sums[1][k]}
+	}
+	return nil
+}
+
+// nullKeySums is, per side and partition (by valueKey), the sum of hash over the rows whose key
+// has a NULL in the given partitions.
+func (p *plan) nullKeySums(ctx context.Context, values []any, hash func(tsql.Dialect, bool) string) ([2]map[string]uint64, error) {
+	var sums [2]map[string]uint64
+	err := onBothSides(func(s int, new bool) error {
+		side := p.side(new)
+		d := side.Engine.Dialect()
+		b := newBinder()
+		sel, group := "", ""
+		if p.part != nil {
+			sel = d.Quote(p.part.side(new).Name) + ", "
+			group = " GROUP BY " + d.Quote(p.part.side(new).Name)
+		}
+		text := "SELECT " + sel + d.HashSum(hash(d, new)) + " FROM " + d.QuoteRelation(side.Relation) +
+			where(p.filter(), p.partFilter(d, b, new, values), p.keyIsNull(d, new)) + group
+		q, args, err := b.expand(d, text)
+		if err != nil {
+			return err
+		}
+		m := map[string]uint64{}
+		sums[s] = m
+		return side.Engine.Each(ctx, q, args, func(row []any) error {
+			var v any
+			if p.part != nil {
+				v = partValue(p.part.Old.Kind, row[0])
+			}
+			m[valueKey(v)] = tsql.AsUint64(row[len(row)-1])
+			return nil
+		})
+	})
+	if err != nil {
+		return sums, fmt.Errorf("reconcile: rows with a NULL key of %s and %s: %w", p.spec.Old.Relation, p.spec.New.Relation, err)
+	}
+	return sums, nil
+}
+
 // sampleNullKeys lists, in the samples of the partitions that differ, the rows whose key has a
 // NULL that one side holds and the other does not (as many times): such rows cannot be matched
 // by key, so they are matched whole, by row hash, and shown as removed or added like any other

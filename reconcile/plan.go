@@ -354,18 +354,28 @@ func readExpr(d tsql.Dialect, c pair, new bool) string {
 }
 
 // hashColumns are the compared columns as one side hashes them: a column that is a number on
-// both sides but of different kinds hashes as a float on both, so 5 and 5.0 agree.
+// both sides but of different kinds hashes as a float on both, so 5 and 5.0 agree. Inside one
+// engine a column of other different kinds is compared as text (selectExpr), so it hashes as
+// text on both sides: rows the row comparison finds equal hash alike, which the accounting of
+// the rows it reads relies on (accountsFor). A boolean beside an integer hashes alike already.
 func (p *plan) hashColumns(new bool) []tsql.Column {
 	out := make([]tsql.Column, len(p.compared))
 	for i, c := range p.compared {
 		col := c.side(new)
-		if c.Old.Kind != c.New.Kind && c.Old.Kind.Numeric() && c.New.Kind.Numeric() {
+		switch o, n := c.Old.Kind, c.New.Kind; {
+		case o == n:
+		case o.Numeric() && n.Numeric():
 			col.Kind = tsql.TypeFloat
+		case !p.cross && !(integral(o) && integral(n)):
+			col.Kind = tsql.TypeString
 		}
 		out[i] = col
 	}
 	return out
 }
+
+// integral reports whether a kind hashes as an integer (a boolean as 0 or 1).
+func integral(k tsql.Type) bool { return k == tsql.TypeInt || k == tsql.TypeBool }
 
 // hashOptions: across engines the portable hash; inside one, the engine's fast hash with columns
 // of the same type on both sides hashed as stored. Every column is hashed at its precision.
@@ -432,8 +442,16 @@ func (p *plan) nullableKey() bool {
 // summaryHash is the row hash the partition summary sums. The partition column is left out: every
 // row of a partition holds the same value in it on both sides, so hashing it tells nothing.
 func (p *plan) summaryHash(d tsql.Dialect, new bool) string {
+	cols, opt := p.summaryHashed(new)
+	return d.RowHash(cols, opt)
+}
+
+// summaryHashed are the columns of one side that summaryHash hashes, as the relation has them,
+// and how it hashes them: with fingerprints, as they are recorded.
+func (p *plan) summaryHashed(new bool) ([]tsql.Column, tsql.HashOptions) {
 	if p.fp != nil {
-		return tsql.FingerprintRowHash(d, p.relation(new))
+		cols := p.relation(new)
+		return cols, tsql.FingerprintHashOptions(cols)
 	}
 	cols := p.hashColumns(new)
 	if p.part != nil && len(cols) > 1 {
@@ -445,7 +463,28 @@ func (p *plan) summaryHash(d tsql.Dialect, new bool) string {
 		}
 		cols = kept
 	}
-	return d.RowHash(cols, p.hashOptions(new))
+	return cols, p.hashOptions(new)
+}
+
+// joinedSummaryHash is summaryHash of one side's values read out of an outer join under other
+// names: as gives the name that holds each hashed column's value as its relation stores it.
+func (p *plan) joinedSummaryHash(d tsql.Dialect, new bool, as func(name string) string) string {
+	cols, opt := p.summaryHashed(new)
+	renamed := make([]tsql.Column, len(cols))
+	for i, c := range cols {
+		renamed[i] = c
+		renamed[i].Name = as(c.Name)
+	}
+	prec := make(map[string]tsql.Precision, len(opt.Precision))
+	for n, x := range opt.Precision {
+		prec[as(n)] = x
+	}
+	stored := make([]string, len(opt.Stored))
+	for i, n := range opt.Stored {
+		stored[i] = as(n)
+	}
+	opt.Precision, opt.Stored, opt.Joined = prec, stored, true
+	return d.RowHash(renamed, opt)
 }
 
 func (p *plan) side(new bool) Side {

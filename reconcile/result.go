@@ -133,7 +133,9 @@ type Partition struct {
 	// partition differs, when the diff compared shard by shard (see shards.go).
 	Shards []int `json:"shards,omitempty"`
 
-	nullKeysAlike bool // the rows with a NULL key are the same on both sides
+	nullKeysAlike bool   // the rows with a NULL key are the same on both sides
+	oldSum        uint64 // each side's row-hash sum from the partition summary (accountsFor)
+	newSum        uint64
 }
 
 // Unchanged reports whether the partition holds the same rows on both sides (within tolerance).

@@ -12,7 +12,10 @@ import (
 // rowDiffExact compares, inside the one engine both sides live in, the rows of the given
 // partitions by key, exactly however many rows a key has. A narrow FULL JOIN of (partition,
 // key, row hash) finds the keys whose rows may differ; every row of those keys is read out,
-// sorted so each key's rows arrive together. It returns the number of rows read.
+// sorted so each key's rows arrive together, with its row hash as the partition summary
+// computes it, and so are the row hashes of the rows whose key has a NULL: what the rows read
+// leave of a partition's summary is then the keys whose rows are all equal (accountsFor). It
+// returns the number of rows read.
 func (p *plan) rowDiffExact(ctx context.Context, df *differ, values []any) (int64, error) {
 	e := p.spec.Old.Engine
 	d := e.Dialect()
@@ -37,9 +40,9 @@ func (p *plan) rowDiffExact(ctx context.Context, df *differ, values []any) (int6
 	with, ref := d.Materialize("__reconcile_keys", keys)
 
 	fetch := func(new bool) string {
-		sel := []string{"0 AS " + d.Quote("__s")}
+		sel := []string{"0 AS " + d.Quote("__s"), p.summaryHash(d, new) + " AS " + d.Quote("__h")}
 		if new {
-			sel[0] = "1"
+			sel[0], sel[1] = "1", p.summaryHash(d, new)
 		}
 		for i, c := range p.compared {
 			x := p.selectExpr(d, c, new)
@@ -58,8 +61,11 @@ func (p *plan) rowDiffExact(ctx context.Context, df *differ, values []any) (int6
 			}
 		}
 		in := "(" + strings.Join(tuple, ", ") + ") IN (SELECT " + strings.Join(names, ", ") + " FROM " + ref + ")"
+		if null := p.keyIsNull(d, new); null != "" {
+			in = "(" + null + ") OR " + in // a NULL is in nothing
+		}
 		return "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) +
-			where(p.filter(), p.partFilter(d, b, new, values), p.keyNotNull(d, new), in)
+			where(p.filter(), p.partFilter(d, b, new, values), in)
 	}
 	var order []string
 	if df.partIdx >= 0 {
@@ -75,8 +81,13 @@ func (p *plan) rowDiffExact(ctx context.Context, df *differ, values []any) (int6
 	}
 	var n int64
 	err = e.Each(ctx, q, args, func(row []any) error {
+		new, hash, vals := tsql.AsInt64(row[0]) == 1, tsql.AsUint64(row[1]), row[2:]
+		if !df.keyed(vals) {
+			df.readApart(new, vals, hash)
+			return nil
+		}
 		n++
-		df.add(tsql.AsInt64(row[0]) == 1, row[1:])
+		df.addHashed(new, vals, hash)
 		return df.err
 	})
 	if err != nil {
@@ -88,8 +99,10 @@ func (p *plan) rowDiffExact(ctx context.Context, df *differ, values []any) (int6
 }
 
 // findDuplicates looks for keys with more than one row in the given partitions of both sides and
-// records those the row diff did not already see. It is needed only where the counts show rows
-// the row diff cannot account for: identical rows present a different number of times.
+// records those the row diff did not already see. It is needed only where the rows read do not
+// make up the partition's summary (accountsFor): identical rows present a different number of
+// times. A key the row diff did not read has the same rows on both sides, so it is a duplicate
+// only with more of them on one side; as many on each is a key repeated alike, no difference.
 func (p *plan) findDuplicates(ctx context.Context, df *differ, values []any) error {
 	counts := [2]map[string]int64{{}, {}}
 	firsts := map[string][]any{}
@@ -134,6 +147,9 @@ func (p *plan) findDuplicates(ctx context.Context, df *differ, values []any) err
 		}
 		if n == 0 {
 			n = 1
+		}
+		if m == n {
+			continue
 		}
 		df.duplicate(df.partKey(vals), k, df.keyOf(vals), m, n, surplus[k])
 	}

@@ -140,7 +140,7 @@ func (p *plan) rowDiffShards(ctx context.Context, df *differ, shards []*shardSid
 			}
 			pt.Shards = append(pt.Shards, sh.num)
 			sh.parts = append(sh.parts, &Partition{Partition: pt.Partition, value: pt.value, Presence: PresenceBoth,
-				OldCount: o.count, NewCount: n.count, OldNullKeys: o.nullKeys, NewNullKeys: n.nullKeys})
+				OldCount: o.count, NewCount: n.count, OldNullKeys: o.nullKeys, NewNullKeys: n.nullKeys, oldSum: o.hash, newSum: n.hash})
 		}
 	}
 	errs := make([]error, len(shards))
@@ -187,6 +187,11 @@ func (pd *partDiff) merge(o *partDiff, limit int) {
 	}
 	pd.fetchedOld += o.fetchedOld
 	pd.fetchedNew += o.fetchedNew
+	for s := range 2 {
+		pd.sums[s] += o.sums[s]
+		pd.nullSums[s] += o.nullSums[s]
+		pd.nullRead[s] += o.nullRead[s]
+	}
 	for k := range o.dups {
 		pd.dups[k] = true
 	}

@@ -339,6 +339,7 @@ func (p *plan) comparePartitions(olds, news map[string]*summary) []*Partition {
 		pt.PctChange = round1(pt.PctChangeExact)
 		pt.ChecksumMatch = pt.Presence == PresenceBoth && o.count == n.count && o.hash == n.hash
 		pt.OldNullKeys, pt.NewNullKeys = o.nullKeys, n.nullKeys
+		pt.oldSum, pt.newSum = o.hash, n.hash
 		for i, m := range p.measures {
 			pt.Measures[m.Name] = measureOf(o.sums[i], n.sums[i])
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	tsql "trueup/sql"
 )
 
 // rowDiffWide is the first, single-pass row comparison inside one engine: the given partitions
@@ -14,9 +16,13 @@ import (
 // less, and pairs every day of a key that repeats from day to day, as in a daily snapshot.)
 //
 // A pair is exact when each key has at most one row a side. Where a key has more, the pairs do
-// not say how many rows each side holds, so the partitions involved are returned for the exact
-// comparison (rowDiffExact): when a key came out more than once, or when the rows read and a
-// partition's counts do not add up. It returns the number of table rows read (a pair is two).
+// not say how many rows each side holds: the equal pairs are not read out, and a key's extra
+// row on one side may pair only with equal rows (and come out never, or once). So each row read
+// brings its row hash as the partition summary computes it, and the partitions involved are
+// returned for the exact comparison (rowDiffExact) when a key came out more than once, or when
+// the rows read do not make up a partition's summary (accountsFor): the rows left out must be
+// equal pairs, as many rows on each side and hashing alike. It returns the number of table rows
+// read (a pair is two).
 func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, values []any) (int64, []*Partition, error) {
 	e := p.spec.Old.Engine
 	d := e.Dialect()
@@ -41,6 +47,7 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 			rest = append(rest, i)
 		}
 	}
+	hashes, carried := p.wideHashes(d, names, joined)
 	side := func(new bool) string {
 		prefix, presence := "__o", "__po"
 		if new {
@@ -56,6 +63,7 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 				sel = append(sel, p.selectExpr(d, c, new)+" AS "+d.Quote(prefix+strconv.Itoa(i)))
 			}
 		}
+		sel = append(sel, carried[sideIndex(new)]...)
 		// Rows whose key has a NULL match nothing and come out unpaired; they are dropped in Go,
 		// which is cheaper than a filter over every row.
 		return "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) +
@@ -75,6 +83,8 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 	for _, i := range rest {
 		out = append(out, d.Quote("__n"+strconv.Itoa(i)))
 	}
+	// computed on the rows read out only, after the filter
+	out = append(out, hashes[0]+" AS "+d.Quote("__ho"), hashes[1]+" AS "+d.Quote("__hn"))
 	differs := d.Quote("__po") + " IS NULL OR " + d.Quote("__pn") + " IS NULL"
 	if len(eqs) > 0 {
 		differs += " OR NOT (" + strings.Join(eqs, " AND ") + ")"
@@ -118,8 +128,14 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 		}
 		return vals[df.partIdx]
 	}
+	h := k + 2 + 2*r // where the row hashes are
 	err = e.Each(ctx, q, args, func(row []any) error {
 		if !keyed(row) {
+			for s := range 2 {
+				if row[k+s] != nil {
+					df.readApart(s == 1, fill(row, k+2+s*r), tsql.AsUint64(row[h+s]))
+				}
+			}
 			return nil
 		}
 		rowParts = rowParts[:0]
@@ -127,13 +143,13 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 			n++
 			vals := fill(row, k+2)
 			rowParts = append(rowParts, part(vals))
-			df.add(false, vals)
+			df.addHashed(false, vals, tsql.AsUint64(row[h]))
 		}
 		if row[k+1] != nil {
 			n++
 			vals := fill(row, k+2+r)
 			rowParts = append(rowParts, part(vals))
-			df.add(true, vals)
+			df.addHashed(true, vals, tsql.AsUint64(row[h+1]))
 		}
 		if lastKey != nil && sameValues(lastKey, row[:k]) {
 			for _, v := range append(rowParts, lastParts...) {
@@ -151,14 +167,59 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 		return n, nil, fmt.Errorf("reconcile: row diff of %s and %s: %w", p.spec.Old.Relation, p.spec.New.Relation, err)
 	}
 	df.flush()
-	var redo []*Partition
+	var redo, check []*Partition
 	for _, pt := range parts {
-		pd := df.part(valueKey(pt.value))
-		if again[valueKey(pt.value)] || pd.rows.DuplicateKeys > 0 || !pd.accountsFor(pt) {
+		if again[valueKey(pt.value)] || df.part(valueKey(pt.value)).rows.DuplicateKeys > 0 {
+			redo = append(redo, pt)
+		} else {
+			check = append(check, pt)
+		}
+	}
+	if err := p.sumNullKeys(ctx, df, check); err != nil {
+		return n, nil, err
+	}
+	for _, pt := range check {
+		if !df.part(valueKey(pt.value)).accountsFor(pt) {
 			redo = append(redo, pt)
 		}
 	}
 	return n, redo, nil
+}
+
+// wideHashes are the two sides' row hashes (old, new) as the partition summary computes them,
+// over the wide join's output, and the columns each side must carry through the join for them.
+// A column read as the relation stores it is hashed from the join's column (a join column only
+// when it is so on both sides, the join merging them); one read otherwise (as text, as a double)
+// is carried as stored, under its own name.
+func (p *plan) wideHashes(d tsql.Dialect, names []string, joined []int) (hashes [2]string, carried [2][]string) {
+	plain := func(c pair, new bool) bool { return p.selectExpr(d, c, new) == d.Quote(c.side(new).Name) }
+	for s, new := range []bool{false, true} {
+		prefix := "__o"
+		if new {
+			prefix = "__n"
+		}
+		as := map[string]string{}
+		hashed, _ := p.summaryHashed(new)
+		for x, hc := range hashed {
+			alias := ""
+			for i, c := range p.compared {
+				switch {
+				case c.side(new).Name != hc.Name || !plain(c, new):
+				case joined[i] < 0:
+					alias = prefix + strconv.Itoa(i)
+				case plain(c, !new) && c.sameType():
+					alias = names[joined[i]]
+				}
+			}
+			if alias == "" {
+				alias = "__r" + prefix[2:] + strconv.Itoa(x)
+				carried[s] = append(carried[s], d.Quote(hc.Name)+" AS "+d.Quote(alias))
+			}
+			as[hc.Name] = alias
+		}
+		hashes[s] = p.joinedSummaryHash(d, new, func(name string) string { return as[name] })
+	}
+	return hashes, carried
 }
 
 // sameValues reports whether two rows of key values are the same key.
@@ -171,9 +232,16 @@ func sameValues(a, b []any) bool {
 	return true
 }
 
-// accountsFor reports whether the rows read for a partition, with the rows of keys that did not
-// differ (as many on each side), add up to its counts. When they do not, some key has more rows
-// on one side than the comparison saw.
+// accountsFor reports whether the rows read for a partition make up its summary. The rows not
+// read belong to keys whose rows the comparison found equal on both sides, as many of each: as
+// many rows on each side, which hash alike, so the counts left over must be equal and the row
+// hashes read must differ by what the partition's row-hash sums differ by. When they do not, some
+// key has more rows on one side than the comparison saw, even where another key's surplus on
+// the other side makes the counts balance.
+//
+// The rows with a NULL key are in the summary's sums too, so theirs must be known: read with the
+// others, or else summed apart (sumNullKeys).
 func (pd *partDiff) accountsFor(pt *Partition) bool {
-	return pt.OldCount-pt.OldNullKeys-pd.fetchedOld == pt.NewCount-pt.NewNullKeys-pd.fetchedNew
+	return pt.OldCount-pt.OldNullKeys-pd.fetchedOld == pt.NewCount-pt.NewNullKeys-pd.fetchedNew &&
+		(pt.oldSum-pd.nullSums[0])-(pt.newSum-pd.nullSums[1]) == pd.sums[0]-pd.sums[1]
 }

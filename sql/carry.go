@@ -360,11 +360,16 @@ func Fingerprint(d Dialect, cols []Column) string { return d.HashSum(Fingerprint
 
 // FingerprintRowHash is the row hash Fingerprint sums.
 func FingerprintRowHash(d Dialect, cols []Column) string {
+	return d.RowHash(cols, FingerprintHashOptions(cols))
+}
+
+// FingerprintHashOptions are the options FingerprintRowHash hashes cols with: every column as stored.
+func FingerprintHashOptions(cols []Column) HashOptions {
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = c.Name
 	}
-	return d.RowHash(cols, HashOptions{Stored: names})
+	return HashOptions{Stored: names}
 }
 
 // MeasurePartitions fingerprints relation's partitions of grain along column, by partition

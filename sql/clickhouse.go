@@ -345,10 +345,14 @@ func (chDialect) Literal(p Param) (string, error) {
 }
 
 func (d chDialect) Normalize(c Column, scale int) string {
-	x := d.Quote(c.Name)
+	return d.normalizeValue(d.Quote(c.Name), c, scale)
+}
+
+// normalizeValue is Normalize of x, an expression holding c's values.
+func (d chDialect) normalizeValue(x string, c Column, scale int) string {
 	switch c.Kind {
 	case TypeFloat, TypeDecimal:
-		return d.normalizeNumber(c, Precision{Digits: scale})
+		return d.normalizeNumber(x, c, Precision{Digits: scale})
 	case TypeTimestamp:
 		return "toString(toInt64(toUInt32(" + x + ")))"
 	case TypeBool:
@@ -358,10 +362,14 @@ func (d chDialect) Normalize(c Column, scale int) string {
 }
 
 func (d chDialect) normalizeAt(c Column, p Precision) string {
+	return d.normalizeValueAt(d.Quote(c.Name), c, p)
+}
+
+// normalizeValueAt is normalizeAt of x, an expression holding c's values.
+func (d chDialect) normalizeValueAt(x string, c Column, p Precision) string {
 	if c.Kind != TypeTimestamp {
-		return d.normalizeNumber(c, p)
+		return d.normalizeNumber(x, c, p)
 	}
-	x := d.Quote(c.Name)
 	if strings.HasPrefix(strings.ToUpper(BaseType(c.Type)), "DATETIME64") {
 		// ClickHouse 19+ only (18.16 has no DateTime64): nanoseconds, floored to the digits kept.
 		n, k := "toUnixTimestamp64Nano(toDateTime64("+x+", 9))", pow10(9-min(p.Digits, 9))
@@ -371,18 +379,18 @@ func (d chDialect) normalizeAt(c Column, p Precision) string {
 	return "toString(toInt64(toUInt32(" + x + ")) * " + pow10(p.Digits) + ")"
 }
 
-func (d chDialect) normalizeNumber(c Column, p Precision) string {
+func (d chDialect) normalizeNumber(in string, c Column, p Precision) string {
 	if p.Exact && c.Kind == TypeDecimal {
 		// Precision.Exact: round keeps the column's scale, and 18.16 prints the zeros after
 		// the last digit where later servers drop them: dropped here on every server.
-		return "replaceRegexpOne(toString(round(" + d.Quote(c.Name) + ", " + strconv.Itoa(p.Digits) + ")), '" +
+		return "replaceRegexpOne(toString(round(" + in + ", " + strconv.Itoa(p.Digits) + ")), '" +
 			strings.ReplaceAll(exactTrim, `\`, `\\`) + "', '\\\\1')"
 	}
 	// multiIf computes every branch; toInt64 of a value out of range wraps without an error
 	// and only the chosen branch is kept.
-	x := "toFloat64(" + d.Quote(c.Name) + ")"
+	x := "toFloat64(" + in + ")"
 	if p.Float32 {
-		x = "toFloat64(toFloat32(" + d.Quote(c.Name) + "))"
+		x = "toFloat64(toFloat32(" + in + "))"
 	}
 	exp := "floor(log10(abs(" + x + ")))"
 	return fmt.Sprintf("multiIf(abs(%[1]s) < %[2]s, toString(toInt64(round(%[1]s * 1e%[3]d))), "+
@@ -397,20 +405,29 @@ func (d chDialect) normalizeNumber(c Column, p Precision) string {
 // type (integers, strings, dates, DateTime), as text otherwise (18.16 refuses Decimal; a float's
 // text keeps NaN and ±0 as the row comparison sees them); a normalised one as its normalised text.
 // cityHash64 of a NULL is NULL, so a column that may hold one goes in as isNull and the value
-// (assumeNotNull): NULL and an empty or zero value hash apart.
+// (assumeNotNull): NULL and an empty or zero value hash apart. Out of an outer join (Joined) a
+// column that cannot hold one is Nullable all the same, which cityHash64 and, on old servers,
+// the functions normalising it refuse or get wrong (toFloat64 of a Nullable Decimal): it is read
+// through assumeNotNull, as its relation holds it.
 func (d chDialect) RowHash(cols []Column, opt HashOptions) string {
 	if opt.Portable {
 		return "reinterpretAsUInt64(reverse(unhex(substring(hex(MD5(" + concatNormalized(d, cols, opt, unitSep) + ")), 1, 16))))"
 	}
 	parts := make([]string, 0, len(cols))
 	for _, c := range cols {
-		x := d.Quote(c.Name)
-		switch {
+		in := d.Quote(c.Name)
+		if opt.Joined && !chMayBeNull(c) {
+			in = "assumeNotNull(" + in + ")"
+		}
+		x := in
+		switch p, stated := statedPrecision(c, opt); {
 		case opt.stored(c.Name) && chHashesNatively(c):
 		case opt.stored(c.Name):
-			x = "toString(" + x + ")"
+			x = "toString(" + in + ")"
+		case stated:
+			x = d.normalizeValueAt(in, c, p)
 		default:
-			x = normalizeFor(d, c, opt)
+			x = d.normalizeValue(in, c, scaleOf(opt))
 		}
 		if chMayBeNull(c) {
 			parts = append(parts, "isNull("+d.Quote(c.Name)+")", "assumeNotNull("+x+")")

@@ -298,12 +298,18 @@ func concatNormalized(d Dialect, cols []Column, opt HashOptions, sep string) str
 
 // normalizeFor is a column's normalised text under opt: at its stated precision when it has one.
 func normalizeFor(d Dialect, c Column, opt HashOptions) string {
-	if p, ok := opt.Precision[c.Name]; ok && (c.Kind.Numeric() || c.Kind == TypeTimestamp) {
+	if p, ok := statedPrecision(c, opt); ok {
 		if pn, ok := d.(precisionNormalizer); ok {
 			return pn.normalizeAt(c, p)
 		}
 	}
 	return d.Normalize(c, scaleOf(opt))
+}
+
+// statedPrecision is the precision opt states for c, when it has one that applies to its kind.
+func statedPrecision(c Column, opt HashOptions) (Precision, bool) {
+	p, ok := opt.Precision[c.Name]
+	return p, ok && (c.Kind.Numeric() || c.Kind == TypeTimestamp)
 }
 
 // nullMark stands for NULL in hashed text; engines disagree on backslash escapes, so it is a

@@ -179,6 +179,10 @@ type HashOptions struct {
 	// Float32). A column without one hashes as it always has (timestamps as whole seconds,
 	// numbers at Scale), so recorded checksums keep their values.
 	Precision map[string]Precision
+	// Joined says the columns are read out of an outer join, which may have made them nullable
+	// where their relation's are not (ClickHouse's join_use_nulls): each still hashes as it does
+	// in its relation, a NULL standing only for a side the join did not find.
+	Joined bool
 }
 
 func (o HashOptions) stored(name string) bool {
