@@ -94,7 +94,7 @@ func diff(ctx context.Context, spec Spec) (*Result, error) {
 		r.RowsTransferred += n
 	}
 	for _, pt := range both {
-		pd := df.part(valueKey(pt.value))
+		pd := p.partDiffOf(df, pt)
 		rows := pd.rows
 		pt.Rows = &rows
 		pt.ChangedColumns = df.changed(pd)
@@ -147,7 +147,7 @@ func (p *plan) rowDiff(ctx context.Context, df *differ, parts []*Partition, ever
 		}
 		// Keys with several rows on a side: compare those partitions again, exactly.
 		for _, pt := range redo {
-			df.reset(valueKey(pt.value))
+			p.resetPart(df, pt)
 		}
 		values = partValues(redo)
 	}
@@ -162,7 +162,7 @@ func (p *plan) rowDiff(ctx context.Context, df *differ, parts []*Partition, ever
 	// not hold the same number of them, some key has equal rows a different number of times.
 	var unexplained []any
 	for _, pt := range redo {
-		if !df.part(valueKey(pt.value)).accountsFor(pt) {
+		if !p.partDiffOf(df, pt).accountsFor(pt) {
 			unexplained = append(unexplained, pt.value)
 		}
 	}
@@ -204,8 +204,8 @@ func (p *plan) settleNullKeys(ctx context.Context, parts []*Partition) error {
 		b := newBinder()
 		sel, group := "", ""
 		if p.part != nil {
-			sel = d.Quote(p.part.side(new).Name) + ", "
-			group = " GROUP BY " + d.Quote(p.part.side(new).Name)
+			sel = p.partExpr(d, new) + ", "
+			group = " GROUP BY " + p.partExpr(d, new)
 		}
 		text := "SELECT " + sel + d.HashSum(p.rowHash(d, new)) + " FROM " + d.QuoteRelation(side.Relation) +
 			where(p.filter(), p.partFilter(d, b, new, values), p.keyIsNull(d, new)) + group
@@ -218,7 +218,7 @@ func (p *plan) settleNullKeys(ctx context.Context, parts []*Partition) error {
 		return side.Engine.Each(ctx, q, args, func(row []any) error {
 			var v any
 			if p.part != nil {
-				v = partValue(p.part.Old.Kind, row[0])
+				v = p.partOf(row[0])
 			}
 			m[valueKey(v)] = tsql.AsUint64(row[len(row)-1])
 			return nil
@@ -343,6 +343,7 @@ func (p *plan) newResult(started time.Time) *Result {
 	}
 	if p.part != nil {
 		r.PartitionColumn = p.part.Name
+		r.Grain = p.grain
 	}
 	for _, m := range p.measures {
 		r.Measures = append(r.Measures, m.Name)

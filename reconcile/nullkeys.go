@@ -40,7 +40,7 @@ func (p *plan) sampleNullKeys(ctx context.Context, parts []*Partition) (int64, e
 		sel := make([]string, 0, len(p.compared)+3)
 		pcol := "0"
 		if p.part != nil {
-			pcol = d.Quote(p.part.side(new).Name)
+			pcol = p.partExpr(d, new)
 		}
 		sel = append(sel, pcol, d.ToText(p.rowHash(d, new)), "count(*)")
 		// a whole relation groups by the hash alone: GROUP BY 0 would be a column position
@@ -64,7 +64,7 @@ func (p *plan) sampleNullKeys(ctx context.Context, parts []*Partition) (int64, e
 			read[s]++
 			var v any
 			if p.part != nil {
-				v = partValue(p.part.Old.Kind, row[0])
+				v = p.partOf(row[0])
 			}
 			m[valueKey(v)+"\x1e"+tsql.AsText(row[1])] = &group{count: [2]int64{tsql.AsInt64(row[2])}, vals: [2][]any{append([]any(nil), row[3:]...)}}
 			return nil

@@ -138,7 +138,7 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 		if lastKey != nil && sameValues(lastKey, row[:k]) {
 			for _, v := range append(rowParts, lastParts...) {
 				if p.part != nil {
-					v = partValue(p.part.Old.Kind, v)
+					v = p.partOf(v)
 				}
 				again[valueKey(v)] = true
 			}
@@ -153,7 +153,7 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 	df.flush()
 	var redo []*Partition
 	for _, pt := range parts {
-		pd := df.part(valueKey(pt.value))
+		pd := p.partDiffOf(df, pt)
 		if again[valueKey(pt.value)] || pd.rows.DuplicateKeys > 0 || !pd.accountsFor(pt) {
 			redo = append(redo, pt)
 		}
