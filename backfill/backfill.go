@@ -119,14 +119,19 @@ func endOfDay(t time.Time) time.Time {
 // a range given as dates is the last instant of its day, never the zero time.
 func (s Scope) dated() bool { return !s.From.IsZero() || !s.To.IsZero() }
 
-func (s Scope) String() string {
+func (s Scope) String() string { return s.Format("day") }
+
+// Format is the scope as a plan shows it for a backfill of grain: its first and last partitions
+// (2026-02..2026-03, 2026-03-05T10:00..2026-03-05T11:00). To is the last instant the scope
+// takes (the end of a day given as a date), so it is brought down to the partition holding it.
+func (s Scope) Format(grain string) string {
 	if s.FromRule != "" {
 		return "from-rule: " + s.FromRule
 	}
 	if !s.dated() {
 		return ""
 	}
-	return formatPartition(s.From, "day") + ".." + formatPartition(s.To, "day")
+	return formatPartition(tsql.TruncGrain(s.From, grain), grain) + ".." + formatPartition(tsql.TruncGrain(s.To, grain), grain)
 }
 
 // HourWindow is the time of day a run may write, e.g. 22:00-06:00 (UTC). End before start

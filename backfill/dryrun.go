@@ -174,7 +174,8 @@ func (r *Runner) diffScratch(ctx context.Context, b *Backfill, live, scratch str
 
 // diffSpec is the diff of relation new against live over the windows of scope, reading only
 // those of windows (nil: all), with the measures of relation measured and the expectations
-// expect states.
+// expect states. Its partitions are the backfill's: a month backfill is compared, and judged,
+// a month at a time, as it was built.
 func (r *Runner) diffSpec(ctx context.Context, b *Backfill, live, new, measured string, scope, windows []tsql.Window, expect string) (reconcile.Spec, error) {
 	e := r.Planner.Engine
 	measures, err := r.measures(ctx, measured)
@@ -184,7 +185,7 @@ func (r *Runner) diffSpec(ctx context.Context, b *Backfill, live, new, measured 
 	spec := reconcile.Spec{
 		Old: reconcile.Side{Engine: e, Relation: live, Target: r.Planner.Target},
 		New: reconcile.Side{Engine: e, Relation: new, Target: r.Planner.Target},
-		Key: b.Key, Partition: b.Partition, Measures: measures, Scope: scope, Windows: windows,
+		Key: b.Key, Partition: b.Partition, Grain: b.Grain, Measures: measures, Scope: scope, Windows: windows,
 	}
 	if expect != "" {
 		exp, err := reconcile.ParseExpectations(expect)

@@ -127,7 +127,7 @@ func (pl Planner) Plan(ctx context.Context, b *Backfill, override *Scope) (*Plan
 	if override != nil {
 		scope = *override
 	}
-	p.Scope = scope.String()
+	p.Scope = scope.Format(b.Grain)
 	live, liveType, err := pl.liveVersion(ctx, b.Table, b.Partition)
 	if err != nil {
 		p.block("%v", err)
@@ -252,7 +252,7 @@ func (pl Planner) scopePartitions(ctx context.Context, b *Backfill, s Scope, liv
 		return nil, errors.New("no scope: give scope: FROM..TO or scope: from-rule: NAME (or --from/--to)")
 	}
 	if n := countBetween(s.From, s.To, b.Grain, MaxScopePartitions+1); n > MaxScopePartitions {
-		return nil, fmt.Errorf("the scope %s covers more than %d partitions of grain %s: split the backfill", s, MaxScopePartitions, b.Grain)
+		return nil, fmt.Errorf("the scope %s covers more than %d partitions of grain %s: split the backfill", s.Format(b.Grain), MaxScopePartitions, b.Grain)
 	}
 	return partitionsBetween(s.From, s.To, b.Grain), nil
 }

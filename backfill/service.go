@@ -49,7 +49,7 @@ type Summary struct {
 func (s *Service) List(ctx context.Context) ([]Summary, error) {
 	var out []Summary
 	for _, b := range s.Runner.Planner.Set.Backfills {
-		sum := Summary{Backfill: b, Name: b.Name, Table: b.Table, Reason: b.Reason, Scope: b.Scope.String()}
+		sum := Summary{Backfill: b, Name: b.Name, Table: b.Table, Reason: b.Reason, Scope: b.Scope.Format(b.Grain)}
 		if run, err := s.Runner.Store.LatestRun(ctx, b.Name); err == nil {
 			if sum.Latest, err = s.Runner.Store.StatusOf(ctx, run.ID, s.Runner.now()); err != nil {
 				return nil, err

@@ -93,7 +93,7 @@ func diff(ctx context.Context, spec Spec) (*Result, error) {
 		r.RowsTransferred += n
 	}
 	for _, pt := range both {
-		pd := df.part(valueKey(pt.value))
+		pd := p.partDiffOf(df, pt)
 		rows := pd.rows
 		pt.Rows = &rows
 		pt.ChangedColumns = df.changed(pd)
@@ -146,7 +146,7 @@ func (p *plan) rowDiff(ctx context.Context, df *differ, parts []*Partition, ever
 		}
 		// Keys with several rows on a side: compare those partitions again, exactly.
 		for _, pt := range redo {
-			df.reset(valueKey(pt.value))
+			p.resetPart(df, pt)
 		}
 		values = partValues(redo)
 	}
@@ -162,7 +162,7 @@ func (p *plan) rowDiff(ctx context.Context, df *differ, parts []*Partition, ever
 	// number of times on each side.
 	var unexplained []any
 	for _, pt := range redo {
-		if !df.part(valueKey(pt.value)).accountsFor(pt) {
+		if !p.partDiffOf(df, pt).accountsFor(pt) {
 			unexplained = append(unexplained, pt.value)
 		}
 	}
@@ -291,6 +291,7 @@ func (p *plan) newResult(started time.Time) *Result {
 	}
 	if p.part != nil {
 		r.PartitionColumn = p.part.Name
+		r.Grain = p.grain
 	}
 	for _, m := range p.measures {
 		r.Measures = append(r.Measures, m.Name)

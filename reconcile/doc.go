@@ -30,6 +30,9 @@
 //
 //   - Rows are matched on (partition, key). A row that moved to another partition is removed from
 //     one and added to the other.
+//   - Spec.Grain makes a partition a day, month or hour of a date or timestamp column, labelled by
+//     its start (grain.go); rows are still matched on the column's own value and key, so a row
+//     whose day changed inside its month is removed and added in that month.
 //   - NULL equals NULL. Rows whose key has a NULL cannot be matched: they are counted per
 //     partition (old_null_keys, new_null_keys) and left out of the row-level comparison.
 //   - A key with more than one row on either side is counted once as a duplicate key, with its

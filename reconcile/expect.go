@@ -325,15 +325,15 @@ func (e *Expectations) applies(p *plan, i int, v any) bool {
 	inside := false
 	switch {
 	case w.Scope:
-		inside = inWindows(v, p.spec.Scope)
+		inside = p.inWindows(v, p.spec.Scope)
 	case len(w.ranges) > 0:
-		inside = inRanges(v, w.ranges)
+		inside = p.inRanges(v, w.ranges)
 	default: // a bare "outside": outside every inside clause
 		for _, c := range e.Clauses {
 			if c.Where.Kind != "inside" {
 				continue
 			}
-			if (c.Where.Scope && inWindows(v, p.spec.Scope)) || inRanges(v, c.Where.ranges) {
+			if (c.Where.Scope && p.inWindows(v, p.spec.Scope)) || p.inRanges(v, c.Where.ranges) {
 				inside = true
 			}
 		}

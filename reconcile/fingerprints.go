@@ -55,7 +55,7 @@ func (p *plan) relation(new bool) []tsql.Column {
 // useFingerprints sets p.fp when the sides' fingerprints can stand in for reading them.
 func (p *plan) useFingerprints() bool {
 	spec := p.spec
-	if spec.Rescan || p.cross || p.part == nil || p.part.Old.Kind != tsql.TypeDate || strings.TrimSpace(spec.Where) != "" ||
+	if spec.Rescan || p.cross || p.part == nil || p.grain != "" || p.part.Old.Kind != tsql.TypeDate || strings.TrimSpace(spec.Where) != "" ||
 		len(spec.Ignore) > 0 || len(spec.Columns) > 0 || len(spec.Map) > 0 || !sameLayout(p.rel[0], p.rel[1]) {
 		return false
 	}

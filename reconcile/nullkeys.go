@@ -73,8 +73,8 @@ func (p *plan) nullKeySums(ctx context.Context, values []any, hash func(tsql.Dia
 		b := newBinder()
 		sel, group := "", ""
 		if p.part != nil {
-			sel = d.Quote(p.part.side(new).Name) + ", "
-			group = " GROUP BY " + d.Quote(p.part.side(new).Name)
+			sel = p.partExpr(d, new) + ", "
+			group = " GROUP BY " + p.partExpr(d, new)
 		}
 		text := "SELECT " + sel + d.HashSum(hash(d, new)) + " FROM " + d.QuoteRelation(side.Relation) +
 			where(p.filter(), p.partFilter(d, b, new, values), p.keyIsNull(d, new)) + group
@@ -87,7 +87,7 @@ func (p *plan) nullKeySums(ctx context.Context, values []any, hash func(tsql.Dia
 		return side.Engine.Each(ctx, q, args, func(row []any) error {
 			var v any
 			if p.part != nil {
-				v = partValue(p.part.Old.Kind, row[0])
+				v = p.partOf(row[0])
 			}
 			m[valueKey(v)] = tsql.AsUint64(row[len(row)-1])
 			return nil
@@ -129,7 +129,7 @@ func (p *plan) sampleNullKeys(ctx context.Context, parts []*Partition) (int64, e
 		sel := make([]string, 0, len(p.compared)+3)
 		pcol := "0"
 		if p.part != nil {
-			pcol = d.Quote(p.part.side(new).Name)
+			pcol = p.partExpr(d, new)
 		}
 		sel = append(sel, pcol, d.ToText(p.rowHash(d, new)), "count(*)")
 		// a whole relation groups by the hash alone: GROUP BY 0 would be a column position
@@ -153,7 +153,7 @@ func (p *plan) sampleNullKeys(ctx context.Context, parts []*Partition) (int64, e
 			read[s]++
 			var v any
 			if p.part != nil {
-				v = partValue(p.part.Old.Kind, row[0])
+				v = p.partOf(row[0])
 			}
 			m[valueKey(v)+"\x1e"+tsql.AsText(row[1])] = &group{count: [2]int64{tsql.AsInt64(row[2])}, vals: [2][]any{append([]any(nil), row[3:]...)}}
 			return nil

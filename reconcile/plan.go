@@ -16,7 +16,8 @@ type plan struct {
 	spec     Spec
 	cross    bool // the sides live in different engines: nothing is joined inside an engine
 	key      []pair
-	part     *pair // nil: the relations are compared whole
+	part     *pair  // nil: the relations are compared whole
+	grain    string // Spec.Grain when it groups values into partitions (grain.go); "" otherwise
 	measures []pair
 	compared []pair // key columns, then the partition column, then the rest in the old side's order
 	tol      map[string]Tolerance
@@ -213,12 +214,15 @@ func resolve(ctx context.Context, spec Spec) (*plan, error) {
 			return nil, badInput("restricting a diff to partitions needs a partition column")
 		}
 	}
+	if err := p.resolveGrain(); err != nil {
+		return nil, err
+	}
 	for _, s := range spec.Partitions {
 		v, err := parseValue(p.part.Old.Kind, s)
 		if err != nil {
 			return nil, badInput("partition %q: %v", s, err)
 		}
-		p.values = append(p.values, v)
+		p.values = append(p.values, p.partOf(v))
 	}
 	if spec.Expect != nil {
 		if p.expect, err = spec.Expect.resolve(p); err != nil {
@@ -440,7 +444,8 @@ func (p *plan) nullableKey() bool {
 }
 
 // summaryHash is the row hash the partition summary sums. The partition column is left out: every
-// row of a partition holds the same value in it on both sides, so hashing it tells nothing.
+// row of a partition holds the same value in it on both sides, so hashing it tells nothing —
+// unless a grain makes a partition hold several of its values.
 func (p *plan) summaryHash(d tsql.Dialect, new bool) string {
 	cols, opt := p.summaryHashed(new)
 	return d.RowHash(cols, opt)
@@ -454,7 +459,7 @@ func (p *plan) summaryHashed(new bool) ([]tsql.Column, tsql.HashOptions) {
 		return cols, tsql.FingerprintHashOptions(cols)
 	}
 	cols := p.hashColumns(new)
-	if p.part != nil && len(cols) > 1 {
+	if p.part != nil && p.grain == "" && len(cols) > 1 {
 		kept := make([]tsql.Column, 0, len(cols)-1)
 		for i, c := range p.compared {
 			if c.Name != p.part.Name {

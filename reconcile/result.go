@@ -33,6 +33,7 @@ type Result struct {
 	New             SideInfo `json:"new"`
 	Key             []string `json:"key"`
 	PartitionColumn string   `json:"partition_column,omitempty"`
+	Grain           string   `json:"grain,omitempty"` // Spec.Grain when it made a partition a span of values
 	Measures        []string `json:"measures,omitempty"`
 	Compared        []string `json:"compared_columns"`
 	// Renamed are the columns compared under another name in new (--map): old name → new name.

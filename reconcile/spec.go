@@ -74,6 +74,10 @@ type Spec struct {
 	Key []string
 	// Partition names the column the relations are partitioned by; "" compares them whole.
 	Partition string
+	// Grain, for a date or timestamp partition column, makes each partition a day, month or
+	// hour of its values (labelled by its start) rather than each value: a backfill by month
+	// is compared a month at a time. "" takes each value as its partition.
+	Grain string
 	// Measures name numeric columns totalled per partition on each side.
 	Measures []string
 	// Ignore names columns left out of the comparison (a column present on one side only and

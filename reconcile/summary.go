@@ -70,6 +70,9 @@ func (p *plan) scopeFilter(d tsql.Dialect, b *binder, new bool) string {
 
 // inList matches rows whose partition is one of values; a nil value matches NULL.
 func (p *plan) inList(d tsql.Dialect, b *binder, new bool, values []any) string {
+	if p.grain != "" {
+		return p.grainRanges(d, b, new, values)
+	}
 	col := d.Quote(p.part.side(new).Name)
 	var phs, ors []string
 	for _, v := range values {
@@ -174,7 +177,7 @@ func (p *plan) summarySelect(d tsql.Dialect, b *binder, new, side bool) string {
 		}
 	}
 	if p.part != nil {
-		sel = append(sel, d.Quote(p.part.side(new).Name))
+		sel = append(sel, p.partExpr(d, new))
 	}
 	sel = append(sel, "count(*)")
 	if p.nullableKey() {
@@ -195,7 +198,7 @@ func (p *plan) summarySelect(d tsql.Dialect, b *binder, new, side bool) string {
 	sel = append(sel, d.HashSum(p.summaryHash(d, new)))
 	text := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.QuoteRelation(p.side(new).Relation) + where(p.filter(), p.scopeFilter(d, b, new))
 	if p.part != nil {
-		text += " GROUP BY " + d.Quote(p.part.side(new).Name)
+		text += " GROUP BY " + p.partExpr(d, new)
 	}
 	return text
 }
@@ -205,7 +208,7 @@ func (p *plan) addSummary(out map[string]*summary, row []any) {
 	sm := &summary{}
 	i := 0
 	if p.part != nil {
-		sm.value = partValue(p.part.Old.Kind, row[0])
+		sm.value = p.partOf(row[0])
 		i = 1
 	}
 	sm.count = tsql.AsInt64(row[i])

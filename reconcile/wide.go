@@ -154,7 +154,7 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 		if lastKey != nil && sameValues(lastKey, row[:k]) {
 			for _, v := range append(rowParts, lastParts...) {
 				if p.part != nil {
-					v = partValue(p.part.Old.Kind, v)
+					v = p.partOf(v)
 				}
 				again[valueKey(v)] = true
 			}
@@ -169,7 +169,10 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 	df.flush()
 	var redo, check []*Partition
 	for _, pt := range parts {
-		if again[valueKey(pt.value)] || df.part(valueKey(pt.value)).rows.DuplicateKeys > 0 {
+		// At a grain the differ keeps its findings per row's own value, not per partition,
+		// and the hashes of the rows read are not checked against the partition's: such a
+		// partition is compared exactly.
+		if again[valueKey(pt.value)] || p.grain != "" || p.partDiffOf(df, pt).rows.DuplicateKeys > 0 {
 			redo = append(redo, pt)
 		} else {
 			check = append(check, pt)
@@ -179,7 +182,7 @@ func (p *plan) rowDiffWide(ctx context.Context, df *differ, parts []*Partition, 
 		return n, nil, err
 	}
 	for _, pt := range check {
-		if !df.part(valueKey(pt.value)).accountsFor(pt) {
+		if !p.partDiffOf(df, pt).accountsFor(pt) {
 			redo = append(redo, pt)
 		}
 	}

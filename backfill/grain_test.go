@@ -1,0 +1,231 @@
+package backfill_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"trueup/backfill"
+	"trueup/ledger/ledgertest"
+	"trueup/reconcile"
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+)
+
+// monthOrdersFile rebuilds February and March of orders, a month at a time. The live version
+// lacks the orders whose id ends in 3, and every order of 2026-03-15: per month that is +11.1%
+// and +14.8%; per day, 2026-03-15 would be a day live does not hold at all.
+const monthOrdersFile = `-- table: orders
+-- partition: day
+-- grain: month
+-- key: id
+-- reason: bug
+-- objective: The load dropped every tenth order, and all of 2026-03-15.
+-- scope: 2026-02-01..2026-03-31
+-- expect: inside scope rows +5..15%, sum(amount) +0..20%; outside scope identical
+SELECT id, day, amount FROM orders_raw WHERE day >= $start AND day < $end
+`
+
+// monthOrdersLive is the live version as the user had it: on ClickHouse a MergeTree partitioned
+// by month (PARTITION BY toYYYYMM(day)); DuckDB has no partitions.
+var monthOrdersLive = map[string]string{
+	"clickhouse": "CREATE TABLE orders__v1 (id Int64, day Date, amount Float64) ENGINE = MergeTree PARTITION BY toYYYYMM(day) ORDER BY id",
+	"duckdb":     "CREATE TABLE orders__v1 (id BIGINT, day DATE, amount DOUBLE)",
+}
+
+// loadMonthOrders makes orders_raw (ten orders a day from January to April 2026) and the live
+// orders__v1 behind the view orders.
+func loadMonthOrders(t *testing.T, e tsql.Engine) {
+	t.Helper()
+	ctx := context.Background()
+	cols := []tsql.Column{{Name: "id", Kind: tsql.TypeInt}, {Name: "day", Kind: tsql.TypeDate}, {Name: "amount", Kind: tsql.TypeFloat}}
+	var raw, live [][]any
+	first, lost := day("2026-01-01"), day("2026-03-15")
+	for n := int64(0); n < 1200; n++ { // 120 days
+		row := []any{n, first.AddDate(0, 0, int(n/10)), float64(n) * 1.25}
+		raw = append(raw, row)
+		if n%10 != 3 && !row[1].(time.Time).Equal(lost) {
+			live = append(live, row)
+		}
+	}
+	if err := e.CreateTable(ctx, "orders_raw", cols, "", []string{"id"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Insert(ctx, "orders_raw", []string{"id", "day", "amount"}, raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Exec(ctx, monthOrdersLive[e.Info().Kind]); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Insert(ctx, "orders__v1", []string{"id", "day", "amount"}, live); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "orders", Table: "orders__v1"}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// partitionLines are a diff's partitions as the dry run prints them: label, counts, verdict.
+func partitionLines(res *reconcile.Result) []string {
+	var out []string
+	for _, p := range res.Partitions {
+		out = append(out, fmt.Sprintf("%s %d→%d %s", p.Partition, p.OldCount, p.NewCount, p.Verdict))
+	}
+	return out
+}
+
+// TestMonthGrainComparesMonths: a backfill with grain: month is compared and judged a month at
+// a time, in the dry run and in the validation, as backfill/README says ("at the backfill's
+// grain"). The dry run used to list 59 day rows, and judged each day against the expectations:
+// 2026-03-15, missing from live, was a day live did not hold, unexpected, though its month
+// changed as expected.
+func TestMonthGrainComparesMonths(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		loadMonthOrders(t, e)
+		b, ps := backfill.Parse("backfills/fix_orders.sql", monthOrdersFile)
+		if len(ps) > 0 {
+			t.Fatal(ps)
+		}
+		l := ledgertest.OpenAt(t, filepath.Join(t.TempDir(), "state.duckdb"))
+		diffs := reconcile.NewStore(l)
+		r := backfill.NewRunner(backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"},
+			backfill.Store{L: l}, backfill.Validator{Diffs: diffs})
+		inScope := []string{"2026-02-01 252→280 expected", "2026-03-01 270→310 expected"}
+
+		t.Run("dry_run_lists_months", func(t *testing.T) {
+			pv, err := r.DryRun(ctx, "fix_orders", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pv.Plan.Scope != "2026-02..2026-03" || !cmp.Equal(pv.Plan.Partitions, []string{"2026-02", "2026-03"}) {
+				t.Errorf("plan scope %q, partitions %v", pv.Plan.Scope, pv.Plan.Partitions)
+			}
+			if len(pv.Tables) != 1 {
+				t.Fatalf("dry run tables: %+v", pv.Tables)
+			}
+			res := pv.Tables[0].Result
+			if diff := cmp.Diff(inScope, partitionLines(res)); diff != "" {
+				t.Errorf("dry run partitions (-want +got):\n%s", diff)
+			}
+			if !pv.OK || !res.ExpectationsMet {
+				t.Errorf("ok %v, expectations met %v", pv.OK, res.ExpectationsMet)
+			}
+			var added int64
+			for _, p := range res.Partitions {
+				if p.Rows != nil {
+					added += p.Rows.Added
+				}
+			}
+			if added != 68 {
+				t.Errorf("rows added %d, want 68 (28 + 31 orders ending in 3, 9 more of 2026-03-15)", added)
+			}
+		})
+
+		t.Run("validation_judges_months", func(t *testing.T) {
+			run, err := r.Start(ctx, "fix_orders", backfill.RunOptions{Actor: "ann"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done, err := r.Execute(ctx, run.ID, backfill.ExecOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if done.State != backfill.RunValidated {
+				t.Fatalf("run ended %s: %s %s", done.State, done.Error, done.Validation)
+			}
+			var v backfill.Validation
+			if err := json.Unmarshal(done.Validation, &v); err != nil || len(v.Tables) != 1 {
+				t.Fatalf("validation %s: %v", done.Validation, err)
+			}
+			var changed []string
+			for _, p := range v.Tables[0].Changed {
+				changed = append(changed, fmt.Sprintf("%s %d→%d %s", p.Partition, p.OldCount, p.NewCount, p.Verdict))
+			}
+			if diff := cmp.Diff(inScope, changed); diff != "" {
+				t.Errorf("validation's changed partitions (-want +got):\n%s", diff)
+			}
+			saved, err := diffs.Get(ctx, v.Tables[0].DiffID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"2026-01-01 279→279 unchanged", inScope[0], inScope[1], "2026-04-01 270→270 unchanged"}
+			if diff := cmp.Diff(want, partitionLines(saved)); diff != "" {
+				t.Errorf("validation diff, every partition (-want +got):\n%s", diff)
+			}
+		})
+	})
+}
+
+// TestPlanScopeShowsItsLastPartition: the plan's scope names its first and last partitions at
+// the backfill's grain. A month scope 2026-02-01..2026-03-31 showed as 2026-02-01..2026-03-01,
+// and an hour scope as the dates alone (2026-03-05..2026-03-05: 2 hour partition(s)).
+func TestPlanScopeShowsItsLastPartition(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		cols := []tsql.Column{{Name: "id", Kind: tsql.TypeInt}, {Name: "ts", Kind: tsql.TypeTimestamp}}
+		var rows [][]any
+		for h := range 59 * 24 { // every hour of February and March 2026
+			rows = append(rows, []any{int64(h), time.Date(2026, 2, 1, h, 30, 0, 0, time.UTC)})
+		}
+		for _, tbl := range []string{"events_raw", "events__v1"} {
+			if err := e.CreateTable(ctx, tbl, cols, "", []string{"id"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Insert(ctx, tbl, []string{"id", "ts"}, rows); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "events", Table: "events__v1"}}); err != nil {
+			t.Fatal(err)
+		}
+		file := "-- table: events\n-- partition: ts\n-- grain: %s\n-- key: id\n-- reason: late-data\n-- objective: reload\n%s" +
+			"SELECT id, ts FROM events_raw WHERE ts >= $start AND ts < $end\n"
+		flags, err := backfill.ParseScope("2026-02-01", "2026-03-31")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name, grain, scope string
+			override           *backfill.Scope
+			want               string
+			n                  int
+		}{
+			{"month_scope_of_dates", "month", "2026-02-01..2026-03-31", nil, "2026-02..2026-03", 2},
+			{"month_scope_of_months", "month", "2026-02..2026-03", nil, "2026-02..2026-03", 2},
+			{"month_from_to_flags", "month", "2026-02-01..2026-02-01", flags, "2026-02..2026-03", 2},
+			{"hour_scope_of_hours", "hour", "2026-03-05T10:00..2026-03-05T11:00", nil, "2026-03-05T10:00..2026-03-05T11:00", 2},
+			{"hour_scope_of_a_date", "hour", "2026-03-05..2026-03-05", nil, "2026-03-05T00:00..2026-03-05T23:00", 24},
+			{"day_scope", "day", "2026-03-01..2026-03-05", nil, "2026-03-01..2026-03-05", 5},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				b, ps := backfill.Parse("backfills/events.sql", fmt.Sprintf(file, tc.grain, "-- scope: "+tc.scope+"\n"))
+				if len(ps) > 0 {
+					t.Fatal(ps)
+				}
+				pl := backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"}
+				p, err := pl.Plan(ctx, b, tc.override)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// as `backfill plan` prints it
+				got := fmt.Sprintf("%s: %d %s partition(s)", p.Scope, len(p.Partitions), p.Grain)
+				if want := fmt.Sprintf("%s: %d %s partition(s)", tc.want, tc.n, tc.grain); got != want {
+					t.Errorf("scope %s, want %s", got, want)
+				}
+				if p.Blocked() {
+					t.Errorf("findings %+v", p.Findings)
+				}
+				if last := p.Partitions[len(p.Partitions)-1]; !strings.HasSuffix(tc.want, ".."+last) {
+					t.Errorf("last partition %s, scope %s", last, p.Scope)
+				}
+			})
+		}
+	})
+}
