@@ -222,7 +222,7 @@ func TestInjectionOverHTTP(t *testing.T) {
 	// The announced notice in the feed, after its title was edited while a draft is not
 	// possible; withdraw it with a payload as the reason and read the feed and the page.
 	for i, p := range htmlPayloads {
-		form := url.Values{"reason": {p}}
+		form := url.Values{"reason": {p}, "confirm": {"yes"}} // the confirmation page's form
 		if i > 0 {
 			break // a notice is withdrawn once
 		}
