@@ -97,7 +97,7 @@ func TestMonthGrainComparesMonths(t *testing.T) {
 		diffs := reconcile.NewStore(l)
 		r := backfill.NewRunner(backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"},
 			backfill.Store{L: l}, backfill.Validator{Diffs: diffs})
-		inScope := []string{"2026-02-01 252→280 expected", "2026-03-01 270→310 expected"}
+		inScope := []string{"2026-02 252→280 expected", "2026-03 270→310 expected"}
 
 		t.Run("dry_run_lists_months", func(t *testing.T) {
 			pv, err := r.DryRun(ctx, "fix_orders", nil)
@@ -155,7 +155,7 @@ func TestMonthGrainComparesMonths(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []string{"2026-01-01 279→279 unchanged", inScope[0], inScope[1], "2026-04-01 270→270 unchanged"}
+			want := []string{"2026-01 279→279 unchanged", inScope[0], inScope[1], "2026-04 270→270 unchanged"}
 			if diff := cmp.Diff(want, partitionLines(saved)); diff != "" {
 				t.Errorf("validation diff, every partition (-want +got):\n%s", diff)
 			}

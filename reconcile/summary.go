@@ -287,6 +287,15 @@ func label(v any) string {
 	return tsql.AsText(v)
 }
 
+// label names a partition of the plan's: at a grain, its start as the grain reads it (2026-03 for
+// a month, as a backfill's plan lists it).
+func (p *plan) label(v any) string {
+	if t, ok := v.(time.Time); ok && p.grain != "" {
+		return tsql.FormatGrain(t, p.grain)
+	}
+	return label(v)
+}
+
 // lessValue orders partition values: NULL first, then by value.
 func lessValue(a, b any) bool {
 	if a == nil || b == nil {
@@ -332,7 +341,7 @@ func (p *plan) comparePartitions(olds, news map[string]*summary) []*Partition {
 		default:
 			pt.value, pt.Presence = o.value, PresenceBoth
 		}
-		pt.Partition = label(pt.value)
+		pt.Partition = p.label(pt.value)
 		if p.part == nil {
 			pt.Partition = WholeRelation
 		}

@@ -77,7 +77,7 @@ func (df *differ) streamLine(new bool, vals []any, times int64, surplus bool) {
 		line.Sign = "+"
 	}
 	if df.partIdx >= 0 {
-		line.Partition = label(partValue(df.p.part.Old.Kind, vals[df.partIdx]))
+		line.Partition = df.p.label(df.p.partOf(vals[df.partIdx]))
 	}
 	for range times {
 		if df.err = df.rows(line); df.err != nil {
