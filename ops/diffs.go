@@ -30,8 +30,11 @@ type DiffRequest struct {
 	New       string   `json:"new"`
 	Key       []string `json:"key"`
 	Partition string   `json:"partition,omitempty"`
-	Measures  []string `json:"measure,omitempty"`
-	Ignore    []string `json:"ignore,omitempty"`
+	// Grain makes a partition of a date or timestamp column a day, hour or month of it; a
+	// timestamp column is compared by day without one.
+	Grain    string   `json:"grain,omitempty"`
+	Measures []string `json:"measure,omitempty"`
+	Ignore   []string `json:"ignore,omitempty"`
 	// Columns, when given, are the only columns compared besides the key and the partition.
 	Columns []string `json:"columns,omitempty"`
 	// Map is OLD=NEW: the old relation's column OLD is NEW in the new one (renamed).
@@ -69,7 +72,7 @@ const MaxDiffSamples = 1000
 func (r DiffRequest) Spec() (reconcile.Spec, error) {
 	spec := reconcile.Spec{
 		Old: reconcile.Side{Relation: r.Old, Target: r.OldTarget}, New: reconcile.Side{Relation: r.New, Target: r.NewTarget},
-		Key: r.Key, Partition: r.Partition, Measures: r.Measures, Ignore: r.Ignore, Partitions: r.Only, Samples: r.Samples,
+		Key: r.Key, Partition: r.Partition, Grain: r.Grain, Measures: r.Measures, Ignore: r.Ignore, Partitions: r.Only, Samples: r.Samples,
 		Columns: r.Columns, Where: r.Where, Rows: r.Rows, Rescan: r.Rescan,
 	}
 	if r.Old == "" || r.New == "" || len(r.Key) == 0 {

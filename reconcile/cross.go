@@ -95,7 +95,10 @@ func (p *plan) bucketCondition(d tsql.Dialect, b *binder, col, kh string, units 
 	for _, k := range order {
 		us := byPart[k]
 		cond := ""
-		if p.part != nil {
+		switch {
+		case p.part != nil && p.grain != "":
+			cond = p.grainRange(d, b, col, us[0].part)
+		case p.part != nil:
 			cond = col + " = " + b.bind(p.param(us[0].part))
 		}
 		if us[0].mod > 1 {
@@ -140,9 +143,13 @@ func (p *plan) splitBuckets(ctx context.Context, units []bucket, factor uint64) 
 			p.rowHash(d, new) + " AS " + d.Quote("__h") + " FROM " + d.QuoteRelation(side.Relation) +
 			where(p.filter(), p.partFilter(d, b, new, values), p.keyNotNull(d, new))
 		kh := d.Quote("__kh")
+		part := d.Quote("__p") // at a grain, the partition is the start of the row's span
+		if p.part != nil && p.grain != "" {
+			part = d.TruncTime(part, p.grain)
+		}
 		text := fmt.Sprintf("SELECT %s, %s %% %d, count(*), %s FROM (%s) AS t%s GROUP BY %s, %s %% %d",
-			d.Quote("__p"), kh, mod, d.HashSum(d.Quote("__h")), inner,
-			where(p.bucketCondition(d, b, d.Quote("__p"), kh, units)), d.Quote("__p"), kh, mod)
+			part, kh, mod, d.HashSum(d.Quote("__h")), inner,
+			where(p.bucketCondition(d, b, d.Quote("__p"), kh, units)), part, kh, mod)
 		q, args, err := b.expand(d, text)
 		if err != nil {
 			return err
@@ -152,7 +159,7 @@ func (p *plan) splitBuckets(ctx context.Context, units []bucket, factor uint64) 
 		err = side.Engine.Each(ctx, q, args, func(row []any) error {
 			st := stat{b: tsql.AsUint64(row[1]), count: tsql.AsInt64(row[2]), hash: tsql.AsUint64(row[3])}
 			if p.part != nil {
-				st.part = partValue(p.part.Old.Kind, row[0])
+				st.part = p.partOf(row[0])
 			}
 			m[valueKey(st.part)+"/"+strconv.FormatUint(st.b, 10)] = st
 			return nil

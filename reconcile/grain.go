@@ -18,6 +18,12 @@ import (
 // a day or hour grain needs none (each value is its day).
 func (p *plan) resolveGrain() error {
 	g := p.spec.Grain
+	if g == "" && p.part != nil && p.part.Old.Kind == tsql.TypeTimestamp {
+		// A timestamp's own values are nearly as many as its rows: a partition of each would
+		// be a summary as large as the table. A timestamp column is compared by day unless
+		// the spec asks for an hour or a month.
+		g = "day"
+	}
 	if g == "" {
 		return nil
 	}
@@ -29,12 +35,6 @@ func (p *plan) resolveGrain() error {
 	}
 	if p.part.Old.Kind == tsql.TypeDate && g != "month" {
 		return nil // a date is its day: no finer grain splits it
-	}
-	if p.cross {
-		// The bucketed comparison across engines matches partitions by value (col = v); it
-		// would need the grain's ranges too. Backfills, the only callers of a grain, diff inside
-		// one engine.
-		return badInput("grain %s: a diff across engines compares each partition value on its own", g)
 	}
 	p.grain = g
 	return nil
@@ -70,17 +70,22 @@ func (p *plan) grainRanges(d tsql.Dialect, b *binder, new bool, values []any) st
 	col := d.Quote(p.part.side(new).Name)
 	var ors []string
 	for _, v := range values {
-		t, ok := v.(time.Time)
-		if !ok {
-			ors = append(ors, col+" IS NULL")
-			continue
-		}
-		ors = append(ors, "("+col+" >= "+b.value(d, p.param(t))+" AND "+col+" < "+b.value(d, p.param(p.partEnd(t)))+")")
+		ors = append(ors, p.grainRange(d, b, col, v))
 	}
 	if len(ors) == 0 {
 		return "1 = 0"
 	}
 	return strings.Join(ors, " OR ")
+}
+
+// grainRange matches the rows of column col (SQL) in the partition starting at v; a nil value
+// matches NULL.
+func (p *plan) grainRange(d tsql.Dialect, b *binder, col string, v any) string {
+	t, ok := v.(time.Time)
+	if !ok {
+		return col + " IS NULL"
+	}
+	return "(" + col + " >= " + b.value(d, p.param(t)) + " AND " + col + " < " + b.value(d, p.param(p.partEnd(t))) + ")"
 }
 
 // partDiffOf is what the row comparison found in partition pt. The differ keeps its findings by

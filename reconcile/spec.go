@@ -76,7 +76,8 @@ type Spec struct {
 	Partition string
 	// Grain, for a date or timestamp partition column, makes each partition a day, month or
 	// hour of its values (labelled by its start) rather than each value: a backfill by month
-	// is compared a month at a time. "" takes each value as its partition.
+	// is compared a month at a time. "" takes each value of a date as its partition, and a
+	// timestamp by day.
 	Grain string
 	// Measures name numeric columns totalled per partition on each side.
 	Measures []string

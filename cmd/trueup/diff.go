@@ -18,6 +18,7 @@ func runDiff(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error
 	var key, measures, ignore, columns, maps, tolerances, precisions, partitions listFlag
 	fs.Var(&key, "key", "columns identifying a row (comma-separated)")
 	partition := fs.String("partition", "", "the partition column; without it the relations are compared whole")
+	grain := fs.String("grain", "", "a date or timestamp partition column's partitions: day, hour or month (a timestamp's default is day)")
 	fs.Var(&measures, "measure", "numeric columns to total per partition (repeatable, or comma-separated)")
 	fs.Var(&ignore, "ignore", "columns to leave out of the comparison (repeatable, or comma-separated)")
 	fs.Var(&columns, "columns", "compare only the key, the partition column and these columns (comma-separated)")
@@ -61,7 +62,7 @@ func runDiff(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error
 	if *oldRel == "" || *newRel == "" || len(key) == 0 {
 		return usagef("diff: --old, --new and --key are required")
 	}
-	req := ops.DiffRequest{Old: *oldRel, New: *newRel, Key: key, Partition: *partition, Measures: measures, Ignore: ignore,
+	req := ops.DiffRequest{Old: *oldRel, New: *newRel, Key: key, Partition: *partition, Grain: *grain, Measures: measures, Ignore: ignore,
 		Columns: columns, Map: maps, Where: *where,
 		Tolerance: tolerances, Precision: precisions, OldTarget: *oldTarget, NewTarget: *newTarget, Only: partitions, Samples: *samples, Rescan: *rescan,
 		Label: "cli", Actor: cliActor()}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,5 +139,42 @@ func TestDiffPrecision(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// trueup diff --partition on a timestamp column compares it by day, or by --grain; a grain
+// that is not day, hour or month is bad usage (exit 2), and so is a grain on a column that is
+// not a date or timestamp.
+func TestDiffTimestampGrain(t *testing.T) {
+	url := "duckdb:" + filepath.Join(t.TempDir(), "a.duckdb")
+	sqlAt(t, url, "CREATE TABLE ev AS SELECT i AS id, TIMESTAMP '2026-07-30 00:00:00' + INTERVAL (i * 7) HOUR AS ts, 'a' AS v FROM range(12) t(i)",
+		"CREATE TABLE ev2 AS SELECT id, ts, CASE WHEN id = 10 THEN 'b' ELSE v END AS v FROM ev")
+	emptyHere(t)
+	base := []string{"--target", url, "diff", "--old", "ev", "--new", "ev2", "--key", "id", "--partition", "ts", "--all"}
+	for _, c := range []struct {
+		grain string
+		code  int
+		want  []string
+	}{
+		{"", exitFailed, []string{"2026-07-31 ", "changed  2026-08-01  id=10: v a → b", "4 partitions: 3 unchanged, 0 expected, 1 unexpected"}},
+		{"month", exitFailed, []string{"2026-07 ", "changed  2026-08  id=10: v a → b", "2 partitions: 1 unchanged, 0 expected, 1 unexpected"}},
+		{"week", exitUsage, nil},
+	} {
+		args := base
+		if c.grain != "" {
+			args = append(slices.Clone(base), "--grain", c.grain)
+		}
+		code, out, errs := cli(t, args...)
+		if code != c.code {
+			t.Fatalf("--grain %q: exit %d, want %d\n%s\n%s", c.grain, code, c.code, out, errs)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("--grain %q: stdout lacks %q:\n%s", c.grain, w, out)
+			}
+		}
+	}
+	if code, _, errs := cli(t, "--target", url, "diff", "--old", "ev", "--new", "ev2", "--key", "ts", "--partition", "id", "--grain", "month"); code != exitUsage {
+		t.Errorf("--grain on an integer partition: exit %d, want 2\n%s", code, errs)
 	}
 }
