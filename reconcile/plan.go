@@ -333,6 +333,9 @@ func (c pair) side(new bool) tsql.Column {
 // doubles, anything else as text.
 func (p *plan) selectExpr(d tsql.Dialect, c pair, new bool) string {
 	x := readExpr(d, c, new)
+	if !p.cross {
+		x = d.Joinable(x, c.side(new)) // the row comparisons inside one engine join the sides
+	}
 	if c.uuid() || p.cross || c.sameType() || c.Old.Kind == tsql.TypeDecimal && c.New.Kind == tsql.TypeDecimal {
 		return x // two DECIMALs of other scales: read exactly, compared at the coarser (equal)
 	}

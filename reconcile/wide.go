@@ -216,7 +216,7 @@ func (p *plan) wideHashes(d tsql.Dialect, names []string, joined []int) (hashes 
 			}
 			if alias == "" {
 				alias = "__r" + prefix[2:] + strconv.Itoa(x)
-				carried[s] = append(carried[s], d.Quote(hc.Name)+" AS "+d.Quote(alias))
+				carried[s] = append(carried[s], d.Joinable(d.Quote(hc.Name), hc)+" AS "+d.Quote(alias))
 			}
 			as[hc.Name] = alias
 		}

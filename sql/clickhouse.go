@@ -465,6 +465,24 @@ func (chDialect) HashSum(h string) string { return "sum(" + h + ")" }
 func (chDialect) ToFloat(x string) string { return "toFloat64(" + x + ")" }
 func (chDialect) ToText(x string) string  { return "toString(" + x + ")" }
 
+// Joinable: join_use_nulls makes every column of an outer join's sides Nullable, and a type
+// that cannot be inside Nullable ("Nested type Array(String) cannot be inside Nullable type")
+// leaves otherwise: a LowCardinality(T) as T (a function of it, toString too, stays
+// LowCardinality on 18.16), an Array, Tuple, Map or Nested as its text, which compares as the
+// values do and hashes as the row hash already hashes it (normalizeValue).
+func (d chDialect) Joinable(x string, c Column) string {
+	t := c.Type // Nullable(Array(…)) is not a type: a Nullable column holds none of these
+	if inner, ok := strings.CutPrefix(t, "LowCardinality("); ok && strings.HasSuffix(inner, ")") {
+		return "CAST(" + x + " AS " + inner[:len(inner)-1] + ")" // the type as the server described it
+	}
+	for _, p := range []string{"Array(", "Tuple(", "Map(", "Nested("} {
+		if strings.HasPrefix(t, p) {
+			return d.ToText(x)
+		}
+	}
+	return x
+}
+
 func (chDialect) TruncTime(x, grain string) string {
 	switch grain {
 	case "hour":

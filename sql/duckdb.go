@@ -515,6 +515,9 @@ func (duckDialect) HashSum(h string) string {
 func (duckDialect) ToFloat(x string) string { return "CAST(" + x + " AS DOUBLE)" }
 func (duckDialect) ToText(x string) string  { return "CAST(" + x + " AS VARCHAR)" }
 
+// Joinable: every DuckDB type can be NULL out of an outer join.
+func (duckDialect) Joinable(x string, _ Column) string { return x }
+
 func (duckDialect) TruncTime(x, grain string) string {
 	if grain == "hour" {
 		return "date_trunc('hour', " + x + ")"

@@ -301,6 +301,10 @@ type Dialect interface {
 	ToFloat(expr string) string
 	// ToText casts an expression to text.
 	ToText(expr string) string
+	// Joinable is how an expression holding column c's values leaves one side of an outer
+	// join: as it is, or as text where the engine cannot make its type NULL for the missing
+	// side (ClickHouse's join_use_nulls refuses Nullable arrays, tuples and LowCardinality).
+	Joinable(expr string, c Column) string
 	// TruncTime truncates a date/timestamp expression to a grain: "day", "month" or "hour".
 	TruncTime(expr, grain string) string
 	// DistinctCount counts distinct values of an expression (exact).
