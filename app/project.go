@@ -41,7 +41,7 @@ func Open(ctx context.Context, cfg *config.Config, extra string) (*Project, erro
 		e, err := tsql.Open(ctx, url)
 		if err != nil {
 			p.Close()
-			return nil, fault.New(fault.Invalid, "target %s: %v", name, err)
+			return nil, openError(name, url, err)
 		}
 		p.Targets[name] = e
 		p.Names = append(p.Names, name)
@@ -89,7 +89,7 @@ func (p *Project) OpenTarget(ctx context.Context, name string) (tsql.Engine, err
 	}
 	e, err := tsql.Open(ctx, name)
 	if err != nil {
-		return nil, fault.New(fault.Invalid, "target %s: %v", tsql.Redact(name), err)
+		return nil, openError(tsql.Redact(name), name, err)
 	}
 	p.Targets[name] = e
 	return e, nil
@@ -128,12 +128,21 @@ func (p *Project) Close() {
 // absolute path (one process owns a DuckDB file, so it must not be opened twice).
 func sameTarget(a, b string) bool {
 	abs := func(u string) string {
-		if p, ok := strings.CutPrefix(u, "duckdb:"); ok && p != ":memory:" {
+		if p, rest, ok := tsql.DuckDBFile(u); ok {
 			if ap, err := filepath.Abs(p); err == nil {
-				return "duckdb:" + ap
+				return "duckdb:" + ap + rest
 			}
 		}
 		return u
 	}
 	return a == b || abs(a) == abs(b)
+}
+
+// openError is the failure to open target name (at url) for the user: invalid, and named once —
+// an engine's open error already begins with the target's (redacted) URL.
+func openError(name, url string, err error) error {
+	if strings.HasPrefix(err.Error(), tsql.Redact(url)+":") && name == tsql.Redact(url) {
+		return fault.New(fault.Invalid, "%v", err)
+	}
+	return fault.New(fault.Invalid, "target %s: %v", name, err)
 }

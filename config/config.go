@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strings"
 	"trueup/fault"
+	tsql "trueup/sql"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -260,11 +261,11 @@ func (c *Config) TargetURL(name string) (string, error) {
 }
 
 func (c *Config) resolveURL(url string) string {
-	p, ok := strings.CutPrefix(url, "duckdb:")
-	if !ok || p == ":memory:" || filepath.IsAbs(p) {
+	p, rest, ok := tsql.DuckDBFile(url)
+	if !ok || filepath.IsAbs(p) {
 		return url
 	}
-	return "duckdb:" + filepath.Join(c.Dir, p)
+	return "duckdb:" + filepath.Join(c.Dir, p) + rest
 }
 
 // StatePath is the ledger file's path.

@@ -165,6 +165,10 @@ func classify(typ string) (Type, bool) {
 	}
 	low := strings.ToLower(t)
 	switch {
+	case strings.HasSuffix(low, "]") || composite(low):
+		// a list, array, struct, map, tuple or union is none of its element types: not a
+		// number to total, a date to partition by or text to match
+		return TypeOther, nullable
 	case strings.HasPrefix(low, "decimal") || strings.HasPrefix(low, "numeric"):
 		return TypeDecimal, nullable
 	case low == "double" || low == "float" || low == "real" || strings.HasPrefix(low, "float"):
@@ -175,13 +179,27 @@ func classify(typ string) (Type, bool) {
 		return TypeTimestamp, nullable
 	case low == "boolean" || low == "bool":
 		return TypeBool, nullable
-	case strings.Contains(low, "int"):
+	case intTypeRe.MatchString(low):
 		return TypeInt, nullable
 	case low == "varchar" || low == "string" || low == "text" || strings.HasPrefix(low, "fixedstring") ||
 		strings.HasPrefix(low, "varchar(") || low == "uuid" || strings.HasPrefix(low, "enum"):
 		return TypeString, nullable
 	}
 	return TypeOther, nullable
+}
+
+// intTypeRe matches the integer types' names as DuckDB and ClickHouse describe them (bigint,
+// hugeint, uinteger; Int32, UInt64, Int128), not INTERVAL or POINT.
+var intTypeRe = regexp.MustCompile(`^u?(tiny|small|big|huge)?int(eger)?(8|16|32|64|128|256)?$`)
+
+// composite reports whether a type's name (lower case) is a container of other types.
+func composite(low string) bool {
+	for _, p := range []string{"struct(", "map(", "union(", "array(", "tuple(", "nested(", "list("} {
+		if strings.HasPrefix(low, p) {
+			return true
+		}
+	}
+	return false
 }
 
 var versionRe = regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`)

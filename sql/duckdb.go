@@ -29,9 +29,9 @@ func openDuckDB(ctx context.Context, url, path string, create bool) (Engine, err
 	if path == "" {
 		return nil, fault.New(fault.Invalid, "%q: missing path (use duckdb:PATH or duckdb::memory:)", url)
 	}
-	if strings.ContainsRune(path, '?') {
-		// options would reach DuckDB's configuration, enable_external_access among them
-		return nil, fault.New(fault.Invalid, "%s: a duckdb target takes a path and no ?options", url)
+	path, schema, err := duckSchema(url, path)
+	if err != nil {
+		return nil, err
 	}
 	dsn := path
 	if path == ":memory:" {
@@ -49,7 +49,18 @@ func openDuckDB(ctx context.Context, url, path string, create bool) (Engine, err
 		}
 	}
 	// user SQL runs here: it reads the warehouse and nothing else (see sandbox.go)
-	conn, err := duckdb.NewConnector(dsn+"?"+duckSandbox, nil)
+	var init func(driver.ExecerContext) error
+	if schema != "" {
+		// every connection reads and writes the schema's tables by their unqualified names,
+		// as a ClickHouse target does its database's; a session setting, which the locked
+		// configuration leaves settable
+		set := "SET schema = '" + schema + "'" // a plain identifier (duckSchemaRe): no quote to escape
+		init = func(x driver.ExecerContext) error {
+			_, err := x.ExecContext(context.Background(), set, nil)
+			return err
+		}
+	}
+	conn, err := duckdb.NewConnector(dsn+"?"+duckSandbox, init)
 	if err != nil {
 		return nil, duckOpenError(url, err)
 	}
@@ -57,9 +68,30 @@ func openDuckDB(ctx context.Context, url, path string, create bool) (Engine, err
 	var v string
 	if err := pool.QueryRowContext(ctx, "SELECT version()").Scan(&v); err != nil {
 		pool.Close()
+		if schema != "" && strings.Contains(err.Error(), "No catalog + schema named") {
+			return nil, fault.New(fault.Invalid, "%s: there is no schema %s in %s", url, schema, path)
+		}
 		return nil, duckOpenError(url, err)
 	}
 	return &duckEngine{db: db{pool: pool, info: Info{Kind: "duckdb", Target: Redact(url), Key: targetKey(url), Version: parseVersion(v)}}}, nil
+}
+
+// duckSchemaRe is a schema a duckdb target may name: a plain identifier.
+var duckSchemaRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// duckSchema splits a duckdb target's path from its one option, ?schema=NAME: the schema whose
+// tables the target holds ("" for the file's default, main). Any other option is refused: it
+// would reach DuckDB's configuration, enable_external_access among them.
+func duckSchema(url, path string) (string, string, error) {
+	path, opts, ok := strings.Cut(path, "?")
+	if !ok {
+		return path, "", nil
+	}
+	schema, ok := strings.CutPrefix(opts, "schema=")
+	if !ok || !duckSchemaRe.MatchString(schema) {
+		return "", "", fault.New(fault.Invalid, "%s: a duckdb target takes a path and at most ?schema=NAME (a plain identifier)", url)
+	}
+	return path, schema, nil
 }
 
 func duckOpenError(url string, err error) error {

@@ -352,6 +352,22 @@ func open(ctx context.Context, url string, create bool) (Engine, error) {
 	return e, nil
 }
 
+// DuckDBFile is the file a duckdb target URL names, and what follows the path (its
+// ?schema=NAME, or ""); ok is false for another kind of target and for duckdb::memory:.
+func DuckDBFile(url string) (path, rest string, ok bool) {
+	p, ok := strings.CutPrefix(url, "duckdb:")
+	if !ok {
+		return "", "", false
+	}
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		p, rest = p[:i], p[i:]
+	}
+	if p == "" || p == ":memory:" {
+		return "", "", false
+	}
+	return p, rest, true
+}
+
 // IsURL reports whether s names a target by URL (duckdb:PATH, clickhouse://…) rather than by a
 // configured name.
 func IsURL(s string) bool {

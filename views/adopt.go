@@ -75,7 +75,7 @@ func (s *Service) checkAdoptable(ctx context.Context, req AdoptRequest) error {
 	// A name that needs quoting (order-lines, umsätze) is quoted like every identifier; one
 	// with a qualifier is another schema's, which the target's views do not cover.
 	if t == "" || strings.ContainsAny(t, ".\x00") {
-		return refusef("%q: name a table of the target's own schema, without a qualifier", t)
+		return refusef("%q: name a table of the target's own schema, without a qualifier (a table of another schema is in a target of its own: duckdb:PATH?schema=NAME, clickhouse://host:port/DATABASE)", t)
 	}
 	if req.Grain != "" && !tsql.ValidGrain(req.Grain) {
 		return refusef("grain %q: want day, hour or month", req.Grain)

@@ -42,7 +42,7 @@ func runInit(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error
 	if target != "" && !tsql.IsURL(target) {
 		return usagef("init: --target %q: want a URL (duckdb:PATH, clickhouse://host:port/db); there is no trueup.yaml to name targets in yet", target)
 	}
-	duckPath, isFile := duckDBFile(target)
+	duckPath, _, isFile := tsql.DuckDBFile(target)
 	if *create && !isFile {
 		return usagef("init: --create makes a DuckDB file: use it with --target duckdb:PATH")
 	}
@@ -89,20 +89,11 @@ func surveyTarget(ctx context.Context, target, duckPath, dir string, create bool
 	return flow.SurveyTarget(ctx, "warehouse", en)
 }
 
-// duckDBFile is the file of a duckdb:PATH target; ok is false for any other (or in memory).
-func duckDBFile(target string) (path string, ok bool) {
-	p, ok := strings.CutPrefix(target, "duckdb:")
-	if !ok || p == ":memory:" || p == "" {
-		return "", false
-	}
-	return p, true
-}
-
 // projectURL is target as trueup.yaml in dir holds it: a DuckDB path relative to dir when the
 // file is inside it (the config resolves paths beside itself, not where init ran), else
 // absolute.
 func projectURL(target, dir string) string {
-	p, ok := duckDBFile(target)
+	p, rest, ok := tsql.DuckDBFile(target)
 	if !ok {
 		return target
 	}
@@ -112,9 +103,9 @@ func projectURL(target, dir string) string {
 		return target
 	}
 	if rel, err := filepath.Rel(absDir, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "duckdb:" + filepath.ToSlash(rel)
+		return "duckdb:" + filepath.ToSlash(rel) + rest
 	}
-	return "duckdb:" + abs
+	return "duckdb:" + abs + rest
 }
 
 // writeProject writes each file that does not exist yet, making folders as needed, and never
