@@ -109,7 +109,7 @@ func (r *Rule) explainKind() string {
 	case AcceptedValues:
 		return fmt.Sprintf("passes when every non-NULL %s is one of %s; the rows that are not are counted%s by the aggregate scan", r.Column, strings.Join(r.Values, ", "), per)
 	case AcceptedRange:
-		return fmt.Sprintf("passes when every non-NULL %s is within %s; the rows outside are counted%s by the aggregate scan", r.Column, r.rangeText(), per)
+		return fmt.Sprintf("passes when every non-NULL %s is within %s%s; the rows outside are counted%s by the aggregate scan", r.Column, r.rangeText(), r.nanText(" (a NaN is outside)"), per)
 	case Expression:
 		return fmt.Sprintf("passes when %s holds on every row (a row where it is NULL passes); the rows where it is false are counted%s by the aggregate scan", r.Expr, per)
 	case Pattern:
@@ -119,7 +119,7 @@ func (r *Rule) explainKind() string {
 		}
 		return fmt.Sprintf("passes when every non-NULL %s %s the regular expression %s (RE2); the rows that do not are counted%s by the aggregate scan", r.Column, verb, r.Regex, per)
 	case NotConstant:
-		return fmt.Sprintf("passes when %s holds more than one distinct non-NULL value%s: the aggregate scan carries its min and max", r.Column, per)
+		return fmt.Sprintf("passes when %s holds more than one distinct non-NULL value%s%s: the aggregate scan carries its min and max", r.Column, r.nanText(" (NaN counts as one)"), per)
 	case RowCount:
 		return fmt.Sprintf("passes when the row count%s is %s", per, r.countText(-1))
 	case Equality:
@@ -139,4 +139,12 @@ func (r *Rule) explainKind() string {
 		return "passes when the SELECT returns no rows"
 	}
 	return ""
+}
+
+// nanText is what a float column's rule says of NaN, or nothing for another column.
+func (r *Rule) nanText(s string) string {
+	if r.columnType != tsql.TypeFloat {
+		return ""
+	}
+	return s
 }
