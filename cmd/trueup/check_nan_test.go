@@ -16,8 +16,8 @@ import (
 // TestCheckNaN: a DOUBLE column holding NaN gets the same verdicts on both engines, though
 // DuckDB orders NaN above every number and ClickHouse compares it false with everything. A NaN
 // lies in no range, so it fails accepted_range with a min only, a max only or both, unless the
-// rule's where: leaves it out (isNaN(g) spells it on both); for not_constant it is one value,
-// other than every number.
+// rule's where: leaves it out (isNaN(g) spells it on both); for not_constant and uniqueness it
+// is one value, other than every number.
 //
 //	d           id  g     k     c
 //	2026-07-01   1  NaN   NaN   NaN
@@ -61,6 +61,10 @@ func TestCheckNaN(t *testing.T) {
 				"const_c_day.sql": "-- kind: not_constant\n-- table: gauges\n-- column: c\n-- partition: d\n",
 				"const_k.sql":     "-- kind: not_constant\n-- table: gauges\n-- column: k\n",
 				"const_k_day.sql": "-- kind: not_constant\n-- table: gauges\n-- column: k\n-- partition: d\n",
+				// NaN is one key, as GROUP BY has it: four rows of it are a duplicate
+				"uniq_k.sql":  "-- kind: uniqueness\n-- table: gauges\n-- columns: k\n",
+				"uniq_c.sql":  "-- kind: uniqueness\n-- table: gauges\n-- columns: c\n",
+				"uniq_id.sql": "-- kind: uniqueness\n-- table: gauges\n-- columns: id, k\n",
 				// the sum of a column holding NaN is NaN on both, within no tolerance of 12
 				"sum_g.sql": "-- kind: totals\n-- table: gauges\n-- measure: sum(g)\n-- tolerance: 1%\n-- reference: SELECT 12.0\n",
 			})
@@ -80,6 +84,9 @@ func TestCheckNaN(t *testing.T) {
 				"const_k":     {"fail", 1, none},
 				"const_k_day": {"fail", 2, []string{"2026-07-01", "2026-07-02"}},
 				"sum_g":       {"fail", 1, none},
+				"uniq_k":      {"fail", 1, none},
+				"uniq_c":      {"fail", 1, none}, // 5 twice; NaN once
+				"uniq_id":     {"pass", 0, none},
 			}
 			if diff := cmp.Diff(want, kindOutcomes(doc)); diff != "" {
 				t.Errorf("outcomes (-want +got):\n%s", diff)
@@ -109,6 +116,8 @@ func TestCheckNaN(t *testing.T) {
 				"range_max":   nanRow,
 				"const_c_day": {{"partition": "2026-07-02", "c": 5.0, "rows": 2.0}},
 				"const_k":     {{"k": "NaN", "rows": 4.0}},
+				"uniq_k":      {{"k": "NaN", "rows": 4.0}},
+				"uniq_c":      {{"c": 5.0, "rows": 2.0}},
 				"const_k_day": {{"partition": "2026-07-01", "k": "NaN", "rows": 2.0}, {"partition": "2026-07-02", "k": "NaN", "rows": 2.0}},
 			}
 			for rule, w := range wantSamples {
