@@ -47,7 +47,7 @@ func (r *Rule) explainKind() string {
 			parts = append(parts, "every partition of the reference is present")
 		}
 		if r.MinRows > 0 {
-			parts = append(parts, fmt.Sprintf("at least %d rows%s", r.MinRows, per))
+			parts = append(parts, fmt.Sprintf("at least %s%s", plural(r.MinRows, "row", "rows"), per))
 		}
 		if len(r.NotNull) > 0 {
 			parts = append(parts, "no NULL in "+strings.Join(r.NotNull, ", "))
@@ -78,14 +78,14 @@ func (r *Rule) explainKind() string {
 		}
 		return fmt.Sprintf("passes when %s%s is within %s of the reference, for every partition on either side (a missing one counts as 0)", r.Measure, per, r.Tolerance)
 	case Distribution:
-		return fmt.Sprintf("passes when each %s's share of %s%s stays within %g points of its mean share over the %d partitions before",
-			r.Dimension, r.Measure, per, r.Threshold*100, r.Baseline)
+		return fmt.Sprintf("passes when each %s's share of %s%s stays within %g points of its mean share over the %s before",
+			r.Dimension, r.Measure, per, r.Threshold*100, plural(int64(r.Baseline), "partition", "partitions"))
 	case Relationships:
 		s := fmt.Sprintf("passes when every non-NULL %s is in %s.%s", r.Column, r.Parent, r.ParentCol)
 		if r.parentCounted && r.parentRows <= smallParent && (r.columnType != tsql.TypeInt || r.parentType != tsql.TypeInt) {
 			// counted only on an engine where the join pays (lookupJoin)
-			return s + fmt.Sprintf("; %s is small (%d rows, at most %d): unless the aggregate scan groups by %s, its keys are LEFT JOINed into the scan, which counts the rows without a match, and an anti-join reads them only when there are some",
-				r.Parent, r.parentRows, smallParent, r.Column)
+			return s + fmt.Sprintf("; %s is small (%s, at most %d): unless the aggregate scan groups by %s, its keys are LEFT JOINed into the scan, which counts the rows without a match, and an anti-join reads them only when there are some",
+				r.Parent, plural(r.parentRows, "row", "rows"), smallParent, r.Column)
 		}
 		if r.columnType == tsql.TypeInt && r.parentType == tsql.TypeInt {
 			s += "; when the aggregate scan carries min and max of " + r.Column + " and the parent's keys fill their range without a gap, that proves it; otherwise an anti-join finds the orphans after the first queries"
