@@ -119,7 +119,7 @@ func (p *Project) Monitor(set []*rules.Rule, runner *rules.Runner, store *rules.
 	var mon *monitor.Monitor
 	send := RouteAlerts(ob, p.Config.Notify.PublicURL, func(name string) (*rules.Rule, error) { return mon.Rule(name) })
 	opts = append([]monitor.Option{monitor.WithLogger(log), monitor.WithAlerts(send)}, opts...)
-	mon = monitor.New(set, staleChecked{Runner: runner, p: p}, store, monitor.NewLedgerSlots(p.Ledger), opts...)
+	mon = monitor.New(set, staleChecked{Runner: runner, p: p, all: func() []*rules.Rule { return mon.Rules() }}, store, monitor.NewLedgerSlots(p.Ledger), opts...)
 	return mon
 }
 

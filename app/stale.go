@@ -16,15 +16,21 @@ import (
 // swap or rollback stopped it being live wrote rows readers do not see. Every run of rules on a
 // logical table (trueup check, the schedule, run now) also reports, for that table, a failing
 // result "<table>.written_after_live" naming the version and its partitions (views.Stale), and
-// a passing one once trueup catch-up carried them over: it alerts like any rule.
+// a passing one once trueup catch-up carried them over: it alerts like any rule. A run of the
+// whole rule set (trueup check without --rule or --tag) reports it for every table trueup
+// watches in the targets it checks, those no rule reads too: a table without rules has writers
+// as well. A narrowed run keeps to the tables of the rules it runs.
 
 // KindWrittenAfterLive is the kind of the built-in results.
 const KindWrittenAfterLive rules.Kind = "written_after_live"
 
-// staleChecked is a rules runner that adds the built-in results for the tables its rules read.
+// staleChecked is a rules runner that adds the built-in results for the tables its rules read,
+// and in a run of every rule of all (the monitor's rules) for every table watched in the
+// targets.
 type staleChecked struct {
 	monitor.Runner
-	p *Project
+	p   *Project
+	all func() []*rules.Rule
 }
 
 func (s staleChecked) Run(ctx context.Context, rs []*rules.Rule) *rules.Run {
@@ -33,21 +39,63 @@ func (s staleChecked) Run(ctx context.Context, rs []*rules.Rule) *rules.Run {
 		return run
 	}
 	seen := map[string]bool{}
+	check := func(target, table string) {
+		key := target + "\x00" + table
+		if seen[key] || table == "" {
+			return
+		}
+		seen[key] = true
+		if res, ok := s.p.staleResult(ctx, target, table); ok {
+			run.Results = append(run.Results, res)
+		}
+	}
+	targets := []string{s.p.Config.DefaultTarget}
 	for _, r := range rs {
 		target := r.Target
 		if target == "" {
 			target = s.p.Config.DefaultTarget
 		}
-		key := target + "\x00" + r.Table
-		if seen[key] || r.Table == "" {
+		if !slices.Contains(targets, target) {
+			targets = append(targets, target)
+		}
+		check(target, r.Table)
+	}
+	if !s.whole(rs) {
+		return run
+	}
+	for _, target := range targets {
+		if _, ok := s.p.Targets[target]; !ok {
 			continue
 		}
-		seen[key] = true
-		if res, ok := s.p.staleResult(ctx, target, r.Table); ok {
-			run.Results = append(run.Results, res)
+		tables, err := (views.Store{L: s.p.Ledger}).WatchedTables(ctx, target)
+		if err != nil {
+			run.Results = append(run.Results, rules.Result{Rule: "written_after_live", Kind: KindWrittenAfterLive, Severity: rules.SeverityError,
+				Status: rules.StatusError, FailingPartitions: []string{}, Sample: []rules.Row{}, Target: target, At: time.Now().UTC(),
+				Message: fmt.Sprintf("could not list the tables of %s whose old versions are watched: %v", target, err)})
+			continue
+		}
+		for _, table := range tables {
+			check(target, table)
 		}
 	}
 	return run
+}
+
+// whole reports whether rs are all the rules there are (none when there are none).
+func (s staleChecked) whole(rs []*rules.Rule) bool {
+	if s.all == nil {
+		return false
+	}
+	in := map[string]bool{}
+	for _, r := range rs {
+		in[r.Name] = true
+	}
+	for _, r := range s.all() {
+		if !in[r.Name] {
+			return false
+		}
+	}
+	return true
 }
 
 // staleResult is the built-in result of table in target; false when no publish recorded a

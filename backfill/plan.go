@@ -95,6 +95,43 @@ type Planner struct {
 	// FullRewriteRows is the size above which a run rewrites a table with no partitions only
 	// when asked (RunOptions.AllowFullRewrite); 0 is DefaultFullRewriteRows.
 	FullRewriteRows int64
+	// Versions numbers the version a run builds, as the run will (NewRunner sets it to the
+	// ledger's); without it the plan names the one after the live version.
+	Versions Numbering
+}
+
+// Numbering gives the number of a table's next version (views.Store).
+type Numbering interface {
+	NextNumber(ctx context.Context, target, table string, physical []int) (int, error)
+}
+
+// nextVersion is the physical table a run started now would build for table, whose live
+// version is live: one more than any version the ledger or the engine knows, as the run
+// reserves it.
+func (pl Planner) nextVersion(ctx context.Context, table string, live views.Version) (string, error) {
+	if pl.Versions == nil {
+		return views.Physical(table, live.N+1), nil
+	}
+	rels, err := pl.Engine.Relations(ctx)
+	if err != nil {
+		return "", err
+	}
+	n, err := pl.Versions.NextNumber(ctx, pl.Target, table, versionsIn(rels, table))
+	if err != nil {
+		return "", err
+	}
+	return views.Physical(table, n), nil
+}
+
+// versionsIn are the numbers of the versions of table among the engine's relations.
+func versionsIn(rels []tsql.Relation, table string) []int {
+	var out []int
+	for _, rel := range rels {
+		if name, n, ok := views.ParseVersion(rel.Name); ok && name == table {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func (p *Plan) block(format string, args ...any) {
@@ -145,11 +182,18 @@ func (pl Planner) Plan(ctx context.Context, b *Backfill, override *Scope) (*Plan
 	if len(parts) == 0 && err == nil {
 		p.block("the scope %s holds no partitions: nothing to rebuild", p.Scope)
 	}
+	next, err := pl.nextVersion(ctx, b.Table, live)
+	if err != nil {
+		return nil, fmt.Errorf("backfill: plan %s: next version of %s: %w", b.Name, b.Table, err)
+	}
+	// The number is taken when the run starts: a version of the table made before that (another
+	// run, by hand) moves this one's to the next.
+	build := next + " (its number is taken when the run starts: a later one if another version of " + b.Table + " is made first)"
 	p.Write = fmt.Sprintf("build %s beside the live %s: carry over the partitions outside the scope unchanged, "+
 		"rebuild the %d in scope one by one (each replaced atomically, rerunning replaces it again); the live view is not touched",
-		views.Physical(b.Table, live.N+1)+" (or the next free version)", live.Physical(), len(parts))
+		build, live.Physical(), len(parts))
 	if b.Mode == ModeFullRebuild {
-		p.Write = fmt.Sprintf("build the next version of %s from the transform for every partition; the live %s is not touched", b.Table, live.Physical())
+		p.Write = fmt.Sprintf("build %s from the transform for every partition; the live %s is not touched", build, live.Physical())
 	}
 	p.Rollback = fmt.Sprintf("nothing to undo before the swap: the live %s stays as it is; after a swap, rollback repoints %s back to %s", live.Physical(), b.Table, live.Name())
 	p.Notice = "a change notice is drafted from this plan and the validation evidence when the run is created"
@@ -177,7 +221,7 @@ func (pl Planner) Plan(ctx context.Context, b *Backfill, override *Scope) (*Plan
 			p.Write = fmt.Sprintf("build %s beside the live %s: carry over the rows outside the scope unchanged; "+
 				"the %d %s in scope fall in %s (%s), each rebuilt whole from its rows outside the scope as carried from live "+
 				"and the transform's rows, then replaced atomically (rerunning rebuilds it again); the live view is not touched",
-				views.Physical(b.Table, live.N+1)+" (or the next free version)", live.Physical(), len(parts), pluralOf(b.Grain, len(parts)), in, orKey(l.Key))
+				build, live.Physical(), len(parts), pluralOf(b.Grain, len(parts)), in, orKey(l.Key))
 		}
 	}
 	for _, t := range closure {

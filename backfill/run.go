@@ -60,6 +60,9 @@ func WithClock(now func() time.Time, sleep func(ctx context.Context, d time.Dura
 // same ledger, and validates them with v. A Runner written as a literal is one without options.
 func NewRunner(p Planner, s Store, v Validator, opts ...Option) *Runner {
 	r := &Runner{Planner: p, Store: s, Versions: views.Store{L: s.L}, Validator: v}
+	if r.Planner.Versions == nil {
+		r.Planner.Versions = r.Versions // the plan names the version reserve will number
+	}
 	for _, o := range opts {
 		o(r)
 	}
@@ -170,13 +173,7 @@ func (r *Runner) reserve(ctx context.Context, b *Backfill, run *Run, tables []st
 		return fmt.Errorf("backfill: %w", err)
 	}
 	for _, t := range tables {
-		var existing []int
-		for _, rel := range rels {
-			if name, n, ok := views.ParseVersion(rel.Name); ok && name == t {
-				existing = append(existing, n)
-			}
-		}
-		n, err := r.Versions.NextNumber(ctx, r.Planner.Target, t, existing)
+		n, err := r.Versions.NextNumber(ctx, r.Planner.Target, t, versionsIn(rels, t))
 		if err != nil {
 			return err
 		}

@@ -469,7 +469,7 @@ func describe(pt *Partition) string {
 		for _, x := range []struct {
 			n    int64
 			what string
-		}{{r.Added, "added"}, {r.Removed, "removed"}, {r.Changed, "changed"}, {r.DuplicateKeys, "duplicate keys"}} {
+		}{{r.Added, "added"}, {r.Removed, "removed"}, {r.Changed, "changed"}, {r.DuplicateKeys, plural(int(r.DuplicateKeys), "duplicate key", "duplicate keys")}} {
 			if x.n > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", x.n, x.what))
 			}

@@ -93,9 +93,9 @@ func (p colPrecision) String() string {
 		case 9:
 			return "nanoseconds"
 		}
-		return fmt.Sprintf("%d fractional digits", p.Digits)
+		return fmt.Sprintf("%d fractional %s", p.Digits, plural(p.Digits, "digit", "digits"))
 	}
-	s := fmt.Sprintf("%d decimals", p.Digits)
+	s := fmt.Sprintf("%d %s", p.Digits, plural(p.Digits, "decimal", "decimals"))
 	if p.Float32 {
 		s = "float32, " + s
 	}

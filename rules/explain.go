@@ -47,7 +47,7 @@ func (r *Rule) explainKind() string {
 			parts = append(parts, "every partition of the reference is present")
 		}
 		if r.MinRows > 0 {
-			parts = append(parts, fmt.Sprintf("at least %d rows%s", r.MinRows, per))
+			parts = append(parts, fmt.Sprintf("at least %s%s", plural(r.MinRows, "row", "rows"), per))
 		}
 		if len(r.NotNull) > 0 {
 			parts = append(parts, "no NULL in "+strings.Join(r.NotNull, ", "))
@@ -78,14 +78,14 @@ func (r *Rule) explainKind() string {
 		}
 		return fmt.Sprintf("passes when %s%s is within %s of the reference, for every partition on either side (a missing one counts as 0)", r.Measure, per, r.Tolerance)
 	case Distribution:
-		return fmt.Sprintf("passes when each %s's share of %s%s stays within %g points of its mean share over the %d partitions before",
-			r.Dimension, r.Measure, per, r.Threshold*100, r.Baseline)
+		return fmt.Sprintf("passes when each %s's share of %s%s stays within %g points of its mean share over the %s before",
+			r.Dimension, r.Measure, per, r.Threshold*100, plural(int64(r.Baseline), "partition", "partitions"))
 	case Relationships:
 		s := fmt.Sprintf("passes when every non-NULL %s is in %s.%s", r.Column, r.Parent, r.ParentCol)
 		if r.parentCounted && r.parentRows <= smallParent && (r.columnType != tsql.TypeInt || r.parentType != tsql.TypeInt) {
 			// counted only on an engine where the join pays (lookupJoin)
-			return s + fmt.Sprintf("; %s is small (%d rows, at most %d): unless the aggregate scan groups by %s, its keys are LEFT JOINed into the scan, which counts the rows without a match, and an anti-join reads them only when there are some",
-				r.Parent, r.parentRows, smallParent, r.Column)
+			return s + fmt.Sprintf("; %s is small (%s, at most %d): unless the aggregate scan groups by %s, its keys are LEFT JOINed into the scan, which counts the rows without a match, and an anti-join reads them only when there are some",
+				r.Parent, plural(r.parentRows, "row", "rows"), smallParent, r.Column)
 		}
 		if r.columnType == tsql.TypeInt && r.parentType == tsql.TypeInt {
 			s += "; when the aggregate scan carries min and max of " + r.Column + " and the parent's keys fill their range without a gap, that proves it; otherwise an anti-join finds the orphans after the first queries"
@@ -109,7 +109,7 @@ func (r *Rule) explainKind() string {
 	case AcceptedValues:
 		return fmt.Sprintf("passes when every non-NULL %s is one of %s; the rows that are not are counted%s by the aggregate scan", r.Column, strings.Join(r.Values, ", "), per)
 	case AcceptedRange:
-		return fmt.Sprintf("passes when every non-NULL %s is within %s; the rows outside are counted%s by the aggregate scan", r.Column, r.rangeText(), per)
+		return fmt.Sprintf("passes when every non-NULL %s is within %s%s; the rows outside are counted%s by the aggregate scan", r.Column, r.rangeText(), r.nanText(" (a NaN is outside)"), per)
 	case Expression:
 		return fmt.Sprintf("passes when %s holds on every row (a row where it is NULL passes); the rows where it is false are counted%s by the aggregate scan", r.Expr, per)
 	case Pattern:
@@ -119,7 +119,7 @@ func (r *Rule) explainKind() string {
 		}
 		return fmt.Sprintf("passes when every non-NULL %s %s the regular expression %s (RE2); the rows that do not are counted%s by the aggregate scan", r.Column, verb, r.Regex, per)
 	case NotConstant:
-		return fmt.Sprintf("passes when %s holds more than one distinct non-NULL value%s: the aggregate scan carries its min and max", r.Column, per)
+		return fmt.Sprintf("passes when %s holds more than one distinct non-NULL value%s%s: the aggregate scan carries its min and max", r.Column, r.nanText(" (NaN counts as one)"), per)
 	case RowCount:
 		return fmt.Sprintf("passes when the row count%s is %s", per, r.countText(-1))
 	case Equality:
@@ -139,4 +139,12 @@ func (r *Rule) explainKind() string {
 		return "passes when the SELECT returns no rows"
 	}
 	return ""
+}
+
+// nanText is what a float column's rule says of NaN, or nothing for another column.
+func (r *Rule) nanText(s string) string {
+	if r.columnType != tsql.TypeFloat {
+		return ""
+	}
+	return s
 }

@@ -44,7 +44,7 @@ func (c *check) schema() {
 			if err := j.schemas.RecordSchema(ctx, r.Name, target, r.Table, cols.columns); err != nil {
 				return verdict{err: err}
 			}
-			return verdict{message: fmt.Sprintf("snapshot of %d columns recorded", len(cols.columns))}
+			return verdict{message: fmt.Sprintf("snapshot of %s recorded", plural(int64(len(cols.columns)), "column", "columns"))}
 		}
 		return schemaDrift(want, cols.columns, r.Ordered, j.sample)
 	}

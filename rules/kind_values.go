@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,7 +15,8 @@ import (
 // violate them as one SQL condition, counted per partition by the relation's fused aggregate
 // scan (count_if); a failing rule then reads a sample of its rows. A row whose value (or whose
 // expression) is NULL passes, as in dbt's accepted_values, accepted_range and
-// expression_is_true. not_constant and row_count ride on the same scan as min and max, and as
+// expression_is_true. A NaN is a value, outside every range and other than every number, on
+// both engines alike. not_constant and row_count ride on the same scan as min and max, and as
 // the row count every scan carries.
 
 // violation is the SQL condition that holds on the rows breaking a row kind's rule.
@@ -29,6 +31,11 @@ func violation(d tsql.Dialect, r *Rule) string {
 			lo, hi = " <= ", " >= "
 		}
 		var out []string
+		if r.columnType == tsql.TypeFloat {
+			// NaN lies in no range: without this DuckDB, which orders it above every number,
+			// would fail it against a max only, and ClickHouse, comparing it false, never
+			out = append(out, d.IsNaN(col))
+		}
 		if r.Min != "" {
 			out = append(out, col+lo+"("+r.Min+")")
 		}
@@ -190,10 +197,22 @@ func (r *Rule) rangeText() string {
 // not_constant, NULLs are no value: a column of one value and NULLs fails, an all-NULL or
 // empty one passes. The scan carries the column's min and max, which differ exactly when
 // there are two values, and which add up over a wider grouping where count(DISTINCT) would not.
+// NaN is one value (as DuckDB's DISTINCT has it): a float column's min and max are of its
+// numbers and its NaNs are counted beside them, as ClickHouse's min and max of a column holding
+// NaN depend on the order it reads the rows in, and no comparison of NaN says equal on both.
 func (c *check) notConstant() {
 	r := c.rule
 	col := c.d.Quote(r.Column)
-	main := c.scan(c.partitionKey(), aggExpr{"min(" + col + ")", "min"}, aggExpr{"max(" + col + ")", "max"})
+	num := col
+	float := r.columnType == tsql.TypeFloat
+	if float {
+		num = "CASE WHEN " + c.d.IsNaN(col) + " THEN NULL ELSE " + col + " END"
+	}
+	aggs := []aggExpr{{"min(" + num + ")", "min"}, {"max(" + num + ")", "max"}}
+	if float {
+		aggs = append(aggs, aggExpr{c.d.CountIf(c.d.IsNaN(col)), "sum"})
+	}
+	main := c.scan(c.partitionKey(), aggs...)
 	c.judge = func(_ context.Context, j *judgeEnv) verdict {
 		var v verdict
 		p := newPartitions()
@@ -204,11 +223,21 @@ func (c *check) notConstant() {
 				part, row = row[0], row[1:]
 			}
 			lo, hi := row[1], row[2]
-			if lo == nil || compareValues(lo, hi) != 0 {
+			var nans int64
+			if float {
+				nans = tsql.AsInt64(row[3])
+			}
+			value := lo
+			switch {
+			case lo == nil && nans == 0: // no value
+				continue
+			case lo == nil:
+				value = math.NaN()
+			case nans > 0 || compareValues(lo, hi) != 0: // two values or more
 				continue
 			}
 			v.violations++
-			sample := Row{{Name: r.Column, Value: sampleValue(lo)}, {Name: "rows", Value: tsql.AsInt64(row[0])}}
+			sample := Row{{Name: r.Column, Value: sampleValue(value)}, {Name: "rows", Value: tsql.AsInt64(row[0])}}
 			if r.Partition != "" {
 				p.add(part)
 				sample = append(Row{{Name: "partition", Value: partitionText(part)}}, sample...)

@@ -277,8 +277,10 @@ func (v *validator) rule(r *Rule) {
 			v.bad(r, "expect", "expect needs a date or timestamp partition; %s is %s", r.Partition, pc.Type)
 		}
 	}
-	for _, c := range r.Columns {
-		v.column(r, "columns", r.Table, cols, c)
+	for _, name := range r.Columns {
+		if c, ok := v.column(r, "columns", r.Table, cols, name); ok && len(r.Columns) == 1 {
+			r.keyType = c.Kind
+		}
 	}
 	for _, c := range r.NotNull {
 		v.column(r, "not_null", r.Table, cols, c)

@@ -33,8 +33,7 @@ func TestNonFiniteValues(t *testing.T) {
 		ref := []tsql.Column{{Name: "d", Kind: tsql.TypeDate}, {Name: "r", Kind: tsql.TypeFloat}}
 		createRows(t, e, "same_totals", ref, [][]any{{day("2026-07-01"), nan}, {day("2026-07-02"), inf}, {day("2026-07-03"), 3.0}})
 		createRows(t, e, "finite_totals", ref, [][]any{{day("2026-07-01"), 1.0}, {day("2026-07-02"), 2.0}, {day("2026-07-03"), 3.0}})
-		// Whether NaN lies in a range the engines disagree (DuckDB orders it above every number,
-		// ClickHouse compares it false): the gauges hold none.
+		// NaN in a range: cmd/trueup's TestCheckNaN. The gauges hold the infinities.
 		createRows(t, e, "gauges", []tsql.Column{{Name: "id", Kind: tsql.TypeInt}, {Name: "g", Kind: tsql.TypeFloat}},
 			[][]any{{int64(1), 5.0}, {int64(2), inf}, {int64(3), -inf}})
 		totals := "-- kind: totals\n-- table: readings\n-- partition: d\n-- measure: sum(r)\n-- tolerance: 1%\n-- reference: "

@@ -117,6 +117,7 @@ type Rule struct {
 	// Filled in by validation against the engine.
 	partitionType tsql.Type
 	columnType    tsql.Type
+	keyType       tsql.Type // uniqueness: the type of a key of one column
 	parentType    tsql.Type // relationships: the parent column's type
 	parentRows    int64     // relationships: the parent's rows, when parentCounted
 	parentCounted bool

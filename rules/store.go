@@ -154,7 +154,7 @@ func alertMessage(r *Result, prev Status) string {
 	case StatusFail:
 		msg := fmt.Sprintf("%s fails: %s", r.Rule, r.Message)
 		if len(r.FailingPartitions) > 0 {
-			msg += fmt.Sprintf(" (%d partitions, first %s)", len(r.FailingPartitions), r.FailingPartitions[0])
+			msg += fmt.Sprintf(" (%s, first %s)", plural(int64(len(r.FailingPartitions)), "partition", "partitions"), r.FailingPartitions[0])
 		}
 		return msg
 	}

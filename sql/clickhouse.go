@@ -499,6 +499,8 @@ func (chDialect) FusesLookupJoin() bool { return false }
 
 func (chDialect) CountIf(c string) string { return "countIf(" + c + ")" }
 
+func (chDialect) IsNaN(x string) string { return "isNaN(" + x + ")" }
+
 // Matches: match() searches with RE2, as DuckDB's regexp_matches does.
 func (chDialect) Matches(x, pattern string) string { return "match(" + x + ", " + pattern + ")" }
 func (chDialect) NullSafeEqual(a, b string) string {

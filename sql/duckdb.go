@@ -566,6 +566,8 @@ func (duckDialect) FusesLookupJoin() bool { return true }
 
 func (duckDialect) CountIf(c string) string { return "count_if(" + c + ")" }
 
+func (duckDialect) IsNaN(x string) string { return "isnan(" + x + ")" }
+
 // Matches: regexp_matches searches with RE2 (a match anywhere, as ClickHouse's match()).
 func (duckDialect) Matches(x, pattern string) string {
 	return "regexp_matches(" + x + ", " + pattern + ")"

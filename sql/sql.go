@@ -318,6 +318,10 @@ type Dialect interface {
 	FusesLookupJoin() bool
 	// CountIf counts rows where cond holds.
 	CountIf(cond string) string
+	// IsNaN is true where a floating-point expression is NaN. No comparison finds NaN on both
+	// engines: DuckDB orders it above every number and equal to itself (NaN > 10 holds),
+	// ClickHouse compares it false with everything (NaN > 10 and NaN <= 10 both fail).
+	IsNaN(expr string) string
 	// Matches is true where the text expression contains a match of the RE2 pattern, an SQL
 	// string literal (Literal renders it); NULL stays NULL.
 	Matches(expr, pattern string) string

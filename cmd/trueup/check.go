@@ -310,8 +310,9 @@ func writeRun(w io.Writer, format string, run *rules.Run) error {
 	// A warn-severity rule that fails is a warning, as its WARN line and JUnit say, not a failure.
 	pass, fail, errs := run.Counts()
 	warned := run.Warned()
-	fmt.Fprintf(w, "\nrun %d: %d rules, %d passed, %d failed, %d warned, %d could not run; %d queries in %.2fs\n",
-		run.ID, len(run.Results), pass, fail-warned, warned, errs, run.Queries, run.Finished.Sub(run.Started).Seconds())
+	fmt.Fprintf(w, "\nrun %d: %d %s, %d passed, %d failed, %d warned, %d could not run; %d %s in %.2fs\n",
+		run.ID, len(run.Results), pluralWord(len(run.Results), "rule", "rules"), pass, fail-warned, warned, errs,
+		run.Queries, pluralWord(run.Queries, "query", "queries"), run.Finished.Sub(run.Started).Seconds())
 	return nil
 }
 
@@ -340,8 +341,8 @@ func writeExplain(w io.Writer, format string, plan *rules.Plan) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(plan)
 	}
-	fmt.Fprintf(w, "-- %d rules in %d queries (follow-up queries for samples and exact counts run only for failing rules)\n\n",
-		len(plan.Rules), len(plan.Queries))
+	fmt.Fprintf(w, "-- %d %s in %d %s (follow-up queries for samples and exact counts run only for failing rules)\n\n",
+		len(plan.Rules), pluralWord(len(plan.Rules), "rule", "rules"), len(plan.Queries), pluralWord(len(plan.Queries), "query", "queries"))
 	for i, q := range plan.Queries {
 		fmt.Fprintf(w, "-- query %d on %s\n%s;\n\n", i+1, q.Target, q.SQL)
 	}

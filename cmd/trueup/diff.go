@@ -106,8 +106,8 @@ func runDiff(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error
 		res.ID = 0 // kept in memory only, gone when the command ends: no number to look up
 	}
 	if *rows {
-		fmt.Fprintf(e.stderr, "trueup: rows: %d added, %d removed, %d changed, %d duplicate keys\n",
-			res.Rows.Added, res.Rows.Removed, res.Rows.Changed, res.Rows.DuplicateKeys)
+		fmt.Fprintf(e.stderr, "trueup: rows: %d added, %d removed, %d changed, %d duplicate %s\n",
+			res.Rows.Added, res.Rows.Removed, res.Rows.Changed, res.Rows.DuplicateKeys, pluralWord(int(res.Rows.DuplicateKeys), "key", "keys"))
 		for _, n := range res.Notes { // what could not be streamed, and why
 			fmt.Fprintf(e.stderr, "trueup: note: %s\n", n)
 		}

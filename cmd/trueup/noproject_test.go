@@ -103,7 +103,7 @@ func TestCheckWithoutProject(t *testing.T) {
 			write("orders/unique_order_id.sql", "-- kind: uniqueness\n-- table: orders\n-- columns: order_id\n")
 			dir := emptyHere(t)
 			code, out, errs := cli(t, "check", "--rules", rulesDir, "--target", url)
-			if code != exitOK || !strings.Contains(out, "PASS  unique_order_id") || !strings.Contains(out, "1 rules, 1 passed, 0 failed") {
+			if code != exitOK || !strings.Contains(out, "PASS  unique_order_id") || !strings.Contains(out, "1 rule, 1 passed, 0 failed") {
 				t.Fatalf("passing rule: exit %d\n%s\n%s", code, out, errs)
 			}
 			if !strings.Contains(errs, "the check is printed and not kept") {
