@@ -36,7 +36,9 @@ func (s *Server) backfillShow(c echo.Context, svc ops.Backfills) error {
 	st, err := svc.Status(ctx, ops.BackfillRequest{Name: name})
 	switch {
 	case err == nil:
-		d.Progress = progressView(name, st)
+		if d.Progress, err = s.progressOf(ctx, name, st); err != nil {
+			return err
+		}
 	case errors.Is(err, fault.ErrNotFound):
 		st = nil
 	default:
@@ -90,7 +92,10 @@ func (s *Server) backfillProgress(c echo.Context, svc ops.Backfills) error {
 	if err != nil {
 		return err
 	}
-	p := progressView(name, st)
+	p, err := s.progressOf(c.Request().Context(), name, st)
+	if err != nil {
+		return err
+	}
 	// The plan's buttons follow the run (the plan itself is not computed again: a blocked plan's
 	// Run is refused with its reason).
 	a, err := s.backfillActions(c.Request().Context(), name, st, false)
@@ -99,6 +104,20 @@ func (s *Server) backfillProgress(c echo.Context, svc ops.Backfills) error {
 	}
 	a.OOB, p.Actions = true, &a
 	return render(c, http.StatusOK, page.BackfillProgressFragment(*p))
+}
+
+// progressOf is the progress fragment's view of a run, with what became of the versions it
+// built since: a page that still offered to publish them after a swap or a rollback misled.
+func (s *Server) progressOf(ctx context.Context, name string, st *backfill.Status) (*page.BackfillProgress, error) {
+	p := progressView(name, st)
+	pub, err := s.runPublished(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if pub != nil {
+		p.Published, p.PublishHref = pub, ""
+	}
+	return p, nil
 }
 
 // backfillActions lays out the plan's buttons by the latest run (st, nil before the first):
