@@ -96,6 +96,27 @@ func (s *Set) ForTable(table string) *Backfill {
 	return nil
 }
 
+// Writes lists the tables a run of b writes: its table, then the downstream tables, transitively,
+// each once.
+func (s *Set) Writes(b *Backfill) []string {
+	out := []string{b.Table}
+	for i := 0; i < len(out); i++ {
+		d := s.ForTable(out[i])
+		if i == 0 {
+			d = b
+		}
+		if d == nil {
+			continue
+		}
+		for _, t := range d.Downstream {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
 func (b *Backfill) line(key string) int {
 	if l, ok := b.lines[key]; ok {
 		return l

@@ -58,8 +58,8 @@ func (s *Server) tableCalendar(c echo.Context) error {
 			return err
 		}
 		for _, b := range list {
-			if b.Latest == nil {
-				continue
+			if b.Latest == nil || b.Via != "" {
+				continue // a downstream backfill's run is its upstream's, shown once under that
 			}
 			r := run{name: b.Name, href: backfillHref(b.Name), id: b.Latest.RunID, parts: map[string]bool{}}
 			for _, p := range b.Latest.Partitions {

@@ -67,3 +67,55 @@ func TestBackfillPageFollowsPublish(t *testing.T) {
 		t.Errorf("after the rollback: published line %q, %d publish links; want rolled back by rollback #2 at … and none", got, publishLinks(doc))
 	}
 }
+
+// TestBackfillListShowsRuns: the backfills list shows, for every backfill, the tables it writes
+// and its latest run — state, when, and the partitions built of each table — including the
+// downstream backfills, whose table an upstream run refreshed (they said "never run"); the past
+// runs by reason count every table a run wrote.
+func TestBackfillListShowsRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves a demo project")
+	}
+	srv := serveDemo(t, demoDir(t))
+	if code, out, errs := cli(t, "--server", srv.url, "backfill", "run", "fix_dedup_bug"); code != 0 {
+		t.Fatalf("backfill run: exit %d\n%s%s", code, out, errs)
+	}
+	doc := pageDoc(t, srv.url+"/backfills")
+	row := func(name string) *goquery.Selection {
+		return doc.Find(`[data-testid=backfill-row][data-backfill=` + name + `]`)
+	}
+	counts := func(r *goquery.Selection) string {
+		var out []string
+		r.Find("[data-testid=backfill-table-count]").Each(func(_ int, s *goquery.Selection) {
+			out = append(out, s.AttrOr("data-table", "")+" "+pageText(s))
+		})
+		return strings.Join(out, ", ")
+	}
+	up := row("fix_dedup_bug")
+	if got, want := counts(up), "orders 9/9, daily_revenue 9/9, customer_ltv 9/9, region_summary 9/9"; got != want {
+		t.Errorf("fix_dedup_bug writes %q, want %q", got, want)
+	}
+	if got := pageText(up.Find("[data-testid=backfill-latest]")); !strings.HasPrefix(got, "run 1: validated 20") {
+		t.Errorf("fix_dedup_bug latest run %q, want run 1: validated and when", got)
+	}
+	for _, name := range []string{"daily_revenue", "customer_ltv", "region_summary"} {
+		r := row(name)
+		if got := r.AttrOr("data-state", ""); got != "validated" {
+			t.Errorf("%s: state %q, want validated (refreshed by run 1 of fix_dedup_bug)", name, got)
+		}
+		if got := pageText(r.Find("[data-testid=backfill-latest-via]")); got != "with fix_dedup_bug" {
+			t.Errorf("%s: via %q", name, got)
+		}
+		if got, want := counts(r), name+" 9/9"; got != want {
+			t.Errorf("%s: counts %q, want %q", name, got, want)
+		}
+		if r.Find("[data-testid=backfill-latest-when]").Length() != 1 {
+			t.Errorf("%s: no time of the latest run", name)
+		}
+	}
+	var reason []string
+	doc.Find(`[data-testid=reason-row][data-reason=bug] td`).Each(func(_ int, s *goquery.Selection) { reason = append(reason, pageText(s)) })
+	if got := strings.Join(reason, " "); got != "bug 1 4" {
+		t.Errorf("past runs by reason: %q, want bug 1 run 4 tables", got)
+	}
+}
