@@ -119,3 +119,59 @@ func TestBackfillListShowsRuns(t *testing.T) {
 		t.Errorf("past runs by reason: %q, want bug 1 run 4 tables", got)
 	}
 }
+
+// TestCalendarColoursWhatReadersSee: a table's calendar colours its days by the versions
+// readers see now. A run swapped in, rolled back and swapped in again is live (an older swap's
+// rollback coloured it undone); a rule whose latest verdict was given before a rollback (the
+// rollback ran where no rules rerun after it, as the CLI does) gives no colour, as that verdict
+// was on the version rolled back, and says so.
+func TestCalendarColoursWhatReadersSee(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves a demo project")
+	}
+	cells := func(doc *goquery.Document) map[string]int {
+		m := map[string]int{}
+		doc.Find("[data-testid=calendar-row]").Each(func(_ int, r *goquery.Selection) {
+			r.Find("[data-day]").Each(func(_ int, c *goquery.Selection) {
+				m[r.AttrOr("data-name", "")+" "+c.AttrOr("data-state", "")]++
+			})
+		})
+		return m
+	}
+	local := func(dir string, steps ...[]string) {
+		t.Helper()
+		for _, args := range steps {
+			if code, out, errs := cli(t, append([]string{"--config", dir + "/trueup.yaml"}, args...)...); code > 1 {
+				t.Fatalf("%v: exit %d\n%s%s", args, code, out, errs)
+			}
+		}
+	}
+	calendar := "/tables/daily_revenue/calendar?target=warehouse"
+
+	t.Run("swapped_in_again", func(t *testing.T) {
+		dir := demoDir(t)
+		local(dir, []string{"backfill", "run", "fix_dedup_bug"}, []string{"swap", "orders", "--to", "v2", "--reason", "fix"},
+			[]string{"rollback", "orders", "--reason", "check"}, []string{"swap", "orders", "--to", "v2", "--reason", "fix again"},
+			[]string{"check", "--rule", "matches_raw"})
+		got := cells(pageDoc(t, serveDemo(t, dir).url+calendar))
+		if got["fix_dedup_bug run 1 live"] != 9 || got["fix_dedup_bug run 1 undone"] != 0 || got["matches_raw pass"] != 92 {
+			t.Errorf("daily_revenue's calendar with v2 live again: %v", got)
+		}
+	})
+	t.Run("rolled_back_after_the_rules_ran", func(t *testing.T) {
+		dir := demoDir(t)
+		local(dir, []string{"backfill", "run", "fix_dedup_bug"}, []string{"swap", "orders", "--to", "v2", "--reason", "fix"},
+			[]string{"check", "--rule", "matches_raw"}, []string{"rollback", "orders", "--reason", "check"})
+		srv := serveDemo(t, dir)
+		doc := pageDoc(t, srv.url+calendar)
+		got := cells(doc)
+
+		if got["fix_dedup_bug run 1 undone"] != 9 || got["matches_raw pass"] != 0 || got["matches_raw "] != 92 {
+			t.Errorf("daily_revenue's calendar after the rollback: %v", got)
+		}
+		note := pageText(doc.Find(`[data-testid=calendar-row][data-name=matches_raw] small`))
+		if note != "ran before rollback #2: run it again for what readers see now" {
+			t.Errorf("matches_raw's note %q", note)
+		}
+	})
+}
