@@ -44,6 +44,11 @@ func (s *Server) backfillShow(c echo.Context, svc ops.Backfills) error {
 	default:
 		return err
 	}
+	if d.DownstreamOnly {
+		if d.Refreshed, err = s.latestRefresh(ctx, svc, name); err != nil {
+			return err
+		}
+	}
 	if d.Actions, err = s.backfillActions(ctx, name, st, d.Blocked); err != nil {
 		return err
 	}
@@ -58,7 +63,11 @@ func fillPlan(d *page.BackfillShow, p *backfill.Plan) {
 	d.Scope, d.Grain, d.Partitions, d.InputsOK = p.Scope, p.Grain, p.Partitions, p.InputsOK
 	d.Write, d.Rollback, d.Notice, d.Score, d.ScoreMissing = p.Write, p.Rollback, p.Notice, p.Score, p.ScoreMissing
 	d.Validation, d.Expect, d.Blocked, d.Refreshes = strings.Join(p.Validation, ", "), p.Expect, p.Blocked(), len(p.Downstream)
-	d.Pace = fmt.Sprintf("%d partition(s) at once, %s between partitions", p.Concurrency, p.Throttle)
+	d.Description, d.DownstreamOnly, d.Owner = p.Description, p.DownstreamOnly, p.Owner
+	for _, up := range p.RefreshedBy {
+		d.RefreshedBy = append(d.RefreshedBy, page.Link{Text: up, Href: backfillHref(up)})
+	}
+	d.Pace = fmt.Sprintf("%s partition(s) at once, %s between partitions", page.Thousands(int64(p.Concurrency)), p.Throttle)
 	if p.Window != "" {
 		d.Pace += ", only " + p.Window + " UTC"
 	}
@@ -75,7 +84,7 @@ func fillPlan(d *page.BackfillShow, p *backfill.Plan) {
 		d.Inputs = append(d.Inputs, page.KeyValue{Key: in.Relation, Value: v})
 	}
 	for _, t := range p.RefreshesByTable() {
-		d.Downstream = append(d.Downstream, page.KeyValue{Key: t.Table, Value: fmt.Sprintf("%d partition(s)", t.Partitions)})
+		d.Downstream = append(d.Downstream, page.KeyValue{Key: t.Table, Value: page.Thousands(int64(t.Partitions)) + " partition(s)"})
 	}
 	for _, f := range p.Findings {
 		d.Findings = append(d.Findings, page.Finding{Severity: f.Severity, Message: f.Message})
@@ -83,6 +92,31 @@ func fillPlan(d *page.BackfillShow, p *backfill.Plan) {
 	for _, l := range p.Layouts {
 		d.Layouts = append(d.Layouts, page.KeyValue{Key: l.Table, Value: l.Text})
 	}
+}
+
+// latestRefresh is the newest run of an upstream backfill that refreshed the table of name, a
+// backfill run only as a downstream one; nil before any did.
+func (s *Server) latestRefresh(ctx context.Context, svc ops.Backfills, name string) (*page.BackfillRefresh, error) {
+	list, err := svc.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range list {
+		if b.Name != name || b.Latest == nil || b.Via == "" {
+			continue
+		}
+		r := &page.BackfillRefresh{RunID: b.Latest.RunID, Via: b.Via, Href: backfillHref(b.Via), State: b.Latest.State}
+		for _, t := range b.Latest.Tables {
+			if t.Table == b.Table {
+				r.Version, r.Done, r.Total = t.Version, t.Done, t.Total
+			}
+		}
+		if b.LastAt != nil {
+			r.At = formatTime(*b.LastAt)
+		}
+		return r, nil
+	}
+	return nil, nil
 }
 
 // backfillProgress answers GET /backfills/:name/progress: the fragment htmx polls.

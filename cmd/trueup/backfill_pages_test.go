@@ -175,3 +175,56 @@ func TestCalendarColoursWhatReadersSee(t *testing.T) {
 		}
 	})
 }
+
+// TestDownstreamBackfillPage: a backfill that only refreshes a downstream table shows what its
+// transform computes (its description: header) and which backfill runs it, with the newest run
+// that refreshed its table, instead of a plan of four blocking findings about a scope it does
+// not have; its dry run is refused with one sentence that says what to run instead.
+func TestDownstreamBackfillPage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves a demo project")
+	}
+	dir := demoDir(t)
+	want := "daily_revenue is refreshed as a downstream table of fix_dedup_bug and has no scope of its own: plan, dry-run or run fix_dedup_bug"
+	code, out, errs := cli(t, "--config", dir+"/trueup.yaml", "backfill", "dry-run", "daily_revenue")
+	if code != 2 || !strings.Contains(out, want) || strings.Contains(out, "no objective") || !strings.Contains(errs, "blocked by 1 finding(s)") {
+		t.Errorf("dry-run daily_revenue: exit %d, want 2 and one finding %q:\n%s%s", code, want, out, errs)
+	}
+	srv := serveDemo(t, dir)
+	show := func() *goquery.Document { return pageDoc(t, srv.url+"/backfills/daily_revenue") }
+	doc := show()
+	if got := pageText(doc.Find("[data-testid=plan-description]")); got != "Refreshes daily_revenue from orders for the partitions an upstream backfill rebuilt." {
+		t.Errorf("description %q", got)
+	}
+	if got := pageText(doc.Find("[data-testid=refreshed-by-link]")); got != "fix_dedup_bug" {
+		t.Errorf("refreshed by %q", got)
+	}
+	if n := doc.Find("[data-testid=plan], [data-testid=dry-run], [data-testid=run]").Length(); n != 0 {
+		t.Errorf("%d plan sections or run buttons on a downstream backfill's page", n)
+	}
+	if got := pageText(doc.Find("[data-testid=latest-refresh]")); !strings.HasPrefix(got, "Not refreshed yet") {
+		t.Errorf("latest refresh before any run: %q", got)
+	}
+	resp, err := http.PostForm(srv.url+"/backfills/daily_revenue/dry-run", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dry, err := goquery.NewDocumentFromReader(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pageText(dry.Find("[data-testid=dry-run-verdict]")); got != "Not run: the plan is blocked. Nothing was computed or written." {
+		t.Errorf("dry run verdict %q", got)
+	}
+	if got := pageText(dry.Find("[data-testid=dry-run-note]")); !strings.Contains(got, want) {
+		t.Errorf("dry run notes %q, want %q", got, want)
+	}
+
+	if code, out, errs := cli(t, "--server", srv.url, "backfill", "run", "fix_dedup_bug"); code != 0 {
+		t.Fatalf("backfill run: exit %d\n%s%s", code, out, errs)
+	}
+	if got := pageText(show().Find("[data-testid=latest-refresh]")); !strings.HasPrefix(got, "fix_dedup_bug run 1: validated, built daily_revenue v2: 9 of 9 partitions, 20") {
+		t.Errorf("latest refresh after the upstream run: %q", got)
+	}
+}
