@@ -36,7 +36,7 @@ func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.
 		}
 		detail := info.Message
 		if n := len(info.FailingPartitions); n > 0 {
-			detail = fmt.Sprintf("%d failing partitions: %s", n, strings.Join(info.FailingPartitions[:min(n, 3)], ", "))
+			detail = fmt.Sprintf("%s failing partitions: %s", page.Thousands(int64(n)), strings.Join(info.FailingPartitions[:min(n, 3)], ", "))
 			if n > 3 {
 				detail += ", …"
 			}

@@ -718,7 +718,7 @@ func DiffPage(d Diff) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var36 string
-				templ_7745c5c3_Var36, templ_7745c5c3_Err = templ.JoinStringErrs(formatInt(int64(d.Hidden)))
+				templ_7745c5c3_Var36, templ_7745c5c3_Err = templ.JoinStringErrs(Thousands(int64(d.Hidden)))
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/diff.templ`, Line: 207, Col: 41}
 				}

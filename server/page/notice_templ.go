@@ -1381,9 +1381,9 @@ func NoticeDetailPage(d NoticeDetail) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var64 string
-				templ_7745c5c3_Var64, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(len(d.Recipients)))
+				templ_7745c5c3_Var64, templ_7745c5c3_Err = templ.JoinStringErrs(Thousands(int64(len(d.Recipients))))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/notice.templ`, Line: 373, Col: 75}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/notice.templ`, Line: 373, Col: 79}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var64))
 				if templ_7745c5c3_Err != nil {
@@ -1394,9 +1394,9 @@ func NoticeDetailPage(d NoticeDetail) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var65 string
-				templ_7745c5c3_Var65, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(d.Acked))
+				templ_7745c5c3_Var65, templ_7745c5c3_Err = templ.JoinStringErrs(Thousands(int64(d.Acked)))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/notice.templ`, Line: 373, Col: 102}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/notice.templ`, Line: 373, Col: 110}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var65))
 				if templ_7745c5c3_Err != nil {
@@ -1468,9 +1468,9 @@ func NoticeDetailPage(d NoticeDetail) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var69 string
-				templ_7745c5c3_Var69, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(len(d.Revisions)))
+				templ_7745c5c3_Var69, templ_7745c5c3_Err = templ.JoinStringErrs(Thousands(int64(len(d.Revisions))))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/notice.templ`, Line: 387, Col: 47}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/notice.templ`, Line: 387, Col: 51}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var69))
 				if templ_7745c5c3_Err != nil {
@@ -1610,9 +1610,9 @@ func NoticeDetailPage(d NoticeDetail) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var78 string
-					templ_7745c5c3_Var78, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(x.Attempts))
+					templ_7745c5c3_Var78, templ_7745c5c3_Err = templ.JoinStringErrs(Thousands(int64(x.Attempts)))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/notice.templ`, Line: 409, Col: 51}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/notice.templ`, Line: 409, Col: 55}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var78))
 					if templ_7745c5c3_Err != nil {
