@@ -49,6 +49,7 @@ type Backfill struct {
 	Key         []string
 	Reason      string
 	Objective   string
+	Description string // what the file's transform computes, as its header says
 	Scope       Scope
 	Mode        string
 	Downstream  []string // logical tables built from this one

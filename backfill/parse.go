@@ -96,6 +96,42 @@ func (s *Set) ForTable(table string) *Backfill {
 	return nil
 }
 
+// RefreshedBy names the backfills that refresh b's table as one of their downstream tables (b is
+// the file that builds it for them), in file order.
+func (s *Set) RefreshedBy(b *Backfill) []string {
+	if s.ForTable(b.Table) != b {
+		return nil
+	}
+	var out []string
+	for _, up := range s.Backfills {
+		if up != b && slices.Contains(up.Downstream, b.Table) {
+			out = append(out, up.Name)
+		}
+	}
+	return out
+}
+
+// Writes lists the tables a run of b writes: its table, then the downstream tables, transitively,
+// each once.
+func (s *Set) Writes(b *Backfill) []string {
+	out := []string{b.Table}
+	for i := 0; i < len(out); i++ {
+		d := s.ForTable(out[i])
+		if i == 0 {
+			d = b
+		}
+		if d == nil {
+			continue
+		}
+		for _, t := range d.Downstream {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
 func (b *Backfill) line(key string) int {
 	if l, ok := b.lines[key]; ok {
 		return l
@@ -110,7 +146,7 @@ func Parse(shown, text string) (*Backfill, sqlfile.Problems) {
 	b := &Backfill{
 		Name: f.Name, Path: shown, Table: f.Get("table"), Partition: f.Get("partition"),
 		Grain: "day", Mode: ModePartitionReplace, Concurrency: 1,
-		Reason: f.Get("reason"), Objective: f.Get("objective"), Expect: f.Get("expect"),
+		Reason: f.Get("reason"), Objective: f.Get("objective"), Description: f.Get("description"), Expect: f.Get("expect"),
 		Owner: f.Get("owner"), Contact: f.Get("contact"), Target: f.Get("target"),
 		Downstream: sqlfile.List(f.Get("downstream")), Validate: sqlfile.List(f.Get("validate")),
 		Key: sqlfile.List(f.Get("key")), lines: map[string]int{},

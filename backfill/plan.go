@@ -50,6 +50,12 @@ type Plan struct {
 	Window       string    `json:"window"`
 	Owner        string    `json:"owner"`
 	Contact      string    `json:"contact"`
+	// Description is the file's description: header, what its transform computes.
+	Description string `json:"description,omitempty"`
+	// RefreshedBy names the backfills that refresh this one's table as a downstream table;
+	// DownstreamOnly says it has no reason and no scope of its own: it runs only with them.
+	RefreshedBy    []string `json:"refreshed_by,omitempty"`
+	DownstreamOnly bool     `json:"downstream_only,omitempty"`
 
 	windows []tsql.Window
 }
@@ -154,23 +160,35 @@ func (pl Planner) Plan(ctx context.Context, b *Backfill, override *Scope) (*Plan
 	if b.Window != nil {
 		p.Window = b.Window.String()
 	}
-	if b.Reason == "" {
-		p.block("no reason: say why in the header (reason: %s)", strings.Join(Reasons, "|"))
-	}
-	if b.Objective == "" {
-		p.block("no objective: say in one or two sentences what this backfill fixes (objective: …)")
-	}
+	p.Description = b.Description
 	scope := b.Scope
 	if override != nil {
 		scope = *override
 	}
 	p.Scope = scope.Format(b.Grain)
+	p.RefreshedBy = pl.Set.RefreshedBy(b)
+	p.DownstreamOnly = len(p.RefreshedBy) > 0 && b.Reason == "" && !scope.dated() && scope.FromRule == ""
+	if p.DownstreamOnly {
+		// One finding that says what to do, not four about a header it need not have.
+		p.block("%s is refreshed as a downstream table of %s and has no scope of its own: plan, dry-run or run %s, which rebuilds %s with it "+
+			"(to run it on its own, give it reason:, objective: and scope:)",
+			b.Table, strings.Join(p.RefreshedBy, ", "), p.RefreshedBy[0], b.Table)
+	}
+	if b.Reason == "" && !p.DownstreamOnly {
+		p.block("no reason: say why in the header (reason: %s)", strings.Join(Reasons, "|"))
+	}
+	if b.Objective == "" && !p.DownstreamOnly {
+		p.block("no objective: say in one or two sentences what this backfill fixes (objective: …)")
+	}
 	live, liveType, err := pl.liveVersion(ctx, b.Table, b.Partition)
 	if err != nil {
 		p.block("%v", err)
 		return p, nil
 	}
 	p.Live = live.Name()
+	if p.DownstreamOnly {
+		return p, nil
+	}
 	parts, err := pl.scopePartitions(ctx, b, scope, live)
 	if err != nil {
 		p.block("%v", err)

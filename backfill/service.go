@@ -42,18 +42,39 @@ type Summary struct {
 	Table    string    `json:"table"`
 	Reason   string    `json:"reason"`
 	Scope    string    `json:"scope"`
-	Latest   *Status   `json:"latest_run,omitempty"`
+	// Tables are the tables a run of it writes: its own, then the downstream ones, transitively.
+	Tables []string `json:"tables"`
+	// Latest is the newest run that wrote its table with its transform: its own, or, for a
+	// backfill that refreshes a downstream table, the run of the upstream backfill (Via).
+	Latest *Status `json:"latest_run,omitempty"`
+	Via    string  `json:"via,omitempty"`
+	// LastAt is when the latest run ended, or started while it has not.
+	LastAt *time.Time `json:"last_at,omitempty"`
 }
 
-// List returns every backfill that can be run on its own (it has a reason) with its latest run.
+// List returns every backfill with the latest run that wrote with it.
 func (s *Service) List(ctx context.Context) ([]Summary, error) {
 	var out []Summary
 	for _, b := range s.Runner.Planner.Set.Backfills {
-		sum := Summary{Backfill: b, Name: b.Name, Table: b.Table, Reason: b.Reason, Scope: b.Scope.Format(b.Grain)}
-		if run, err := s.Runner.Store.LatestRun(ctx, b.Name); err == nil {
+		sum := Summary{Backfill: b, Name: b.Name, Table: b.Table, Reason: b.Reason, Scope: b.Scope.Format(b.Grain),
+			Tables: s.Runner.Planner.Set.Writes(b)}
+		run, err := s.Runner.Store.LatestRunWriting(ctx, b.Name)
+		switch {
+		case errors.Is(err, fault.ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
 			if sum.Latest, err = s.Runner.Store.StatusOf(ctx, run.ID, s.Runner.now()); err != nil {
 				return nil, err
 			}
+			if run.Backfill != b.Name {
+				sum.Via = run.Backfill
+			}
+			at := run.CreatedAt
+			if run.FinishedAt != nil {
+				at = *run.FinishedAt
+			}
+			sum.LastAt = &at
 		}
 		out = append(out, sum)
 	}

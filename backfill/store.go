@@ -257,6 +257,21 @@ func (s Store) LatestRun(ctx context.Context, backfill string) (*Run, error) {
 	return s.GetRun(ctx, id)
 }
 
+// LatestRunWriting returns the newest run that wrote a table with backfill's transform: a run
+// of its own, or of an upstream backfill that refreshed its table as a downstream one.
+func (s Store) LatestRunWriting(ctx context.Context, backfill string) (*Run, error) {
+	var id dbsql.NullInt64
+	err := s.L.DB().QueryRowContext(ctx, `SELECT max(id) FROM (SELECT id FROM backfill_runs WHERE backfill = ?
+		UNION ALL SELECT run_id FROM backfill_tables WHERE backfill = ?)`, backfill, backfill).Scan(&id)
+	if err != nil {
+		return nil, fmt.Errorf("backfill: runs of %s: %w", backfill, err)
+	}
+	if !id.Valid {
+		return nil, fault.New(fault.NotFound, "Backfill %s has never run.", backfill)
+	}
+	return s.GetRun(ctx, id.Int64)
+}
+
 // Runs lists runs newest first.
 func (s Store) Runs(ctx context.Context, limit, offset int) ([]*Run, error) {
 	if limit <= 0 || limit > 500 {
@@ -385,8 +400,10 @@ type ReasonCount struct {
 // History counts past runs by reason, so a team sees how many were bugs monitoring should
 // have caught.
 func (s Store) History(ctx context.Context) ([]ReasonCount, error) {
-	rows, err := s.L.DB().QueryContext(ctx, `SELECT reason, count(*), count(DISTINCT table_name) FROM backfill_runs
-		GROUP BY reason ORDER BY count(*) DESC, reason`)
+	// the tables a run wrote are its table and the downstream ones (backfill_tables)
+	rows, err := s.L.DB().QueryContext(ctx, `SELECT r.reason, count(DISTINCT r.id) AS runs, count(DISTINCT coalesce(t.table_name, r.table_name))
+		FROM backfill_runs r LEFT JOIN backfill_tables t ON t.run_id = r.id
+		GROUP BY r.reason ORDER BY runs DESC, r.reason`)
 	if err != nil {
 		return nil, err
 	}

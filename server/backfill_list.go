@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"trueup/backfill"
 	"trueup/ops"
 	"trueup/server/page"
 )
@@ -12,8 +13,9 @@ import (
 // backfillsPerPage is how many backfills the list shows at once.
 const backfillsPerPage = 50
 
-// backfillList answers GET /backfills: every backfill with its latest run (50 to a page), and
-// runs by reason.
+// backfillList answers GET /backfills: every backfill with the tables it writes and its latest
+// run (50 to a page) — a backfill that refreshes a downstream table, the upstream run that did —
+// and runs by reason.
 func (s *Server) backfillList(c echo.Context, svc ops.Backfills) error {
 	w, err := pageWindow(c, backfillsPerPage, backfillsPerPage)
 	if err != nil {
@@ -27,8 +29,22 @@ func (s *Server) backfillList(c echo.Context, svc ops.Backfills) error {
 	d := page.BackfillList{Chrome: s.chrome("Backfills", "Backfills"), Pager: pager(c, w, len(list) > w.Offset+w.Limit)}
 	for _, b := range slice(list, w) {
 		row := page.BackfillRow{Name: b.Name, Href: backfillHref(b.Name), Table: b.Table, Reason: b.Reason, Scope: b.Scope, State: "never run"}
+		counts := map[string]backfill.TableStatus{}
 		if b.Latest != nil {
-			row.State, row.Percent, row.Done, row.Total = b.Latest.State, b.Latest.Percent(), b.Latest.PartitionsDone, b.Latest.PartitionsTotal
+			row.State, row.RunID = b.Latest.State, b.Latest.RunID
+			for _, t := range b.Latest.Tables {
+				counts[t.Table] = t
+			}
+			if b.LastAt != nil {
+				row.When = formatTime(*b.LastAt)
+			}
+			if b.Via != "" {
+				row.Via, row.ViaHref = b.Via, backfillHref(b.Via)
+			}
+		}
+		for _, t := range b.Tables {
+			c, ok := counts[t]
+			row.Tables = append(row.Tables, page.BackfillRowTable{Table: t, Ran: ok, Done: c.Done, Total: c.Total})
 		}
 		d.Backfills = append(d.Backfills, row)
 	}

@@ -36,11 +36,18 @@ func (s *Server) backfillShow(c echo.Context, svc ops.Backfills) error {
 	st, err := svc.Status(ctx, ops.BackfillRequest{Name: name})
 	switch {
 	case err == nil:
-		d.Progress = progressView(name, st)
+		if d.Progress, err = s.progressOf(ctx, name, st); err != nil {
+			return err
+		}
 	case errors.Is(err, fault.ErrNotFound):
 		st = nil
 	default:
 		return err
+	}
+	if d.DownstreamOnly {
+		if d.Refreshed, err = s.latestRefresh(ctx, svc, name); err != nil {
+			return err
+		}
 	}
 	if d.Actions, err = s.backfillActions(ctx, name, st, d.Blocked); err != nil {
 		return err
@@ -56,7 +63,11 @@ func fillPlan(d *page.BackfillShow, p *backfill.Plan) {
 	d.Scope, d.Grain, d.Partitions, d.InputsOK = p.Scope, p.Grain, p.Partitions, p.InputsOK
 	d.Write, d.Rollback, d.Notice, d.Score, d.ScoreMissing = p.Write, p.Rollback, p.Notice, p.Score, p.ScoreMissing
 	d.Validation, d.Expect, d.Blocked, d.Refreshes = strings.Join(p.Validation, ", "), p.Expect, p.Blocked(), len(p.Downstream)
-	d.Pace = fmt.Sprintf("%d partition(s) at once, %s between partitions", p.Concurrency, p.Throttle)
+	d.Description, d.DownstreamOnly, d.Owner = p.Description, p.DownstreamOnly, p.Owner
+	for _, up := range p.RefreshedBy {
+		d.RefreshedBy = append(d.RefreshedBy, page.Link{Text: up, Href: backfillHref(up)})
+	}
+	d.Pace = fmt.Sprintf("%s partition(s) at once, %s between partitions", page.Thousands(int64(p.Concurrency)), p.Throttle)
 	if p.Window != "" {
 		d.Pace += ", only " + p.Window + " UTC"
 	}
@@ -73,7 +84,7 @@ func fillPlan(d *page.BackfillShow, p *backfill.Plan) {
 		d.Inputs = append(d.Inputs, page.KeyValue{Key: in.Relation, Value: v})
 	}
 	for _, t := range p.RefreshesByTable() {
-		d.Downstream = append(d.Downstream, page.KeyValue{Key: t.Table, Value: fmt.Sprintf("%d partition(s)", t.Partitions)})
+		d.Downstream = append(d.Downstream, page.KeyValue{Key: t.Table, Value: page.Thousands(int64(t.Partitions)) + " partition(s)"})
 	}
 	for _, f := range p.Findings {
 		d.Findings = append(d.Findings, page.Finding{Severity: f.Severity, Message: f.Message})
@@ -83,6 +94,31 @@ func fillPlan(d *page.BackfillShow, p *backfill.Plan) {
 	}
 }
 
+// latestRefresh is the newest run of an upstream backfill that refreshed the table of name, a
+// backfill run only as a downstream one; nil before any did.
+func (s *Server) latestRefresh(ctx context.Context, svc ops.Backfills, name string) (*page.BackfillRefresh, error) {
+	list, err := svc.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range list {
+		if b.Name != name || b.Latest == nil || b.Via == "" {
+			continue
+		}
+		r := &page.BackfillRefresh{RunID: b.Latest.RunID, Via: b.Via, Href: backfillHref(b.Via), State: b.Latest.State}
+		for _, t := range b.Latest.Tables {
+			if t.Table == b.Table {
+				r.Version, r.Done, r.Total = t.Version, t.Done, t.Total
+			}
+		}
+		if b.LastAt != nil {
+			r.At = formatTime(*b.LastAt)
+		}
+		return r, nil
+	}
+	return nil, nil
+}
+
 // backfillProgress answers GET /backfills/:name/progress: the fragment htmx polls.
 func (s *Server) backfillProgress(c echo.Context, svc ops.Backfills) error {
 	name := c.Param("name")
@@ -90,7 +126,10 @@ func (s *Server) backfillProgress(c echo.Context, svc ops.Backfills) error {
 	if err != nil {
 		return err
 	}
-	p := progressView(name, st)
+	p, err := s.progressOf(c.Request().Context(), name, st)
+	if err != nil {
+		return err
+	}
 	// The plan's buttons follow the run (the plan itself is not computed again: a blocked plan's
 	// Run is refused with its reason).
 	a, err := s.backfillActions(c.Request().Context(), name, st, false)
@@ -99,6 +138,20 @@ func (s *Server) backfillProgress(c echo.Context, svc ops.Backfills) error {
 	}
 	a.OOB, p.Actions = true, &a
 	return render(c, http.StatusOK, page.BackfillProgressFragment(*p))
+}
+
+// progressOf is the progress fragment's view of a run, with what became of the versions it
+// built since: a page that still offered to publish them after a swap or a rollback misled.
+func (s *Server) progressOf(ctx context.Context, name string, st *backfill.Status) (*page.BackfillProgress, error) {
+	p := progressView(name, st)
+	pub, err := s.runPublished(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if pub != nil {
+		p.Published, p.PublishHref = pub, ""
+	}
+	return p, nil
 }
 
 // backfillActions lays out the plan's buttons by the latest run (st, nil before the first):

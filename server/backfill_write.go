@@ -26,6 +26,7 @@ func (s *Server) backfillDryRun(c echo.Context, svc ops.Backfills) error {
 	}
 	d := page.DryRun{Chrome: s.chrome("Dry run of "+name, "Backfills"), Name: name, Href: backfillHref(name), OK: pv.OK, Notes: pv.Notes}
 	if pv.Plan != nil {
+		d.Blocked = pv.Plan.Blocked()
 		for _, f := range pv.Plan.Findings {
 			if f.Severity == "blocking" {
 				d.Notes = append(d.Notes, "blocked: "+f.Message)

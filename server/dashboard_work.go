@@ -36,7 +36,7 @@ func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.
 		}
 		detail := info.Message
 		if n := len(info.FailingPartitions); n > 0 {
-			detail = fmt.Sprintf("%d failing partitions: %s", n, strings.Join(info.FailingPartitions[:min(n, 3)], ", "))
+			detail = fmt.Sprintf("%s failing partitions: %s", page.Thousands(int64(n)), strings.Join(info.FailingPartitions[:min(n, 3)], ", "))
 			if n > 3 {
 				detail += ", …"
 			}
@@ -49,15 +49,15 @@ func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.
 			return w, nil, err
 		}
 		for _, b := range list {
-			if b.Latest == nil || b.Latest.State == backfill.RunCancelled {
-				continue
+			if b.Latest == nil || b.Via != "" || b.Latest.State == backfill.RunCancelled {
+				continue // a downstream backfill's run is its upstream's, listed once under that
 			}
 			st := b.Latest
 			if st.State == backfill.RunValidated && s.published(ctx, st) {
 				continue
 			}
 			w.Backfills = append(w.Backfills, page.WorkItem{Name: b.Name, Href: backfillHref(b.Name), Status: st.State,
-				Detail: fmt.Sprintf("run %d: %d/%d partitions", st.RunID, st.PartitionsDone, st.PartitionsTotal)})
+				Detail: fmt.Sprintf("run %d: %s/%s partitions", st.RunID, page.Thousands(int64(st.PartitionsDone)), page.Thousands(int64(st.PartitionsTotal)))})
 		}
 	}
 	for _, t := range tables {

@@ -92,8 +92,9 @@ func (s *Server) diffView(r *reconcile.Result, all bool) page.Diff {
 		Chrome: s.chrome(fmt.Sprintf("Diff %d", r.ID), "Diffs"), ID: r.ID,
 		Old: sideLabel(r.Old), New: sideLabel(r.New), Key: strings.Join(r.Key, ", "), PartitionColumn: r.PartitionColumn,
 		Expect: r.Expectations, Met: r.ExpectationsMet, Differs: r.Differs,
-		Counts: fmt.Sprintf("%d partitions: %d unchanged, %d expected, %d unexpected", len(r.Partitions),
-			counts[reconcile.VerdictUnchanged], counts[reconcile.VerdictExpected], counts[reconcile.VerdictUnexpected]),
+		Counts: fmt.Sprintf("%s partitions: %s unchanged, %s expected, %s unexpected", page.Thousands(int64(len(r.Partitions))),
+			page.Thousands(int64(counts[reconcile.VerdictUnchanged])), page.Thousands(int64(counts[reconcile.VerdictExpected])),
+			page.Thousands(int64(counts[reconcile.VerdictUnexpected]))),
 		Measures: r.Measures,
 		Added:    r.Rows.Added, Removed: r.Rows.Removed, Changed: r.Rows.Changed, DuplicateKeys: r.Rows.DuplicateKeys,
 		Notes: r.Notes, Transferred: r.RowsTransferred, CrossEngine: r.CrossEngine,
@@ -148,7 +149,7 @@ func (s *Server) diffPartitionView(r *reconcile.Result, p *reconcile.Partition) 
 		APIHref: "/api/v1" + diffPartitionHref(r.ID, p.Partition),
 	}
 	if p.OldNullKeys+p.NewNullKeys > 0 {
-		d.NullKeys = fmt.Sprintf("Rows with a NULL key, not matched: %d old, %d new.", p.OldNullKeys, p.NewNullKeys)
+		d.NullKeys = fmt.Sprintf("Rows with a NULL key, not matched: %s old, %s new.", page.Thousands(p.OldNullKeys), page.Thousands(p.NewNullKeys))
 	}
 	if p.Samples == nil {
 		return d

@@ -145,7 +145,7 @@ func queryAnswer(title, read string, a ops.Answer, changed map[[2]string]bool, l
 		}
 		out.Rows = append(out.Rows, cells)
 	}
-	out.Count = strconv.Itoa(len(a.Rows)) + " rows"
+	out.Count = page.Thousands(int64(len(a.Rows))) + " rows"
 	if len(a.Rows) == 1 {
 		out.Count = "1 row"
 	}

@@ -49,6 +49,7 @@ func (s *Server) tableCalendar(c echo.Context) error {
 	type run struct {
 		name, href string
 		id         int64
+		version    string // the version of the table the run built, e.g. "v2"
 		parts      map[string]bool
 	}
 	var runs []run
@@ -58,10 +59,15 @@ func (s *Server) tableCalendar(c echo.Context) error {
 			return err
 		}
 		for _, b := range list {
-			if b.Latest == nil {
-				continue
+			if b.Latest == nil || b.Via != "" {
+				continue // a downstream backfill's run is its upstream's, shown once under that
 			}
 			r := run{name: b.Name, href: backfillHref(b.Name), id: b.Latest.RunID, parts: map[string]bool{}}
+			for _, t := range b.Latest.Tables {
+				if t.Table == table {
+					r.version = t.Version
+				}
+			}
 			for _, p := range b.Latest.Partitions {
 				if p.Table == table && p.State == "done" {
 					r.parts[p.Partition], days[p.Partition] = true, true
@@ -76,6 +82,19 @@ func (s *Server) tableCalendar(c echo.Context) error {
 		d.Days = append(d.Days, day)
 	}
 	slices.Sort(d.Days)
+	live, history, err := s.liveAndHistory(ctx, target, table)
+	if err != nil {
+		return err
+	}
+	// A rule's verdict from before the table's latest swap or rollback is on the versions readers
+	// saw then, not now: it colours no day until the rule runs again.
+	var published *views.Publish
+	for i, p := range history {
+		if p.State == views.PublishDone {
+			published = &history[i]
+			break
+		}
+	}
 	for _, r := range infos {
 		row := page.CalendarRow{Name: r.Rule, Href: ruleHref(r.Rule), Kind: "rule"}
 		failing := map[string]bool{}
@@ -86,33 +105,43 @@ func (s *Server) tableCalendar(c echo.Context) error {
 		if whole {
 			row.Note = "fails for the whole table"
 		}
+		stale := published != nil && r.LastAt != nil && r.LastAt.Before(published.FinishedAt) && (r.Status == "pass" || r.Status == "fail")
+		if stale {
+			row.Note = fmt.Sprintf("ran before %s #%d: run it again for what readers see now", published.Kind, published.ID)
+		}
 		for _, day := range d.Days {
 			state := ""
 			switch {
-			case r.Status != "pass" && r.Status != "fail":
-				state = "" // never run, running, or could not run: no verdict
+			case stale || (r.Status != "pass" && r.Status != "fail"):
+				state = "" // never run, running, could not run, or ran on other versions: no verdict
 			case failing[day] || whole:
 				state = map[bool]string{true: "warn", false: "fail"}[r.Severity == "warn"]
 			default:
 				state = "pass"
 			}
-			row.Cells = append(row.Cells, page.CalendarCell{Day: day, State: state, Title: day + ": " + r.Rule + " " + cmp.Or(state, r.Status)})
+			title := day + ": " + r.Rule + " " + cmp.Or(state, r.Status)
+			if stale {
+				title = day + ": " + r.Rule + " " + row.Note
+			}
+			row.Cells = append(row.Cells, page.CalendarCell{Day: day, State: state, Title: title})
 		}
 		d.Rows = append(d.Rows, row)
 	}
-	history, err := s.publishes(ctx, target, table)
-	if err != nil {
-		return err
-	}
 	for _, r := range runs {
+		// what readers see now: the run's version is live, or it was swapped in and is no more
 		state, note := "rebuilt", "not live"
 		for _, p := range history {
-			if p.RunID == r.id && p.Kind == "swap" && p.State == "done" {
-				state, note = "live", "swapped in"
-				if p.UndoneBy != 0 {
-					state, note = "undone", "rolled back"
-				}
+			if p.RunID != r.id || p.Kind != views.KindSwap || p.State != views.PublishDone {
+				continue
 			}
+			state, note = "undone", "rolled back"
+			if p.UndoneBy == 0 {
+				note = "replaced by a later swap"
+			}
+			break // the newest swap of the run
+		}
+		if r.version != "" && r.version == live {
+			state, note = "live", "swapped in, live"
 		}
 		row := page.CalendarRow{Name: fmt.Sprintf("%s run %d", r.name, r.id), Href: r.href, Kind: "backfill", Note: note}
 		for _, day := range d.Days {
@@ -159,12 +188,19 @@ func (s *Server) diffDays(ctx context.Context, table string, days map[string]boo
 
 // publishes are the table's swaps and rollbacks, newest first; none where versions are not set up.
 func (s *Server) publishes(ctx context.Context, target, table string) ([]views.Publish, error) {
+	_, h, err := s.liveAndHistory(ctx, target, table)
+	return h, err
+}
+
+// liveAndHistory is the version readers of the table see now ("v2") and its swaps and rollbacks,
+// newest first; neither where versions are not set up.
+func (s *Server) liveAndHistory(ctx context.Context, target, table string) (string, []views.Publish, error) {
 	if s.opt.Tables == nil {
-		return nil, nil
+		return "", nil, nil
 	}
 	l, err := s.opt.Tables.Versions(ctx, ops.VersionsRequest{Target: target, Table: table})
 	if errors.Is(err, fault.ErrNotFound) {
-		return nil, nil
+		return "", nil, nil
 	}
-	return l.History, err
+	return l.Live, l.History, err
 }

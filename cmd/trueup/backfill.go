@@ -330,6 +330,13 @@ func countBlocking(p *backfill.Plan) int {
 
 func writePlan(w io.Writer, p *backfill.Plan) {
 	fmt.Fprintf(w, "Backfill plan: %s\n\n", p.Backfill)
+	if p.DownstreamOnly {
+		writeDownstreamPlan(w, p)
+		return
+	}
+	if p.Description != "" {
+		fmt.Fprintf(w, "  Description  %s\n", p.Description)
+	}
 	fmt.Fprintf(w, "  Objective    %s\n", p.Objective)
 	fmt.Fprintf(w, "  Reason       %s\n", p.Reason)
 	fmt.Fprintf(w, "  Table        %s (live %s, target %s)\n", p.Table, p.Live, p.Target)
@@ -384,6 +391,22 @@ func writePlan(w io.Writer, p *backfill.Plan) {
 	for _, m := range p.ScoreMissing {
 		fmt.Fprintf(w, "               - %s\n", m)
 	}
+	writeFindings(w, p)
+}
+
+// writeDownstreamPlan prints the plan of a backfill that only refreshes a downstream table: what
+// it computes and which backfills run it, not a scope it does not have.
+func writeDownstreamPlan(w io.Writer, p *backfill.Plan) {
+	if p.Description != "" {
+		fmt.Fprintf(w, "  Description  %s\n", p.Description)
+	}
+	fmt.Fprintf(w, "  Table        %s (live %s, target %s)\n", p.Table, p.Live, p.Target)
+	fmt.Fprintf(w, "  Refreshed by %s\n", strings.Join(p.RefreshedBy, ", "))
+	fmt.Fprintf(w, "  Expect       %s\n", orNone(p.Expect))
+	writeFindings(w, p)
+}
+
+func writeFindings(w io.Writer, p *backfill.Plan) {
 	if len(p.Findings) > 0 {
 		fmt.Fprintln(w, "\nFindings")
 		for _, f := range p.Findings {

@@ -40,6 +40,12 @@ func serveDemo(t *testing.T, dir string) *servedDemo {
 		a.Close()
 		t.Fatal(err)
 	}
+	// as serve does (runWithMonitor): the rules' latest results are loaded before the first page
+	if err := p.mon.Load(ctx); err != nil {
+		p.close()
+		a.Close()
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	go func() { done <- p.srv.Run(ctx) }()
 	t.Cleanup(func() {

@@ -139,7 +139,7 @@ func workList(title, testid string, items []WorkItem) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var5 string
-		templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(formatInt(int64(len(items))))
+		templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(Thousands(int64(len(items))))
 		if templ_7745c5c3_Err != nil {
 			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/dashboard_work.templ`, Line: 43, Col: 75}
 		}
