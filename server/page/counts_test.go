@@ -25,7 +25,7 @@ func TestCountsHaveThousandsSeparators(t *testing.T) {
 		{"diff_hidden", DiffPage(Diff{ID: 1, Hidden: 1500, AllHref: "/diffs/1?all=1"}), "1,500 unchanged partitions not listed"},
 		{"validation_unchanged", DryRunPage(DryRun{Name: "b", Tables: []DiffTable{{Table: "orders", Unchanged: 2000}}}), "2,000 other partitions unchanged"},
 		{"work_list", workList("Backfills", "work-backfills", make([]WorkItem, 1001)), "Backfills (1,001)"},
-		{"query_rows", templ.Raw(plural(12345, "row", "rows")), "12,345 rows"},
+		{"query_rows", templ.Raw(Plural(12345, "row", "rows")), "12,345 rows"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,5 +44,27 @@ func TestCountsHaveThousandsSeparators(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDiffPageGrainAndOne: a diff at a grain says the partition column's span, and a count of
+// one is singular.
+func TestDiffPageGrainAndOne(t *testing.T) {
+	var buf bytes.Buffer
+	if err := DiffPage(Diff{ID: 1, PartitionColumn: "ts", Grain: "month", DuplicateKeys: 1}).Render(t.Context(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := goquery.NewDocumentFromReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(strings.Fields(doc.Text()), " ")
+	for _, want := range []string{"partitionts by month", "1 duplicate key."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q missing from the page text:\n%s", want, got)
+		}
+	}
+	if Plural(1, "partition", "partitions") != "1 partition" || Plural(2, "partition", "partitions") != "2 partitions" {
+		t.Error("Plural")
 	}
 }

@@ -695,7 +695,7 @@ func clusterNodes(target string, c ClusterRow) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var35 string
-		templ_7745c5c3_Var35, templ_7745c5c3_Err = templ.JoinStringErrs(plural(c.Shards, "shard", "shards"))
+		templ_7745c5c3_Var35, templ_7745c5c3_Err = templ.JoinStringErrs(Plural(c.Shards, "shard", "shards"))
 		if templ_7745c5c3_Err != nil {
 			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/dashboard.templ`, Line: 206, Col: 74}
 		}
@@ -708,7 +708,7 @@ func clusterNodes(target string, c ClusterRow) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var36 string
-		templ_7745c5c3_Var36, templ_7745c5c3_Err = templ.JoinStringErrs(plural(c.Replicas, "replica", "replicas"))
+		templ_7745c5c3_Var36, templ_7745c5c3_Err = templ.JoinStringErrs(Plural(c.Replicas, "replica", "replicas"))
 		if templ_7745c5c3_Err != nil {
 			return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/dashboard.templ`, Line: 207, Col: 47}
 		}

@@ -421,7 +421,7 @@ func QueryPage(d Query) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var17 string
-					templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(plural(d.Unchanged, "number is", "numbers are"))
+					templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(Plural(d.Unchanged, "number is", "numbers are"))
 					if templ_7745c5c3_Err != nil {
 						return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/query.templ`, Line: 133, Col: 87}
 					}
@@ -706,7 +706,8 @@ func queryAnswer(a QueryAnswer, testid string) templ.Component {
 	})
 }
 
-func plural(n int, one, many string) string {
+// Plural is a count with its noun: "1 row", "1,234 rows".
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
