@@ -121,7 +121,7 @@ func TestDemoBackfill(t *testing.T) {
 
 		t.Run("missing_inputs_block_the_run", func(t *testing.T) {
 			_, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{Scope: &backfill.Scope{From: day("2026-08-30"), To: day("2026-09-02")}})
-			if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "input orders_raw has no rows for 2 partition(s) of the scope: 2026-09-01, 2026-09-02") {
+			if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "input orders_raw has no rows for 2 partitions of the scope: 2026-09-01, 2026-09-02") {
 				t.Errorf("got %v", err)
 			}
 		})

@@ -232,7 +232,7 @@ func TestBackfillOnCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Execute(ctx, run.ID, backfill.ExecOptions{}); err == nil || !strings.Contains(err.Error(), "1 partition(s) of orders failed") {
+	if _, err := r.Execute(ctx, run.ID, backfill.ExecOptions{}); err == nil || !strings.Contains(err.Error(), "1 partition of orders failed: retry it") {
 		t.Fatalf("a partition failing on one shard: %v", err)
 	}
 	if n := flaky.written("orders__v2 2026-07-12 shard 1"); n != 1 {

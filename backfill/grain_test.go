@@ -165,7 +165,7 @@ func TestMonthGrainComparesMonths(t *testing.T) {
 
 // TestPlanScopeShowsItsLastPartition: the plan's scope names its first and last partitions at
 // the backfill's grain. A month scope 2026-02-01..2026-03-31 showed as 2026-02-01..2026-03-01,
-// and an hour scope as the dates alone (2026-03-05..2026-03-05: 2 hour partition(s)).
+// and an hour scope as the dates alone (2026-03-05..2026-03-05: 2 hour partitions).
 func TestPlanScopeShowsItsLastPartition(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
@@ -215,8 +215,8 @@ func TestPlanScopeShowsItsLastPartition(t *testing.T) {
 					t.Fatal(err)
 				}
 				// as `backfill plan` prints it
-				got := fmt.Sprintf("%s: %d %s partition(s)", p.Scope, len(p.Partitions), p.Grain)
-				if want := fmt.Sprintf("%s: %d %s partition(s)", tc.want, tc.n, tc.grain); got != want {
+				got := fmt.Sprintf("%s: %d %s", p.Scope, len(p.Partitions), p.Grain)
+				if want := fmt.Sprintf("%s: %d %s", tc.want, tc.n, tc.grain); got != want {
 					t.Errorf("scope %s, want %s", got, want)
 				}
 				if p.Blocked() {

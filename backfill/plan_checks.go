@@ -136,7 +136,7 @@ func (pl Planner) checkInputs(ctx context.Context, t transform, p *Plan, built m
 				}
 			}
 			if len(in.Missing) > 0 {
-				fail("input %s has no rows for %d partition(s) of the scope: %s", ref, len(in.Missing), strings.Join(in.Missing, ", "))
+				fail("input %s has no rows for %d %s of the scope: %s", ref, len(in.Missing), pluralOf("partition", len(in.Missing)), strings.Join(in.Missing, ", "))
 			}
 		} else {
 			res, err := pl.Engine.Query(ctx, "SELECT count(*) FROM (SELECT 1 AS x FROM "+d.QuoteRelation(ref)+" LIMIT 1) AS s")

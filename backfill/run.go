@@ -292,7 +292,8 @@ func (r *Runner) Execute(ctx context.Context, runID int64, opt ExecOptions) (*Ru
 			return r.Store.GetRun(ctx, run.ID)
 		}
 		if failed > 0 {
-			return r.fail(ctx, run, fmt.Errorf("%d partition(s) of %s failed: retry them with backfill retry", failed, t.Table))
+			return r.fail(ctx, run, fmt.Errorf("%d %s of %s failed: retry %s with backfill retry", failed, pluralOf("partition", failed), t.Table,
+				map[bool]string{true: "it", false: "them"}[failed == 1]))
 		}
 		built[t.Table] = physical
 	}

@@ -67,7 +67,7 @@ func fillPlan(d *page.BackfillShow, p *backfill.Plan) {
 	for _, up := range p.RefreshedBy {
 		d.RefreshedBy = append(d.RefreshedBy, page.Link{Text: up, Href: backfillHref(up)})
 	}
-	d.Pace = fmt.Sprintf("%s partition(s) at once, %s between partitions", page.Thousands(int64(p.Concurrency)), p.Throttle)
+	d.Pace = fmt.Sprintf("%s at once, %s between partitions", page.Plural(p.Concurrency, "partition", "partitions"), p.Throttle)
 	if p.Window != "" {
 		d.Pace += ", only " + p.Window + " UTC"
 	}
@@ -84,7 +84,7 @@ func fillPlan(d *page.BackfillShow, p *backfill.Plan) {
 		d.Inputs = append(d.Inputs, page.KeyValue{Key: in.Relation, Value: v})
 	}
 	for _, t := range p.RefreshesByTable() {
-		d.Downstream = append(d.Downstream, page.KeyValue{Key: t.Table, Value: page.Thousands(int64(t.Partitions)) + " partition(s)"})
+		d.Downstream = append(d.Downstream, page.KeyValue{Key: t.Table, Value: page.Plural(t.Partitions, "partition", "partitions")})
 	}
 	for _, f := range p.Findings {
 		d.Findings = append(d.Findings, page.Finding{Severity: f.Severity, Message: f.Message})

@@ -50,7 +50,7 @@ func (s *Server) tableShow(c echo.Context, t ops.Tables) error {
 		d.Stale = append(d.Stale, "Could not tell whether an old version was written after it stopped being live: "+err.Error())
 	}
 	if n, err := strconv.Atoi(c.QueryParam("caught")); err == nil {
-		d.Flash = fmt.Sprintf("Caught up: %s partition(s) carried into the live version.", page.Thousands(int64(n)))
+		d.Flash = fmt.Sprintf("Caught up: %s carried into the live version.", page.Plural(n, "partition", "partitions"))
 	}
 	if id, err := strconv.ParseInt(c.QueryParam("done"), 10, 64); err == nil && id > 0 {
 		if p, err := t.Publish(ctx, ops.PublishLookup{Target: j.Target, Table: table, ID: id}); err == nil {

@@ -315,7 +315,8 @@ func blockedPlan(cmd, name string, p *backfill.Plan) error {
 	if p == nil || !p.Blocked() {
 		return nil
 	}
-	return usagef("%s %s: blocked by %d finding(s), nothing was run", cmd, name, countBlocking(p))
+	n := countBlocking(p)
+	return usagef("%s %s: blocked by %d %s, nothing was run", cmd, name, n, pluralWord(n, "finding", "findings"))
 }
 
 func countBlocking(p *backfill.Plan) int {
@@ -340,7 +341,7 @@ func writePlan(w io.Writer, p *backfill.Plan) {
 	fmt.Fprintf(w, "  Objective    %s\n", p.Objective)
 	fmt.Fprintf(w, "  Reason       %s\n", p.Reason)
 	fmt.Fprintf(w, "  Table        %s (live %s, target %s)\n", p.Table, p.Live, p.Target)
-	fmt.Fprintf(w, "  Scope        %s: %d %s partition(s)\n", p.Scope, len(p.Partitions), p.Grain)
+	fmt.Fprintf(w, "  Scope        %s: %d %s %s\n", p.Scope, len(p.Partitions), p.Grain, pluralWord(len(p.Partitions), "partition", "partitions"))
 	if len(p.Partitions) > 0 {
 		fmt.Fprintf(w, "               %s\n", abbreviate(p.Partitions, 12))
 	}
@@ -355,7 +356,7 @@ func writePlan(w io.Writer, p *backfill.Plan) {
 		case in.Empty:
 			state = "empty"
 		case len(in.Missing) > 0:
-			state = fmt.Sprintf("missing %d partition(s)", len(in.Missing))
+			state = fmt.Sprintf("missing %d %s", len(in.Missing), pluralWord(len(in.Missing), "partition", "partitions"))
 		case !in.Partitioned:
 			state = "present (not partitioned)"
 		}
@@ -381,7 +382,7 @@ func writePlan(w io.Writer, p *backfill.Plan) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  Downstream   %d refreshes", len(p.Downstream))
 	for _, t := range p.RefreshesByTable() {
-		fmt.Fprintf(w, "\n               %s: %d partition(s)", t.Table, t.Partitions)
+		fmt.Fprintf(w, "\n               %s: %d %s", t.Table, t.Partitions, pluralWord(t.Partitions, "partition", "partitions"))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  Validation   rules: %s; reconcile against the live version: %s\n", orNone(strings.Join(p.Validation, ", ")), orNone(p.Expect))

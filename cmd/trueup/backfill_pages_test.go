@@ -187,7 +187,7 @@ func TestDownstreamBackfillPage(t *testing.T) {
 	dir := demoDir(t)
 	want := "daily_revenue is refreshed as a downstream table of fix_dedup_bug and has no scope of its own: plan, dry-run or run fix_dedup_bug"
 	code, out, errs := cli(t, "--config", dir+"/trueup.yaml", "backfill", "dry-run", "daily_revenue")
-	if code != 2 || !strings.Contains(out, want) || strings.Contains(out, "no objective") || !strings.Contains(errs, "blocked by 1 finding(s)") {
+	if code != 2 || !strings.Contains(out, want) || strings.Contains(out, "no objective") || !strings.Contains(errs, "blocked by 1 finding,") {
 		t.Errorf("dry-run daily_revenue: exit %d, want 2 and one finding %q:\n%s%s", code, want, out, errs)
 	}
 	srv := serveDemo(t, dir)

@@ -80,7 +80,11 @@ func writePreview(w io.Writer, pv *backfill.Preview, title string) {
 // partitions only, then the row-level counts.
 func writePartitionTable(w io.Writer, res *reconcile.Result) {
 	measures := res.Measures[:min(len(res.Measures), 3)]
-	head := fmt.Sprintf("  %-12s %10s %10s %8s %10s", "partition", "old_count", "new_count", "delta", "pct_change")
+	pw := 12 // an hour's partition (2026-05-02T10:00) is wider than a day's
+	for _, p := range res.Partitions {
+		pw = max(pw, len(p.Partition))
+	}
+	head := fmt.Sprintf("  %-*s %10s %10s %8s %10s", pw, "partition", "old_count", "new_count", "delta", "pct_change")
 	for _, m := range measures {
 		head += fmt.Sprintf(" %*s", max(len(m)+5, 10), "sum("+m+")")
 	}
@@ -91,7 +95,7 @@ func writePartitionTable(w io.Writer, res *reconcile.Result) {
 			unchanged++
 			continue
 		}
-		line := fmt.Sprintf("  %-12s %10d %10d %+8d %10s", p.Partition, p.OldCount, p.NewCount, p.Delta, pctText(p.PctChange))
+		line := fmt.Sprintf("  %-*s %10d %10d %+8d %10s", pw, p.Partition, p.OldCount, p.NewCount, p.Delta, pctText(p.PctChange))
 		for _, m := range measures {
 			var pct *float64
 			if x, ok := p.Measures[m]; ok && x.PctChange != nil {
@@ -103,7 +107,7 @@ func writePartitionTable(w io.Writer, res *reconcile.Result) {
 		fmt.Fprintf(w, "%s  %s\n", line, p.Verdict)
 	}
 	if unchanged > 0 {
-		fmt.Fprintf(w, "  (%d partition(s) unchanged)\n", unchanged)
+		fmt.Fprintf(w, "  (%d %s unchanged)\n", unchanged, pluralWord(unchanged, "partition", "partitions"))
 	}
 	fmt.Fprintf(w, "  rows: %d added, %d removed, %d changed\n", res.Rows.Added, res.Rows.Removed, res.Rows.Changed)
 }

@@ -119,7 +119,7 @@ func TestBackfillBlockedPlanExits2(t *testing.T) {
 	missing := []string{"--from", "2026-08-30", "--to", "2026-09-02"} // orders_raw ends 2026-08-31
 	for _, verb := range []string{"plan", "dry-run", "run"} {
 		code, out, errs := cli(t, append([]string{"--config", cfg, "backfill", verb, "fix_dedup_bug"}, missing...)...)
-		if code != 2 || !strings.Contains(out+errs, "input orders_raw has no rows for 2 partition(s) of the scope") {
+		if code != 2 || !strings.Contains(out+errs, "input orders_raw has no rows for 2 partitions of the scope") {
 			t.Errorf("backfill %s of a blocked plan: exit %d, want 2 naming the missing inputs:\n%s%s", verb, code, out, errs)
 		}
 	}

@@ -65,7 +65,7 @@ func TestBrowserSwapShowsTheCarry(t *testing.T) {
 	}
 	b.shot("versions-stale")
 	b.click("catch up", `[data-testid=catch-up-button]`, `[data-testid=flash]`)
-	if got := b.text(`[data-testid=flash]`); !strings.Contains(got, "Caught up: 1 partition(s)") {
+	if got := b.text(`[data-testid=flash]`); !strings.Contains(got, "Caught up: 1 partition carried") {
 		t.Errorf("after the catch-up: %q", got)
 	}
 	if n := b.texts(`[data-testid=stale]`); len(n) != 0 {

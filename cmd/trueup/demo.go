@@ -121,7 +121,8 @@ func checkDemo(ctx context.Context, e *env, cfgPath string) error {
 	for _, r := range run.Results {
 		switch {
 		case r.Failed() && len(r.FailingPartitions) > 0:
-			fmt.Fprintf(e.stderr, "demo:   %s (%s) fails on %d partition(s): %s\n", r.Rule, r.Severity, len(r.FailingPartitions), abbreviate(r.FailingPartitions, 9))
+			fmt.Fprintf(e.stderr, "demo:   %s (%s) fails on %d %s: %s\n", r.Rule, r.Severity, len(r.FailingPartitions),
+				pluralWord(len(r.FailingPartitions), "partition", "partitions"), abbreviate(r.FailingPartitions, 9))
 		case r.Failed():
 			fmt.Fprintf(e.stderr, "demo:   %s (%s) fails: %s\n", r.Rule, r.Severity, r.Message)
 		}

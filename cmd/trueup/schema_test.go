@@ -75,8 +75,8 @@ SELECT id, d, amount + 2 AS amount, items FROM sales__v1 WHERE d >= $start AND d
 		t.Errorf("analytics.sales sums to %d after the rollback, want 400", got)
 	}
 	for arg, want := range map[string]string{
-		"duckdb:" + file + "?schema=nosuch":    "there is no schema nosuch in " + file,
-		"duckdb:" + file + "?threads=1":        "a duckdb target takes a path and at most ?schema=NAME",
+		"duckdb:" + file + "?schema=nosuch":   "there is no schema nosuch in " + file,
+		"duckdb:" + file + "?threads=1":       "a duckdb target takes a path and at most ?schema=NAME",
 		"duckdb:" + file + "?schema=a;DROP x": "a duckdb target takes a path and at most ?schema=NAME",
 	} {
 		if out := run(2, "--target", arg, "init", "--dir", t.TempDir()); !strings.Contains(out, want) {
