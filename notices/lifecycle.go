@@ -63,40 +63,50 @@ type Moved struct {
 // Complete marks the notices of the versions that went live as completed and tells their
 // subscribers (see completable for the states they complete from).
 func (s *Service) Complete(ctx context.Context, m Moved) ([]Notice, error) {
-	return s.moved(ctx, m, step{reason: m.Reason, to: StateCompleted, from: completable, override: m.Override}, nil)
+	return s.move(ctx, m, step{reason: m.Reason, to: StateCompleted, from: completable, override: m.Override}, nil)
 }
 
 // RollBack marks the notices of the versions taken back as rolled back, with the reason, and
-// tells their subscribers; see rollBack for a notice part of whose change is still live.
+// tells their subscribers. A notice is about its change as a whole: it rolls back only once none
+// of its tables is on the notice's version any more. After `swap orders --to v1`, while
+// daily_revenue and the others of the same notice still read v2, the notice stays completed:
+// "the previous data is live again" would be false for most of what its readers were told, and
+// the notice rolls back when the last of its tables leaves its version (each rollback or swap
+// back is checked against the ledger; see foresee).
 func (s *Service) RollBack(ctx context.Context, m Moved, reason string) ([]Notice, error) {
-	return s.rollBack(ctx, m, reason, nil)
-}
-
-// rollBack is RollBack leaving out the notices skip picks.
-//
-// A notice is about its change as a whole: it rolls back only once none of its tables is on the
-// notice's version any more. After `swap orders --to v1`, while daily_revenue and the others of
-// the same notice still read v2, the notice stays completed: "the previous data is live again"
-// would be false for most of what its readers were told, and the notice rolls back when the last
-// of its tables leaves its version (each rollback or swap back is checked against the ledger).
-func (s *Service) rollBack(ctx context.Context, m Moved, reason string, skip func(Notice) bool) ([]Notice, error) {
 	partlyLive := func(ctx context.Context, n Notice) (bool, error) {
-		if skip != nil && skip(n) {
-			return true, nil
-		}
-		live, err := s.onItsVersion(ctx, n, m.Target)
+		live, err := s.onItsVersion(ctx, n, m.Target, nil)
 		return len(live) > 0, err
 	}
-	return s.moved(ctx, m, step{reason: reason, to: StateRolledBack, from: []State{StateAnnounced, StateCompleted}}, partlyLive)
+	return s.move(ctx, m, step{reason: reason, to: StateRolledBack, from: []State{StateAnnounced, StateCompleted}}, partlyLive)
 }
 
-func (s *Service) moved(ctx context.Context, m Moved, st step, skip func(context.Context, Notice) (bool, error)) ([]Notice, error) {
+// move makes the transitions moving reckons.
+func (s *Service) move(ctx context.Context, m Moved, st step, skip func(context.Context, Notice) (bool, error)) ([]Notice, error) {
+	plans, err := s.moving(ctx, m, st, skip)
+	if err != nil {
+		return nil, err
+	}
+	var out []Notice
+	for _, pl := range plans {
+		done, err := s.transition(ctx, pl.n.ID, pl.st)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, done)
+	}
+	return out, nil
+}
+
+// moving lists the notices m moves by st: those in one of st.from that m matches, less those
+// skip picks.
+func (s *Service) moving(ctx context.Context, m Moved, st step, skip func(context.Context, Notice) (bool, error)) ([]planned, error) {
 	all, err := listNotices(ctx, s.l.DB())
 	if err != nil {
 		return nil, err
 	}
 	st.actor = m.Actor
-	var out []Notice
+	var out []planned
 	for _, n := range all {
 		if !slices.Contains(st.from, n.State) || !m.matches(n) {
 			continue
@@ -110,11 +120,7 @@ func (s *Service) moved(ctx context.Context, m Moved, st step, skip func(context
 				continue
 			}
 		}
-		done, err := s.transition(ctx, n.ID, st)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, done)
+		out = append(out, planned{n: n, st: st})
 	}
 	return out, nil
 }

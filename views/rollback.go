@@ -25,7 +25,10 @@ func (s *Service) PlanRollback(ctx context.Context, table string) (Plan, error) 
 	if err != nil {
 		return Plan{}, err
 	}
-	return p, s.planCarries(ctx, p.Changes)
+	if err := s.planCarries(ctx, p.Changes); err != nil {
+		return p, err
+	}
+	return p, s.foresee(ctx, &p, rollbackPublish(s.target, RollbackRequest{Table: table}, undo, p))
 }
 
 // toUndo is the swap a rollback of table takes back.
