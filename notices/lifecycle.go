@@ -3,6 +3,7 @@ package notices
 import (
 	"context"
 	dbsql "database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,6 +23,56 @@ func (s *Service) Announce(ctx context.Context, id int64, actor string) (Notice,
 // told hear that it is withdrawn; a draft is withdrawn silently.
 func (s *Service) Withdraw(ctx context.Context, id int64, actor, reason string) (Notice, error) {
 	return s.transition(ctx, id, step{actor: actor, reason: reason, to: StateWithdrawn, from: []State{StateDraft, StateAnnounced}})
+}
+
+// RunCancelled withdraws the draft notice of run runID of backfill, cancelled by by ("": the
+// process building it shut down): the change will not go live as drafted. Nobody was told of a
+// draft, so nobody is sent anything. A notice already announced stays as it is: its readers
+// were told the change is coming, and a cancel is often a pause before a resume; whether the
+// change is off is the operator's to say (Withdraw). It reports the notice withdrawn, if any.
+func (s *Service) RunCancelled(ctx context.Context, backfill string, runID int64, by string) (*Notice, error) {
+	n, err := s.ofRun(ctx, backfill, runID)
+	if err != nil || n == nil || n.State != StateDraft {
+		return nil, err
+	}
+	reason := fmt.Sprintf("Run %d of backfill %s was cancelled by %s.", runID, backfill, by)
+	if by == "" {
+		reason = fmt.Sprintf("Run %d of backfill %s was stopped when trueup shut down.", runID, backfill)
+	}
+	done, err := s.transition(ctx, n.ID, step{actor: by, reason: reason, to: StateWithdrawn, from: []State{StateDraft}})
+	return &done, err
+}
+
+// RunResumed makes the notice of run runID of backfill, resumed by by, a draft again when it was
+// withdrawn as a draft (RunCancelled, or by hand before anyone was told): the change is coming
+// after all, and the run's validation refreshes the draft. A notice withdrawn after it was
+// announced stays withdrawn: its readers were told the change is off, and hear again only when
+// it goes live. It reports the notice reopened, if any.
+func (s *Service) RunResumed(ctx context.Context, backfill string, runID int64, by string) (*Notice, error) {
+	n, err := s.ofRun(ctx, backfill, runID)
+	if err != nil || n == nil || n.State != StateWithdrawn {
+		return nil, err
+	}
+	if t, _ := n.Transitioned(StateWithdrawn); t.From != StateDraft {
+		return nil, nil
+	}
+	done, err := s.transition(ctx, n.ID, step{actor: by, reason: fmt.Sprintf("Run %d of backfill %s was resumed by %s.", runID, backfill, actorOr(by)),
+		to: StateDraft, from: []State{StateWithdrawn}})
+	return &done, err
+}
+
+// ofRun is the notice of run runID of backfill, nil when it has none.
+func (s *Service) ofRun(ctx context.Context, backfill string, runID int64) (*Notice, error) {
+	var id int64
+	err := s.l.DB().QueryRowContext(ctx, `SELECT id FROM notices WHERE backfill = ? AND run_id = ? ORDER BY id LIMIT 1`, backfill, runID).Scan(&id)
+	if errors.Is(err, dbsql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("notices: the notice of run %d: %w", runID, err)
+	}
+	n, err := s.Get(ctx, id)
+	return &n, err
 }
 
 // MarkCompleted completes one notice by hand, for a change published while the notices did
@@ -147,7 +198,7 @@ func (s *Service) transition(ctx context.Context, id int64, st step) (Notice, er
 	defer s.mu.Unlock()
 	actor, reason, to, from := actorOr(st.actor), st.reason, st.to, st.from
 	action := "notice." + map[State]string{StateAnnounced: "announce", StateWithdrawn: "withdraw",
-		StateCompleted: "complete", StateRolledBack: "rollback"}[to]
+		StateCompleted: "complete", StateRolledBack: "rollback", StateDraft: "reopen"}[to]
 	enqueued := 0
 	err := s.l.Tx(ctx, func(tx *dbsql.Tx) error {
 		n, err := getNotice(ctx, tx, id)
