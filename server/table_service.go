@@ -154,7 +154,8 @@ func (s *Server) confirmView(ctx context.Context, target string, p views.Plan, t
 		if from == "" {
 			from = "(no view)"
 		}
-		d.Changes = append(d.Changes, page.ChangeRow{Table: c.Table, From: from, To: views.VersionName(c.To), Carry: c.CarryLine(p.Kind, true)})
+		d.Changes = append(d.Changes, page.ChangeRow{Table: c.Table, From: from, To: views.VersionName(c.To), Carry: c.CarryLine(p.Kind, true),
+			NotCarried: c.NotCarriedLine(p.Kind, true)})
 	}
 	for _, g := range p.Gate {
 		d.Gate = append(d.Gate, page.GateRow{Version: g.Table + " " + views.VersionName(g.Version), Passed: g.Passed, Why: g.Why})

@@ -96,6 +96,9 @@ func finishPublish(ctx context.Context, e *env, format string, p views.Publish, 
 			if line := c.CarryLine(p.Kind, false); line != "" {
 				fmt.Fprintf(e.stdout, "  %s: %s\n", c.Table, line)
 			}
+			if line := c.NotCarriedLine(p.Kind, false); line != "" {
+				fmt.Fprintf(e.stdout, "  %s: %s\n", c.Table, line)
+			}
 		}
 		if p.OverrideBy != "" {
 			fmt.Fprintf(e.stdout, "published past a failed validation by %s: %s\n", p.OverrideBy, p.OverrideReason)
@@ -117,6 +120,9 @@ func writeViewPlan(w io.Writer, format string, p views.Plan, override string) er
 	for _, c := range p.Changes {
 		fmt.Fprintf(w, "  %s\n", c)
 		if line := c.CarryLine(p.Kind, true); line != "" {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
+		if line := c.NotCarriedLine(p.Kind, true); line != "" {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
 	}
