@@ -107,3 +107,87 @@ func TestSwapNamesTheNoticeOfItsRun(t *testing.T) {
 		t.Errorf("after the swap the notices are %v: want notice 1 completed and the cancelled run's not", got)
 	}
 }
+
+// TestSwapButtonOfASetRollsTheSetBack: orders went live at v2 with its three downstream tables
+// in one swap. The versions page's "Swap to v1" of orders does not split that set: its
+// confirmation says so and is the rollback of the whole set, and confirming it puts all four
+// tables back on v1.
+func TestSwapButtonOfASetRollsTheSetBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves a demo project")
+	}
+	dir := demoDir(t)
+	cfg := filepath.Join(dir, "trueup.yaml")
+	for _, args := range [][]string{{"backfill", "run", "fix_dedup_bug"}, {"swap", "orders", "--to", "v2", "--reason", "fix"}} {
+		if code, out, errs := cli(t, append([]string{"--config", cfg}, args...)...); code != 0 {
+			t.Fatalf("%v: exit %d: %s %s", args, code, out, errs)
+		}
+	}
+	srv := serveDemo(t, dir)
+	page := func(path string, form url.Values) (int, *goquery.Document) {
+		t.Helper()
+		client := http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := client.PostForm(srv.url+path, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		d, err := goquery.NewDocumentFromReader(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, d
+	}
+	// the versions page's button for v1
+	resp, err := http.Get(srv.url + "/tables/orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := goquery.NewDocumentFromReader(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	btn := list.Find(`[data-testid=swap-form][data-version=v1]`)
+	if btn.Length() != 1 {
+		t.Fatalf("the versions page has no swap button for v1")
+	}
+	form := url.Values{}
+	btn.Find("input").Each(func(_ int, in *goquery.Selection) {
+		n, _ := in.Attr("name")
+		v, _ := in.Attr("value")
+		form.Add(n, v)
+	})
+	code, d := page("/tables/orders/swap", form)
+	heading := strings.Join(strings.Fields(d.Find(`[data-testid=confirm-heading]`).Text()), " ")
+	set := strings.Join(strings.Fields(d.Find(`[data-testid=confirm-set]`).Text()), " ")
+	if code != http.StatusOK || heading != "Roll back orders?" || d.Find(`[data-testid=change-row]`).Length() != 4 ||
+		!strings.Contains(set, "orders went live together with customer_ltv, daily_revenue and region_summary in swap #") ||
+		!strings.Contains(set, "Swapping orders alone to v1 would leave them on the versions that swap made live, so this rolls back the whole set.") {
+		t.Fatalf("the confirmation of Swap to v1: status %d, %q, %d changes, %q", code, heading, d.Find(`[data-testid=change-row]`).Length(), set)
+	}
+	action, _ := d.Find(`[data-testid=confirm-form]`).Attr("action")
+	confirm := url.Values{}
+	d.Find(`[data-testid=confirm-form] input`).Each(func(_ int, in *goquery.Selection) {
+		n, _ := in.Attr("name")
+		v, _ := in.Attr("value")
+		confirm.Add(n, v)
+	})
+	if code, _ := page(action, confirm); code != http.StatusSeeOther {
+		t.Fatalf("confirming: status %d", code)
+	}
+	for _, table := range []string{"orders", "daily_revenue", "customer_ltv", "region_summary"} {
+		resp, err := http.Get(srv.url + "/api/v1/tables/" + table + "/write-target")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w struct {
+			WriteTarget string `json:"write_target"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&w)
+		resp.Body.Close()
+		if got := w.WriteTarget; err != nil || got != table+"__v1" {
+			t.Errorf("after the confirmation %s reads %s, want %s__v1", table, got, table)
+		}
+	}
+}
