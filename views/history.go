@@ -86,6 +86,9 @@ type Publish struct {
 	Detail         string    `json:"detail,omitempty"`
 	// Warnings are problems after the outcome was recorded (a listener or retention failed).
 	Warnings []string `json:"warnings,omitempty"`
+	// Notices are the change notices the publish moved, as the listener reckoned them (Foreseer),
+	// once it has heard of the publish; not recorded in the ledger.
+	Notices []NoticeMove `json:"notices,omitempty"`
 	// Token ties a publish carried out with notes (noted) to the notes on its views.
 	Token string `json:"-"`
 }

@@ -79,6 +79,11 @@ func (m NoticeMove) String() string {
 	return fmt.Sprintf("notice %d %q (%s) becomes %s", m.ID, m.Title, m.From, m.To)
 }
 
+// Done says the move was made: `notice 1 "…": draft → completed`.
+func (m NoticeMove) Done() string {
+	return fmt.Sprintf("notice %d %q: %s → %s", m.ID, m.Title, m.From, m.To)
+}
+
 // Hooks run at the moments a crash is most interesting. They exist for tests that kill the
 // process there; production code leaves them nil.
 type Hooks struct {

@@ -96,8 +96,16 @@ func (s *Service) after(ctx context.Context, p *Publish) {
 	if s.hooks.AfterOutcome != nil {
 		s.hooks.AfterOutcome(*p)
 	}
+	// What the listener will move is reckoned before it hears, by the reckoning it carries out.
+	var moves []NoticeMove
+	var ferr error
+	if f, ok := s.listener.(Foreseer); ok && p.Kind != KindAdopt && p.Kind != KindUnadopt {
+		moves, ferr = f.Foresee(ctx, *p)
+	}
 	if err := s.tell(ctx, *p); err != nil {
 		s.warn(ctx, p, "notify", err)
+	} else if ferr == nil {
+		p.Notices = moves
 	}
 	if p.Kind == KindSwap && s.autoRetire && s.keep > 0 {
 		for _, t := range p.Tables() {

@@ -103,6 +103,9 @@ func finishPublish(ctx context.Context, e *env, format string, p views.Publish, 
 		if p.OverrideBy != "" {
 			fmt.Fprintf(e.stdout, "published past a failed validation by %s: %s\n", p.OverrideBy, p.OverrideReason)
 		}
+		for _, n := range p.Notices {
+			fmt.Fprintln(e.stdout, n.Done())
+		}
 	}
 	return done.deliver(ctx, e)
 }

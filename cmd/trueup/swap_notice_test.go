@@ -100,8 +100,9 @@ func TestSwapNamesTheNoticeOfItsRun(t *testing.T) {
 		t.Errorf("the confirmation page links the notice %q, want /notices/1", href)
 	}
 
-	if code, out, errs := cli(t, "--server", srv.url, "swap", "orders", "--to", "v2", "--reason", "fix"); code != 0 {
-		t.Fatalf("swap: exit %d: %s %s", code, out, errs)
+	code, out, errs = cli(t, "--server", srv.url, "swap", "orders", "--to", "v2", "--reason", "fix")
+	if done := `notice 1 "` + titles[1] + `": draft → completed`; code != 0 || !strings.Contains(out, done) || strings.Contains(out, "notice 2") {
+		t.Fatalf("swap: exit %d, want it to say %q and nothing of notice 2: %s %s", code, done, out, errs)
 	}
 	if got := noticeStates(t, "--server", srv.url); got[1] != "completed" || got[2] == "completed" {
 		t.Errorf("after the swap the notices are %v: want notice 1 completed and the cancelled run's not", got)
