@@ -49,6 +49,20 @@ func (d noticeDrafter) RunChanged(ctx context.Context, run *backfill.Run) {
 	}
 }
 
+// RunCancelled withdraws the draft notice of a cancelled run (backfill.Interruptions).
+func (d noticeDrafter) RunCancelled(ctx context.Context, run *backfill.Run, by string) {
+	if _, err := d.svc.RunCancelled(ctx, run.Backfill, run.ID, by); err != nil && d.log != nil {
+		d.log.Error("withdraw the notice of a cancelled run", "backfill", run.Backfill, "run_id", run.ID, "err", err)
+	}
+}
+
+// RunResumed drafts again the notice the cancel withdrew (backfill.Interruptions).
+func (d noticeDrafter) RunResumed(ctx context.Context, run *backfill.Run, by string) {
+	if _, err := d.svc.RunResumed(ctx, run.Backfill, run.ID, by); err != nil && d.log != nil {
+		d.log.Error("reopen the notice of a resumed run", "backfill", run.Backfill, "run_id", run.ID, "err", err)
+	}
+}
+
 // Evidence is what a run tells the notice: its plan, and its validation once there is one.
 // diffs (nil when there are none) count the partitions each table's comparison covered. The
 // scope is from the first partition's start to the end of the last, at the plan's grain (day,

@@ -34,6 +34,21 @@ func (ls listeners) RolledBack(ctx context.Context, p views.Publish, reason stri
 	return errors.Join(errs...)
 }
 
+// Foresee is what the listeners that can say (the notices) will do when they hear of p.
+func (ls listeners) Foresee(ctx context.Context, p views.Publish) ([]views.NoticeMove, error) {
+	var out []views.NoticeMove
+	for _, l := range ls {
+		if f, ok := l.(views.Foreseer); ok {
+			moves, err := f.Foresee(ctx, p)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, moves...)
+		}
+	}
+	return out, nil
+}
+
 // rerun runs, after a swap or rollback, the rules of the tables it moved, in the background of
 // the process: the rules' latest results — the dashboard's — then speak of the versions readers
 // see now, where they went on failing for the fixed table until someone pressed Run now. A run

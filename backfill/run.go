@@ -39,6 +39,14 @@ type Listener interface {
 	RunChanged(ctx context.Context, run *Run)
 }
 
+// Interruptions, when the Listener implements it too, hears who cancelled a run and who resumed
+// one: the run's change notice is withdrawn while the run is off and drafted again when it is
+// back. by is "" for a run stopped because the process shut down.
+type Interruptions interface {
+	RunCancelled(ctx context.Context, run *Run, by string)
+	RunResumed(ctx context.Context, run *Run, by string)
+}
+
 // Option configures NewRunner.
 type Option func(*Runner)
 
@@ -233,6 +241,8 @@ const activeRunQuery = `SELECT id FROM backfill_runs WHERE table_name = ? AND st
 type ExecOptions struct {
 	// Stop, when closed, ends the pass after the partitions in flight: the run is cancelled.
 	Stop <-chan struct{}
+	// StoppedBy says who closed Stop ("": the process shutting down).
+	StoppedBy func() string
 	// Limit builds at most this many partitions of the upstream table (for --sample).
 	Limit int
 }
@@ -286,10 +296,14 @@ func (r *Runner) Execute(ctx context.Context, runID int64, opt ExecOptions) (*Ru
 			}
 		}
 		if stopped {
+			by := ""
+			if opt.StoppedBy != nil {
+				by = opt.StoppedBy()
+			}
 			r.setRun(ctx, run.ID, RunCancelled, "", nil)
 			r.audit(ctx, run, "backfill.cancel", ledger.OutcomeOK, "stopped after the partitions in flight")
 			r.setVersions(ctx, run, views.StateCancelled, nil)
-			return r.Store.GetRun(ctx, run.ID)
+			return r.cancelled(ctx, run.ID, by)
 		}
 		if failed > 0 {
 			return r.fail(ctx, run, fmt.Errorf("%d %s of %s failed: retry %s with backfill retry", failed, pluralOf("partition", failed), t.Table,
@@ -298,6 +312,18 @@ func (r *Runner) Execute(ctx context.Context, runID int64, opt ExecOptions) (*Ru
 		built[t.Table] = physical
 	}
 	return r.validate(ctx, run, opt.Limit > 0)
+}
+
+// cancelled is run id as it is once cancelled by by, after its listener has heard.
+func (r *Runner) cancelled(ctx context.Context, id int64, by string) (*Run, error) {
+	run, err := r.Store.GetRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if l, ok := r.listener.(Interruptions); ok {
+		l.RunCancelled(ctx, run, by)
+	}
+	return run, nil
 }
 
 // sampleParts picks the first n upstream partitions and the downstream partitions they affect.

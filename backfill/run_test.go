@@ -91,7 +91,7 @@ func TestRunsAreSerialisedAndStop(t *testing.T) {
 			}
 			// The partitions in flight are still being written: a resume now would be a second
 			// build of the same run beside them.
-			if _, err := svc.Resume(ctx, "fix_dedup_bug"); !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "being built now") {
+			if _, err := svc.Resume(ctx, "fix_dedup_bug", "ann"); !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "being built now") {
 				t.Errorf("resume while the cancelled run still writes: %v, want a conflict", err)
 			}
 			close(g.release)
@@ -100,7 +100,7 @@ func TestRunsAreSerialisedAndStop(t *testing.T) {
 				t.Errorf("after cancel: run %d %s with %d done", st.RunID, st.State, st.PartitionsDone)
 			}
 			svc.Close() // the stopped worker has returned
-			if _, err := svc.Resume(ctx, "fix_dedup_bug"); err != nil {
+			if _, err := svc.Resume(ctx, "fix_dedup_bug", "ann"); err != nil {
 				t.Fatalf("resume once stopped: %v", err)
 			}
 			if st = awaitStopped(t, svc, "fix_dedup_bug", backfill.RunCancelled); st.State != backfill.RunValidated {

@@ -145,10 +145,10 @@ func (s *Service) StartRun(ctx context.Context, name string, opt RunOptions) (*R
 	return run, nil
 }
 
-// Resume builds what is left of a backfill's latest run in the background. The run reads
-// running, and this process's, before Resume returns: who waits on its status from now on sees
-// the build, not the state it was resumed from (cancelled, interrupted, …).
-func (s *Service) Resume(ctx context.Context, name string) (*Run, error) {
+// Resume builds what is left of a backfill's latest run in the background, as asked by actor.
+// The run reads running, and this process's, before Resume returns: who waits on its status from
+// now on sees the build, not the state it was resumed from (cancelled, interrupted, …).
+func (s *Service) Resume(ctx context.Context, name, actor string) (*Run, error) {
 	run, err := s.latest(ctx, name)
 	if err != nil {
 		return nil, err
@@ -165,6 +165,9 @@ func (s *Service) Resume(ctx context.Context, name string) (*Run, error) {
 		s.release(run.ID)
 		return nil, err
 	}
+	if l, ok := s.Runner.listener.(Interruptions); ok && run.State == RunCancelled {
+		l.RunResumed(ctx, run, actor)
+	}
 	s.build(run.ID, 0, w)
 	return run, nil
 }
@@ -178,6 +181,7 @@ func (s *Service) Cancel(ctx context.Context, name, actor string) (*Run, error) 
 	s.mu.Lock()
 	w, ok := s.running[run.ID]
 	if ok {
+		w.by = actor
 		w.stop() // it stays running until its goroutine returns
 	}
 	s.mu.Unlock()
@@ -217,6 +221,7 @@ func (s *Service) History(ctx context.Context) ([]ReasonCount, error) {
 type worker struct {
 	stopCh chan struct{}
 	once   sync.Once
+	by     string // who asked it to stop ("": the process shutting down); under Service.mu
 }
 
 func (w *worker) stop() { w.once.Do(func() { close(w.stopCh) }) }
@@ -264,7 +269,12 @@ func (s *Service) build(id int64, sample int, w *worker) {
 			delete(s.running, id)
 			s.mu.Unlock()
 		}()
-		if _, err := s.Runner.Execute(context.Background(), id, ExecOptions{Stop: w.stopCh, Limit: sample}); err != nil && s.Log != nil {
+		stoppedBy := func() string {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return w.by
+		}
+		if _, err := s.Runner.Execute(context.Background(), id, ExecOptions{Stop: w.stopCh, StoppedBy: stoppedBy, Limit: sample}); err != nil && s.Log != nil {
 			s.Log.Error("backfill run failed", "run_id", id, "err", err)
 		}
 	}()

@@ -128,5 +128,11 @@ func (r *Runner) Cancel(ctx context.Context, runID int64, actor string) (*Run, e
 	}
 	r.Store.L.Audit(ctx, ledger.Entry{Actor: actor, Action: "backfill.cancel", Target: run.Table,
 		Params: map[string]any{"backfill": run.Backfill, "run_id": run.ID}, Outcome: ledger.OutcomeOK})
-	return run, r.setVersions(ctx, run, views.StateCancelled, nil)
+	if err := r.setVersions(ctx, run, views.StateCancelled, nil); err != nil {
+		return run, err
+	}
+	if _, err := r.cancelled(ctx, runID, actor); err != nil {
+		return run, err
+	}
+	return run, nil
 }

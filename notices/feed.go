@@ -50,7 +50,8 @@ type atomText struct {
 }
 
 // Feed renders notices as an Atom feed. Drafts are left out: a feed reader would show them to
-// stakeholders before anyone decided to tell them. base is the absolute URL prefix of the pages
+// stakeholders before anyone decided to tell them (List with Told leaves out, besides, the
+// drafts withdrawn before anyone was told: a cancelled run's). base is the absolute URL prefix of the pages
 // (https://trueup.example.com): Atom ids must be IRIs and feed readers do not resolve relative
 // links. self is the feed's own path; table, when set, names the feed's table. now is when the
 // feed is made: its updated time when it lists no notice.

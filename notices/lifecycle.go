@@ -3,6 +3,7 @@ package notices
 import (
 	"context"
 	dbsql "database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,6 +23,56 @@ func (s *Service) Announce(ctx context.Context, id int64, actor string) (Notice,
 // told hear that it is withdrawn; a draft is withdrawn silently.
 func (s *Service) Withdraw(ctx context.Context, id int64, actor, reason string) (Notice, error) {
 	return s.transition(ctx, id, step{actor: actor, reason: reason, to: StateWithdrawn, from: []State{StateDraft, StateAnnounced}})
+}
+
+// RunCancelled withdraws the draft notice of run runID of backfill, cancelled by by ("": the
+// process building it shut down): the change will not go live as drafted. Nobody was told of a
+// draft, so nobody is sent anything. A notice already announced stays as it is: its readers
+// were told the change is coming, and a cancel is often a pause before a resume; whether the
+// change is off is the operator's to say (Withdraw). It reports the notice withdrawn, if any.
+func (s *Service) RunCancelled(ctx context.Context, backfill string, runID int64, by string) (*Notice, error) {
+	n, err := s.ofRun(ctx, backfill, runID)
+	if err != nil || n == nil || n.State != StateDraft {
+		return nil, err
+	}
+	reason := fmt.Sprintf("Run %d of backfill %s was cancelled by %s.", runID, backfill, by)
+	if by == "" {
+		reason = fmt.Sprintf("Run %d of backfill %s was stopped when trueup shut down.", runID, backfill)
+	}
+	done, err := s.transition(ctx, n.ID, step{actor: by, reason: reason, to: StateWithdrawn, from: []State{StateDraft}})
+	return &done, err
+}
+
+// RunResumed makes the notice of run runID of backfill, resumed by by, a draft again when it was
+// withdrawn as a draft (RunCancelled, or by hand before anyone was told): the change is coming
+// after all, and the run's validation refreshes the draft. A notice withdrawn after it was
+// announced stays withdrawn: its readers were told the change is off, and hear again only when
+// it goes live. It reports the notice reopened, if any.
+func (s *Service) RunResumed(ctx context.Context, backfill string, runID int64, by string) (*Notice, error) {
+	n, err := s.ofRun(ctx, backfill, runID)
+	if err != nil || n == nil || n.State != StateWithdrawn {
+		return nil, err
+	}
+	if t, _ := n.Transitioned(StateWithdrawn); t.From != StateDraft {
+		return nil, nil
+	}
+	done, err := s.transition(ctx, n.ID, step{actor: by, reason: fmt.Sprintf("Run %d of backfill %s was resumed by %s.", runID, backfill, actorOr(by)),
+		to: StateDraft, from: []State{StateWithdrawn}})
+	return &done, err
+}
+
+// ofRun is the notice of run runID of backfill, nil when it has none.
+func (s *Service) ofRun(ctx context.Context, backfill string, runID int64) (*Notice, error) {
+	var id int64
+	err := s.l.DB().QueryRowContext(ctx, `SELECT id FROM notices WHERE backfill = ? AND run_id = ? ORDER BY id LIMIT 1`, backfill, runID).Scan(&id)
+	if errors.Is(err, dbsql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("notices: the notice of run %d: %w", runID, err)
+	}
+	n, err := s.Get(ctx, id)
+	return &n, err
 }
 
 // MarkCompleted completes one notice by hand, for a change published while the notices did
@@ -63,40 +114,50 @@ type Moved struct {
 // Complete marks the notices of the versions that went live as completed and tells their
 // subscribers (see completable for the states they complete from).
 func (s *Service) Complete(ctx context.Context, m Moved) ([]Notice, error) {
-	return s.moved(ctx, m, step{reason: m.Reason, to: StateCompleted, from: completable, override: m.Override}, nil)
+	return s.move(ctx, m, step{reason: m.Reason, to: StateCompleted, from: completable, override: m.Override}, nil)
 }
 
 // RollBack marks the notices of the versions taken back as rolled back, with the reason, and
-// tells their subscribers; see rollBack for a notice part of whose change is still live.
+// tells their subscribers. A notice is about its change as a whole: it rolls back only once none
+// of its tables is on the notice's version any more. After `swap orders --to v1`, while
+// daily_revenue and the others of the same notice still read v2, the notice stays completed:
+// "the previous data is live again" would be false for most of what its readers were told, and
+// the notice rolls back when the last of its tables leaves its version (each rollback or swap
+// back is checked against the ledger; see foresee).
 func (s *Service) RollBack(ctx context.Context, m Moved, reason string) ([]Notice, error) {
-	return s.rollBack(ctx, m, reason, nil)
-}
-
-// rollBack is RollBack leaving out the notices skip picks.
-//
-// A notice is about its change as a whole: it rolls back only once none of its tables is on the
-// notice's version any more. After `swap orders --to v1`, while daily_revenue and the others of
-// the same notice still read v2, the notice stays completed: "the previous data is live again"
-// would be false for most of what its readers were told, and the notice rolls back when the last
-// of its tables leaves its version (each rollback or swap back is checked against the ledger).
-func (s *Service) rollBack(ctx context.Context, m Moved, reason string, skip func(Notice) bool) ([]Notice, error) {
 	partlyLive := func(ctx context.Context, n Notice) (bool, error) {
-		if skip != nil && skip(n) {
-			return true, nil
-		}
-		live, err := s.onItsVersion(ctx, n, m.Target)
+		live, err := s.onItsVersion(ctx, n, m.Target, nil)
 		return len(live) > 0, err
 	}
-	return s.moved(ctx, m, step{reason: reason, to: StateRolledBack, from: []State{StateAnnounced, StateCompleted}}, partlyLive)
+	return s.move(ctx, m, step{reason: reason, to: StateRolledBack, from: []State{StateAnnounced, StateCompleted}}, partlyLive)
 }
 
-func (s *Service) moved(ctx context.Context, m Moved, st step, skip func(context.Context, Notice) (bool, error)) ([]Notice, error) {
+// move makes the transitions moving reckons.
+func (s *Service) move(ctx context.Context, m Moved, st step, skip func(context.Context, Notice) (bool, error)) ([]Notice, error) {
+	plans, err := s.moving(ctx, m, st, skip)
+	if err != nil {
+		return nil, err
+	}
+	var out []Notice
+	for _, pl := range plans {
+		done, err := s.transition(ctx, pl.n.ID, pl.st)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, done)
+	}
+	return out, nil
+}
+
+// moving lists the notices m moves by st: those in one of st.from that m matches, less those
+// skip picks.
+func (s *Service) moving(ctx context.Context, m Moved, st step, skip func(context.Context, Notice) (bool, error)) ([]planned, error) {
 	all, err := listNotices(ctx, s.l.DB())
 	if err != nil {
 		return nil, err
 	}
 	st.actor = m.Actor
-	var out []Notice
+	var out []planned
 	for _, n := range all {
 		if !slices.Contains(st.from, n.State) || !m.matches(n) {
 			continue
@@ -110,11 +171,7 @@ func (s *Service) moved(ctx context.Context, m Moved, st step, skip func(context
 				continue
 			}
 		}
-		done, err := s.transition(ctx, n.ID, st)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, done)
+		out = append(out, planned{n: n, st: st})
 	}
 	return out, nil
 }
@@ -141,7 +198,7 @@ func (s *Service) transition(ctx context.Context, id int64, st step) (Notice, er
 	defer s.mu.Unlock()
 	actor, reason, to, from := actorOr(st.actor), st.reason, st.to, st.from
 	action := "notice." + map[State]string{StateAnnounced: "announce", StateWithdrawn: "withdraw",
-		StateCompleted: "complete", StateRolledBack: "rollback"}[to]
+		StateCompleted: "complete", StateRolledBack: "rollback", StateDraft: "reopen"}[to]
 	enqueued := 0
 	err := s.l.Tx(ctx, func(tx *dbsql.Tx) error {
 		n, err := getNotice(ctx, tx, id)

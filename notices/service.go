@@ -152,6 +152,9 @@ func (s *Service) Get(ctx context.Context, id int64) (Notice, error) {
 type Filter struct {
 	Table string
 	State State
+	// Told keeps only the notices someone was told of: announced, completed or rolled back once
+	// (a draft withdrawn before anyone heard of it, a cancelled run's, was never news).
+	Told bool
 }
 
 // List returns the notices that match f, newest first, without their history.
@@ -160,9 +163,15 @@ func (s *Service) List(ctx context.Context, f Filter) ([]Notice, error) {
 	if err != nil {
 		return nil, err
 	}
+	var told map[int64]bool
+	if f.Told {
+		if told, err = toldNotices(ctx, s.l.DB()); err != nil {
+			return nil, err
+		}
+	}
 	var out []Notice
 	for _, n := range all {
-		if (f.Table == "" || n.HasTable(f.Table)) && (f.State == "" || n.State == f.State) {
+		if (f.Table == "" || n.HasTable(f.Table)) && (f.State == "" || n.State == f.State) && (!f.Told || told[n.ID]) {
 			out = append(out, n)
 		}
 	}

@@ -153,6 +153,23 @@ func listNotices(ctx context.Context, q ledger.Querier) ([]Notice, error) {
 	return out, nil
 }
 
+// toldNotices are the ids of the notices that were ever announced, completed or rolled back.
+func toldNotices(ctx context.Context, q ledger.Querier) (map[int64]bool, error) {
+	ids, err := ledger.Select(ctx, q, func(row ledger.Scanner) (int64, error) {
+		var id int64
+		return id, row.Scan(&id)
+	}, `SELECT DISTINCT notice_id FROM notice_transitions WHERE to_state IN (?, ?, ?)`,
+		string(StateAnnounced), string(StateCompleted), string(StateRolledBack))
+	if err != nil {
+		return nil, fmt.Errorf("notices: which were told: %w", err)
+	}
+	out := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}
+
 func setState(ctx context.Context, q ledger.Querier, id int64, to State, at time.Time) error {
 	_, err := q.ExecContext(ctx, `UPDATE notices SET state = ?, updated_at = ? WHERE id = ?`, string(to), at, id)
 	return err

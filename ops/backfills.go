@@ -131,7 +131,7 @@ func (b backfills) noneWaiting(ctx context.Context, name string) error {
 }
 
 func (b backfills) Resume(ctx context.Context, req BackfillRequest) (*backfill.Run, error) {
-	return b.svc.Resume(ctx, req.Name)
+	return b.svc.Resume(ctx, req.Name, req.Actor)
 }
 
 func (b backfills) Cancel(ctx context.Context, req BackfillRequest) (*backfill.Run, error) {

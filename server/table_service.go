@@ -12,7 +12,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"trueup/notices"
 	"trueup/ops"
 	"trueup/server/page"
 	"trueup/views"
@@ -155,7 +154,8 @@ func (s *Server) confirmView(ctx context.Context, target string, p views.Plan, t
 		if from == "" {
 			from = "(no view)"
 		}
-		d.Changes = append(d.Changes, page.ChangeRow{Table: c.Table, From: from, To: views.VersionName(c.To), Carry: c.CarryLine(p.Kind, true)})
+		d.Changes = append(d.Changes, page.ChangeRow{Table: c.Table, From: from, To: views.VersionName(c.To), Carry: c.CarryLine(p.Kind, true),
+			NotCarried: c.NotCarriedLine(p.Kind, true)})
 	}
 	for _, g := range p.Gate {
 		d.Gate = append(d.Gate, page.GateRow{Version: g.Table + " " + views.VersionName(g.Version), Passed: g.Passed, Why: g.Why})
@@ -164,8 +164,9 @@ func (s *Server) confirmView(ctx context.Context, target string, p views.Plan, t
 	return d
 }
 
-// whoIsTold fills in the notice a publish completes (or a rollback marks) and its recipients:
-// the subscribers of the tables that move and of the reports that read them.
+// whoIsTold fills in the notices a publish moves, as the notices foresee it (p.Notices: what the
+// publish will do), and its recipients: the subscribers of the tables that move and of the
+// reports that read them.
 func (s *Server) whoIsTold(ctx context.Context, d *page.TableConfirm, p views.Plan) {
 	if s.opt.Notices == nil {
 		return
@@ -198,14 +199,7 @@ func (s *Server) whoIsTold(ctx context.Context, d *page.TableConfirm, p views.Pl
 			d.Told = append(d.Told, r)
 		}
 	}
-	ns, err := s.opt.Notices.List(ctx, notices.Filter{})
-	if err != nil {
-		return
-	}
-	for _, n := range ns {
-		if p.Backfill != "" && n.Backfill == p.Backfill {
-			d.NoticeHref, d.NoticeState = fmt.Sprintf("/notices/%d", n.ID), string(n.State)
-			break
-		}
+	for _, n := range p.Notices {
+		d.Notices = append(d.Notices, page.NoticeMoveRow{Href: fmt.Sprintf("/notices/%d", n.ID), Title: n.Title, From: n.From, To: n.To})
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -44,6 +45,16 @@ func (s *Server) tablePublish(c echo.Context, t ops.Tables, kind string) error {
 	}
 	req.Undoes, req.From = exp.undoes, exp.from
 	plan, err := ops.PlanPublish(ctx, t, kind, req)
+	set := ""
+	if err == nil && !confirmed && kind == views.KindSwap {
+		// Swapping one table of a set back to what it read before would leave the others where
+		// the set's swap put them: the confirmation offers the rollback of the set instead.
+		if rb, rerr := ops.PlanPublish(ctx, t, views.KindRollback, req); rerr == nil && views.SplitsSet(plan, rb) {
+			set = fmt.Sprintf("%s went live together with %s in swap #%d. Swapping %s alone to %s would leave %s on the versions that swap made live, so this rolls back the whole set.",
+				req.Table, others(rb, req.Table), rb.Undoes, req.Table, req.To, pluralThem(len(rb.Changes)-1))
+			plan, kind = rb, views.KindRollback
+		}
+	}
 	if err != nil && confirmed && exp.set() {
 		// Nothing can be planned now (a second click after the only swap was taken back, say):
 		// the request itself says whether that is because what was confirmed no longer holds (409).
@@ -57,7 +68,7 @@ func (s *Server) tablePublish(c echo.Context, t ops.Tables, kind string) error {
 		return err
 	}
 	confirm := s.confirmView(ctx, plan.Target, plan, req.To)
-	confirm.Reason, confirm.Override = req.Reason, req.Override
+	confirm.Reason, confirm.Override, confirm.Set = req.Reason, req.Override, set
 	confirm.From = fromFields(plan)
 	if !confirmed {
 		return render(c, http.StatusOK, page.TableConfirmPage(confirm))
@@ -76,6 +87,27 @@ func (s *Server) tablePublish(c echo.Context, t ops.Tables, kind string) error {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, tableHref(req.Table, plan.Target)+"&done="+strconv.FormatInt(p.ID, 10))
+}
+
+// others names the tables of plan besides table: "daily_revenue, customer_ltv and region_summary".
+func others(plan views.Plan, table string) string {
+	var names []string
+	for _, c := range plan.Changes {
+		if c.Table != table {
+			names = append(names, c.Table)
+		}
+	}
+	if len(names) <= 1 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+func pluralThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 // expectation is what a confirmed swap or rollback carries of what the operator saw.

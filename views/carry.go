@@ -24,9 +24,14 @@ import (
 //     mark); a partition inside the scope that changed is refused (ScopeChangedError): the
 //     backfill must recompute it (backfill run --catch-up);
 //   - the publish records the fingerprints of the version it stops (left) and of the one it
-//     makes live (live): a rollback carries back the partitions the live version gained
-//     outside the scope since, a later swap those gained since the rollback, and a version
-//     written after it stopped being live is caught (Stale) and carried over (CatchUp).
+//     makes live (live, the scope's partitions too): a rollback carries back the partitions the
+//     live version gained outside the scope since, a later swap those gained since the rollback,
+//     and a version written after it stopped being live is caught (Stale) and carried over
+//     (CatchUp);
+//   - a partition inside the scope that the version being left was written in since it went
+//     live is not carried (the versions differ there by design): the publish names it
+//     (Change.NotCarried), and records the version left as it was when it went live there, so
+//     that Stale and CatchUp go on naming those rows, which readers no longer see.
 //
 // A partition written on both sides since (a stale writer) is merged, adding the rows one side
 // lacks (tsql.Carry.Merge); otherwise it is replaced whole.
@@ -110,6 +115,10 @@ type carryPlan struct {
 	carries   []tsql.Carry
 	writeMark string // the engine's write mark of the version being left, before it was measured
 	intoMark  string // and of the version being made live, before it was measured
+	// intoScope are the scope's partitions of the version being made live, as measured; scopeWas
+	// those of the version being left, as it went live, where they were not carried (NotCarried).
+	intoScope map[string]tsql.PartMark
+	scopeWas  map[string]tsql.PartMark
 }
 
 // ScopeChangedError refuses a swap: the live version's rows changed inside the backfill's scope
@@ -205,7 +214,7 @@ func (s *Service) planCarry(ctx context.Context, c *Change) error {
 
 // planCarryFrom plans c's carry given the marks ms of its two versions (marksOfChanges).
 func (s *Service) planCarryFrom(ctx context.Context, c *Change, ms map[markKey]Marks) error {
-	c.Carried, c.plan = nil, nil
+	c.Carried, c.NotCarried, c.plan = nil, nil, nil
 	if c.From == 0 || c.To == 0 {
 		return nil
 	}
@@ -239,14 +248,20 @@ func (s *Service) planCarryFrom(ctx context.Context, c *Change, ms map[markKey]M
 	}
 	var changed []string
 	var inScope []Carried
+	plan.scopeWas = map[string]tsql.PartMark{}
 	for _, l := range slices.Sorted(maps.Keys(unionKeys(plan.fromParts, ref.Parts))) {
 		now, was := plan.fromParts[l], ref.Parts[l]
 		if now.Same(was) {
 			continue
 		}
 		if ref.inScope(l) {
-			if strict {
+			switch {
+			case strict:
 				inScope = append(inScope, Carried{Partition: ref.show(l), Rows: now.Rows, Delta: now.Rows - was.Rows})
+			case ref.ScopeParts:
+				// written since it went live, where the version made live holds other rows
+				c.NotCarried = append(c.NotCarried, Carried{Partition: ref.show(l), Rows: now.Rows, Delta: now.Rows - was.Rows})
+				plan.scopeWas[l] = was
 			}
 			continue
 		}
@@ -263,9 +278,17 @@ func (s *Service) planCarryFrom(ctx context.Context, c *Change, ms map[markKey]M
 	if plan.intoMark, err = s.engine.WriteMark(ctx, to); err != nil {
 		return err
 	}
-	into, err := ref.measureRows(tsql.Yielding(ctx), s.engine, to, changed)
+	// The scope's partitions of the version made live are measured with those to carry: its live
+	// mark records them, so that a publish leaving it can tell what was written there since.
+	into, err := ref.measureRows(tsql.Yielding(ctx), s.engine, to, append(slices.Clone(changed), ref.Scope...))
 	if err != nil {
 		return err
+	}
+	plan.intoScope = map[string]tsql.PartMark{}
+	for _, l := range ref.Scope {
+		if pm, ok := into[l]; ok {
+			plan.intoScope[l] = pm
+		}
 	}
 	for _, l := range changed {
 		now := plan.fromParts[l]
@@ -384,17 +407,27 @@ func (s *Service) recordMarks(ctx context.Context, p Publish) error {
 				continue
 			}
 			left := c.plan.marks
-			left.Parts = c.plan.fromParts
+			left.Parts = maps.Clone(c.plan.fromParts)
+			for l, was := range c.plan.scopeWas {
+				// Not carried: the version left is recorded as it went live there, so that the
+				// rows written since are stale (Stale) and stay named until dealt with.
+				if was.Rows == 0 && was.Sum == "" {
+					delete(left.Parts, l)
+				} else {
+					left.Parts[l] = was
+				}
+			}
 			if err := s.store.saveMarks(ctx, tx, s.target, c.Table, c.From, markLeft, left); err != nil {
 				return err
 			}
 			live := c.plan.marks
-			live.Parts = map[string]tsql.PartMark{}
+			live.Parts, live.ScopeParts = map[string]tsql.PartMark{}, true
 			for l, pm := range c.plan.fromParts {
 				if !live.inScope(l) {
 					live.Parts[l] = pm
 				}
 			}
+			maps.Copy(live.Parts, c.plan.intoScope)
 			if err := s.store.saveMarks(ctx, tx, s.target, c.Table, c.To, markLive, live); err != nil {
 				return err
 			}
@@ -418,6 +451,38 @@ func (c Change) CarryLine(kind string, planned bool) string {
 		return fmt.Sprintf("live changed since %s: %s — will be carried into v%d", since, CarriedSummary(c.Carried), c.To)
 	}
 	return fmt.Sprintf("carried into v%d what live gained since %s: %s", c.To, since, CarriedSummary(c.Carried))
+}
+
+// NotCarriedLine says which partitions inside the scope the version a change of a publish of kind
+// leaves was written in since it went live, "" when none: they are not carried into the version
+// made live, and their rows stay in the version left, not visible to readers. planned is the
+// confirmation's wording, else the publish's.
+func (c Change) NotCarriedLine(kind string, planned bool) string {
+	if len(c.NotCarried) == 0 {
+		return ""
+	}
+	since := "the swap"
+	if kind == KindSwap {
+		since = "it went live"
+	}
+	verb := "are not carried"
+	if !planned {
+		verb = "were not carried"
+	}
+	return fmt.Sprintf("v%d was written inside the backfill's scope since %s: %s; these rows %s into v%d (the versions differ there by design) and stay in %s, not visible to readers: trueup catch-up %s lists them",
+		c.From, since, CarriedList(c.NotCarried), verb, c.To, Physical(c.Table, c.From), c.Table)
+}
+
+// NotCarriedSummary says what p did not carry, table by table: "orders 2026-07-12 +2 rows left in
+// orders__v2", "" when nothing.
+func (p Publish) NotCarriedSummary() string {
+	var out []string
+	for _, c := range p.Changes {
+		if len(c.NotCarried) > 0 {
+			out = append(out, fmt.Sprintf("%s %s left in %s", c.Table, CarriedList(c.NotCarried), Physical(c.Table, c.From)))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // CarriedSummary says what p carried, table by table: "orders 1 partition, +5 rows carried into

@@ -39,6 +39,10 @@ type Change struct {
 	// Carried are the partitions the version left gained since the version made live was last
 	// alike it, carried into it with the repoint (see carry.go).
 	Carried []Carried `json:"carried,omitempty"`
+	// NotCarried are the partitions inside the backfill's scope that the version left was written
+	// in since it went live: not carried into the version made live (the two differ there by
+	// design), so those rows stay where they are, not visible to readers (see carry.go).
+	NotCarried []Carried `json:"not_carried,omitempty"`
 
 	plan *carryPlan // while the publish is carried out
 }
@@ -46,7 +50,8 @@ type Change struct {
 // Equal compares what a change records, not its carry while under way (for go-cmp in tests,
 // and anyone comparing changes).
 func (c Change) Equal(o Change) bool {
-	return c.Table == o.Table && c.From == o.From && c.To == o.To && slices.EqualFunc(c.Carried, o.Carried, Carried.Equal)
+	return c.Table == o.Table && c.From == o.From && c.To == o.To && slices.EqualFunc(c.Carried, o.Carried, Carried.Equal) &&
+		slices.EqualFunc(c.NotCarried, o.NotCarried, Carried.Equal)
 }
 
 func (c Change) String() string {
@@ -81,6 +86,9 @@ type Publish struct {
 	Detail         string    `json:"detail,omitempty"`
 	// Warnings are problems after the outcome was recorded (a listener or retention failed).
 	Warnings []string `json:"warnings,omitempty"`
+	// Notices are the change notices the publish moved, as the listener reckoned them (Foreseer),
+	// once it has heard of the publish; not recorded in the ledger.
+	Notices []NoticeMove `json:"notices,omitempty"`
 	// Token ties a publish carried out with notes (noted) to the notes on its views.
 	Token string `json:"-"`
 }

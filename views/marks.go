@@ -42,6 +42,9 @@ type Marks struct {
 	// Carried says a basis's partitions outside the scope are in the version it was taken for
 	// exactly as measured (CarriedExactly); a catch-up that carries more clears it.
 	Carried bool `json:"carried,omitempty"`
+	// ScopeParts says a live mark's Parts hold the scope's partitions too, as the version made
+	// live held them then (marks recorded before they did hold only those outside the scope).
+	ScopeParts bool `json:"scope_parts,omitempty"`
 
 	takenAt time.Time
 }

@@ -238,6 +238,9 @@ func (s *Service) auditEntry(p Publish, outcome string, gate []GateCheck) ledger
 	if carried := p.CarriedSummary(); carried != "" {
 		detail += " (" + carried + ")"
 	}
+	if left := p.NotCarriedSummary(); left != "" {
+		detail += " (not carried, inside the backfill's scope: " + left + ")"
+	}
 	if p.Detail != "" {
 		detail += ": " + p.Detail
 	}

@@ -25,7 +25,10 @@ func (s *Service) PlanRollback(ctx context.Context, table string) (Plan, error) 
 	if err != nil {
 		return Plan{}, err
 	}
-	return p, s.planCarries(ctx, p.Changes)
+	if err := s.planCarries(ctx, p.Changes); err != nil {
+		return p, err
+	}
+	return p, s.foresee(ctx, &p, rollbackPublish(s.target, RollbackRequest{Table: table}, undo, p))
 }
 
 // toUndo is the swap a rollback of table takes back.
@@ -73,6 +76,19 @@ func (s *Service) planRollbackFrom(table string, undo Publish, sts map[string]en
 		p.Changes = append(p.Changes, Change{Table: c.Table, From: c.To, To: c.From})
 	}
 	return p, nil
+}
+
+// SplitsSet reports whether swap, a plan to swap one table back to the version it read before the
+// swap in effect, would split the set that swap published together: rollback, the plan of
+// rolling that table back, moves the same table the same way and others with it. The pages then
+// offer the rollback of the whole set instead (a swap of one table of a set is otherwise
+// allowed: the others stay on their versions).
+func SplitsSet(swap, rollback Plan) bool {
+	if swap.Kind != KindSwap || rollback.Kind != KindRollback || len(swap.Changes) != 1 || len(rollback.Changes) < 2 {
+		return false
+	}
+	c, ok := (Publish{Changes: rollback.Changes}).change(swap.Changes[0].Table)
+	return ok && c.From == swap.Changes[0].From && c.To == swap.Changes[0].To
 }
 
 // undoOrder is the changes of undo in the order a rollback of table takes them back: the named

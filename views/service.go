@@ -59,6 +59,31 @@ type Listener interface {
 	RolledBack(ctx context.Context, p Publish, reason string) error
 }
 
+// Foreseer is a Listener that can say, before a publish, what hearing of it will do: the change
+// notices it will move. The confirmation step and the dry runs show it (Plan.Notices); the
+// listener decides it by the same reckoning when it hears of the publish, so what was shown is
+// what happens.
+type Foreseer interface {
+	Foresee(ctx context.Context, p Publish) ([]NoticeMove, error)
+}
+
+// NoticeMove is one change notice a publish moves: from the state it is in to the one it takes.
+type NoticeMove struct {
+	ID    int64  `json:"id"`
+	Title string `json:"title"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+}
+
+func (m NoticeMove) String() string {
+	return fmt.Sprintf("notice %d %q (%s) becomes %s", m.ID, m.Title, m.From, m.To)
+}
+
+// Done says the move was made: `notice 1 "…": draft → completed`.
+func (m NoticeMove) Done() string {
+	return fmt.Sprintf("notice %d %q: %s → %s", m.ID, m.Title, m.From, m.To)
+}
+
 // Hooks run at the moments a crash is most interesting. They exist for tests that kill the
 // process there; production code leaves them nil.
 type Hooks struct {

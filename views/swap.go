@@ -46,6 +46,8 @@ type Plan struct {
 	// NeedsOverride is true when a version failed validation: the swap needs an approver's reason.
 	NeedsOverride bool  `json:"needs_override"`
 	Undoes        int64 `json:"undoes,omitempty"` // a rollback: the swap it takes back
+	// Notices are the change notices the publish moves, as the listener foresees them (Foreseer).
+	Notices []NoticeMove `json:"notices,omitempty"`
 }
 
 // Summary says what the plan moves, e.g. "orders v1 → v2, daily_revenue v1 → v2".
@@ -82,7 +84,10 @@ func (s *Service) PlanSwap(ctx context.Context, table, to string) (Plan, error) 
 	if err != nil {
 		return Plan{}, err
 	}
-	return p, s.planCarries(ctx, p.Changes)
+	if err := s.planCarries(ctx, p.Changes); err != nil {
+		return p, err
+	}
+	return p, s.foresee(ctx, &p, swapPublish(s.target, SwapRequest{Table: table}, p, ""))
 }
 
 // group lists the tables published together with version n of table: those of the backfill run

@@ -47,6 +47,20 @@ func (s *Service) tell(ctx context.Context, p Publish) error {
 	return nil
 }
 
+// foresee sets the notices plan p, carried out as pub, would move, when the listener can say.
+func (s *Service) foresee(ctx context.Context, p *Plan, pub Publish) error {
+	f, ok := s.listener.(Foreseer)
+	if !ok {
+		return nil
+	}
+	moves, err := f.Foresee(ctx, pub)
+	if err != nil {
+		return fmt.Errorf("views: which notices %s %s moves: %w", p.Kind, p.Table, err)
+	}
+	p.Notices = moves
+	return nil
+}
+
 // tellUntold tells the listener of the done publishes of the target it has not heard of, oldest
 // first, and reports each as a repair. A publish whose tables are held in this process is left
 // to its owner, which tells it.
@@ -82,8 +96,16 @@ func (s *Service) after(ctx context.Context, p *Publish) {
 	if s.hooks.AfterOutcome != nil {
 		s.hooks.AfterOutcome(*p)
 	}
+	// What the listener will move is reckoned before it hears, by the reckoning it carries out.
+	var moves []NoticeMove
+	var ferr error
+	if f, ok := s.listener.(Foreseer); ok && p.Kind != KindAdopt && p.Kind != KindUnadopt {
+		moves, ferr = f.Foresee(ctx, *p)
+	}
 	if err := s.tell(ctx, *p); err != nil {
 		s.warn(ctx, p, "notify", err)
+	} else if ferr == nil {
+		p.Notices = moves
 	}
 	if p.Kind == KindSwap && s.autoRetire && s.keep > 0 {
 		for _, t := range p.Tables() {

@@ -48,9 +48,9 @@ func runRollback(ctx context.Context, e *env, fs *flag.FlagSet, args []string) e
 }
 
 // publish carries out the swap or rollback (kind) req asks for, or with dryRun prints what it
-// would do. Only a real one is told to the notices.
+// would do. Only a real one is told to the notices; a dry run asks them what it would move.
 func publish(ctx context.Context, e *env, kind string, dryRun bool, format string, req ops.PublishRequest) error {
-	t, done, err := tableOps(ctx, e, !dryRun)
+	t, done, err := tableOps(ctx, e, true)
 	if err != nil {
 		return err
 	}
@@ -96,9 +96,15 @@ func finishPublish(ctx context.Context, e *env, format string, p views.Publish, 
 			if line := c.CarryLine(p.Kind, false); line != "" {
 				fmt.Fprintf(e.stdout, "  %s: %s\n", c.Table, line)
 			}
+			if line := c.NotCarriedLine(p.Kind, false); line != "" {
+				fmt.Fprintf(e.stdout, "  %s: %s\n", c.Table, line)
+			}
 		}
 		if p.OverrideBy != "" {
 			fmt.Fprintf(e.stdout, "published past a failed validation by %s: %s\n", p.OverrideBy, p.OverrideReason)
+		}
+		for _, n := range p.Notices {
+			fmt.Fprintln(e.stdout, n.Done())
 		}
 	}
 	return done.deliver(ctx, e)
@@ -119,6 +125,9 @@ func writeViewPlan(w io.Writer, format string, p views.Plan, override string) er
 		if line := c.CarryLine(p.Kind, true); line != "" {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
+		if line := c.NotCarriedLine(p.Kind, true); line != "" {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
 	}
 	for _, g := range p.Gate {
 		mark := "pass"
@@ -135,6 +144,12 @@ func writeViewPlan(w io.Writer, format string, p views.Plan, override string) er
 	}
 	if p.Backfill != "" {
 		fmt.Fprintf(w, "backfill %s, run %d\n", p.Backfill, p.RunID)
+	}
+	for _, n := range p.Notices {
+		fmt.Fprintf(w, "%s, and is sent to its subscribers\n", n)
+	}
+	if len(p.Notices) == 0 {
+		fmt.Fprintln(w, "no change notice moves")
 	}
 	return nil
 }

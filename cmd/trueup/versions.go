@@ -251,6 +251,9 @@ func writeVersions(w io.Writer, l views.Listing, busy string) error {
 			if p.Reason != "" {
 				fmt.Fprintf(w, " (%s)", p.Reason)
 			}
+			if left := p.NotCarriedSummary(); left != "" {
+				fmt.Fprintf(w, "; not carried, inside the backfill's scope: %s", left)
+			}
 			fmt.Fprintln(w)
 		}
 	}

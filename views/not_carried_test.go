@@ -1,0 +1,108 @@
+package views_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"trueup/ledger/ledgertest"
+	tsql "trueup/sql"
+	"trueup/sql/sqltest"
+	"trueup/views"
+)
+
+// TestRollbackNamesTheScopesRowsItLeaves: after the swap to v2 the pipeline writes v2 inside the
+// backfill's scope (July 3) and outside it (July 22). The rollback to v1 carries July 22 back;
+// July 3's rows, which v1 does not hold, stay in v2: the plan and the rollback name them
+// (NotCarried), the audit entry says so, and afterwards Stale and CatchUp go on naming them as
+// rows readers do not see, until v2 is published again, which shows them.
+func TestRollbackNamesTheScopesRowsItLeaves(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		makeVersion(t, e, "orders", 1, 200, 0) // July 1–20, 10 rows a day
+		pointView(t, e, "orders", 1)
+		l := ledgertest.Open(t)
+		s := views.New("w", e, l)
+		if _, err := s.Versions(ctx, "orders"); err != nil {
+			t.Fatal(err)
+		}
+		buildLike(t, s, e) // scope July 3 and 4
+		if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"}); err != nil {
+			t.Fatal(err)
+		}
+		if p, err := s.PlanRollback(ctx, "orders"); err != nil || len(p.Changes[0].NotCarried) != 0 {
+			t.Fatalf("nothing written since the swap: plan %+v, %v; want nothing left behind", p.Changes, err)
+		}
+
+		write(t, e, "orders__v2", july(3), 3000, 2)  // inside the scope
+		write(t, e, "orders__v2", july(22), 4000, 3) // outside it
+		plan, err := s.PlanRollback(ctx, "orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := plan.Changes[0]
+		if carried(c.Carried) != "2026-07-22 +3 rows" || carried(c.NotCarried) != "2026-07-03 +2 rows" {
+			t.Errorf("rollback plan: carried %q, not carried %q; want July 22 carried, July 3 not", carried(c.Carried), carried(c.NotCarried))
+		}
+		want := "v2 was written inside the backfill's scope since the swap: 2026-07-03 +2 rows; these rows are not carried into v1"
+		if line := c.NotCarriedLine(plan.Kind, true); !strings.Contains(line, want) || !strings.Contains(line, "stay in orders__v2, not visible to readers: trueup catch-up orders lists them") {
+			t.Errorf("the plan says %q, want %q…", line, want)
+		}
+
+		rb, err := s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "ann"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if carried(rb.Changes[0].NotCarried) != "2026-07-03 +2 rows" {
+			t.Errorf("the rollback left behind %q, want July 3 +2", carried(rb.Changes[0].NotCarried))
+		}
+		if n := count(t, e, "orders", "id >= 4000"); n != 3 {
+			t.Errorf("readers see %d of the 3 rows written outside the scope after the swap", n)
+		}
+		if n := count(t, e, "orders", "id >= 3000 AND id < 4000"); n != 0 {
+			t.Errorf("readers see %d rows written inside the scope of v2: v1 holds its own rows there", n)
+		}
+		if n := count(t, e, "orders__v2", "id >= 3000 AND id < 4000"); n != 2 {
+			t.Errorf("orders__v2 holds %d of the 2 rows written inside the scope: they must stay", n)
+		}
+		got, err := s.GetPublish(ctx, rb.ID)
+		if err != nil || carried(got.Changes[0].NotCarried) != "2026-07-03 +2 rows" {
+			t.Errorf("the ledger's record of the rollback: %+v %v", got.Changes, err)
+		}
+		var entry string
+		for _, a := range audit(t, l) {
+			if a.Action == "view.rollback" {
+				entry = a.Detail
+			}
+		}
+		if !strings.Contains(entry, "not carried, inside the backfill's scope: orders 2026-07-03 +2 rows left in orders__v2") {
+			t.Errorf("the audit entry of the rollback: %q", entry)
+		}
+
+		stale, err := s.Stale(ctx, "orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(stale) != 1 || len(stale[0].Partitions) != 0 || carried(stale[0].InScope) != "2026-07-03 +2 rows" {
+			t.Fatalf("stale after the rollback = %+v, want July 3 +2 inside the scope", stale)
+		}
+		if todo := stale[0].NotCarried(); len(todo) != 2 || !strings.Contains(todo[1], "publish orders__v2 again (trueup swap orders --to v2)") {
+			t.Errorf("what to do: %q", todo)
+		}
+		res, err := s.CatchUp(ctx, "orders", "ann")
+		if err != nil || len(res.NotCarried) != 1 || carried(res.NotCarried[0].InScope) != "2026-07-03 +2 rows" {
+			t.Errorf("catch-up = %+v, %v; want July 3 named as not carried", res, err)
+		}
+
+		// Publishing v2 again shows them.
+		if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, e, "orders", "id >= 3000"); n != 5 {
+			t.Errorf("after swapping v2 again readers see %d of the 5 rows written after the first swap", n)
+		}
+		if stale, err := s.Stale(ctx, "orders"); err != nil || len(stale) != 0 {
+			t.Errorf("stale after swapping v2 again = %+v, %v", stale, err)
+		}
+	})
+}
