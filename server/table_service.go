@@ -128,7 +128,7 @@ func (s *Server) versionsView(l views.Listing, busy string) page.TableVersions {
 
 func publishRow(p views.Publish) page.PublishRow {
 	r := page.PublishRow{ID: p.ID, Kind: p.Kind, State: p.State, Actor: p.Actor, At: shortTime(p.StartedAt),
-		Summary: p.Summary(), Reason: p.Reason, Carried: p.CarriedSummary()}
+		Summary: p.Summary(), Reason: p.Reason, Carried: p.CarriedSummary(), NotCarried: p.NotCarriedSummary()}
 	if p.OverrideBy != "" {
 		r.Override = p.OverrideBy + ": " + p.OverrideReason
 	}

@@ -15,8 +15,9 @@ import (
 // TestRollbackSaysWhatItLeavesBehind: after swap orders --to v2 the pipeline writes v2 inside
 // fix_dedup_bug's scope (2026-07-12) and outside it (2026-09-03). The rollback to v1 carries the
 // new day back and cannot carry the rows of the rebuilt day: rollback --dry-run (text and JSON),
-// the confirmation page, the rollback's own output and its audit entry name them; they stay in
-// orders__v2, and catch-up reports them (exit 1) with what to do. On DuckDB and ClickHouse.
+// the confirmation page, the rollback's own output and its audit entry (trueup versions and the
+// versions page) name them; they stay in orders__v2, and catch-up reports them (exit 1) with what
+// to do. On DuckDB and ClickHouse.
 func TestRollbackSaysWhatItLeavesBehind(t *testing.T) {
 	if testing.Short() {
 		t.Skip("serves a demo project")
@@ -84,6 +85,19 @@ func TestRollbackSaysWhatItLeavesBehind(t *testing.T) {
 			if code, out, _ := run("versions", "orders"); code != 0 || !strings.Contains(out, "(check); not carried, inside the backfill's scope: orders 2026-07-12 +2 rows left in orders__v2") {
 				t.Errorf("versions: the history says nothing of what the rollback left: %s", out)
 			}
+			t.Run("versions_page", func(t *testing.T) {
+				srv := serveDemo(t, p.dir)
+				resp, err := http.Get(srv.url + "/tables/orders")
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				left := `data-testid="publish-not-carried">not carried, inside the backfill's scope: orders 2026-07-12 +2 rows left in orders__v2</small>`
+				if page := strings.Join(strings.Fields(string(body)), " "); resp.StatusCode != http.StatusOK || !strings.Contains(page, left) {
+					t.Errorf("the versions page: status %d, its history lacks %q:\n%s", resp.StatusCode, left, page)
+				}
+			})
 
 			code, out, errs = run("catch-up", "orders", "--dry-run")
 			if code != exitFailed || !strings.Contains(out, "orders__v2 changed after it stopped being live: 2026-07-12 +2 rows not visible to readers, inside the scope of backfill fix_dedup_bug") ||
