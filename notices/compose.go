@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"trueup/views"
 )
 
 // maxNumbersInText bounds how many changed numbers of one report the plain text names; the
@@ -338,12 +340,29 @@ func stateLine(n Notice) string {
 		return s
 	case StateRolledBack:
 		t, _ := n.Transitioned(StateRolledBack)
-		return withReason("Status: rolled back"+at(StateRolledBack)+". The previous data is live again.", t.Reason)
+		return withReason("Status: rolled back"+at(StateRolledBack)+". The previous data is live again."+leftBehindText(n.Evidence.LeftBehind), t.Reason)
 	case StateWithdrawn:
 		t, _ := n.Transitioned(StateWithdrawn)
 		return withReason("Status: withdrawn"+at(StateWithdrawn)+". The change will not happen as announced.", t.Reason)
 	}
 	return "Status: " + string(n.State) + "."
+}
+
+// leftBehindText says which rows written since the change went live a rollback left out of
+// sight, and what would publish them: " Rows written since the change went live are no longer
+// visible to readers: orders 2026-07-12 +2 rows (kept in orders__v2). …", "" when none.
+func leftBehindText(left []LeftBehind) string {
+	if len(left) == 0 {
+		return ""
+	}
+	var rows, swaps, catchUps []string
+	for _, l := range left {
+		rows = append(rows, fmt.Sprintf("%s %s (kept in %s)", l.Table, views.CarriedList(l.Partitions), views.Physical(l.Table, l.Version)))
+		swaps = append(swaps, fmt.Sprintf("trueup swap %s --to v%d", l.Table, l.Version))
+		catchUps = append(catchUps, "trueup catch-up "+l.Table)
+	}
+	return fmt.Sprintf(" Rows written since the change went live are no longer visible to readers: %s. A new swap (%s) would publish them; %s lists them.",
+		strings.Join(rows, "; "), strings.Join(swaps, ", "), strings.Join(catchUps, ", "))
 }
 
 // withReason adds the operator's reason to a status line, in their words, when they gave one.

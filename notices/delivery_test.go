@@ -16,6 +16,7 @@ import (
 	"trueup/ledger/ledgertest"
 	"trueup/notices"
 	"trueup/rules"
+	"trueup/views"
 )
 
 const hookSecret = "s3cret"
@@ -276,6 +277,48 @@ func TestRollbackMarksRolledBack(t *testing.T) {
 	}
 	if _, err := r.svc.Withdraw(r.ctx, n.ID, "alice", "late"); !errors.Is(err, fault.ErrConflict) {
 		t.Errorf("withdrawing a rolled-back notice: %v", err)
+	}
+}
+
+// TestRollbackSaysWhatItLeftBehind: a rollback of orders and daily_revenue to v1 that could not
+// carry back the rows the pipeline wrote to orders__v2 on 2026-07-12 after the swap (inside the
+// backfill's scope) tells the subscribers, by webhook and email, that those rows are no longer
+// visible and what would publish them; the notice page's status line says the same.
+func TestRollbackSaysWhatItLeftBehind(t *testing.T) {
+	r := newRig(t)
+	n := r.announce(r.draft().ID)
+	if _, err := r.svc.Complete(r.ctx, swapToV2); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(2 * time.Hour)
+	back := views.Publish{Kind: views.KindRollback, Target: "warehouse", Actor: "carol", Changes: []views.Change{
+		{Table: "orders", From: 2, To: 1, NotCarried: []views.Carried{{Partition: "2026-07-12", Rows: 1210, Delta: 2}}},
+		{Table: "daily_revenue", From: 2, To: 1},
+	}}
+	if err := r.svc.RolledBack(r.ctx, back, "EMEA totals look wrong"); err != nil {
+		t.Fatal(err)
+	}
+	want := "The previous data is live again. Rows written since the change went live are no longer visible to readers: " +
+		"orders 2026-07-12 +2 rows (kept in orders__v2). A new swap (trueup swap orders --to v2) would publish them; " +
+		"trueup catch-up orders lists them. Reason: EMEA totals look wrong"
+	r.deliver()
+	calls := r.hook.Calls()
+	if len(calls) != 3 {
+		t.Fatalf("%d webhook calls, want announced, completed, rolled-back", len(calls))
+	}
+	if last := calls[2].Payload; last.State != notices.StateRolledBack || !strings.Contains(last.Text, want) {
+		t.Errorf("the rolled-back webhook lacks %q:\n%s", want, last.Text)
+	}
+	ms := mailsTo(r.mail.Messages(), "ops@example.com")
+	if len(ms) != 3 || !strings.Contains(ms[2].Text, want) || !strings.Contains(ms[2].HTML, "orders 2026-07-12 &#43;2 rows (kept in orders__v2)") {
+		t.Errorf("ops got %d emails; the last lacks %q:\n%s", len(ms), want, ms[len(ms)-1].Text)
+	}
+	got, err := r.svc.Get(r.ctx, n.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := notices.StateLine(got); !strings.Contains(line, want) {
+		t.Errorf("the notice's status line %q lacks %q", line, want)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	tsql "trueup/sql"
+	"trueup/views"
 )
 
 // Evidence is what trueup knows about a change when it drafts a notice: the backfill's plan,
@@ -48,6 +49,9 @@ type Evidence struct {
 	Override *Override `json:"override,omitempty"`
 	// Exposures are the reports reading the tables, evaluated before and after.
 	Exposures []ExposureChange `json:"exposures,omitempty"`
+	// LeftBehind, set when the notice is rolled back, are the rows written inside the change's
+	// scope since it went live that the rollback did not carry back: readers no longer see them.
+	LeftBehind []LeftBehind `json:"left_behind,omitempty"`
 }
 
 // RuleCheck is one rule's verdict on the new data.
@@ -93,6 +97,14 @@ type TableComparison struct {
 type Expectation struct {
 	Text string `json:"text"`
 	Met  bool   `json:"met"`
+}
+
+// LeftBehind is what a rollback left in one table's version: its partitions written since the
+// change went live, kept in Version and not visible to readers (views.Change.NotCarried).
+type LeftBehind struct {
+	Table      string          `json:"table"`
+	Version    int             `json:"version"`
+	Partitions []views.Carried `json:"partitions"`
 }
 
 // Override records who published past a failed validation gate, and why.

@@ -95,6 +95,9 @@ type step struct {
 	// override, on a completion, is the gate override the publish carried: it is kept on the
 	// notice's evidence.
 	override *Override
+	// left, on a rollback, is what it left behind in the notice's versions: kept on the
+	// notice's evidence (replacing what an earlier rollback left).
+	left []LeftBehind
 }
 
 // Moved is what a swap or a rollback moved: for a swap the versions that went live, for a
@@ -223,8 +226,12 @@ func (s *Service) transition(ctx context.Context, id int64, st step) (Notice, er
 		}
 		n.State, n.UpdatedAt = to, now
 		n.Transitions = append(n.Transitions, Transition{From: prev, To: to, At: now, Actor: actor, Reason: reason})
-		if st.override != nil && to == StateCompleted {
-			n.Evidence.Override = st.override
+		if st.override != nil && to == StateCompleted || to == StateRolledBack && (st.left != nil || n.Evidence.LeftBehind != nil) {
+			if to == StateCompleted {
+				n.Evidence.Override = st.override
+			} else {
+				n.Evidence.LeftBehind = st.left
+			}
 			if _, err := tx.ExecContext(ctx, `UPDATE notices SET evidence = ? WHERE id = ?`, jsonText(n.Evidence), id); err != nil {
 				return err
 			}

@@ -114,10 +114,25 @@ func (s *Service) foresee(ctx context.Context, p views.Publish) ([]planned, erro
 		return completing, err
 	}
 	rolling, err := s.moving(ctx, back, step{reason: reason, to: StateRolledBack, from: []State{StateAnnounced, StateCompleted}}, partlyLive)
+	for i := range rolling {
+		rolling[i].st.left = leftBehind(p, rolling[i].n)
+	}
 	if p.Kind == views.KindRollback {
 		return append(rolling, completing...), err
 	}
 	return append(completing, rolling...), err
+}
+
+// leftBehind is what p left in n's versions of the tables it takes back: the partitions inside
+// the backfill's scope written since they went live, not carried into the versions made live.
+func leftBehind(p views.Publish, n Notice) []LeftBehind {
+	var out []LeftBehind
+	for _, c := range p.Changes {
+		if v, ok := n.Versions[c.Table]; ok && v == c.From && len(c.NotCarried) > 0 {
+			out = append(out, LeftBehind{Table: c.Table, Version: c.From, Partitions: c.NotCarried})
+		}
+	}
+	return out
 }
 
 // swapReason is what the completion of a swap's notices records: a gate override, and what the
