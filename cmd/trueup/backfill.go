@@ -113,7 +113,11 @@ func runBackfill(ctx context.Context, e *env, fs *flag.FlagSet, args []string) e
 		if err != nil {
 			return backfillRefused("cancel", err)
 		}
-		return out.status(st)
+		kept, err := announcedNotice(ctx, done.notices, name, st.RunID)
+		if err != nil {
+			return backfillFailed("cancel", err)
+		}
+		return out.cancelled(st, kept)
 	}
 	// history
 	h, err := b.History(ctx)
@@ -132,28 +136,29 @@ func backfillOps(ctx context.Context, e *env) (ops.Backfills, *backfillDone, err
 		if err != nil {
 			return nil, nil, err
 		}
-		return rc.Backfills(), &backfillDone{server: rc.Base()}, nil
+		return rc.Backfills(), &backfillDone{server: rc.Base(), notices: rc.Notices()}, nil
 	}
-	a, r, err := openBackfillRunner(ctx, e)
+	a, r, ntc, err := openBackfillRunner(ctx, e)
 	if err != nil {
 		return nil, nil, err
 	}
 	// No logger: a run that fails says why in its status, which the command reports.
 	svc := &backfill.Service{Runner: r}
-	return ops.NewBackfills(svc), &backfillDone{app: a, svc: svc}, nil
+	return ops.NewBackfills(svc), &backfillDone{app: a, svc: svc, notices: ops.NewNotices(ntc)}, nil
 }
 
-// openBackfillRunner opens the project and wires its backfill runner as a local command runs it.
-func openBackfillRunner(ctx context.Context, e *env) (*app, *backfill.Runner, error) {
+// openBackfillRunner opens the project and wires its backfill runner, and the notice service it
+// drafts with, as a local command runs it.
+func openBackfillRunner(ctx context.Context, e *env) (*app, *backfill.Runner, *notices.Service, error) {
 	a, err := openApp(ctx, e.globals)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ntc, err := openNotices(ctx, e, a, log)
 	if err != nil {
 		a.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var opts []backfill.Option
 	if isTerminal(e.stderr) {
@@ -162,9 +167,9 @@ func openBackfillRunner(ctx context.Context, e *env) (*app, *backfill.Runner, er
 	r, err := newBackfillRunner(ctx, e, a, ntc, log, opts...)
 	if err != nil {
 		a.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return a, r, nil
+	return a, r, ntc, nil
 }
 
 // backfillDone is what a backfill command holds besides its operations: the server it goes
@@ -173,6 +178,8 @@ type backfillDone struct {
 	server string
 	app    *app
 	svc    *backfill.Service
+	// notices are the notices of the project's runs, where the run is built.
+	notices ops.Notices
 }
 
 // where says on which server a run is being built ("" locally).
@@ -288,6 +295,45 @@ func (o *backfillOutput) status(st *backfill.Status) error {
 		return o.encode(st)
 	}
 	writeStatus(o.w, st)
+	return nil
+}
+
+// keptNotice is the announced notice of a cancelled run: a cancel leaves it announced (it may be
+// a pause), so the command says what to do if the change is called off.
+type keptNotice struct {
+	ID    int64         `json:"id"`
+	State notices.State `json:"state"`
+	Note  string        `json:"note"`
+}
+
+// announcedNotice is the notice of run runID of backfill name when it was announced, else nil.
+func announcedNotice(ctx context.Context, n ops.Notices, name string, runID int64) (*keptNotice, error) {
+	all, err := n.List(ctx, ops.NoticeListRequest{State: notices.StateAnnounced})
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range all {
+		if j.Backfill == name && j.RunID == runID {
+			return &keptNotice{ID: j.ID, State: j.State, Note: fmt.Sprintf(
+				"notice %d was announced to subscribers; it stays announced: withdraw it with trueup notice withdraw %d --reason … if the change is called off", j.ID, j.ID)}, nil
+		}
+	}
+	return nil, nil
+}
+
+// cancelled prints a cancelled run's status and, when its notice was announced, what became of
+// it (JSON: the status with "notice").
+func (o *backfillOutput) cancelled(st *backfill.Status, kept *keptNotice) error {
+	if o.json {
+		return o.encode(struct {
+			*backfill.Status
+			Notice *keptNotice `json:"notice,omitempty"`
+		}{st, kept})
+	}
+	writeStatus(o.w, st)
+	if kept != nil {
+		fmt.Fprintln(o.w, kept.Note)
+	}
 	return nil
 }
 

@@ -82,3 +82,70 @@ func TestCancelWithdrawsTheRunsDraft(t *testing.T) {
 		t.Errorf("notices after run 2 was cancelled and run 3 built: %v, want 1 draft, 2 withdrawn, 3 draft", got)
 	}
 }
+
+// TestCancelKeepsTheAnnouncedNotice: cancelling a run whose notice was already announced leaves
+// the notice announced (a cancel may be a pause) and says so, with how to withdraw it, in text
+// locally and in JSON through a server; a cancel of a run whose notice is a draft says nothing
+// of it.
+func TestCancelKeepsTheAnnouncedNotice(t *testing.T) {
+	dir := demoDir(t)
+	cfg := filepath.Join(dir, "trueup.yaml")
+	run := func(args ...string) (int, string, string) {
+		t.Helper()
+		return cli(t, append([]string{"--config", cfg}, args...)...)
+	}
+	note := func(id string) string {
+		return "notice " + id + " was announced to subscribers; it stays announced: withdraw it with trueup notice withdraw " + id +
+			" --reason … if the change is called off"
+	}
+
+	for _, args := range [][]string{{"backfill", "run", "fix_dedup_bug", "--sample", "1"}, {"notice", "announce", "1"}} {
+		if code, out, errs := run(args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s %s", args, code, out, errs)
+		}
+	}
+	code, out, errs := run("backfill", "cancel", "fix_dedup_bug")
+	if code != 0 || !strings.Contains(out, "cancelled") || !strings.Contains(out, note("1")) {
+		t.Errorf("backfill cancel: exit %d, lacks %q: %s %s", code, note("1"), out, errs)
+	}
+	if got := noticeStates(t, "--config", cfg); got[1] != "announced" {
+		t.Errorf("after the cancel notice 1 is %s, want announced", got[1])
+	}
+
+	srv := serveDemo(t, dir)
+	remote := func(args ...string) (int, string, string) {
+		t.Helper()
+		return cli(t, append([]string{"--config", cfg, "--server", srv.url}, args...)...)
+	}
+	for _, args := range [][]string{{"backfill", "run", "fix_dedup_bug", "--new-version", "--sample", "1"}, {"notice", "announce", "2"}} {
+		if code, out, errs := remote(args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s %s", args, code, out, errs)
+		}
+	}
+	code, out, errs = remote("backfill", "cancel", "fix_dedup_bug", "--format", "json")
+	var got struct {
+		RunID  int64  `json:"run_id"`
+		State  string `json:"state"`
+		Notice *struct {
+			ID    int64  `json:"id"`
+			State string `json:"state"`
+			Note  string `json:"note"`
+		} `json:"notice"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil {
+		t.Fatalf("backfill cancel --format json through the server: exit %d (%v): %s %s", code, err, out, errs)
+	}
+	if got.RunID != 2 || got.State != "cancelled" || got.Notice == nil || got.Notice.ID != 2 || got.Notice.State != "announced" || got.Notice.Note != note("2") {
+		t.Errorf("backfill cancel --format json: %+v (notice %+v), want run 2 cancelled with notice 2 announced: %q", got, got.Notice, note("2"))
+	}
+
+	// a run whose notice is a draft: the cancel withdraws it, and says nothing of a notice kept
+	for _, args := range [][]string{{"backfill", "run", "fix_dedup_bug", "--new-version", "--sample", "1"}} {
+		if code, out, errs := run(args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s %s", args, code, out, errs)
+		}
+	}
+	if code, out, errs := run("backfill", "cancel", "fix_dedup_bug", "--format", "json"); code != 0 || strings.Contains(out, `"notice"`) {
+		t.Errorf("backfill cancel of a run with a draft notice: exit %d, want no notice kept: %s %s", code, out, errs)
+	}
+}

@@ -36,7 +36,7 @@ func reportDryRun(out *backfillOutput, name string, pv *backfill.Preview) error 
 // backfillVerify recomputes the live table from its inputs and code over scope, in this process:
 // it is local only.
 func backfillVerify(ctx context.Context, e *env, name string, scope *backfill.Scope, out *backfillOutput) error {
-	a, r, err := openBackfillRunner(ctx, e)
+	a, r, _, err := openBackfillRunner(ctx, e)
 	if err != nil {
 		return err
 	}
