@@ -114,12 +114,17 @@ func (p *Project) Notices(ctx context.Context, targets rules.Targets, log *slog.
 
 // Monitor is the monitor of a rule set on the project's ledger, serve's and check's alike:
 // every alert its runs raise, and any recorded earlier and not handed on yet, goes to the
-// subscribers of the rule's table through ob (RouteAlerts, the one routing of alerts).
-func (p *Project) Monitor(set []*rules.Rule, runner *rules.Runner, store *rules.Store, ob *notices.Outbox, log *slog.Logger, opts ...monitor.Option) *monitor.Monitor {
+// subscribers of the rule's table through ob (RouteAlerts, the one routing of alerts). target is
+// where runner runs the rules without a target: of their own (check --target), and so where
+// their tables' old versions are checked too.
+func (p *Project) Monitor(set []*rules.Rule, runner *rules.Runner, target string, store *rules.Store, ob *notices.Outbox, log *slog.Logger, opts ...monitor.Option) *monitor.Monitor {
 	var mon *monitor.Monitor
 	send := RouteAlerts(ob, p.Config.Notify.PublicURL, func(name string) (*rules.Rule, error) { return mon.Rule(name) })
 	opts = append([]monitor.Option{monitor.WithLogger(log), monitor.WithAlerts(send)}, opts...)
-	mon = monitor.New(set, staleChecked{Runner: runner, p: p, all: func() []*rules.Rule { return mon.Rules() }}, store, monitor.NewLedgerSlots(p.Ledger), opts...)
+	if target == "" {
+		target = p.Config.DefaultTarget
+	}
+	mon = monitor.New(set, staleChecked{Runner: runner, p: p, target: target, all: func() []*rules.Rule { return mon.Rules() }}, store, monitor.NewLedgerSlots(p.Ledger), opts...)
 	return mon
 }
 
@@ -140,7 +145,7 @@ func RouteAlerts(ob *notices.Outbox, publicURL string, rule func(name string) (*
 
 // ServedMonitor is the monitor serve runs: the project's rules on targets, its schema
 // snapshots kept, its alerts handed to ob.
-func (p *Project) ServedMonitor(ctx context.Context, targets rules.Targets, ob *notices.Outbox, log *slog.Logger) (*monitor.Monitor, error) {
+func (p *Project) ServedMonitor(ctx context.Context, targets rules.TargetMap, ob *notices.Outbox, log *slog.Logger) (*monitor.Monitor, error) {
 	set, err := p.Rules(ctx, targets)
 	if err != nil {
 		return nil, err
@@ -150,7 +155,7 @@ func (p *Project) ServedMonitor(ctx context.Context, targets rules.Targets, ob *
 		rs = set.Rules
 	}
 	store := rules.NewStore(p.Ledger)
-	return p.Monitor(rs, rules.NewRunner(targets, rules.WithSchemaStore(store)), store, ob, log), nil
+	return p.Monitor(rs, rules.NewRunner(targets, rules.WithSchemaStore(store)), targets.Default, store, ob, log), nil
 }
 
 // ViewsOptions are what a views service of the project is told besides the config.

@@ -29,8 +29,11 @@ const KindWrittenAfterLive rules.Kind = "written_after_live"
 // targets.
 type staleChecked struct {
 	monitor.Runner
-	p   *Project
-	all func() []*rules.Rule
+	p *Project
+	// target is where the Runner runs the rules without a target: of their own: the configured
+	// default, or the one check --target chose.
+	target string
+	all    func() []*rules.Rule
 }
 
 func (s staleChecked) Run(ctx context.Context, rs []*rules.Rule) *rules.Run {
@@ -49,11 +52,11 @@ func (s staleChecked) Run(ctx context.Context, rs []*rules.Rule) *rules.Run {
 			run.Results = append(run.Results, res)
 		}
 	}
-	targets := []string{s.p.Config.DefaultTarget}
+	targets := []string{s.target}
 	for _, r := range rs {
 		target := r.Target
 		if target == "" {
-			target = s.p.Config.DefaultTarget
+			target = s.target
 		}
 		if !slices.Contains(targets, target) {
 			targets = append(targets, target)

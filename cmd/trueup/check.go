@@ -122,7 +122,7 @@ func ruleOps(ctx context.Context, e *env, local localCheck) (ops.Rules, *ruleDon
 	runner := rules.NewRunner(targets, rules.WithSchemaStore(store), rules.WithAcceptSchema(local.acceptSchema))
 	// the monitor says only what went wrong: check reports its run on stdout
 	quiet := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	mon := a.Monitor(set.Rules, runner, store, ob, quiet, monitor.WithTrigger(rules.TriggerCLI))
+	mon := a.Monitor(set.Rules, runner, targets.Default, store, ob, quiet, monitor.WithTrigger(rules.TriggerCLI))
 	return ops.NewRules(mon), &ruleDone{app: a, ob: ob, log: log}, nil
 }
 

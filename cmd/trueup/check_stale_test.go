@@ -85,3 +85,63 @@ func TestCheckStaleWithoutRules(t *testing.T) {
 		t.Errorf("check --rule has_rows ran %+v", doc.Results)
 	}
 }
+
+// TestCheckStaleFollowsTarget: the whole-set check of versions written after they stopped being
+// live looks at the target the run is on. Here warehouse, the default target, has orders__v2
+// written after the rollback, and spare, a second configured DuckDB target copied from it, has
+// no publish of its own: check --target spare runs the rules there and reports nothing of
+// warehouse's old versions (exit 0), while check on the default target fails on them.
+func TestCheckStaleFollowsTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a demo backfill")
+	}
+	dir := demoDir(t)
+	cfg := filepath.Join(dir, "trueup.yaml")
+	for _, args := range [][]string{
+		{"backfill", "run", "fix_dedup_bug"},
+		{"swap", "orders", "--to", "v2", "--reason", "fix"},
+		{"rollback", "orders", "--reason", "back"},
+	} {
+		if code, out, errs := cli(t, append([]string{"--config", cfg}, args...)...); code != 0 {
+			t.Fatalf("%v: exit %d: %s %s", args, code, out, errs)
+		}
+	}
+	pipelineWrite(t, dir, "orders__v2", "2026-08-20", 0, 3)
+	rulesDir := filepath.Join(dir, "rules")
+	if err := os.RemoveAll(rulesDir); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(rulesDir, "orders_raw"), 0o755)
+	if err := os.WriteFile(filepath.Join(rulesDir, "orders_raw", "has_rows.sql"), []byte("-- kind: row_count\n-- table: orders_raw\n-- min: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, filepath.Join(dir, "warehouse.duckdb"), filepath.Join(dir, "spare.duckdb"))
+	conf, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := strings.Replace(string(conf), "targets:\n", "targets:\n  spare:\n    url: \"duckdb:spare.duckdb\"\n", 1)
+	if err := os.WriteFile(cfg, []byte(two), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := func(args ...string) (int, map[string]string) {
+		t.Helper()
+		code, out, errs := cli(t, append([]string{"--config", cfg, "check", "--format", "json"}, args...)...)
+		var doc checkDoc
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("check %v: exit %d, stdout is not JSON: %v\n%s%s", args, code, err, out, errs)
+		}
+		got := map[string]string{}
+		for _, r := range doc.Results {
+			got[r.Rule] = r.Status
+		}
+		return code, got
+	}
+
+	if code, got := results("--target", "spare"); code != exitOK || !cmp.Equal(got, map[string]string{"has_rows": "pass"}) {
+		t.Errorf("check --target spare: exit %d, results %v; want 0 and has_rows passing alone: warehouse's old versions are not spare's", code, got)
+	}
+	if code, got := results(); code != exitFailed || got["orders.written_after_live"] != "fail" || got["has_rows"] != "pass" {
+		t.Errorf("check on warehouse: exit %d, results %v; want 1, orders.written_after_live failing", code, got)
+	}
+}
