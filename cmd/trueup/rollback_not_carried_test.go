@@ -85,6 +85,11 @@ func TestRollbackSaysWhatItLeavesBehind(t *testing.T) {
 			if code, out, _ := run("versions", "orders"); code != 0 || !strings.Contains(out, "(check); not carried, inside the backfill's scope: orders 2026-07-12 +2 rows left in orders__v2") {
 				t.Errorf("versions: the history says nothing of what the rollback left: %s", out)
 			}
+			// the run's notice, completed by the swap, is rolled back saying what its readers no longer see
+			if code, out, _ := run("notice", "show", "1"); code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "),
+				"Rows written since the change went live are no longer visible to readers: orders 2026-07-12 +2 rows (kept in orders__v2). A new swap (trueup swap orders --to v2) would publish them; trueup catch-up orders lists them. Reason: check") {
+				t.Errorf("notice show 1 after the rollback does not say what it left behind: %s", out)
+			}
 			t.Run("versions_page", func(t *testing.T) {
 				srv := serveDemo(t, p.dir)
 				resp, err := http.Get(srv.url + "/tables/orders")
