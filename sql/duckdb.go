@@ -273,7 +273,8 @@ func (e *duckEngine) CopyPartitions(ctx context.Context, dst, src string, column
 	q := "INSERT INTO " + d.QuoteRelation(dst) + " BY NAME SELECT * FROM " + d.QuoteRelation(src)
 	cond, args := inWindows(d, column, exclude)
 	if cond != "" {
-		q += " WHERE NOT (" + cond + ")"
+		// a row whose column is NULL lies in no window: NOT (NULL) would leave it behind
+		q += " WHERE NOT coalesce((" + cond + "), false)"
 	}
 	return e.Exec(ctx, q, args...)
 }
