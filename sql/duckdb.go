@@ -110,7 +110,17 @@ func (e *duckEngine) Dialect() Dialect { return e.dialect }
 
 func (e *duckEngine) Check(ctx context.Context, query string, args ...any) error {
 	// on lines of their own: a comment ending the query must not swallow the wrapper
-	return e.Exec(ctx, "SELECT * FROM (\n"+query+"\n) AS q LIMIT 0", args...)
+	err := e.Exec(ctx, "SELECT * FROM (\n"+query+"\n) AS q LIMIT 0", args...)
+	if err != nil && strings.HasPrefix(err.Error(), "Parser Error") {
+		// a query that ends too early fails at the wrapper's ")", which the user never wrote:
+		// the parser's word on the query alone says what it lacks (parsing runs nothing)
+		var msg *string
+		perr := e.pool.QueryRowContext(ctx, "SELECT json_extract_string(json_serialize_sql(CAST(? AS VARCHAR)), '$.error_message')", query).Scan(&msg)
+		if perr == nil && msg != nil {
+			return fmt.Errorf("Parser Error: %s", *msg)
+		}
+	}
+	return err
 }
 
 func (e *duckEngine) Relations(ctx context.Context) ([]Relation, error) {
