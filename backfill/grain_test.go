@@ -229,3 +229,75 @@ func TestPlanScopeShowsItsLastPartition(t *testing.T) {
 		}
 	})
 }
+
+// TestTimezoneColumnPartitionsByUTCDay: a ClickHouse DateTime('Europe/Berlin') column (or a
+// DateTime on a server whose timezone is not UTC) is partitioned by UTC days, as the windows
+// that bound $start and $end are: the day a backfill rebuilds is the day its transform reads.
+// The partitions were the column's Berlin days while $start/$end were UTC midnights: the dry run
+// of 2026-07-03 showed 44 rows there and 4 changed rows in 2026-07-04, "unexpected", and the
+// run left 4 rows of the Berlin 2026-07-03 unfixed and changed 4 rows of 2026-07-04.
+func TestTimezoneColumnPartitionsByUTCDay(t *testing.T) {
+	e := sqltest.ClickHouse(t)
+	if e == nil {
+		t.Skip("no ClickHouse server")
+	}
+	ctx := context.Background()
+	for _, q := range []string{
+		"CREATE TABLE clicks_raw (id Int64, ts DateTime('Europe/Berlin'), n Int64) ENGINE = MergeTree ORDER BY id",
+		"CREATE TABLE clicks__v1 (id Int64, ts DateTime('Europe/Berlin'), n Int64) ENGINE = MergeTree PARTITION BY toYYYYMM(ts) ORDER BY id",
+		// a row every half hour from 2026-07-01 00:00 UTC (02:00 in Berlin), five days
+		"INSERT INTO clicks_raw SELECT number, toDateTime('2026-07-01 00:00:00', 'UTC') + number * 1800, 2 FROM system.numbers LIMIT 240",
+		"INSERT INTO clicks__v1 SELECT id, ts, 1 FROM clicks_raw",
+	} {
+		if err := e.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "clicks", Table: "clicks__v1"}}); err != nil {
+		t.Fatal(err)
+	}
+	b, ps := backfill.Parse("backfills/fix_clicks.sql", `-- table: clicks
+-- partition: ts
+-- key: id
+-- reason: bug
+-- objective: n was halved on 2026-07-03.
+-- scope: 2026-07-03..2026-07-03
+-- expect: inside scope rows +0..0%, sum(n) +100..100%; outside scope identical
+SELECT id, ts, n FROM clicks_raw WHERE ts >= $start AND ts < $end
+`)
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	l := ledgertest.OpenAt(t, filepath.Join(t.TempDir(), "state.duckdb"))
+	r := backfill.NewRunner(backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"},
+		backfill.Store{L: l}, backfill.Validator{Diffs: reconcile.NewStore(l)})
+	pv, err := r.DryRun(ctx, "fix_clicks", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pv.Tables) != 1 {
+		t.Fatalf("dry run tables: %+v", pv.Tables)
+	}
+	if diff := cmp.Diff([]string{"2026-07-03 48→48 expected"}, partitionLines(pv.Tables[0].Result)); diff != "" || !pv.OK {
+		t.Errorf("dry run ok %v, partitions (-want +got):\n%s", pv.OK, diff)
+	}
+	run, err := r.Start(ctx, "fix_clicks", backfill.RunOptions{Actor: "ann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := r.Execute(ctx, run.ID, backfill.ExecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.State != backfill.RunValidated {
+		t.Errorf("run ended %s: %s %s", done.State, done.Error, done.Validation)
+	}
+	res, err := e.Query(ctx, "SELECT toString(min(ts), 'UTC'), toString(max(ts), 'UTC'), count() FROM clicks__v2 WHERE n = 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(res.Rows)
+	if want := "[[2026-07-03 00:00:00 2026-07-03 23:30:00 48]]"; got != want {
+		t.Errorf("rows rebuilt in clicks__v2 (first, last, count): %s, want %s", got, want)
+	}
+}

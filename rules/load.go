@@ -241,6 +241,11 @@ func (v *validator) check(r *Rule, key string, e tsql.Engine, query string) bool
 func (v *validator) resultColumns(r *Rule, key string, e tsql.Engine, query string) ([]string, bool) {
 	res, err := e.Query(v.ctx, limited(query, 0))
 	if err != nil {
+		// the engine's Check says it of the query itself where the wrapper muddles it (a query
+		// cut short fails at the wrapper's ")" on DuckDB)
+		if cerr := e.Check(v.ctx, query); cerr != nil {
+			err = cerr
+		}
 		v.unprepared(r, key, e, err)
 		return nil, false
 	}

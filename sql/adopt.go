@@ -68,12 +68,19 @@ func (e *duckEngine) UnadoptTable(ctx context.Context, table, version string) er
 // MergeTree family (by suffix) and these.
 var chRenamable = map[string]bool{"Log": true, "TinyLog": true, "StripeLog": true, "Memory": true}
 
+// chMergesRows are the MergeTree engines whose merges replace, collapse or add up rows, whose
+// readers therefore ask for FINAL (each also as Replicated…). A view takes FINAL and ignores it,
+// on every server version: after an adopt, SELECT … FROM t FINAL would read the rows unmerged,
+// duplicates and cancelled rows included, with no error.
+var chMergesRows = []string{"ReplacingMergeTree", "CollapsingMergeTree", "VersionedCollapsingMergeTree", "SummingMergeTree", "AggregatingMergeTree"}
+
 var chMaterializedTo = regexp.MustCompile("(?is)^CREATE MATERIALIZED VIEW\\s+(?:`[^`]*`|\\S+)\\s+TO\\s+((?:`[^`]*`|[^\\s(]+))")
 
 // AdoptRefusal says why table cannot be adopted on ClickHouse ("" when it can): an engine that
 // is not a plain data store (Kafka, Distributed, Dictionary, …), a materialized view that reads
 // it (its trigger stays on the name, which becomes a view, so it would stop receiving rows) or
-// writes TO it (it would write into a view), or a dictionary that loads from it.
+// writes TO it (it would write into a view), a dictionary that loads from it, or an engine whose
+// merges change rows (chMergesRows: its readers' FINAL would be lost through the view).
 func (e *chEngine) AdoptRefusal(ctx context.Context, table string) (string, error) {
 	res, err := e.Query(ctx, `SELECT engine, dependencies_table FROM system.tables
 		WHERE database = currentDatabase() AND name = ?`, table)
@@ -86,6 +93,11 @@ func (e *chEngine) AdoptRefusal(ctx context.Context, table string) (string, erro
 	engine := AsText(res.Rows[0][0])
 	if !strings.HasSuffix(engine, "MergeTree") && !chRenamable[engine] {
 		return fmt.Sprintf("%s has the engine %s; trueup adopts tables that hold their rows (MergeTree, Log, Memory engines)", table, engine), nil
+	}
+	for _, m := range chMergesRows {
+		if engine == m || engine == "Replicated"+m {
+			return fmt.Sprintf("%s has the engine %s, whose readers query it with FINAL, and a view ignores FINAL: SELECT … FROM %s FINAL would read the rows unmerged, with no error", table, engine, table), nil
+		}
 	}
 	if deps, ok := res.Rows[0][1].([]string); ok && len(deps) > 0 {
 		return fmt.Sprintf("the materialized view %s reads %s: its trigger would stay on the name %s, which becomes a view, and it would stop receiving rows", deps[0], table, table), nil
@@ -164,7 +176,7 @@ func (e *chEngine) AdoptTable(ctx context.Context, table, version string) error 
 		// The view is made under another name first: a server that cannot make one over the
 		// table (18.16 and a LowCardinality column, which its views take only behind a setting)
 		// refuses it before anything is renamed, and readers keep the table.
-		probe := table + "__adopt_probe" // not adoptingSuffix: recovery takes that one for an old table
+		probe := table + "__adopt_probe"                         // not adoptingSuffix: recovery takes that one for an old table
 		if err := e.Exec(ctx, d.Drop(probe, true)); err != nil { // one a crash left
 			return fmt.Errorf("adopt %s: %w", table, err)
 		}

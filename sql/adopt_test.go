@@ -80,6 +80,10 @@ func TestAdoptRefusals(t *testing.T) {
 		{"clickhouse", []string{"CREATE TABLE sales (id Int32, d Date) ENGINE = MergeTree ORDER BY id",
 			"CREATE TABLE raw (id Int32, d Date) ENGINE = MergeTree ORDER BY id",
 			"CREATE MATERIALIZED VIEW raw_to_sales TO sales AS SELECT id, d FROM raw"}, "materialized view raw_to_sales writes TO sales"},
+		{"clickhouse", []string{"CREATE TABLE sales (id Int32, d Date, ver UInt32) ENGINE = ReplacingMergeTree(ver) PARTITION BY toYYYYMM(d) ORDER BY id"},
+			"engine ReplacingMergeTree, whose readers query it with FINAL, and a view ignores FINAL"},
+		{"clickhouse", []string{"CREATE TABLE sales (id Int32, d Date, sign Int8) ENGINE = CollapsingMergeTree(sign) ORDER BY id"},
+			"engine CollapsingMergeTree, whose readers"},
 	} {
 		t.Run(tc.engine+"/"+tc.want, func(t *testing.T) {
 			var e tsql.Engine

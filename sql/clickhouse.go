@@ -483,7 +483,12 @@ func (d chDialect) Joinable(x string, c Column) string {
 	return x
 }
 
+// TruncTime truncates in UTC, as Bind renders window bounds: a DateTime('Europe/Berlin') column,
+// or a DateTime on a server in another timezone, is otherwise truncated to its own days, and a
+// day's partition would not be the rows its window reads. toDateTime(x, 'UTC') takes a Date
+// too (its midnight in UTC), where toStartOfMonth(date, 'UTC') is an error.
 func (chDialect) TruncTime(x, grain string) string {
+	x = "toDateTime(" + x + ", 'UTC')"
 	switch grain {
 	case "hour":
 		return "toStartOfHour(" + x + ")"

@@ -110,7 +110,17 @@ func (e *duckEngine) Dialect() Dialect { return e.dialect }
 
 func (e *duckEngine) Check(ctx context.Context, query string, args ...any) error {
 	// on lines of their own: a comment ending the query must not swallow the wrapper
-	return e.Exec(ctx, "SELECT * FROM (\n"+query+"\n) AS q LIMIT 0", args...)
+	err := e.Exec(ctx, "SELECT * FROM (\n"+query+"\n) AS q LIMIT 0", args...)
+	if err != nil && strings.HasPrefix(err.Error(), "Parser Error") {
+		// a query that ends too early fails at the wrapper's ")", which the user never wrote:
+		// the parser's word on the query alone says what it lacks (parsing runs nothing)
+		var msg *string
+		perr := e.pool.QueryRowContext(ctx, "SELECT json_extract_string(json_serialize_sql(CAST(? AS VARCHAR)), '$.error_message')", query).Scan(&msg)
+		if perr == nil && msg != nil {
+			return fmt.Errorf("Parser Error: %s", *msg)
+		}
+	}
+	return err
 }
 
 func (e *duckEngine) Relations(ctx context.Context) ([]Relation, error) {
@@ -273,7 +283,8 @@ func (e *duckEngine) CopyPartitions(ctx context.Context, dst, src string, column
 	q := "INSERT INTO " + d.QuoteRelation(dst) + " BY NAME SELECT * FROM " + d.QuoteRelation(src)
 	cond, args := inWindows(d, column, exclude)
 	if cond != "" {
-		q += " WHERE NOT (" + cond + ")"
+		// a row whose column is NULL lies in no window: NOT (NULL) would leave it behind
+		q += " WHERE NOT coalesce((" + cond + "), false)"
 	}
 	return e.Exec(ctx, q, args...)
 }

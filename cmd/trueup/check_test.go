@@ -91,6 +91,24 @@ func TestCheckExitCodes(t *testing.T) {
 	}
 }
 
+// TestCheckSyntaxErrorSaysWhatTheQueryLacks: a custom SELECT cut short is reported at its file
+// and line with the parser's word on the query itself. It said "syntax error at or near ")"",
+// a parenthesis of the wrapper trueup prepares the query in, which the user never wrote.
+func TestCheckSyntaxErrorSaysWhatTheQueryLacks(t *testing.T) {
+	cfg := checkProject(t, map[string]string{
+		"orders/cut.sql": "-- kind: custom\n-- description: amounts below zero\nSELECT id\nFROM orders\nWHERE amount <\n",
+	})
+	code, out, errs := cli(t, "--config", cfg, "check")
+	if code != exitUsage || out != "" {
+		t.Fatalf("exit %d, want 2; stdout %q", code, out)
+	}
+	line, _, _ := strings.Cut(errs, "\n")
+	if !strings.Contains(line, "orders/cut.sql:3: the SELECT does not prepare in duckdb:") ||
+		!strings.HasSuffix(line, ": Parser Error: syntax error at end of input") {
+		t.Errorf("stderr:\n%s\nwant orders/cut.sql:3: the SELECT does not prepare in duckdb:…: Parser Error: syntax error at end of input", errs)
+	}
+}
+
 // TestCheckReportsEveryProblem: a broken rule set is reported as path:line lines, all at once,
 // and nothing runs (no run is recorded).
 func TestCheckReportsEveryProblem(t *testing.T) {

@@ -21,14 +21,14 @@ GROUP BY _tu_k1, _tu_k2;
 
 -- query 2
 -- rules: complete_ts
-SELECT toDate(`ts`) AS _tu_k1,
+SELECT toDate(toDateTime(`ts`, 'UTC')) AS _tu_k1,
        count(*) AS _tu_n
 FROM `orders`
 GROUP BY _tu_k1;
 
 -- query 3
 -- rules: totals_monthly
-SELECT toStartOfMonth(`d`) AS _tu_k1,
+SELECT toStartOfMonth(toDateTime(`d`, 'UTC')) AS _tu_k1,
        count(*) AS _tu_n,
        sum(amount) AS _tu_a1
 FROM `orders`
@@ -62,7 +62,7 @@ GROUP BY _tu_k1;
 
 -- query 7
 -- rules: totals_monthly
-SELECT toStartOfMonth(`d`) AS _tu_k1,
+SELECT toStartOfMonth(toDateTime(`d`, 'UTC')) AS _tu_k1,
        count(*) AS _tu_n,
        sum(amount) AS _tu_a1
 FROM `raw`
