@@ -42,9 +42,9 @@ echo "test.sh: ClickHouse at $TRUEUP_TEST_CLICKHOUSE (files in $chdir)" >&2
 if [[ $mode == test && ${NO_CLUSTER:-} != 1 ]]; then
 	cldir=$(mktemp -d "${TMPDIR:-/tmp}/trueup-cluster.XXXXXX")
 	if ! scripts/clickhouse-cluster.sh start "$cldir" >/dev/null; then
-		# Seen once in a clean-clone run: a node died while the cluster came up (its logs
-		# follow). Five servers starting on a loaded machine can race for a port; a second
-		# start on fresh ports and files has gone through every time since.
+		# Seen once in a clean-clone run: a node died while the cluster came up (its last
+		# errors are printed here). The cause was not kept; a second start gets fresh ports
+		# and files.
 		tail -n 5 "$cldir"/node*/log/clickhouse-server.err.log >&2 2>/dev/null || true
 		echo "test.sh: the cluster did not come up; starting it once more" >&2
 		scripts/clickhouse-cluster.sh stop "$cldir" >/dev/null 2>&1 || true
