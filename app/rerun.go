@@ -18,20 +18,24 @@ import (
 // publish has happened all the same: the views service logs and audits them).
 type listeners []views.Listener
 
-func (ls listeners) Published(ctx context.Context, p views.Publish) error {
-	var errs []error
-	for _, l := range ls {
-		errs = append(errs, l.Published(ctx, p))
-	}
-	return errors.Join(errs...)
+func (ls listeners) Published(ctx context.Context, p views.Publish) ([]views.NoticeMove, error) {
+	return ls.each(func(l views.Listener) ([]views.NoticeMove, error) { return l.Published(ctx, p) })
 }
 
-func (ls listeners) RolledBack(ctx context.Context, p views.Publish, reason string) error {
+func (ls listeners) RolledBack(ctx context.Context, p views.Publish, reason string) ([]views.NoticeMove, error) {
+	return ls.each(func(l views.Listener) ([]views.NoticeMove, error) { return l.RolledBack(ctx, p, reason) })
+}
+
+// each tells every listener by tell, gathering the notices they moved and their errors.
+func (ls listeners) each(tell func(views.Listener) ([]views.NoticeMove, error)) ([]views.NoticeMove, error) {
+	var out []views.NoticeMove
 	var errs []error
 	for _, l := range ls {
-		errs = append(errs, l.RolledBack(ctx, p, reason))
+		moves, err := tell(l)
+		out = append(out, moves...)
+		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	return out, errors.Join(errs...)
 }
 
 // Foresee is what the listeners that can say (the notices) will do when they hear of p.
@@ -61,14 +65,14 @@ type rerun struct {
 	ctx context.Context // ends when the project closes
 }
 
-func (r *rerun) Published(ctx context.Context, p views.Publish) error {
+func (r *rerun) Published(ctx context.Context, p views.Publish) ([]views.NoticeMove, error) {
 	r.start(ctx, p)
-	return nil
+	return nil, nil
 }
 
-func (r *rerun) RolledBack(ctx context.Context, p views.Publish, _ string) error {
+func (r *rerun) RolledBack(ctx context.Context, p views.Publish, _ string) ([]views.NoticeMove, error) {
 	r.start(ctx, p)
-	return nil
+	return nil, nil
 }
 
 func (r *rerun) start(ctx context.Context, p views.Publish) {

@@ -295,7 +295,7 @@ func TestRollbackSaysWhatItLeftBehind(t *testing.T) {
 		{Table: "orders", From: 2, To: 1, NotCarried: []views.Carried{{Partition: "2026-07-12", Rows: 1210, Delta: 2}}},
 		{Table: "daily_revenue", From: 2, To: 1},
 	}}
-	if err := r.svc.RolledBack(r.ctx, back, "EMEA totals look wrong"); err != nil {
+	if _, err := r.svc.RolledBack(r.ctx, back, "EMEA totals look wrong"); err != nil {
 		t.Fatal(err)
 	}
 	want := "The previous data is live again. Rows written since the change went live are no longer visible to readers: " +

@@ -20,7 +20,7 @@ var _ views.Listener = (*Service)(nil)
 // the swap's reason, unless this swap makes them live or another of their tables is still on the
 // notice's version (see rollBack). A swap to a newer version only supersedes the one it
 // replaces: its notice stays completed, since that change was not taken back.
-func (s *Service) Published(ctx context.Context, p views.Publish) error {
+func (s *Service) Published(ctx context.Context, p views.Publish) ([]views.NoticeMove, error) {
 	return s.carryOut(ctx, p)
 }
 
@@ -28,7 +28,7 @@ func (s *Service) Published(ctx context.Context, p views.Publish) error {
 // completes again the notices of the versions it made live again (views.Listener): after swap
 // --to v1 rolled v2's notice back, rolling that swap back puts v2 live and its readers hear so.
 // Only the versions are matched: a rollback's run is not the run it undoes.
-func (s *Service) RolledBack(ctx context.Context, p views.Publish, reason string) error {
+func (s *Service) RolledBack(ctx context.Context, p views.Publish, reason string) ([]views.NoticeMove, error) {
 	if reason != "" {
 		p.Reason = reason
 	}
@@ -40,25 +40,30 @@ func (s *Service) RolledBack(ctx context.Context, p views.Publish, reason string
 // exactly that, reckoned by the same foresee.
 func (s *Service) Foresee(ctx context.Context, p views.Publish) ([]views.NoticeMove, error) {
 	plans, err := s.foresee(ctx, p)
+	return moves(plans), err
+}
+
+// carryOut makes the transitions foresee reckons for p, and returns them.
+func (s *Service) carryOut(ctx context.Context, p views.Publish) ([]views.NoticeMove, error) {
+	plans, err := s.foresee(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	for _, pl := range plans {
+		if _, err := s.transition(ctx, pl.n.ID, pl.st); err != nil {
+			return nil, err
+		}
+	}
+	return moves(plans), nil
+}
+
+// moves are the transitions plans make, as a publish reports them.
+func moves(plans []planned) []views.NoticeMove {
 	out := make([]views.NoticeMove, 0, len(plans))
 	for _, pl := range plans {
 		out = append(out, views.NoticeMove{ID: pl.n.ID, Title: pl.n.Title, From: string(pl.n.State), To: string(pl.st.to)})
 	}
-	return out, err
-}
-
-// carryOut makes the transitions foresee reckons for p.
-func (s *Service) carryOut(ctx context.Context, p views.Publish) error {
-	plans, err := s.foresee(ctx, p)
-	if err != nil {
-		return err
-	}
-	for _, pl := range plans {
-		if _, err := s.transition(ctx, pl.n.ID, pl.st); err != nil {
-			return err
-		}
-	}
-	return nil
+	return out
 }
 
 // planned is one transition a publish makes of a notice.

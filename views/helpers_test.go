@@ -130,18 +130,18 @@ type listener struct {
 	events []string
 }
 
-func (l *listener) Published(_ context.Context, p views.Publish) error {
+func (l *listener) Published(_ context.Context, p views.Publish) ([]views.NoticeMove, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.events = append(l.events, "published "+p.Summary())
-	return nil
+	return nil, nil
 }
 
-func (l *listener) RolledBack(_ context.Context, p views.Publish, reason string) error {
+func (l *listener) RolledBack(_ context.Context, p views.Publish, reason string) ([]views.NoticeMove, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.events = append(l.events, "rolled back "+p.Summary()+": "+reason)
-	return nil
+	return nil, nil
 }
 
 func (l *listener) got() []string {

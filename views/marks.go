@@ -322,6 +322,26 @@ func (s Store) Watched(ctx context.Context, target, table string) (bool, error) 
 	return n > 0, err
 }
 
+// WatchedTables are the tables of target of which trueup recorded a version as it stopped being
+// live (Watched), by name: every table Stale has something to compare for.
+func (s Store) WatchedTables(ctx context.Context, target string) ([]string, error) {
+	rows, err := s.L.DB().QueryContext(ctx, `SELECT DISTINCT table_name FROM version_marks WHERE target = ? AND mark = ? ORDER BY table_name`,
+		target, markLeft)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
 // Scope is the scope recorded in the basis of version n of table, by partition start; ok is
 // false when no basis is recorded (a version not built by a run, or not prepared yet).
 func (s Store) Scope(ctx context.Context, target, table string, n int) ([]time.Time, bool, error) {

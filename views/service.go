@@ -51,12 +51,13 @@ func (e *ConflictError) Is(target error) bool {
 }
 
 // Listener hears about publishes after their outcome is recorded: notices implement it to
-// complete or withdraw the notices of a backfill. An error is logged and audited; the swap or
-// rollback it reports on has happened all the same.
+// complete or withdraw the notices of a backfill, and say which notices they moved (the publish
+// reports them). An error is logged and audited; the swap or rollback it reports on has
+// happened all the same.
 type Listener interface {
-	Published(ctx context.Context, p Publish) error
+	Published(ctx context.Context, p Publish) ([]NoticeMove, error)
 	// RolledBack reports a rollback p, which took back the swap p.Undoes.
-	RolledBack(ctx context.Context, p Publish, reason string) error
+	RolledBack(ctx context.Context, p Publish, reason string) ([]NoticeMove, error)
 }
 
 // Foreseer is a Listener that can say, before a publish, what hearing of it will do: the change

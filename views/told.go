@@ -19,32 +19,33 @@ import (
 // transaction is open while the warehouse repoints (pendingOutcome), and a listener's failure
 // would then undo a publish whose views have moved.
 
-// tell tells the listener of p, a done publish, and records that it has heard. Without a
-// listener nothing is recorded: a later start-up with one tells it.
-func (s *Service) tell(ctx context.Context, p Publish) error {
+// tell tells the listener of p, a done publish, records that it has heard, and returns the
+// notices it moved. Without a listener nothing is recorded: a later start-up with one tells it.
+func (s *Service) tell(ctx context.Context, p Publish) ([]NoticeMove, error) {
 	if s.listener == nil {
-		return nil
+		return nil, nil
 	}
+	var moves []NoticeMove
 	var err error
 	switch p.Kind {
 	case KindAdopt, KindUnadopt:
 		// nothing for a listener: no data changed, only where the name reads it
 	case KindRollback:
-		err = s.listener.RolledBack(ctx, p, p.Reason)
+		moves, err = s.listener.RolledBack(ctx, p, p.Reason)
 	default:
-		err = s.listener.Published(ctx, p)
+		moves, err = s.listener.Published(ctx, p)
 	}
 	if err != nil {
-		return err // not marked: the next start-up tells it again
+		return nil, err // not marked: the next start-up tells it again
 	}
 	st, err := s.ledger.Prepared(ctx, `UPDATE swaps SET notified_at = ? WHERE id = ?`)
 	if err == nil {
 		_, err = st.ExecContext(ctx, s.ledger.Now(), p.ID)
 	}
 	if err != nil {
-		return fmt.Errorf("views: record that the notices heard of %s #%d: %w", p.Kind, p.ID, err)
+		return nil, fmt.Errorf("views: record that the notices heard of %s #%d: %w", p.Kind, p.ID, err)
 	}
-	return nil
+	return moves, nil
 }
 
 // foresee sets the notices plan p, carried out as pub, would move, when the listener can say.
@@ -96,15 +97,9 @@ func (s *Service) after(ctx context.Context, p *Publish) {
 	if s.hooks.AfterOutcome != nil {
 		s.hooks.AfterOutcome(*p)
 	}
-	// What the listener will move is reckoned before it hears, by the reckoning it carries out.
-	var moves []NoticeMove
-	var ferr error
-	if f, ok := s.listener.(Foreseer); ok && p.Kind != KindAdopt && p.Kind != KindUnadopt {
-		moves, ferr = f.Foresee(ctx, *p)
-	}
-	if err := s.tell(ctx, *p); err != nil {
+	if moves, err := s.tell(ctx, *p); err != nil {
 		s.warn(ctx, p, "notify", err)
-	} else if ferr == nil {
+	} else {
 		p.Notices = moves
 	}
 	if p.Kind == KindSwap && s.autoRetire && s.keep > 0 {
