@@ -163,8 +163,12 @@ node_config() {
 	: "$native"
 }
 
+# start_cluster starts the cluster in DIR and prints its URL. A start that fails once the
+# servers are up (a node that dies, a ZooKeeper session that never comes, distributed DDL that
+# never goes through) is retried from nothing, twice: a clean-clone CI run saw node1 die while the
+# cluster came up, and a second start went through.
 start_cluster() {
-	local dir=$1 t0 k node attempt rc topology
+	local dir=$1 t0 k attempt
 	t0=$(date +%s%N)
 	[[ -x $SERVER && -x $CLIENT ]] || install_clickhouse
 	mkdir -p "$dir"
@@ -174,15 +178,55 @@ start_cluster() {
 			die "a cluster is already running from $dir (node$k, pid $(cat "$dir/node$k/pid"))"
 		fi
 	done
+	for attempt in 1 2 3; do
+		if start_cluster_once "$dir"; then
+			log "cluster $CLUSTER ($(cat "$dir/topology")) up in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+			cat "$dir/url"
+			return 0
+		fi
+		dead_nodes "$dir"
+		stop_cluster "$dir" 2>/dev/null
+		rm -rf "$dir"/node[1-4] "$dir/zookeeper"
+		((attempt < 3)) && log "the cluster did not come up (attempt $attempt of 3): starting it again from nothing"
+	done
+	die "the cluster did not come up in 3 attempts"
+}
 
+# dead_nodes says which nodes of the cluster in DIR died, with their last errors.
+dead_nodes() {
+	local dir=$1 k pid
+	for ((k = 1; k <= 4; k++)); do
+		[[ -f $dir/node$k/pid ]] || continue
+		pid=$(cat "$dir/node$k/pid")
+		alive "$pid" && continue
+		log "node$k (pid $pid) died"
+		error_tail "$dir/node$k"
+	done
+}
+
+# all_alive reports whether every node started in DIR still runs, saying which one does not.
+all_alive() {
+	local dir=$1 k
+	for ((k = 1; k <= NODES; k++)); do
+		if ! alive "$(cat "$dir/node$k/pid" 2>/dev/null)"; then
+			log "node$k is not running"
+			return 1
+		fi
+	done
+}
+
+# start_cluster_once makes one attempt at start_cluster; it returns 1, having said why, when the
+# cluster did not come up.
+start_cluster_once() {
+	local dir=$1 k i node attempt rc topology
 	topology=2x2
+	ZK_PORT=""
+	NODES=4
 	if [[ ${TRUEUP_CLUSTER_NO_ZOOKEEPER:-} == 1 ]] || ! start_zookeeper "$dir"; then
 		topology=2x1
 		log "running without ZooKeeper: 2 shards × 1 replica, no replication, no ON CLUSTER DDL"
 	fi
-	local nodes=4
-	[[ $topology == 2x1 ]] && nodes=2
-	NODES=$nodes
+	[[ $topology == 2x1 ]] && NODES=2
 
 	exec 9>>"$LOCK"
 	flock -w 60 9 || die "could not take $LOCK"
@@ -211,58 +255,70 @@ start_cluster() {
 		((rc == 0)) && break
 		for ((k = 0; k < NODES; k++)); do stop_server "${dirs[k]}" || true; done
 		if ((rc != 3)); then
-			stop_zookeeper "$dir"
-			die "a node did not start"
+			exec 9>&-
+			log "a node did not start"
+			return 1
 		fi
 		log "ports taken while starting, trying others"
 		[[ $attempt == 5 ]] && { stop_zookeeper "$dir"; die "gave up after $attempt attempts to find free ports"; }
 	done
 	exec 9>&-
 
-	# Every node must see the whole cluster before the URL is handed out.
-	local seen want=$NODES
+	# Every node must see the whole cluster, and its ZooKeeper session must be up, before the
+	# URL is handed out.
+	local seen
 	for ((k = 0; k < NODES; k++)); do
 		seen=$("$CLIENT" --host 127.0.0.1 --port "${NATIVE_PORTS[k]}" \
 			-q "SELECT count() FROM system.clusters WHERE cluster = '$CLUSTER'" 2>&1) || true
-		if [[ $seen != "$want" ]]; then
-			stop_cluster "$dir"
-			die "node$((k + 1)) sees $seen nodes in cluster $CLUSTER, want $want"
+		if [[ $seen != "$NODES" ]]; then
+			log "node$((k + 1)) sees $seen nodes in cluster $CLUSTER, want $NODES"
+			return 1
 		fi
 	done
-
-	if [[ -n $ZK_PORT ]] && ! seen=$("$CLIENT" --host 127.0.0.1 --port "${NATIVE_PORTS[0]}" \
-		-q "SELECT count() FROM system.zookeeper WHERE path = '/'" 2>&1); then
-		stop_cluster "$dir"
-		die "node1 cannot read ZooKeeper on port $ZK_PORT: $seen"
-	fi
-	# Distributed DDL must go through before the URL is handed out: a node's DDL worker takes
-	# its ZooKeeper session a moment after the server answers, and the first ON CLUSTER
-	# statement of a test that had just started a cluster sometimes lost its connection.
 	if [[ -n $ZK_PORT ]]; then
-		local ok=0
-		for ((k = 0; k < 60; k++)); do
-			if "$CLIENT" --host 127.0.0.1 --port "${NATIVE_PORTS[0]}" \
-				-q "CREATE DATABASE IF NOT EXISTS default ON CLUSTER $CLUSTER" >/dev/null 2>&1; then
+		local ok
+		for ((k = 0; k < NODES; k++)); do
+			ok=0
+			for ((i = 0; i < 40; i++)); do
+				all_alive "$dir" || return 1
+				if seen=$("$CLIENT" --host 127.0.0.1 --port "${NATIVE_PORTS[k]}" \
+					-q "SELECT count() FROM system.zookeeper WHERE path = '/'" 2>&1); then
+					ok=1
+					break
+				fi
+				sleep 0.5
+			done
+			if ((ok == 0)); then
+				log "node$((k + 1)) cannot read ZooKeeper on port $ZK_PORT: $seen"
+				return 1
+			fi
+		done
+		# Distributed DDL must go through before the URL is handed out: a node's DDL worker
+		# takes its ZooKeeper session a moment after the server answers, and the first ON
+		# CLUSTER statement of a test that had just started a cluster sometimes lost its
+		# connection.
+		ok=0
+		for ((i = 0; i < 60; i++)); do
+			all_alive "$dir" || return 1
+			if seen=$("$CLIENT" --host 127.0.0.1 --port "${NATIVE_PORTS[0]}" \
+				-q "CREATE DATABASE IF NOT EXISTS default ON CLUSTER $CLUSTER" 2>&1); then
 				ok=1
 				break
 			fi
 			sleep 0.5
 		done
 		if ((ok == 0)); then
-			stop_cluster "$dir"
-			die "distributed DDL on cluster $CLUSTER did not go through within 30s"
+			log "distributed DDL on cluster $CLUSTER did not go through within 30s: $seen"
+			return 1
 		fi
 	fi
 
-	local hosts=() url
+	local hosts=() p
 	for p in "${NATIVE_PORTS[@]}"; do hosts+=("127.0.0.1:$p"); done
-	url="clickhouse://$(IFS=,; echo "${hosts[*]}")/default?cluster=$CLUSTER"
-	echo "$url" >"$dir/url"
+	echo "clickhouse://$(IFS=,; echo "${hosts[*]}")/default?cluster=$CLUSTER" >"$dir/url"
 	echo "$topology" >"$dir/topology"
 	echo "${NATIVE_PORTS[*]}" >"$dir/ports"
 	echo "$ZK_PORT" >"$dir/zookeeper-port"
-	log "cluster $CLUSTER ($topology) up in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
-	echo "$url"
 }
 
 stop_cluster() {

@@ -41,17 +41,7 @@ echo "test.sh: ClickHouse at $TRUEUP_TEST_CLICKHOUSE (files in $chdir)" >&2
 # Not for bench: four idle servers would share the two cores with what it measures.
 if [[ $mode == test && ${NO_CLUSTER:-} != 1 ]]; then
 	cldir=$(mktemp -d "${TMPDIR:-/tmp}/trueup-cluster.XXXXXX")
-	if ! scripts/clickhouse-cluster.sh start "$cldir" >/dev/null; then
-		# Seen once in a clean-clone run: a node died while the cluster came up (its last
-		# errors are printed here). The cause was not kept; a second start gets fresh ports
-		# and files.
-		tail -n 5 "$cldir"/node*/log/clickhouse-server.err.log >&2 2>/dev/null || true
-		echo "test.sh: the cluster did not come up; starting it once more" >&2
-		scripts/clickhouse-cluster.sh stop "$cldir" >/dev/null 2>&1 || true
-		rm -rf "$cldir"
-		cldir=$(mktemp -d "${TMPDIR:-/tmp}/trueup-cluster.XXXXXX")
-		scripts/clickhouse-cluster.sh start "$cldir" >/dev/null
-	fi
+	scripts/clickhouse-cluster.sh start "$cldir" >/dev/null
 	eval "$(scripts/clickhouse-cluster.sh env "$cldir")"
 	export TRUEUP_TEST_CLUSTER
 	echo "test.sh: ClickHouse cluster at $TRUEUP_TEST_CLUSTER (files in $cldir)" >&2

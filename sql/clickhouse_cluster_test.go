@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -301,20 +299,8 @@ func TestClusterNodeDownRefuses(t *testing.T) {
 	if os.Getenv("TRUEUP_TEST_CLUSTER") == "" {
 		t.Skip("TRUEUP_TEST_CLUSTER is not set: no cluster can run here")
 	}
-	dir := t.TempDir()
-	out, err := exec.Command("../scripts/clickhouse-cluster.sh", "start", dir).Output()
-	if err != nil {
-		t.Fatalf("start a cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		// a throwaway cluster: killed, not shut down (18.16 takes about 5 s per replicated
-		// table to shut down cleanly)
-		for k := 1; k <= len(urlHosts(string(out))); k++ {
-			exec.Command("../scripts/clickhouse-cluster.sh", "stop-node", dir, strconv.Itoa(k)).Run()
-		}
-		exec.Command("../scripts/clickhouse-cluster.sh", "stop", dir).Run()
-	})
-	e := sqltest.Open(t, strings.TrimSpace(string(out)))
+	url, node := sqltest.OwnCluster(t)
+	e := sqltest.Open(t, url)
 	c := e.(tsql.Cluster)
 	ctx := context.Background()
 	publish(t, e, c, 1, []string{"id"}, 0, 100)
@@ -323,16 +309,10 @@ func TestClusterNodeDownRefuses(t *testing.T) {
 	}
 	nodes := e.Info().Cluster.Nodes
 	lost := nodes[len(nodes)-1]
-	script := func(cmd string) {
-		t.Helper()
-		out, err := exec.Command("../scripts/clickhouse-cluster.sh", cmd, dir, strconv.Itoa(len(nodes))).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", cmd, err, out)
-		}
-	}
+	script := func(cmd string) { node(cmd, len(nodes)) }
 	script("stop-node")
 
-	err = e.RepointViews(ctx, []tsql.ViewPoint{{View: "orders", Table: "orders__v2"}})
+	err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "orders", Table: "orders__v2"}})
 	if !errors.Is(err, tsql.ErrUnreachable) || fault.Of(err) != fault.Refused || !strings.Contains(err.Error(), lost.Addr) || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Errorf("repoint with %s stopped: %v", lost, err)
 	}

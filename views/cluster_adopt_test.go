@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -162,31 +159,15 @@ func localEngine(e tsql.Engine) string {
 // TestAdoptOnClusterNodeDown: with one node stopped, the adopt is refused naming the node, and
 // nothing changed on the nodes that answer. It stops a node, so it runs on a cluster of its own.
 func TestAdoptOnClusterNodeDown(t *testing.T) {
-	if os.Getenv("TRUEUP_TEST_CLUSTER") == "" {
-		t.Skip("TRUEUP_TEST_CLUSTER is not set: no cluster can run here")
-	}
-	dir := t.TempDir()
-	out, err := exec.Command("../scripts/clickhouse-cluster.sh", "start", dir).Output()
-	if err != nil {
-		t.Fatalf("start a cluster: %v", err)
-	}
-	hosts := strings.Count(strings.TrimSpace(string(out)), ",") + 1
-	t.Cleanup(func() {
-		for k := 1; k <= hosts; k++ {
-			exec.Command("../scripts/clickhouse-cluster.sh", "stop-node", dir, strconv.Itoa(k)).Run()
-		}
-		exec.Command("../scripts/clickhouse-cluster.sh", "stop", dir).Run()
-	})
-	e := sqltest.Open(t, strings.TrimSpace(string(out)))
+	url, node := sqltest.OwnCluster(t)
+	e := sqltest.Open(t, url)
 	ctx := context.Background()
 	legacyPair(t, e, "ev", 100)
 	nodes := e.Info().Cluster.Nodes
 	lost := nodes[len(nodes)-1]
-	if out, err := exec.Command("../scripts/clickhouse-cluster.sh", "stop-node", dir, strconv.Itoa(len(nodes))).CombinedOutput(); err != nil {
-		t.Fatalf("stop-node: %v\n%s", err, out)
-	}
+	node("stop-node", len(nodes))
 	s := views.New("w", e, ledgertest.Open(t))
-	_, err = s.Adopt(ctx, views.AdoptRequest{Table: "ev", Actor: "ann"})
+	_, err := s.Adopt(ctx, views.AdoptRequest{Table: "ev", Actor: "ann"})
 	if !errors.Is(err, tsql.ErrUnreachable) || fault.Of(err) != fault.Refused || !strings.Contains(err.Error(), lost.Addr) || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Errorf("adopt with %s stopped: %v", lost, err)
 	}

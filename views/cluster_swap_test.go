@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,34 +16,6 @@ import (
 	"trueup/sql/sqltest"
 	"trueup/views"
 )
-
-// ownCluster starts a cluster of the test's own (it stops nodes: not the shared one) and returns
-// its URL and a function running scripts/clickhouse-cluster.sh CMD on node k.
-func ownCluster(t *testing.T) (string, func(cmd string, k int)) {
-	t.Helper()
-	if os.Getenv("TRUEUP_TEST_CLUSTER") == "" {
-		t.Skip("TRUEUP_TEST_CLUSTER is not set: no cluster can run here")
-	}
-	dir := t.TempDir()
-	out, err := exec.Command("../scripts/clickhouse-cluster.sh", "start", dir).Output()
-	if err != nil {
-		t.Fatalf("start a cluster: %v", err)
-	}
-	url := strings.TrimSpace(string(out))
-	t.Cleanup(func() {
-		// a throwaway cluster: killed, not shut down
-		for k := 1; k <= 4; k++ {
-			exec.Command("../scripts/clickhouse-cluster.sh", "stop-node", dir, strconv.Itoa(k)).Run()
-		}
-		exec.Command("../scripts/clickhouse-cluster.sh", "stop", dir).Run()
-	})
-	return url, func(cmd string, k int) {
-		t.Helper()
-		if out, err := exec.Command("../scripts/clickhouse-cluster.sh", cmd, dir, strconv.Itoa(k)).CombinedOutput(); err != nil {
-			t.Fatalf("%s %d: %v\n%s", cmd, k, err, out)
-		}
-	}
-}
 
 // clusterVersions creates orders v1 (200 rows) and v2 (150 rows) on the cluster, the view on
 // every node reading v1.
@@ -133,7 +102,7 @@ func nodeStates(t *testing.T, s *views.Service, id int64) string {
 // and a swap left half done is undone by Resume with Undo. Readers on the other nodes see one
 // version whole throughout, with no error.
 func TestClusterSwapLosesNode(t *testing.T) {
-	url, script := ownCluster(t)
+	url, script := sqltest.OwnCluster(t)
 	ctx := context.Background()
 	e := sqltest.Open(t, url)
 	clusterVersions(t, e)

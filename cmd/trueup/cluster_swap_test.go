@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,28 +21,7 @@ import (
 // --resume` is refused while the node is down and completes the swap on every node once it
 // answers. It stops a node, so it runs on a cluster of its own.
 func TestSwapResumeOnCluster(t *testing.T) {
-	if os.Getenv("TRUEUP_TEST_CLUSTER") == "" {
-		t.Skip("TRUEUP_TEST_CLUSTER is not set: no cluster can run here")
-	}
-	script := "../../scripts/clickhouse-cluster.sh"
-	cdir := t.TempDir()
-	out, err := exec.Command(script, "start", cdir).Output()
-	if err != nil {
-		t.Fatalf("start a cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		for k := 1; k <= 4; k++ {
-			exec.Command(script, "stop-node", cdir, strconv.Itoa(k)).Run()
-		}
-		exec.Command(script, "stop", cdir).Run()
-	})
-	node := func(cmd string, k int) {
-		t.Helper()
-		if out, err := exec.Command(script, cmd, cdir, strconv.Itoa(k)).CombinedOutput(); err != nil {
-			t.Fatalf("%s %d: %v\n%s", cmd, k, err, out)
-		}
-	}
-	url := strings.TrimSpace(string(out))
+	url, node := sqltest.OwnCluster(t)
 	ctx := context.Background()
 	e := sqltest.Open(t, url)
 	c := e.(tsql.Cluster)

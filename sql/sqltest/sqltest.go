@@ -7,7 +7,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -193,4 +195,58 @@ func (l clusterLoader) CreateTable(ctx context.Context, table string, cols []tsq
 func (l clusterLoader) Insert(ctx context.Context, table string, cols []string, rows [][]any) error {
 	// into the Distributed table, which returns once every replica has the rows
 	return l.Engine.Insert(ctx, tsql.ClusterTable{Name: table, Version: 1}.Distributed(), cols, rows)
+}
+
+// OwnCluster starts a cluster of the test's own with scripts/clickhouse-cluster.sh (for a test
+// that stops nodes: not the shared one) and returns its URL and a function running the script's
+// CMD (stop-node, start-node) on node k. The cluster is killed when the test ends, not shut down
+// (18.16 takes about 5 s per replicated table to shut down cleanly). It is skipped, or fails
+// under CI=true, where no cluster is configured.
+func OwnCluster(t testing.TB) (string, func(cmd string, k int)) {
+	t.Helper()
+	if serverURL(t, "TRUEUP_TEST_CLUSTER", "the ClickHouse cluster", "scripts/clickhouse-cluster.sh starts one") == "" {
+		t.SkipNow()
+	}
+	script := filepath.Join(repoRoot(t), "scripts", "clickhouse-cluster.sh")
+	dir := t.TempDir()
+	var stderr strings.Builder
+	cmd := exec.Command(script, "start", dir)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("start a cluster: %v\n%s", err, stderr.String())
+	}
+	url := strings.TrimSpace(string(out))
+	nodes := strings.Count(url, ",") + 1
+	t.Cleanup(func() {
+		for k := 1; k <= nodes; k++ {
+			exec.Command(script, "stop-node", dir, strconv.Itoa(k)).Run()
+		}
+		exec.Command(script, "stop", dir).Run()
+	})
+	return url, func(cmd string, k int) {
+		t.Helper()
+		if out, err := exec.Command(script, cmd, dir, strconv.Itoa(k)).CombinedOutput(); err != nil {
+			t.Fatalf("%s %d: %v\n%s", cmd, k, err, out)
+		}
+	}
+}
+
+// repoRoot is the directory holding go.mod, above the test's package.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = up
+	}
 }
