@@ -26,8 +26,9 @@ import (
 // by a date column at a day grain, every column compared (no --where, --ignore, --columns or
 // --map: the fingerprint covers the whole rows of the whole partition), unless Spec.Rescan.
 
-// Fingerprints are one side's partitions as recorded: by partition start, at Grain along Column.
-// They cover every partition of the relation that holds rows.
+// Fingerprints are one side's partitions as recorded: by partition start, at Grain along Column,
+// the rows whose column is NULL by the zero time. They cover every partition of the relation
+// that holds rows.
 type Fingerprints struct {
 	Column string
 	Grain  string
@@ -68,7 +69,10 @@ func (p *plan) useFingerprints() bool {
 		}
 		f.known[s], f.values[s] = map[string]tsql.PartMark{}, map[string]any{}
 		for t, pm := range fp.Parts {
-			v := partValue(tsql.TypeDate, t)
+			var v any // the zero time: the rows whose column is NULL
+			if !t.IsZero() {
+				v = partValue(tsql.TypeDate, t)
+			}
 			if pm.Rows == 0 || !p.restrictedTo(v) {
 				continue
 			}

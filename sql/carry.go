@@ -98,7 +98,7 @@ func (e *duckEngine) carryIn(ctx context.Context, tx *dbsql.Tx, cols []Column, c
 	}
 	for i, s := range stmts {
 		if _, err := tx.ExecContext(ctx, s, args[i]...); err != nil {
-			return fmt.Errorf("carry %s of %s into %s: %w", c.Window.Start.Format("2006-01-02 15:04"), c.From, c.Into, err)
+			return fmt.Errorf("carry %s of %s into %s: %w", c.Window, c.From, c.Into, err)
 		}
 	}
 	return nil
@@ -121,13 +121,13 @@ func (e *duckEngine) checkInto(ctx context.Context, tx *dbsql.Tx, c Carry, in st
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("carry %s into %s: %w", c.Window.Start.Format("2006-01-02 15:04"), c.Into, err)
+		return fmt.Errorf("carry %s into %s: %w", c.Window, c.Into, err)
 	}
 	if now.Rows == 0 && c.IntoWas.Rows == 0 {
 		return nil // empty then and now (an empty sum reads NULL)
 	}
 	if !now.Same(*c.IntoWas) {
-		return fmt.Errorf("carry %s into %s: %w", c.Window.Start.Format("2006-01-02 15:04"), c.Into, ErrCarryMoved)
+		return fmt.Errorf("carry %s into %s: %w", c.Window, c.Into, ErrCarryMoved)
 	}
 	return nil
 }
@@ -373,8 +373,9 @@ func FingerprintHashOptions(cols []Column) HashOptions {
 }
 
 // MeasurePartitions fingerprints relation's partitions of grain along column, by partition
-// start, in one scan; with only, just the partitions of those windows. Rows whose column is NULL
-// belong to no partition and are left out.
+// start, in one scan; with only, just the partitions of those windows. The rows whose column is
+// NULL are the partition keyed by the zero time (a Null window's), measured unless only leaves
+// it out.
 func MeasurePartitions(ctx context.Context, e Engine, relation, column, grain string, only []Window) (map[time.Time]PartMark, error) {
 	return measurePartitions(ctx, e, relation, column, grain, only, true)
 }
@@ -418,9 +419,6 @@ func measurePartitions(ctx context.Context, e Engine, relation, column, grain st
 	q += " GROUP BY " + alias
 	out := map[time.Time]PartMark{}
 	err = e.Each(ctx, q, args, func(r []any) error {
-		if r[0] == nil {
-			return nil
-		}
 		pm := PartMark{Rows: AsInt64(r[1]), Sum: AsText(r[2])}
 		i := 3
 		for _, c := range totals {
@@ -443,7 +441,11 @@ func measurePartitions(ctx context.Context, e Engine, relation, column, grain st
 			}
 			i++
 		}
-		out[TruncGrain(AsTime(r[0]), grain)] = pm
+		start := time.Time{} // the rows whose column is NULL
+		if r[0] != nil {
+			start = TruncGrain(AsTime(r[0]), grain)
+		}
+		out[start] = pm
 		return nil
 	})
 	if err != nil {

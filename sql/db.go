@@ -357,6 +357,10 @@ func inWindows(d Dialect, column string, ws []Window) (string, []any) {
 	conds := make([]string, 0, len(ws))
 	var args []any
 	for _, w := range ws {
+		if w.Null {
+			conds = append(conds, col+" IS NULL")
+			continue
+		}
 		lo, a := d.Bind(w.Params()["start"])
 		hi, b := d.Bind(w.Params()["end"])
 		conds = append(conds, fmt.Sprintf("(%s >= %s AND %s < %s)", col, lo, col, hi))
@@ -390,7 +394,7 @@ func coalesce(ws []Window) []Window {
 	out := sorted[:1]
 	for _, w := range sorted[1:] {
 		last := &out[len(out)-1]
-		if w.Column == last.Column && w.Type == last.Type && !w.Start.After(last.End) {
+		if w.Column == last.Column && w.Type == last.Type && w.Null == last.Null && (w.Null || !w.Start.After(last.End)) {
 			if w.End.After(last.End) {
 				last.End = w.End
 			}

@@ -135,11 +135,22 @@ func Int(i int64) Param { return Param{Type: TypeInt, Value: i} }
 func Float(f float64) Param { return Param{Type: TypeFloat, Value: f} }
 
 // Window is a half-open range [Start, End) of a partition column: one partition of a table.
+// A Null window is instead the rows whose column is NULL, which lie in no range: the partition
+// that MeasurePartitions keys by the zero time, which a carry moves like any other.
 type Window struct {
 	Column string
 	Type   Type // TypeDate or TypeTimestamp
 	Start  time.Time
 	End    time.Time
+	Null   bool
+}
+
+// String names the window in messages: "2026-07-01 00:00", or "d IS NULL".
+func (w Window) String() string {
+	if w.Null {
+		return w.Column + " IS NULL"
+	}
+	return w.Start.Format("2006-01-02 15:04")
 }
 
 // Params returns the window's bounds as typed parameters named start and end.

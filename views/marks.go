@@ -51,8 +51,31 @@ type Marks struct {
 
 func (m Marks) inScope(label string) bool { return slices.Contains(m.Scope, label) }
 
+// nullLabel labels the partition of the rows whose column is NULL (a tsql.Window's Null): never
+// in a scope, carried like any partition outside it.
+const nullLabel = "null"
+
+// label is how marks record the partition starting at t (the zero time: the NULL partition).
+func label(t time.Time) string {
+	if t.IsZero() {
+		return nullLabel
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// windowLabel is the label of w's partition.
+func windowLabel(w tsql.Window) string {
+	if w.Null {
+		return nullLabel
+	}
+	return label(w.Start)
+}
+
 // window is the window of the partition label names.
 func (m Marks) window(label string) (tsql.Window, error) {
+	if label == nullLabel {
+		return tsql.Window{Column: m.Column, Type: m.Type, Null: true}, nil
+	}
 	t, err := time.Parse(time.RFC3339, label)
 	if err != nil {
 		return tsql.Window{}, fmt.Errorf("views: partition %q in a mark: %w", label, err)
@@ -62,6 +85,9 @@ func (m Marks) window(label string) (tsql.Window, error) {
 
 // show is how people read partition label.
 func (m Marks) show(label string) string {
+	if label == nullLabel {
+		return m.Column + " IS NULL"
+	}
 	t, err := time.Parse(time.RFC3339, label)
 	if err != nil {
 		return label
@@ -100,7 +126,7 @@ func (m Marks) measureWith(ctx context.Context, measure measurer, e tsql.Engine,
 	}
 	out := make(map[string]tsql.PartMark, len(got))
 	for t, pm := range got {
-		out[t.UTC().Format(time.RFC3339)] = pm
+		out[label(t)] = pm
 	}
 	return out, nil
 }
@@ -115,7 +141,7 @@ func (s Store) RecordBasis(ctx context.Context, e tsql.Engine, target, table str
 	typ tsql.Type, grain string, scope []time.Time) error {
 	m := Marks{Column: column, Type: typ, Grain: grain, Of: live, WriteMark: mark}
 	for _, t := range scope {
-		m.Scope = append(m.Scope, t.UTC().Format(time.RFC3339))
+		m.Scope = append(m.Scope, label(t))
 	}
 	parts, err := m.measure(ctx, e, live, nil)
 	if err != nil {
@@ -134,7 +160,7 @@ func (s Store) RefreshBasis(ctx context.Context, e tsql.Engine, target, table st
 	}
 	labels := make([]string, len(starts))
 	for i, t := range starts {
-		labels[i] = t.UTC().Format(time.RFC3339)
+		labels[i] = label(t)
 	}
 	now, err := m.measure(ctx, e, live, labels)
 	if err != nil {
@@ -383,7 +409,7 @@ func (s Store) RecordWritten(ctx context.Context, target, table string, n int, c
 		m = Marks{Column: column, Type: typ, Grain: grain, Parts: map[string]tsql.PartMark{}}
 	}
 	for t, pm := range parts {
-		m.Parts[t.UTC().Format(time.RFC3339)] = pm
+		m.Parts[label(t)] = pm
 	}
 	return s.saveMarks(ctx, nil, target, table, n, markWritten, m)
 }
@@ -475,10 +501,15 @@ func (s Store) unmoved(ctx context.Context, e tsql.Engine, target, table string,
 	return m, true, nil
 }
 
-// Starts is m's partitions by start.
+// Starts is m's partitions by start, the NULL partition's by the zero time (as
+// tsql.MeasurePartitions keys them).
 func (m Marks) Starts() (map[time.Time]tsql.PartMark, error) {
 	out := make(map[time.Time]tsql.PartMark, len(m.Parts))
 	for l, pm := range m.Parts {
+		if l == nullLabel {
+			out[time.Time{}] = pm
+			continue
+		}
 		t, err := time.Parse(time.RFC3339, l)
 		if err != nil {
 			return nil, fmt.Errorf("views: partition %q in a mark: %w", l, err)

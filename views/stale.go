@@ -239,7 +239,7 @@ func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResu
 			return res, err
 		}
 		for i := range carries {
-			l := carries[i].Window.Start.UTC().Format(time.RFC3339)
+			l := windowLabel(carries[i].Window)
 			if !intoNow[l].Same(liveMarks.Parts[l]) {
 				carries[i].Merge, done[i].Merged = true, true
 			}
@@ -249,7 +249,7 @@ func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResu
 		}
 		// The version left is taken as Stale measured it: what it held is in the live version.
 		for _, c := range carries {
-			l := c.Window.Start.UTC().Format(time.RFC3339)
+			l := windowLabel(c.Window)
 			if pm, ok := sv.parts[l]; ok {
 				left.Parts[l] = pm
 			} else {
@@ -271,7 +271,7 @@ func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResu
 func labelsOf(cs []tsql.Carry) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
-		out[i] = c.Window.Start.UTC().Format(time.RFC3339)
+		out[i] = windowLabel(c.Window)
 	}
 	return out
 }
