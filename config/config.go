@@ -11,15 +11,16 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
-	"trueup/fault"
-	tsql "trueup/sql"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"trueup/fault"
+	tsql "trueup/sql"
 
 	"trueup/sqlfile"
 )
