@@ -64,7 +64,7 @@ func openDuckDB(ctx context.Context, url, path string, create bool) (Engine, err
 	if err != nil {
 		return nil, duckOpenError(url, err)
 	}
-	pool := dbsql.OpenDB(conn)
+	pool := openDuckPool(conn)
 	var v string
 	if err := pool.QueryRowContext(ctx, "SELECT version()").Scan(&v); err != nil {
 		pool.Close()
@@ -607,6 +607,38 @@ func (d duckDialect) RepointStatements(points []ViewPoint, _ map[string]bool, _ 
 	return out
 }
 
+// openDuckPool is the database/sql pool over conn, which closes DuckDB's database only once the
+// pool has no connection open. database/sql closes a pool's connector as the pool closes, while a
+// connection in use (a query whose caller gave up on it) closes only when it is put back; DuckDB
+// keeps its database alive for that connection, and its instance cache, which gives the next
+// opener of the file in this process the database already open, busy-spins while that database
+// shuts down: the next open of the file spun at full CPU until the connection closed (a test hung
+// 19 minutes). Kept open until then, the database is the one the next opener is given.
+func openDuckPool(conn *duckdb.Connector) *dbsql.DB {
+	c := &drainingConnector{Connector: conn}
+	c.pool = dbsql.OpenDB(c)
+	return c.pool
+}
+
+type drainingConnector struct {
+	*duckdb.Connector
+	pool *dbsql.DB
+}
+
+// Close is called by the pool's Close, once its idle connections are closed.
+func (c *drainingConnector) Close() error {
+	if c.pool.Stats().OpenConnections == 0 {
+		return c.Connector.Close()
+	}
+	go func() {
+		for c.pool.Stats().OpenConnections > 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		c.Connector.Close()
+	}()
+	return nil
+}
+
 // OpenDuckDBFile opens a DuckDB file for trueup's own state (the ledger) as a database/sql pool,
 // with the same clear error as a target when another process holds the file.
 func OpenDuckDBFile(ctx context.Context, path string) (*dbsql.DB, error) {
@@ -620,7 +652,7 @@ func OpenDuckDBFile(ctx context.Context, path string) (*dbsql.DB, error) {
 	if err != nil {
 		return nil, duckOpenError(url, err)
 	}
-	pool := dbsql.OpenDB(conn)
+	pool := openDuckPool(conn)
 	if err := pool.PingContext(ctx); err != nil {
 		pool.Close()
 		return nil, duckOpenError(url, err)
