@@ -582,6 +582,15 @@ func TestDiff(t *testing.T) {
 			if p.NewNullKeys != 1 || p.OldNullKeys != 0 || p.Verdict != reconcile.VerdictUnexpected || p.Rows == nil || !p.Rows.Zero() {
 				t.Errorf("NULL key partition: %+v rows=%+v", p, p.Rows)
 			}
+			// counted apart from the rows added, and said so beside them
+			if p.Rows == nil || p.Rows.NullKeyAdded != 1 || p.Rows.NullKeyRemoved != 0 || r.Rows.NullKeyAdded != 1 || r.Rows.Added != 0 {
+				t.Errorf("rows with a NULL key matched whole: partition %+v, diff %+v", p.Rows, r.Rows)
+			}
+			var text strings.Builder
+			r.WriteText(&text, reconcile.TextOptions{})
+			if !strings.Contains(text.String(), "rows: 0 added, 0 removed, 0 changed, 0 duplicate keys; with a NULL key, matched whole: 1 added, 0 removed\n") {
+				t.Errorf("the text does not count the row with a NULL key beside its sample:\n%s", text.String())
+			}
 			// listed in the samples like any other row
 			if got := sampleLines(r); !slices.Contains(got, "added id=NULL d=2026-07-10 name=nokey amount=1 score=NULL") {
 				t.Errorf("samples %q: want the NULL-key row added", got)

@@ -102,7 +102,8 @@ func (p *plan) nullKeySums(ctx context.Context, values []any, hash func(tsql.Dia
 // sampleNullKeys lists, in the samples of the partitions that differ, the rows whose key has a
 // NULL that one side holds and the other does not (as many times): such rows cannot be matched
 // by key, so they are matched whole, by row hash, and shown as removed or added like any other
-// row. They stay counted apart (old_null_keys, new_null_keys), not in the row counts.
+// row. They stay counted apart (old_null_keys, new_null_keys; null_key_added and
+// null_key_removed in the row counts), not in the rows added and removed.
 func (p *plan) sampleNullKeys(ctx context.Context, parts []*Partition) (int64, error) {
 	var open []*Partition
 	var values []any
@@ -188,17 +189,23 @@ func (p *plan) sampleNullKeys(ctx context.Context, parts []*Partition) (int64, e
 		new := g.count[1] > g.count[0]
 		list := &pt.Samples.Removed
 		vals := g.vals[0]
-		if new {
-			list, vals = &pt.Samples.Added, g.vals[1]
+		if pt.Rows == nil {
+			pt.Rows = &RowCounts{}
 		}
+		surplus := max(g.count[0], g.count[1]) - min(g.count[0], g.count[1])
+		counted := &pt.Rows.NullKeyRemoved
+		if new {
+			list, vals, counted = &pt.Samples.Added, g.vals[1], &pt.Rows.NullKeyAdded
+		}
+		*counted += surplus
 		stream := df.stream
 		if min(g.count[0], g.count[1]) > 0 {
 			stream = df.streamSurplus
 		}
-		if stream(new, vals, max(g.count[0], g.count[1])-min(g.count[0], g.count[1])); df.err != nil {
+		if stream(new, vals, surplus); df.err != nil {
 			return 0, df.err
 		}
-		for range max(g.count[0], g.count[1]) - min(g.count[0], g.count[1]) {
+		for range surplus {
 			if len(*list) >= limit {
 				break
 			}

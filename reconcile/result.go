@@ -167,6 +167,11 @@ type RowCounts struct {
 	Removed       int64 `json:"removed"`
 	Changed       int64 `json:"changed"`
 	DuplicateKeys int64 `json:"duplicate_keys"`
+	// NullKeyAdded and NullKeyRemoved count the rows with a NULL key one side holds and the other
+	// does not, matched whole (by row hash) since a key with a NULL matches nothing: apart from
+	// Added and Removed, as the partition's old_null_keys and new_null_keys are.
+	NullKeyAdded   int64 `json:"null_key_added,omitempty"`
+	NullKeyRemoved int64 `json:"null_key_removed,omitempty"`
 }
 
 // Zero reports whether no row differs.
@@ -179,6 +184,8 @@ func (r *RowCounts) add(o RowCounts) {
 	r.Removed += o.Removed
 	r.Changed += o.Changed
 	r.DuplicateKeys += o.DuplicateKeys
+	r.NullKeyAdded += o.NullKeyAdded
+	r.NullKeyRemoved += o.NullKeyRemoved
 }
 
 // Samples are bounded examples of each kind of row difference.

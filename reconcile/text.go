@@ -95,8 +95,12 @@ func (r *Result) WriteText(w io.Writer, opt TextOptions) error {
 		b.WriteString("\nunexpected:\n" + strings.Join(reasons, "\n") + "\n")
 	}
 
-	fmt.Fprintf(b, "\nrows: %d added, %d removed, %d changed, %d duplicate %s\n", r.Rows.Added, r.Rows.Removed,
+	fmt.Fprintf(b, "\nrows: %d added, %d removed, %d changed, %d duplicate %s", r.Rows.Added, r.Rows.Removed,
 		r.Rows.Changed, r.Rows.DuplicateKeys, plural(int(r.Rows.DuplicateKeys), "key", "keys"))
+	if r.Rows.NullKeyAdded+r.Rows.NullKeyRemoved > 0 {
+		fmt.Fprintf(b, "; with a NULL key, matched whole: %d added, %d removed", r.Rows.NullKeyAdded, r.Rows.NullKeyRemoved)
+	}
+	b.WriteByte('\n')
 	if len(r.ChangedColumns) > 0 {
 		var parts []string
 		for _, c := range slices.Sorted(maps.Keys(r.ChangedColumns)) {

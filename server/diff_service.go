@@ -98,6 +98,7 @@ func (s *Server) diffView(r *reconcile.Result, all bool) page.Diff {
 			page.Thousands(int64(counts[reconcile.VerdictUnexpected]))),
 		Measures: r.Measures,
 		Added:    r.Rows.Added, Removed: r.Rows.Removed, Changed: r.Rows.Changed, DuplicateKeys: r.Rows.DuplicateKeys,
+		NullKeyAdded: r.Rows.NullKeyAdded, NullKeyRemoved: r.Rows.NullKeyRemoved,
 		Notes: r.Notes, Transferred: r.RowsTransferred, CrossEngine: r.CrossEngine,
 		Took: formatMS(float64(r.ElapsedMS)), Started: formatTime(r.Started), APIHref: "/api/v1" + diffHref(r.ID),
 	}
