@@ -97,6 +97,7 @@ func duplicateKeys(t *testing.T, e tsql.Engine, rel string) int64 {
 }
 
 func TestDemoBackfill(t *testing.T) {
+	t.Parallel() // long: beside the package's other long tests
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
 		d := newDemo(t, e)

@@ -210,6 +210,7 @@ func (f *shardFlaky) written(call string) int {
 // the rows the sharding key routes there, equal to a clean single-pass build through a
 // Distributed table, and the run validates; a version's tables are dropped on every node.
 func TestBackfillOnCluster(t *testing.T) {
+	t.Parallel() // long: beside the package's other long tests
 	url, dir := clusterDemo(t, 20000)
 	if url == "" {
 		t.Skip("no cluster")
@@ -318,6 +319,7 @@ func TestKillAndResumeOnCluster(t *testing.T) {
 	if os.Getenv("TRUEUP_CLUSTER_KILL_DIR") != "" {
 		t.Skip("in the child")
 	}
+	t.Parallel() // long: beside the package's other long tests
 	url, dir := clusterDemo(t, 20000)
 	if url == "" {
 		t.Skip("no cluster")

@@ -115,6 +115,7 @@ func checkRebuiltScope(t *testing.T, e tsql.Engine, rel, from, to string) {
 // gives the same version; a whole-table rewrite above the limit needs AllowFullRewrite; a key
 // the days cannot be placed in is refused, nothing written.
 func TestCoarsePartitions(t *testing.T) {
+	t.Parallel() // long: beside the package's other long tests
 	ctx := context.Background()
 	month := "9 days in 1 month partition: 2026-07 (9 days rebuilt, 22 carried from live)"
 	for _, tc := range []struct {

@@ -48,6 +48,7 @@ func TestKillAndResume(t *testing.T) {
 	if os.Getenv("TRUEUP_KILL_DIR") != "" {
 		t.Skip("in the child")
 	}
+	t.Parallel() // long: beside the package's other long tests
 	urls := []string{sqltest.DuckDBURL(t)}
 	if u := sqltest.ClickHouseURL(t); u != "" {
 		urls = append(urls, u)

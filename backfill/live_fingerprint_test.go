@@ -20,6 +20,7 @@ import (
 // fingerprints stand in) and reports the partition the pipeline changed, where trusting the
 // basis would have called it identical.
 func TestValidationRereadsLiveWrittenSince(t *testing.T) {
+	t.Parallel() // long: beside the package's other long tests
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
 		d := newDemo(t, e)

@@ -22,6 +22,7 @@ import (
 // Starting, cancelling and resuming runs from the server (backfill.Service), and how a run
 // keeps to its pace: one build per run, stops that stop, hours that hold.
 func TestRunsAreSerialisedAndStop(t *testing.T) {
+	t.Parallel() // long: beside the package's other long tests
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
 		d := newDemo(t, e)

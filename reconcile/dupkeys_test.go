@@ -53,7 +53,7 @@ func TestDuplicateKeysWhenCountsBalance(t *testing.T) {
 				at(nil, "n1"), at(nil, "n2")},
 			new: [][]any{at(int64(1), "x"), at(int64(2), "y"), at(int64(2), "y2"), at(int64(3), "z"),
 				at(nil, "n1"), at(nil, "n3")},
-			rows:     reconcile.RowCounts{DuplicateKeys: 2},
+			rows:     reconcile.RowCounts{DuplicateKeys: 2, NullKeyAdded: 1, NullKeyRemoved: 1},
 			samples:  append([]string{"added id=NULL d=2026-07-10 v=n3", "removed id=NULL d=2026-07-10 v=n2"}, dup...),
 			streamed: []string{"+ id=2 d=2026-07-10 v=y2", "+ id=NULL d=2026-07-10 v=n3", "- id=1 d=2026-07-10 v=x", "- id=NULL d=2026-07-10 v=n2"},
 		},
@@ -146,7 +146,7 @@ func TestNoDuplicatesReadOnce(t *testing.T) {
 			fresh(t, dupCols, dupCols, [][]any{at(int64(1), "x"), at(int64(2), "y"), at(nil, "n1")},
 				[][]any{at(int64(1), "x"), at(int64(2), "y2"), at(nil, "n1"), at(nil, "n3")})
 			r := diff(t, s)
-			if d := cmp.Diff([]string{"added id=NULL d=2026-07-10 v=n3", "changed id=2 v y → y2"}, sampleLines(r)); d != "" || r.Rows != (reconcile.RowCounts{Changed: 1}) {
+			if d := cmp.Diff([]string{"added id=NULL d=2026-07-10 v=n3", "changed id=2 v y → y2"}, sampleLines(r)); d != "" || r.Rows != (reconcile.RowCounts{Changed: 1, NullKeyAdded: 1}) {
 				t.Errorf("rows %+v, samples (-want +got):\n%s", r.Rows, d)
 			}
 			// 2 of the changed pair, 3 groups of rows with a NULL key (n1 on each side, n3)

@@ -430,6 +430,7 @@ func (c cell) String() string {
 // checks the status; every refused request must leave the ledger and the warehouse exactly as
 // they were. The same is done without tokens (the demo), where everyone is the local operator.
 func TestAuthorizationMatrix(t *testing.T) {
+	t.Parallel() // long: beside the package's other long tests
 	if testing.Short() {
 		t.Skip("serves two demo projects")
 	}

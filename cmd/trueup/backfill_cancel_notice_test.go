@@ -14,6 +14,7 @@ import (
 // the draft, does not show it withdrawn either); resuming the run makes it a draft again, which
 // the validation refreshes; a new run after a cancel drafts a notice of its own.
 func TestCancelWithdrawsTheRunsDraft(t *testing.T) {
+	t.Parallel() // long: beside the package's other long tests
 	dir := demoDir(t)
 	cfg := filepath.Join(dir, "trueup.yaml")
 	run := func(args ...string) (int, string, string) {
@@ -88,6 +89,7 @@ func TestCancelWithdrawsTheRunsDraft(t *testing.T) {
 // locally and in JSON through a server; a cancel of a run whose notice is a draft says nothing
 // of it.
 func TestCancelKeepsTheAnnouncedNotice(t *testing.T) {
+	t.Parallel() // long: beside the package's other long tests
 	dir := demoDir(t)
 	cfg := filepath.Join(dir, "trueup.yaml")
 	run := func(args ...string) (int, string, string) {

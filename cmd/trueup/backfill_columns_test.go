@@ -15,6 +15,7 @@ import (
 // drafts no notice and records no run (it used to build v2, draft a notice and fail every
 // partition on DuckDB's Binder error).
 func TestBackfillColumnMismatchIsRefused(t *testing.T) {
+	t.Parallel() // long: beside the package's other long tests
 	targets := map[string]string{"duckdb": ""}
 	if url := sqltest.ClickHouseURL(t); url != "" {
 		targets["clickhouse"] = url

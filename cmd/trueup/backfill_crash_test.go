@@ -22,6 +22,7 @@ import (
 // new run is refused until it is resumed or cancelled, the resumed run ends validated with the
 // rows a clean run gives, and after another kill a cancel lets a new run start.
 func TestBackfillRunKilledIsInterrupted(t *testing.T) {
+	t.Parallel() // long: beside the package's other long tests
 	for name, p := range demoProjects(t) {
 		t.Run(name, func(t *testing.T) {
 			cfg := filepath.Join(p.dir, "trueup.yaml")

@@ -11,6 +11,7 @@ import (
 // what to do — and exits 1, locally and through a server; never "nothing to catch up". A table
 // that does not exist is not found (exit 2), not "nothing to catch up".
 func TestCatchUpCLI(t *testing.T) {
+	t.Parallel() // long: beside the package's other long tests
 	if testing.Short() {
 		t.Skip("serves a demo project")
 	}

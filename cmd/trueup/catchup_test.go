@@ -168,6 +168,7 @@ func lateSeen(t *testing.T, url string) (rows, ids int64) {
 // swap (done again where it had not happened) shows the day's rows once, and a rollback after it
 // carries back what was written to the new version.
 func TestCarryCutOffByAKill(t *testing.T) {
+	t.Parallel() // long: beside the package's other long tests
 	for _, name := range []string{"duckdb", "clickhouse"} {
 		for _, point := range []string{"swap.after-carry", "swap.after-repoint"} {
 			if point == "swap.after-carry" && name == "duckdb" {

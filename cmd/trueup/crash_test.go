@@ -76,6 +76,7 @@ func noticeState(t *testing.T, cfg string, id string) (state, text string) {
 // ledger and before the notices heard of it, then after a rollback's: a restart completes the
 // notice, then rolls it back, as if nothing had happened in between.
 func TestNoticeFollowsAPublishCutOffByAKill(t *testing.T) {
+	t.Parallel() // long: beside the package's other long tests
 	for name, p := range demoProjects(t) {
 		t.Run(name, func(t *testing.T) {
 			cfg := filepath.Join(p.dir, "trueup.yaml")

@@ -20,6 +20,7 @@ import (
 // the same verdicts; the fix's backfill dry-run reports the same, its run builds every
 // partition, the swap publishes it, and check then gives the same verdicts again.
 func TestDemoOnCluster(t *testing.T) {
+	t.Parallel() // long: beside the package's other long tests
 	url := sqltest.ClusterURL(t)
 	if url == "" {
 		t.Skip("TRUEUP_TEST_CLUSTER is not set: no cluster can run here")
