@@ -371,6 +371,9 @@ func (v *validator) sharding(r *Rule, e tsql.Engine) {
 func (v *validator) boolean(r *Rule, key string, e tsql.Engine, expr string) bool {
 	cols, err := e.Describe(v.ctx, "SELECT ("+expr+") AS _tu_b FROM "+e.Dialect().QuoteRelation(r.Table))
 	if err != nil {
+		if serr := tsql.ExpressionSyntax(v.ctx, e, expr); serr != nil {
+			err = serr // said of the expression as written, not of trueup's statement around it
+		}
 		v.unprepared(r, key, e, err)
 		return false
 	}

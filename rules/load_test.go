@@ -35,6 +35,8 @@ func TestLoadReportsEverything(t *testing.T) {
 		// the same SELECTs are right where they belong
 		"n.sql": {Data: []byte("-- kind: custom\n-- partition: d\nSELECT id, d FROM orders WHERE amount < 0\n")},
 		"o.sql": {Data: []byte("-- kind: completeness\n-- table: orders\n-- partition: d\n-- reference: SELECT d FROM raw\n")},
+		// an expression cut short
+		"p.sql": {Data: []byte("-- kind: expression\n-- table: orders\n-- expression: amount >\n")},
 	}
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		loadShop(t, e)
@@ -58,6 +60,7 @@ func TestLoadReportsEverything(t *testing.T) {
 			"rules/k.sql:2: partition order_date is not a column of the SELECT's result (it has id, d)",
 			"rules/l.sql:5: the reference SELECT returns 1 column (d); want the partition and the value",
 			"rules/m.sql:6: the reference SELECT returns 1 column (d); want the partition and the value",
+			"rules/p.sql:3: expression does not prepare in ",
 		}
 		if len(le.Problems) != len(want) {
 			t.Errorf("got %d problems, want %d:\n%v", len(le.Problems), len(want), err)
@@ -66,6 +69,10 @@ func TestLoadReportsEverything(t *testing.T) {
 			if i < len(want) && !strings.HasPrefix(p.String(), want[i]) {
 				t.Errorf("problem %d:\n got %s\nwant %s…", i, p, want[i])
 			}
+		}
+		// said of the expression as written, not at the ")" trueup closed it with
+		if last := le.Problems[len(le.Problems)-1].String(); e.Info().Kind == "duckdb" && !strings.HasSuffix(last, "syntax error at end of input") {
+			t.Errorf("the expression cut short: %s", last)
 		}
 	})
 }

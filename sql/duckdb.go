@@ -113,14 +113,34 @@ func (e *duckEngine) Check(ctx context.Context, query string, args ...any) error
 	err := e.Exec(ctx, "SELECT * FROM (\n"+query+"\n) AS q LIMIT 0", args...)
 	if err != nil && strings.HasPrefix(err.Error(), "Parser Error") {
 		// a query that ends too early fails at the wrapper's ")", which the user never wrote:
-		// the parser's word on the query alone says what it lacks (parsing runs nothing)
-		var msg *string
-		perr := e.pool.QueryRowContext(ctx, "SELECT json_extract_string(json_serialize_sql(CAST(? AS VARCHAR)), '$.error_message')", query).Scan(&msg)
-		if perr == nil && msg != nil {
-			return fmt.Errorf("Parser Error: %s", *msg)
+		// the parser's word on the query alone says what it lacks
+		if perr := e.syntaxError(ctx, query); perr != nil {
+			return perr
 		}
 	}
 	return err
+}
+
+// syntaxError is the parser's error of query on its own, nil when it parses (or the parser
+// cannot be asked): parsing runs nothing.
+func (e *duckEngine) syntaxError(ctx context.Context, query string) error {
+	var msg *string
+	err := e.pool.QueryRowContext(ctx, "SELECT json_extract_string(json_serialize_sql(CAST(? AS VARCHAR)), '$.error_message')", query).Scan(&msg)
+	if err != nil || msg == nil {
+		return nil
+	}
+	return fmt.Errorf("Parser Error: %s", *msg)
+}
+
+// ExpressionSyntax is the engine's syntax error of expr, a SQL expression, written on its own,
+// or nil: what a statement trueup wraps around it cannot say without naming the wrapper (on
+// DuckDB, "v >" fails at the ")" trueup closed it with). Where the engine cannot parse without
+// running, nil.
+func ExpressionSyntax(ctx context.Context, e Engine, expr string) error {
+	if d, ok := e.(*duckEngine); ok {
+		return d.syntaxError(ctx, "SELECT "+expr)
+	}
+	return nil
 }
 
 func (e *duckEngine) Relations(ctx context.Context) ([]Relation, error) {
