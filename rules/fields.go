@@ -27,7 +27,53 @@ func (p *fieldParser) get(key string) (string, int, bool) {
 }
 
 func (p *fieldParser) ident(key string) string {
-	return p.matching(key, identRe, "one column name")
+	if v, _, ok := p.get(key); ok {
+		if name, quoted := unquoteName(v); quoted {
+			return name
+		}
+	}
+	return p.matching(key, identRe, "one column name (in double quotes when it holds spaces or other signs)")
+}
+
+// unquoteName is v's name when v is one name in double quotes ("order id", a quote inside
+// doubled), as a column whose name holds a space or a sign is written in SQL.
+func unquoteName(v string) (string, bool) {
+	if len(v) < 3 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	inner := v[1 : len(v)-1]
+	if strings.ReplaceAll(inner, `""`, "") != strings.ReplaceAll(inner, `"`, "") {
+		return "", false // a lone quote inside: not one name
+	}
+	name := strings.ReplaceAll(inner, `""`, `"`)
+	return name, strings.TrimSpace(name) != ""
+}
+
+// splitNames splits a list of names at commas and blanks outside double quotes; a quoted
+// name comes back quoted (unquoteName reads it).
+func splitNames(v string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted := false
+	flush := func() {
+		if cur.Len() > 0 {
+			out = append(out, cur.String())
+			cur.Reset()
+		}
+	}
+	for _, c := range v {
+		switch {
+		case c == '"':
+			quoted = !quoted
+			cur.WriteRune(c)
+		case !quoted && (c == ',' || c == ' ' || c == '\t'):
+			flush()
+		default:
+			cur.WriteRune(c)
+		}
+	}
+	flush()
+	return out
 }
 
 func (p *fieldParser) relation(key string) string {
@@ -71,15 +117,20 @@ func (p *fieldParser) list(key string, re *regexp.Regexp, what string) []string 
 	}
 	var out []string
 	seen := map[string]bool{}
-	for _, f := range strings.FieldsFunc(v, func(c rune) bool { return c == ',' || c == ' ' || c == '\t' }) {
+	for _, f := range splitNames(v) {
+		name, quoted := unquoteName(f)
+		quoted = quoted && re == identRe // a column name may be quoted; a tag may not
+		if !quoted {
+			name = f
+		}
 		switch {
-		case !re.MatchString(f):
+		case !quoted && !re.MatchString(f):
 			p.bad(line, "%s: %q is not a %s", key, f, what)
-		case seen[f]:
-			p.bad(line, "%s: %s is listed twice", key, f)
+		case seen[name]:
+			p.bad(line, "%s: %s is listed twice", key, name)
 		default:
-			seen[f] = true
-			out = append(out, f)
+			seen[name] = true
+			out = append(out, name)
 		}
 	}
 	return out
