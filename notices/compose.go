@@ -190,6 +190,11 @@ func whatChanges(ev Evidence, n *Notice) string {
 		}
 		return s + " The data from before the change can be brought back."
 	case StateRolledBack:
+		if n != nil && len(n.Evidence.LeftBehind) > 0 {
+			// the versions differ there by design: the rows written inside the range while the
+			// rebuild was live stayed with it (see the status)
+			return what + " " + were + " rebuilt" + scope + ", and the rebuild was taken back: the data is as it was before the change, except the rows written inside this range while the rebuilt data was live, which are no longer visible."
+		}
 		return what + " " + were + " rebuilt" + scope + ", and the rebuild was taken back: the data is as it was before the change."
 	case StateWithdrawn:
 		return what + " " + were + " to be rebuilt" + scope + ". The change was withdrawn: the data stays as it is."

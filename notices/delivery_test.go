@@ -320,6 +320,10 @@ func TestRollbackSaysWhatItLeftBehind(t *testing.T) {
 	if line := notices.StateLine(got); !strings.Contains(line, want) {
 		t.Errorf("the notice's status line %q lacks %q", line, want)
 	}
+	// What changes no longer says the data is all as it was
+	if body := notices.Body(got); !strings.Contains(body, "the data is as it was before the change, except the rows written inside this range while the rebuilt data was live, which are no longer visible.") {
+		t.Errorf("the rolled-back notice's text says nothing of the rows left behind:\n%s", body)
+	}
 }
 
 func TestWithdraw(t *testing.T) {
