@@ -215,10 +215,23 @@ all_alive() {
 	done
 }
 
+# answers runs QUERY on the node at native port PORT of the cluster in DIR until it succeeds, TRIES
+# times 0.5 s apart at the most, while every node runs; ANSWER holds the last answer or error.
+ANSWER=""
+answers() {
+	local dir=$1 tries=$2 port=$3 query=$4 i
+	for ((i = 0; i < tries; i++)); do
+		all_alive "$dir" || return 1
+		ANSWER=$("$CLIENT" --host 127.0.0.1 --port "$port" -q "$query" 2>&1) && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
 # start_cluster_once makes one attempt at start_cluster; it returns 1, having said why, when the
 # cluster did not come up.
 start_cluster_once() {
-	local dir=$1 k i node attempt rc topology
+	local dir=$1 k node attempt rc topology
 	topology=2x2
 	ZK_PORT=""
 	NODES=4
@@ -276,20 +289,9 @@ start_cluster_once() {
 		fi
 	done
 	if [[ -n $ZK_PORT ]]; then
-		local ok
 		for ((k = 0; k < NODES; k++)); do
-			ok=0
-			for ((i = 0; i < 40; i++)); do
-				all_alive "$dir" || return 1
-				if seen=$("$CLIENT" --host 127.0.0.1 --port "${NATIVE_PORTS[k]}" \
-					-q "SELECT count() FROM system.zookeeper WHERE path = '/'" 2>&1); then
-					ok=1
-					break
-				fi
-				sleep 0.5
-			done
-			if ((ok == 0)); then
-				log "node$((k + 1)) cannot read ZooKeeper on port $ZK_PORT: $seen"
+			if ! answers "$dir" 40 "${NATIVE_PORTS[k]}" "SELECT count() FROM system.zookeeper WHERE path = '/'"; then
+				log "node$((k + 1)) cannot read ZooKeeper on port $ZK_PORT: $ANSWER"
 				return 1
 			fi
 		done
@@ -297,18 +299,8 @@ start_cluster_once() {
 		# takes its ZooKeeper session a moment after the server answers, and the first ON
 		# CLUSTER statement of a test that had just started a cluster sometimes lost its
 		# connection.
-		ok=0
-		for ((i = 0; i < 60; i++)); do
-			all_alive "$dir" || return 1
-			if seen=$("$CLIENT" --host 127.0.0.1 --port "${NATIVE_PORTS[0]}" \
-				-q "CREATE DATABASE IF NOT EXISTS default ON CLUSTER $CLUSTER" 2>&1); then
-				ok=1
-				break
-			fi
-			sleep 0.5
-		done
-		if ((ok == 0)); then
-			log "distributed DDL on cluster $CLUSTER did not go through within 30s: $seen"
+		if ! answers "$dir" 60 "${NATIVE_PORTS[0]}" "CREATE DATABASE IF NOT EXISTS default ON CLUSTER $CLUSTER"; then
+			log "distributed DDL on cluster $CLUSTER did not go through within 30s: $ANSWER"
 			return 1
 		fi
 	fi
