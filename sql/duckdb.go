@@ -66,7 +66,11 @@ func openDuckDB(ctx context.Context, url, path string, create bool) (Engine, err
 	}
 	pool := openDuckPool(conn)
 	var v string
-	if err := pool.QueryRowContext(ctx, "SELECT version()").Scan(&v); err != nil {
+	err = lockDuck(ctx, pool)
+	if err == nil {
+		err = pool.QueryRowContext(ctx, "SELECT version()").Scan(&v)
+	}
+	if err != nil {
 		pool.Close()
 		if schema != "" && strings.Contains(err.Error(), "No catalog + schema named") {
 			return nil, fault.New(fault.Invalid, "%s: there is no schema %s in %s", url, schema, path)
@@ -74,6 +78,28 @@ func openDuckDB(ctx context.Context, url, path string, create bool) (Engine, err
 		return nil, duckOpenError(url, err)
 	}
 	return &duckEngine{db: db{pool: pool, info: Info{Kind: "duckdb", Target: Redact(url), Key: targetKey(url), Version: parseVersion(v)}}}, nil
+}
+
+// lockDuck sets a DuckDB target's database to UTC and locks its configuration, once per
+// database (a second engine on the same file in this process shares it, already locked). In
+// UTC a TIMESTAMPTZ's day or hour is the UTC one whatever the host's zone, as the partition
+// windows and ClickHouse's partitions are: on a host in Berlin, a backfill partitioned by a
+// TIMESTAMPTZ column fixed Berlin days with UTC windows. The zone cannot be given when the
+// database opens (it needs the ICU extension, loaded later), nor set once the configuration is
+// locked: so it is set, then the lock.
+func lockDuck(ctx context.Context, pool *dbsql.DB) error {
+	locked := func() bool {
+		var v bool
+		return pool.QueryRowContext(ctx, "SELECT current_setting('lock_configuration')").Scan(&v) == nil && v
+	}
+	if locked() {
+		return nil
+	}
+	pool.ExecContext(ctx, "SET GLOBAL TimeZone = 'UTC'") // without ICU, times are in UTC anyway
+	if _, err := pool.ExecContext(ctx, "SET lock_configuration = true"); err != nil && !locked() {
+		return err
+	}
+	return nil
 }
 
 // duckSchemaRe is a schema a duckdb target may name: a plain identifier.

@@ -106,6 +106,6 @@ func outside(text string, toks []Token) error {
 func Inside(text string) error { return outside(text, Lex(text)) }
 
 // duckSandbox is the configuration a DuckDB target opens with: no file but the database itself
-// (and its spill directory), no ATTACH, COPY, extension install or load, no network; and no SET
-// that could switch it back.
-const duckSandbox = "enable_external_access=false&lock_configuration=true"
+// (and its spill directory), no ATTACH, COPY, extension install or load, no network; and, once
+// lockDuck has set the time zone, no SET that could switch it back.
+const duckSandbox = "enable_external_access=false"
