@@ -71,6 +71,21 @@ func (d *demo) newRunner(t *testing.T, e tsql.Engine, opts ...backfill.Option) *
 
 var bugDays = []string{"2026-07-10", "2026-07-11", "2026-07-12", "2026-07-13", "2026-07-14", "2026-07-15", "2026-07-16", "2026-07-17", "2026-07-18"}
 
+// runToEnd starts a run of backfill name with opt and executes it to its end, failing the test
+// when either is refused; the caller judges how it ended.
+func runToEnd(t *testing.T, ctx context.Context, r *backfill.Runner, name string, opt backfill.RunOptions) *backfill.Run {
+	t.Helper()
+	run, err := r.Start(ctx, name, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := r.Execute(ctx, run.ID, backfill.ExecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return done
+}
+
 // checksum is the portable hash sum and row count of a relation.
 func checksum(t *testing.T, e tsql.Engine, rel string) (uint64, int64) {
 	t.Helper()

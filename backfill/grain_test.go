@@ -129,14 +129,7 @@ func TestMonthGrainComparesMonths(t *testing.T) {
 		})
 
 		t.Run("validation_judges_months", func(t *testing.T) {
-			run, err := r.Start(ctx, "fix_orders", backfill.RunOptions{Actor: "ann"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			done, err := r.Execute(ctx, run.ID, backfill.ExecOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			done := runToEnd(t, ctx, r, "fix_orders", backfill.RunOptions{Actor: "ann"})
 			if done.State != backfill.RunValidated {
 				t.Fatalf("run ended %s: %s %s", done.State, done.Error, done.Validation)
 			}
@@ -281,14 +274,7 @@ SELECT id, ts, n FROM clicks_raw WHERE ts >= $start AND ts < $end
 	if diff := cmp.Diff([]string{"2026-07-03 48→48 expected"}, partitionLines(pv.Tables[0].Result)); diff != "" || !pv.OK {
 		t.Errorf("dry run ok %v, partitions (-want +got):\n%s", pv.OK, diff)
 	}
-	run, err := r.Start(ctx, "fix_clicks", backfill.RunOptions{Actor: "ann"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done, err := r.Execute(ctx, run.ID, backfill.ExecOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	done := runToEnd(t, ctx, r, "fix_clicks", backfill.RunOptions{Actor: "ann"})
 	if done.State != backfill.RunValidated {
 		t.Errorf("run ended %s: %s %s", done.State, done.Error, done.Validation)
 	}

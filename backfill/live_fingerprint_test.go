@@ -41,14 +41,7 @@ func TestValidationRereadsLiveWrittenSince(t *testing.T) {
 				}
 			})
 		}))
-		run, err := r.Start(ctx, "fix_dedup_bug", backfill.RunOptions{Actor: "ann"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done, err := r.Execute(ctx, run.ID, backfill.ExecOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		done := runToEnd(t, ctx, r, "fix_dedup_bug", backfill.RunOptions{Actor: "ann"})
 		var v backfill.Validation
 		if err := json.Unmarshal(done.Validation, &v); err != nil || len(v.Tables) == 0 || v.Tables[0].Table != "orders" {
 			t.Fatalf("validation %s: %v", done.Validation, err)

@@ -70,14 +70,7 @@ func TestBackfillOverNonFiniteValues(t *testing.T) {
 		r := backfill.NewRunner(backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"},
 			backfill.Store{L: l}, backfill.Validator{Diffs: diffs})
 
-		run, err := r.Start(ctx, "fix_readings", backfill.RunOptions{Actor: "ann"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done, err := r.Execute(ctx, run.ID, backfill.ExecOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		done := runToEnd(t, ctx, r, "fix_readings", backfill.RunOptions{Actor: "ann"})
 		if done.State != backfill.RunValidated {
 			t.Fatalf("run ended %s: %s %s", done.State, done.Error, done.Validation)
 		}

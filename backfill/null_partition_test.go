@@ -58,14 +58,7 @@ SELECT id, d, v FROM ev_raw WHERE d >= $start AND d < $end
 		l := ledgertest.OpenAt(t, filepath.Join(t.TempDir(), "state.duckdb"))
 		r := backfill.NewRunner(backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"},
 			backfill.Store{L: l}, backfill.Validator{Diffs: reconcile.NewStore(l)})
-		run, err := r.Start(ctx, "fix_ev", backfill.RunOptions{Actor: "ann"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done, err := r.Execute(ctx, run.ID, backfill.ExecOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		done := runToEnd(t, ctx, r, "fix_ev", backfill.RunOptions{Actor: "ann"})
 		if done.State != backfill.RunValidated {
 			t.Errorf("run ended %s: %s %s", done.State, done.Error, done.Validation)
 		}
