@@ -10,14 +10,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestCheckStaleWithoutRules: trueup check reports a version written after it stopped being
-// live for every table trueup watches, not only those a rule reads. Here no rule reads orders,
-// which a writer kept writing as v2 after the rollback; the run of the whole rule set fails on
-// it, and a run narrowed by --rule keeps to the tables of the rules it runs.
-func TestCheckStaleWithoutRules(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a demo backfill")
-	}
+// staleDemo is a demo project whose orders went to v2 and back to v1, with a writer that kept
+// writing orders__v2 after the rollback (3 rows on 2026-08-20, outside fix_dedup_bug's scope),
+// and, as its only rules, the files of rules on orders_raw. It returns the project's folder and config.
+func staleDemo(t *testing.T, rules map[string]string) (string, string) {
+	t.Helper()
 	dir := demoDir(t)
 	cfg := filepath.Join(dir, "trueup.yaml")
 	for _, args := range [][]string{
@@ -29,20 +26,32 @@ func TestCheckStaleWithoutRules(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s %s", args, code, out, errs)
 		}
 	}
-	pipelineWrite(t, dir, "orders__v2", "2026-08-20", 0, 3) // outside fix_dedup_bug's scope
+	pipelineWrite(t, dir, "orders__v2", "2026-08-20", 0, 3)
 	rulesDir := filepath.Join(dir, "rules")
 	if err := os.RemoveAll(rulesDir); err != nil {
 		t.Fatal(err)
 	}
 	os.MkdirAll(filepath.Join(rulesDir, "orders_raw"), 0o755)
-	for name, body := range map[string]string{
-		"has_rows.sql":   "-- kind: row_count\n-- table: orders_raw\n-- min: 1\n",
-		"has_amount.sql": "-- kind: completeness\n-- table: orders_raw\n-- not_null: amount\n",
-	} {
+	for name, body := range rules {
 		if err := os.WriteFile(filepath.Join(rulesDir, "orders_raw", name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return dir, cfg
+}
+
+// TestCheckStaleWithoutRules: trueup check reports a version written after it stopped being
+// live for every table trueup watches, not only those a rule reads. Here no rule reads orders,
+// which a writer kept writing as v2 after the rollback; the run of the whole rule set fails on
+// it, and a run narrowed by --rule keeps to the tables of the rules it runs.
+func TestCheckStaleWithoutRules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a demo backfill")
+	}
+	_, cfg := staleDemo(t, map[string]string{
+		"has_rows.sql":   "-- kind: row_count\n-- table: orders_raw\n-- min: 1\n",
+		"has_amount.sql": "-- kind: completeness\n-- table: orders_raw\n-- not_null: amount\n",
+	})
 	parseCheck := func(out string) checkDoc {
 		t.Helper()
 		var doc checkDoc
@@ -95,26 +104,7 @@ func TestCheckStaleFollowsTarget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a demo backfill")
 	}
-	dir := demoDir(t)
-	cfg := filepath.Join(dir, "trueup.yaml")
-	for _, args := range [][]string{
-		{"backfill", "run", "fix_dedup_bug"},
-		{"swap", "orders", "--to", "v2", "--reason", "fix"},
-		{"rollback", "orders", "--reason", "back"},
-	} {
-		if code, out, errs := cli(t, append([]string{"--config", cfg}, args...)...); code != 0 {
-			t.Fatalf("%v: exit %d: %s %s", args, code, out, errs)
-		}
-	}
-	pipelineWrite(t, dir, "orders__v2", "2026-08-20", 0, 3)
-	rulesDir := filepath.Join(dir, "rules")
-	if err := os.RemoveAll(rulesDir); err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll(filepath.Join(rulesDir, "orders_raw"), 0o755)
-	if err := os.WriteFile(filepath.Join(rulesDir, "orders_raw", "has_rows.sql"), []byte("-- kind: row_count\n-- table: orders_raw\n-- min: 1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, cfg := staleDemo(t, map[string]string{"has_rows.sql": "-- kind: row_count\n-- table: orders_raw\n-- min: 1\n"})
 	copyFile(t, filepath.Join(dir, "warehouse.duckdb"), filepath.Join(dir, "spare.duckdb"))
 	conf, err := os.ReadFile(cfg)
 	if err != nil {
