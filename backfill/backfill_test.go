@@ -71,6 +71,21 @@ func (d *demo) newRunner(t *testing.T, e tsql.Engine, opts ...backfill.Option) *
 
 var bugDays = []string{"2026-07-10", "2026-07-11", "2026-07-12", "2026-07-13", "2026-07-14", "2026-07-15", "2026-07-16", "2026-07-17", "2026-07-18"}
 
+// soleBackfill is a runner on target warehouse of e for the one backfill the file at path with
+// text declares, with a ledger of its own, and the store of its diffs.
+func soleBackfill(t *testing.T, e tsql.Engine, path, text string) (*backfill.Runner, *reconcile.Store) {
+	t.Helper()
+	b, ps := backfill.Parse(path, text)
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	l := ledgertest.OpenAt(t, filepath.Join(t.TempDir(), "state.duckdb"))
+	diffs := reconcile.NewStore(l)
+	r := backfill.NewRunner(backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"},
+		backfill.Store{L: l}, backfill.Validator{Diffs: diffs})
+	return r, diffs
+}
+
 // runToEnd starts a run of backfill name with opt and executes it to its end, failing the test
 // when either is refused; the caller judges how it ended.
 func runToEnd(t *testing.T, ctx context.Context, r *backfill.Runner, name string, opt backfill.RunOptions) *backfill.Run {

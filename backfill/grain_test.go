@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"trueup/backfill"
-	"trueup/ledger/ledgertest"
 	"trueup/reconcile"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
@@ -89,14 +87,7 @@ func TestMonthGrainComparesMonths(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
 		loadMonthOrders(t, e)
-		b, ps := backfill.Parse("backfills/fix_orders.sql", monthOrdersFile)
-		if len(ps) > 0 {
-			t.Fatal(ps)
-		}
-		l := ledgertest.OpenAt(t, filepath.Join(t.TempDir(), "state.duckdb"))
-		diffs := reconcile.NewStore(l)
-		r := backfill.NewRunner(backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"},
-			backfill.Store{L: l}, backfill.Validator{Diffs: diffs})
+		r, diffs := soleBackfill(t, e, "backfills/fix_orders.sql", monthOrdersFile)
 		inScope := []string{"2026-02 252→280 expected", "2026-03 270→310 expected"}
 
 		t.Run("dry_run_lists_months", func(t *testing.T) {
@@ -249,7 +240,7 @@ func TestTimezoneColumnPartitionsByUTCDay(t *testing.T) {
 	if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "clicks", Table: "clicks__v1"}}); err != nil {
 		t.Fatal(err)
 	}
-	b, ps := backfill.Parse("backfills/fix_clicks.sql", `-- table: clicks
+	r, _ := soleBackfill(t, e, "backfills/fix_clicks.sql", `-- table: clicks
 -- partition: ts
 -- key: id
 -- reason: bug
@@ -258,12 +249,6 @@ func TestTimezoneColumnPartitionsByUTCDay(t *testing.T) {
 -- expect: inside scope rows +0..0%, sum(n) +100..100%; outside scope identical
 SELECT id, ts, n FROM clicks_raw WHERE ts >= $start AND ts < $end
 `)
-	if len(ps) > 0 {
-		t.Fatal(ps)
-	}
-	l := ledgertest.OpenAt(t, filepath.Join(t.TempDir(), "state.duckdb"))
-	r := backfill.NewRunner(backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"},
-		backfill.Store{L: l}, backfill.Validator{Diffs: reconcile.NewStore(l)})
 	pv, err := r.DryRun(ctx, "fix_clicks", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"trueup/backfill"
-	"trueup/ledger/ledgertest"
-	"trueup/reconcile"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
@@ -61,14 +58,7 @@ func TestBackfillOverNonFiniteValues(t *testing.T) {
 		if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "readings", Table: "readings__v1"}}); err != nil {
 			t.Fatal(err)
 		}
-		b, ps := backfill.Parse("backfills/fix_readings.sql", readingsFile)
-		if len(ps) > 0 {
-			t.Fatal(ps)
-		}
-		l := ledgertest.OpenAt(t, filepath.Join(t.TempDir(), "state.duckdb"))
-		diffs := reconcile.NewStore(l)
-		r := backfill.NewRunner(backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"},
-			backfill.Store{L: l}, backfill.Validator{Diffs: diffs})
+		r, diffs := soleBackfill(t, e, "backfills/fix_readings.sql", readingsFile)
 
 		done := runToEnd(t, ctx, r, "fix_readings", backfill.RunOptions{Actor: "ann"})
 		if done.State != backfill.RunValidated {

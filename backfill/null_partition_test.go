@@ -3,12 +3,9 @@ package backfill_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"trueup/backfill"
-	"trueup/ledger/ledgertest"
-	"trueup/reconcile"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
@@ -43,7 +40,7 @@ func TestBackfillKeepsRowsWithANullPartition(t *testing.T) {
 		if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "ev", Table: "ev__v1"}}); err != nil {
 			t.Fatal(err)
 		}
-		b, ps := backfill.Parse("backfills/fix_ev.sql", `-- table: ev
+		r, _ := soleBackfill(t, e, "backfills/fix_ev.sql", `-- table: ev
 -- partition: d
 -- key: id
 -- reason: bug
@@ -52,12 +49,6 @@ func TestBackfillKeepsRowsWithANullPartition(t *testing.T) {
 -- expect: inside scope rows +0..0%, sum(v) +100..100%; outside scope identical
 SELECT id, d, v FROM ev_raw WHERE d >= $start AND d < $end
 `)
-		if len(ps) > 0 {
-			t.Fatal(ps)
-		}
-		l := ledgertest.OpenAt(t, filepath.Join(t.TempDir(), "state.duckdb"))
-		r := backfill.NewRunner(backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"},
-			backfill.Store{L: l}, backfill.Validator{Diffs: reconcile.NewStore(l)})
 		done := runToEnd(t, ctx, r, "fix_ev", backfill.RunOptions{Actor: "ann"})
 		if done.State != backfill.RunValidated {
 			t.Errorf("run ended %s: %s %s", done.State, done.Error, done.Validation)
