@@ -51,11 +51,14 @@ zk_alive() {
 		grep -q zookeeper "/proc/$pid/cmdline" 2>/dev/null
 }
 
-# zk_ok reports whether a ZooKeeper answers `ruok` on port $1.
+# zk_ok reports whether a ZooKeeper on port $1 serves requests: `srvr` names its mode only then.
+# (`ruok` answers imok before sessions are served: a node whose DDL worker connected then kept no
+# ZooKeeper, and 18.16 crashed on the first ON CLUSTER statement, NULL pointer in
+# zkutil::ZooKeeper::createImpl: seen in a clean-clone run.)
 zk_ok() {
 	local out
-	out=$( (exec 3<>"/dev/tcp/127.0.0.1/$1" && printf ruok >&3 && timeout 2 cat <&3) 2>/dev/null) || true
-	[[ $out == imok ]]
+	out=$( (exec 3<>"/dev/tcp/127.0.0.1/$1" && printf srvr >&3 && timeout 2 cat <&3) 2>/dev/null) || true
+	[[ $out == *"Mode: standalone"* ]]
 }
 
 # start_zookeeper starts a standalone ZooKeeper in DIR/zookeeper on a free port in 20300-20699
@@ -84,7 +87,7 @@ clientPort=$p
 clientPortAddress=127.0.0.1
 maxClientCnxns=0
 admin.enableServer=false
-4lw.commands.whitelist=ruok
+4lw.commands.whitelist=srvr
 CFG
 	(exec 9>&- && cd "$dir" && exec setsid java -Xmx256m -Dzookeeper.log.dir="$dir/log" \
 		-cp "$ZK_JAR" org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
