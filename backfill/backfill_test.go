@@ -55,6 +55,12 @@ func newDemo(t *testing.T, e tsql.Engine) *demo {
 // newRunner wires a runner over the demo project, the way cmd/trueup does.
 func (d *demo) newRunner(t *testing.T, e tsql.Engine, opts ...backfill.Option) *backfill.Runner {
 	t.Helper()
+	return d.runnerSaving(t, e, reconcile.NewStore(d.ledger), opts...)
+}
+
+// runnerSaving is newRunner with validation's diffs saved to diffs.
+func (d *demo) runnerSaving(t *testing.T, e tsql.Engine, diffs backfill.DiffStore, opts ...backfill.Option) *backfill.Runner {
+	t.Helper()
 	ctx := context.Background()
 	set, err := backfill.Load(os.DirFS(filepath.Join(d.dir, "backfills")), "backfills")
 	if err != nil {
@@ -65,7 +71,7 @@ func (d *demo) newRunner(t *testing.T, e tsql.Engine, opts ...backfill.Option) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := backfill.Validator{Rules: rs, Runner: rules.NewRunner(targets), Diffs: reconcile.NewStore(d.ledger)}
+	v := backfill.Validator{Rules: rs, Runner: rules.NewRunner(targets), Diffs: diffs}
 	return backfill.NewRunner(backfill.Planner{Set: set, Engine: e, Target: "warehouse", Rules: v}, backfill.Store{L: d.ledger}, v, opts...)
 }
 

@@ -241,8 +241,10 @@ const activeRunQuery = `SELECT id FROM backfill_runs WHERE table_name = ? AND st
 type ExecOptions struct {
 	// Stop, when closed, ends the pass after the partitions in flight: the run is cancelled.
 	Stop <-chan struct{}
-	// StoppedBy says who closed Stop ("": the process shutting down).
-	StoppedBy func() string
+	// StoppedBy says who closed Stop ("": the process shutting down) and whether to cancel the
+	// run: a cancel that comes while the run validates ends it cancelled, a shutdown lets the
+	// validation finish.
+	StoppedBy func() (by string, cancel bool)
 	// Limit builds at most this many partitions of the upstream table (for --sample).
 	Limit int
 }
@@ -296,14 +298,8 @@ func (r *Runner) Execute(ctx context.Context, runID int64, opt ExecOptions) (*Ru
 			}
 		}
 		if stopped {
-			by := ""
-			if opt.StoppedBy != nil {
-				by = opt.StoppedBy()
-			}
-			r.setRun(ctx, run.ID, RunCancelled, "", nil)
-			r.audit(ctx, run, "backfill.cancel", ledger.OutcomeOK, "stopped after the partitions in flight")
-			r.setVersions(ctx, run, views.StateCancelled, nil)
-			return r.cancelled(ctx, run.ID, by)
+			by, _ := opt.stoppedBy()
+			return r.stop(ctx, run, nil, by, "stopped after the partitions in flight")
 		}
 		if failed > 0 {
 			return r.fail(ctx, run, fmt.Errorf("%d %s of %s failed: retry %s with backfill retry", failed, pluralOf("partition", failed), t.Table,
@@ -311,7 +307,34 @@ func (r *Runner) Execute(ctx context.Context, runID int64, opt ExecOptions) (*Ru
 		}
 		built[t.Table] = physical
 	}
-	return r.validate(ctx, run, opt.Limit > 0)
+	return r.validate(ctx, run, opt)
+}
+
+// stoppedBy is who closed Stop and whether it was a cancel, once it is closed.
+func (o ExecOptions) stoppedBy() (string, bool) {
+	if o.StoppedBy == nil {
+		return "", false
+	}
+	return o.StoppedBy()
+}
+
+// cancelledNow reports whether a cancel has closed Stop, and who it was.
+func (o ExecOptions) cancelledNow() (string, bool) {
+	select {
+	case <-o.Stop:
+		return o.stoppedBy()
+	default:
+		return "", false
+	}
+}
+
+// stop ends a run that Stop stopped, cancelled by by, keeping the validation it has (nil: none);
+// detail goes to the audit log.
+func (r *Runner) stop(ctx context.Context, run *Run, v *Validation, by, detail string) (*Run, error) {
+	r.setRun(ctx, run.ID, RunCancelled, "", v)
+	r.audit(ctx, run, "backfill.cancel", ledger.OutcomeOK, detail)
+	r.setVersions(ctx, run, views.StateCancelled, nil)
+	return r.cancelled(ctx, run.ID, by)
 }
 
 // cancelled is run id as it is once cancelled by by, after its listener has heard.

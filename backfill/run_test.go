@@ -15,6 +15,7 @@ import (
 	"trueup/fault"
 	"trueup/ledger"
 	"trueup/ledger/ledgertest"
+	"trueup/reconcile"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
@@ -115,6 +116,61 @@ func TestRunsAreSerialisedAndStop(t *testing.T) {
 			}
 		})
 
+		t.Run("cancel_while_a_sample_validates", func(t *testing.T) {
+			gd := &gateDiffs{DiffStore: reconcile.NewStore(d.ledger), entered: make(chan struct{}, 8), release: make(chan struct{})}
+			svc := &backfill.Service{Runner: d.runnerSaving(t, e, gd)}
+			defer svc.Close()
+			run, err := svc.Start(ctx, "fix_dedup_bug", "ann", 1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-gd.entered:
+			case <-time.After(60 * time.Second):
+				t.Fatal("the sample was not validated")
+			}
+			type result struct {
+				run *backfill.Run
+				err error
+			}
+			res := make(chan result, 1)
+			go func() {
+				r, err := svc.Cancel(ctx, "fix_dedup_bug", "bob")
+				res <- result{r, err}
+			}()
+			// the cancel has reached the run (its status says so) while the sample validates
+			for st, err := svc.Status(ctx, "fix_dedup_bug"); err != nil || st.CancelAskedBy != "bob"; st, err = svc.Status(ctx, "fix_dedup_bug") {
+				select {
+				case r := <-res:
+					t.Fatalf("the cancel returned while the run validates: %+v %v", r.run, r.err)
+				case <-time.After(5 * time.Millisecond):
+				}
+			}
+			close(gd.release)
+			r := <-res
+			if r.err != nil || r.run.ID != run.ID || r.run.State != backfill.RunCancelled {
+				t.Fatalf("cancel while the sample validates: %+v, %v; want run %d cancelled", r.run, r.err, run.ID)
+			}
+			if st := awaitStopped(t, svc, "fix_dedup_bug", ""); st.State != backfill.RunCancelled || st.CancelAskedBy != "" {
+				t.Errorf("after the cancel: %s (cancel asked by %q), want cancelled", st.State, st.CancelAskedBy)
+			}
+			svc.Close()
+			// resumed, it builds the rest and validates; a run that has ended has nothing to cancel
+			gd.release = make(chan struct{})
+			if _, err := svc.Resume(ctx, "fix_dedup_bug", "ann"); err != nil {
+				t.Fatal(err)
+			}
+			<-gd.entered
+			close(gd.release)
+			if st := awaitStopped(t, svc, "fix_dedup_bug", backfill.RunCancelled); st.State != backfill.RunValidated {
+				t.Fatalf("resumed run: %s", st.State)
+			}
+			svc.Close()
+			if _, err := svc.Cancel(ctx, "fix_dedup_bug", "bob"); !errors.Is(err, fault.ErrInvalid) {
+				t.Errorf("cancel of a validated run: %v, want nothing to cancel", err)
+			}
+		})
+
 		t.Run("stop_ends_the_throttle_pause", func(t *testing.T) {
 			base, _ := d.runner.Planner.Set.Get("fix_dedup_bug")
 			slow := *base
@@ -205,6 +261,19 @@ func awaitStopped(t *testing.T, svc *backfill.Service, name, from string) *backf
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// gateDiffs holds every save of a validation's diff until release is closed.
+type gateDiffs struct {
+	backfill.DiffStore
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gateDiffs) Save(ctx context.Context, r *reconcile.Result, label, actor string) (int64, error) {
+	g.entered <- struct{}{}
+	<-g.release
+	return g.DiffStore.Save(ctx, r, label, actor)
 }
 
 // gateEngine holds every partition write to tables starting with prefix until release is

@@ -181,14 +181,31 @@ func (s *Service) Cancel(ctx context.Context, name, actor string) (*Run, error) 
 	s.mu.Lock()
 	w, ok := s.running[run.ID]
 	if ok {
-		w.by = actor
+		w.by, w.cancelled = actor, true
 		w.stop() // it stays running until its goroutine returns
 	}
 	s.mu.Unlock()
-	if ok {
-		return run, nil // the worker marks it cancelled once the partitions in flight end
+	if !ok {
+		return s.Runner.Cancel(ctx, run.ID, actor)
 	}
-	return s.Runner.Cancel(ctx, run.ID, actor)
+	// Read after the stop: a run still building marks itself cancelled after the partitions in
+	// flight, however long they take. A run past its build (validating, or recording its end)
+	// ends soon, and what the cancel did is known once it has: wait for it.
+	if run, err = s.Runner.Store.GetRun(ctx, run.ID); err != nil || run.State == RunRunning {
+		return run, err
+	}
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if run, err = s.Runner.Store.GetRun(ctx, run.ID); err != nil {
+		return nil, err
+	}
+	if run.State == RunValidated || run.State == RunValidationFailed {
+		return nil, fault.New(fault.Invalid, "Run %d ended %s before the cancel reached it: nothing to cancel.", run.ID, run.State)
+	}
+	return run, nil
 }
 
 // Status is a backfill's latest run's progress.
@@ -197,7 +214,16 @@ func (s *Service) Status(ctx context.Context, name string) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.Runner.Store.StatusOf(ctx, run.ID, s.Runner.now())
+	st, err := s.Runner.Store.StatusOf(ctx, run.ID, s.Runner.now())
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if w, ok := s.running[run.ID]; ok && w.cancelled {
+		st.CancelAskedBy = w.by
+	}
+	s.mu.Unlock()
+	return st, nil
 }
 
 // latest is a backfill's newest run. A name that has no runs and no file is not a backfill at
@@ -221,7 +247,11 @@ func (s *Service) History(ctx context.Context) ([]ReasonCount, error) {
 type worker struct {
 	stopCh chan struct{}
 	once   sync.Once
-	by     string // who asked it to stop ("": the process shutting down); under Service.mu
+	done   chan struct{} // closed once the goroutine has recorded the run's end
+	// by is who asked it to stop ("": the process shutting down), and cancelled whether that
+	// was a cancel; both under Service.mu.
+	by        string
+	cancelled bool
 }
 
 func (w *worker) stop() { w.once.Do(func() { close(w.stopCh) }) }
@@ -238,7 +268,7 @@ func (s *Service) background(id int64, sample int) bool {
 // reserve records that a goroutine of this service is about to build run id, unless one is
 // building it already (false).
 func (s *Service) reserve(id int64) (*worker, bool) {
-	w := &worker{stopCh: make(chan struct{})}
+	w := &worker{stopCh: make(chan struct{}), done: make(chan struct{})}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, busy := s.running[id]; busy {
@@ -264,18 +294,28 @@ func (s *Service) release(id int64) {
 func (s *Service) build(id int64, sample int, w *worker) {
 	go func() {
 		defer s.wg.Done()
-		defer func() {
-			s.mu.Lock()
-			delete(s.running, id)
-			s.mu.Unlock()
-		}()
-		stoppedBy := func() string {
+		defer close(w.done)
+		stoppedBy := func() (string, bool) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			return w.by
+			return w.by, w.cancelled
 		}
-		if _, err := s.Runner.Execute(context.Background(), id, ExecOptions{Stop: w.stopCh, StoppedBy: stoppedBy, Limit: sample}); err != nil && s.Log != nil {
+		ctx := context.Background()
+		run, err := s.Runner.Execute(ctx, id, ExecOptions{Stop: w.stopCh, StoppedBy: stoppedBy, Limit: sample})
+		if err != nil && s.Log != nil {
 			s.Log.Error("backfill run failed", "run_id", id, "err", err)
+		}
+		s.mu.Lock()
+		by, cancelled := w.by, w.cancelled
+		delete(s.running, id)
+		s.mu.Unlock()
+		// A cancel that came after the run's last look at Stop, as it stopped for review, is
+		// not lost: a sampled run can still be cancelled (a cancel from now on finds no worker
+		// and cancels it itself).
+		if cancelled && err == nil && run.State == RunSampled {
+			if _, err := s.Runner.Cancel(ctx, id, by); err != nil && s.Log != nil {
+				s.Log.Error("backfill cancel failed", "run_id", id, "err", err)
+			}
 		}
 	}()
 }

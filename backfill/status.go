@@ -32,7 +32,10 @@ type Status struct {
 	// Actions are what the operator may do with the run now; an interrupted run offers resume
 	// and cancel.
 	Actions []string `json:"actions,omitempty"`
-	Run     *Run     `json:"-"`
+	// CancelAskedBy is who asked a run still in progress to cancel: it stops after the
+	// partitions in flight (or once it has validated its sample).
+	CancelAskedBy string `json:"cancel_asked_by,omitempty"`
+	Run           *Run   `json:"-"`
 }
 
 // TableStatus is the progress of one table of a run.

@@ -116,11 +116,16 @@ func unknownCheck(rs *rules.Set, name string) string {
 }
 
 // validate checks the built versions and records the outcome on the run and the versions.
-func (r *Runner) validate(ctx context.Context, run *Run, sampled bool) (*Run, error) {
+func (r *Runner) validate(ctx context.Context, run *Run, opt ExecOptions) (*Run, error) {
+	sampled := opt.Limit > 0
 	if err := r.setRun(ctx, run.ID, RunValidating, "", nil); err != nil {
 		return nil, err
 	}
 	v := r.check(ctx, run, sampled)
+	if by, cancel := opt.cancelledNow(); cancel {
+		// Cancelled while it validated: it ends cancelled, with the evidence it gathered.
+		return r.stop(ctx, run, v, by, "cancelled while it validated")
+	}
 	state, vstate := RunValidated, views.StateValidated
 	if !v.Passed {
 		state, vstate = RunValidationFailed, views.StateValidationFailed

@@ -33,7 +33,8 @@ func progressView(name string, st *backfill.Status) *page.BackfillProgress {
 		Rows: st.RowsWritten, Error: st.Error,
 		Polling: st.State == backfill.RunRunning || st.State == backfill.RunValidating,
 		// an interrupted run (its process is gone) is resumed or cancelled before a new run starts
-		CanCancel: st.State == backfill.RunRunning || st.State == backfill.RunInterrupted,
+		CanCancel:     (st.State == backfill.RunRunning || st.State == backfill.RunInterrupted) && st.CancelAskedBy == "",
+		CancelAskedBy: st.CancelAskedBy,
 		CanResume: st.State == backfill.RunCancelled || st.State == backfill.RunFailed || st.State == backfill.RunSampled ||
 			st.State == backfill.RunInterrupted,
 	}

@@ -89,8 +89,7 @@ func TestCancelWithdrawsTheRunsDraft(t *testing.T) {
 // locally and in JSON through a server; a cancel of a run whose notice is a draft says nothing
 // of it.
 func TestCancelKeepsTheAnnouncedNotice(t *testing.T) {
-	// not in parallel: a cancel through the server that lands while the run validates its sample
-	// is lost (the run ends sampled), a race that the load of the parallel tests made show
+	t.Parallel() // long: beside the package's other long tests
 	dir := demoDir(t)
 	cfg := filepath.Join(dir, "trueup.yaml")
 	run := func(args ...string) (int, string, string) {
