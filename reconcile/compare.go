@@ -397,7 +397,11 @@ func (df *differ) equal(i int, a, b any) bool {
 	}
 	// Values of different Go types (a date held as text on the other side): as text, the way
 	// tsql.AsText renders them. This is not how samples print (sampleValue): printing a
-	// timestamp's fraction must not make a changed row of it.
+	// timestamp's fraction must not make a changed row of it. A DuckDB STRUCT (read as a map)
+	// and a ClickHouse Tuple (a list) compare field by field in the order their types declare.
+	if c := df.p.compared[i]; composite(a) || composite(b) {
+		a, b = tsql.Positional(a, c.Old.Type), tsql.Positional(b, c.New.Type)
+	}
 	return tsql.AsText(a) == tsql.AsText(b)
 }
 
@@ -431,4 +435,13 @@ func number(v any) (float64, bool) {
 		return x.Float64(), true
 	}
 	return 0, false
+}
+
+// composite reports whether v is a struct, tuple or list as the drivers read them.
+func composite(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any, []map[string]any:
+		return true
+	}
+	return false
 }

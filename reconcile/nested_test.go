@@ -65,3 +65,31 @@ func TestNestedTypes(t *testing.T) {
 		check(t, e, "5 tags", "6 st", "8 lc")
 	})
 }
+
+// TestNestedTypesAcrossEngines: a DuckDB STRUCT (which its driver reads as a map of fields) and a
+// ClickHouse Tuple (a list of values) holding the same values are the same, field by field in
+// their declared order, nested in lists and structs too (a quoted field name included); a LIST
+// and an Array likewise. Only the planted changes are found.
+func TestNestedTypesAcrossEngines(t *testing.T) {
+	engines := sqltest.Engines(t)
+	if len(engines) < 2 {
+		t.Skip("needs both engines")
+	}
+	duck, ch := engines[0], engines[1]
+	exec(t, duck, `CREATE TABLE nest_old AS SELECT i AS id, [CAST(i AS VARCHAR), 'x'] AS tags,
+		{'a': i, 'b c': 'k', 'l': [{'q': i * 2}]} AS st FROM range(50) t(i)`)
+	exec(t, ch, "CREATE TABLE nest_new (id Int64, tags Array(String), st Tuple(Int64, String, Array(Tuple(Int64)))) ENGINE = MergeTree ORDER BY id",
+		`INSERT INTO nest_new SELECT toInt64(number), if(number = 4, [toString(number), 'y'], [toString(number), 'x']),
+			(toInt64(number), if(number = 3, 'K', 'k'), [tuple(toInt64(if(number = 5, 0, number * 2)))]) FROM numbers(50)`)
+	r := diff(t, reconcile.Spec{Old: reconcile.Side{Engine: duck, Relation: "nest_old"}, New: reconcile.Side{Engine: ch, Relation: "nest_new"}, Key: []string{"id"}})
+	var got []string
+	for _, c := range r.Samples.Changed {
+		for _, col := range c.Columns {
+			got = append(got, fmt.Sprintf("%v %s", c.Key.Get("id"), col.Column))
+		}
+	}
+	sort.Strings(got)
+	if diff := cmp.Diff([]string{"3 st", "4 tags", "5 st"}, got); diff != "" || r.Rows.Changed != 3 || r.Rows.Added+r.Rows.Removed != 0 {
+		t.Errorf("changed (-want +got):\n%s\nrows %+v", diff, r.Rows)
+	}
+}
