@@ -356,6 +356,14 @@ func (df *differ) equal(i int, a, b any) bool {
 			return x == y
 		}
 	}
+	if x, ok := a.(uint64); ok { // above the largest BIGINT (smaller ones read as int64)
+		if y, ok := b.(uint64); ok {
+			if t, has := df.p.tol[df.p.compared[i].Name]; has {
+				return within(float64(x), float64(y), t)
+			}
+			return x == y
+		}
+	}
 	if x, ok := a.(tsql.Decimal); ok {
 		if y, ok := b.(tsql.Decimal); ok { // exactly, at the column's decimal places
 			if t, has := df.p.tol[df.p.compared[i].Name]; has {

@@ -169,8 +169,7 @@ func normalize(v any) any {
 		if x.IsUint64() {
 			return x.Uint64()
 		}
-		f, _ := new(big.Float).SetInt(x).Float64()
-		return f
+		return DecimalOf(x.String()) // a HUGEINT or Int128: every digit, as a decimal of scale 0
 	case duckdb.Decimal:
 		return duckDecimal(x)
 	case decimal.Decimal:
