@@ -175,6 +175,9 @@ func (r *Runner) writeWindows(ctx context.Context, out *WindowRun, chain []*Back
 		targets[i] = t
 		out.Tables = append(out.Tables, WindowTable{Table: c.Table, Live: t.live})
 	}
+	if err := r.windowInputs(ctx, targets, starts, out.Windows); err != nil {
+		return err
+	}
 	for wi, st := range starts {
 		window := out.Windows[wi]
 		for i, t := range targets {
@@ -203,6 +206,31 @@ func (r *Runner) writeWindows(ctx context.Context, out *WindowRun, chain []*Back
 		}
 	}
 	return nil
+}
+
+// windowInputs refuses windows for which an input of a transform has no rows, as a backfill's
+// plan does (Planner.checkInputs): the partition replace would empty the live partition. The
+// tables the run writes before a transform are not checked: they are written first.
+func (r *Runner) windowInputs(ctx context.Context, targets []*windowTarget, starts []time.Time, windows []string) error {
+	p := &Plan{Partitions: windows, InputsOK: true}
+	built := map[string]bool{}
+	for _, t := range targets {
+		tr := transform{b: t.b}
+		for _, st := range starts {
+			tr.windows = append(tr.windows, window(t.b.Partition, t.typ, st, t.b.Grain))
+		}
+		r.Planner.checkInputs(ctx, tr, p, built)
+		built[t.b.Table] = true
+	}
+	if p.InputsOK {
+		return nil
+	}
+	var why []string
+	for _, f := range p.Findings {
+		why = append(why, strings.Replace(strings.TrimSuffix(f.Message, "."), "of the scope", "of the windows", 1))
+	}
+	return fault.New(fault.Invalid, "%s: nothing was written, the live partitions keep their rows (a window the inputs do not hold yet would be emptied)",
+		strings.Join(why, "; "))
 }
 
 // windowTarget is where a pipeline run writes one backfill's table: its live version, and the

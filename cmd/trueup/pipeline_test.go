@@ -75,6 +75,16 @@ func TestRunIsThePipeline(t *testing.T) {
 	if n := pipelineRows(t, dir); n != 6 {
 		t.Errorf("after the swap readers see %d of the 6 new orders", n)
 	}
+	// Windows the sources do not hold yet are refused, as a backfill's plan refuses them: the
+	// replace would empty them in the live version. Nothing is written, not even the window
+	// the sources hold.
+	code, out, errs = run("run", "fix_dedup_bug", "--window", "2026-09-01..2026-09-03")
+	if want := "input orders_raw has no rows for 2 partitions of the windows: 2026-09-02, 2026-09-03: nothing was written"; code != exitUsage || !strings.Contains(errs, want) {
+		t.Errorf("run over windows without inputs: exit %d, want %d and %q: %s %s", code, exitUsage, want, out, errs)
+	}
+	if n := pipelineRows(t, dir); n != 6 {
+		t.Errorf("after the refused run readers see %d of the 6 new orders", n)
+	}
 
 	// Through the server that holds the warehouse file: the pipeline's next window.
 	rawOrders(t, dir, "2026-09-02", 10, 4)
