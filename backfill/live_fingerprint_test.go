@@ -69,3 +69,58 @@ func TestValidationRereadsLiveWrittenSince(t *testing.T) {
 		}
 	})
 }
+
+// TestCatchUpCarriesAndValidatesAgain: a pipeline writes a row into a day outside the scope
+// while the run builds, so the validation finds that day differs from live and fails. A
+// catch-up carries the day into the new version and validates again, which now passes; with
+// nothing written since, a second catch-up is refused.
+func TestCatchUpCarriesAndValidatesAgain(t *testing.T) {
+	t.Parallel() // long: beside the package's other long tests
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		d := newDemo(t, e)
+		lit, err := e.Dialect().Literal(tsql.Date(fixtures.Start.AddDate(0, 0, 3)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var once sync.Once
+		svc := &backfill.Service{Runner: d.newRunner(t, e, backfill.WithProgress(func(p backfill.Progress) {
+			if p.Done == p.Total {
+				once.Do(func() { // built, not validated yet: the pipeline's write
+					q := "INSERT INTO orders__v1 (order_id, order_date, ordered_at, customer_id, region, amount) SELECT order_id + 1000000000, " +
+						"order_date, ordered_at, customer_id, region, amount FROM orders__v1 WHERE order_date = " + lit + " LIMIT 1"
+					if err := e.Exec(ctx, q); err != nil {
+						t.Errorf("the pipeline's write: %v", err)
+					}
+				})
+			}
+		}))}
+		defer svc.Close()
+		if _, err := svc.Start(ctx, "fix_dedup_bug", "ann", 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		if st := awaitStopped(t, svc, "fix_dedup_bug", ""); st.State != backfill.RunValidationFailed {
+			t.Fatalf("with a day outside the scope written since the carry: %s (%v), want validation-failed", st.State, st.ValidationFailures)
+		}
+		if _, err := svc.CatchUp(ctx, "fix_dedup_bug", "ann"); err != nil {
+			t.Fatalf("catch-up of a day outside the scope: %v", err)
+		}
+		if st := awaitStopped(t, svc, "fix_dedup_bug", backfill.RunValidationFailed); st.State != backfill.RunValidated {
+			t.Errorf("after the catch-up: %s (%v), want validated", st.State, st.ValidationFailures)
+		}
+		svc.Close()
+		n := func(rel string) int64 {
+			res, err := e.Query(ctx, "SELECT count(*) FROM "+rel+" WHERE order_date = "+lit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tsql.AsInt64(res.Rows[0][0])
+		}
+		if live, built := n("orders__v1"), n("orders__v2"); live != built {
+			t.Errorf("the written day: %d rows live, %d in v2 after the catch-up", live, built)
+		}
+		if _, err := svc.CatchUp(ctx, "fix_dedup_bug", "ann"); err == nil || !strings.Contains(err.Error(), "Nothing to catch up") {
+			t.Errorf("a second catch-up with nothing written since: %v, want refused", err)
+		}
+	})
+}

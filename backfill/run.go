@@ -558,36 +558,36 @@ var errStopped = errors.New("stopped")
 // catchUp carries into each table of run what live gained outside the scope since the build,
 // and makes the partitions inside the scope that changed in live pending again, in every table of
 // the run, with what live holds in them now as their basis, so that building the run recomputes
-// them. It returns how many partitions it made pending.
-func (r *Runner) catchUp(ctx context.Context, run *Run, actor string) (int, error) {
+// them. It returns how many partitions it made pending, and in how many tables it carried.
+func (r *Runner) catchUp(ctx context.Context, run *Run, actor string) (rebuild, carried int, err error) {
 	e := r.Planner.Engine
 	changed := map[string]bool{}
-	var carried []string
+	var carriedFrom []string
 	for _, t := range run.Tables {
 		b, err := r.Planner.Set.Get(t.Backfill)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		starts, cs, err := r.Versions.CatchUpBuild(ctx, e, run.Target, t.Table, t.Version)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		for _, st := range starts {
 			changed[formatPartition(st, b.Grain)] = true
 		}
 		if len(cs) > 0 {
-			carried = append(carried, t.Table+" "+views.CarriedSummary(cs))
+			carriedFrom = append(carriedFrom, t.Table+" "+views.CarriedSummary(cs))
 		}
 	}
 	parts, err := r.Store.Partitions(ctx, run.ID)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var labels []string
 	for _, t := range run.Tables {
 		b, err := r.Planner.Set.Get(t.Backfill)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		var starts []time.Time
 		for _, p := range parts {
@@ -595,28 +595,28 @@ func (r *Runner) catchUp(ctx context.Context, run *Run, actor string) (int, erro
 				continue
 			}
 			if err := r.checkpoint(ctx, run.ID, t.Table, p.Partition, PartPending, 0, ""); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			st, err := ParsePartition(p.Partition, b.Grain)
 			if err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			starts = append(starts, st)
 			labels = append(labels, t.Table+" "+p.Partition)
 		}
 		live, err := e.ViewSource(ctx, t.Table)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if err := r.Versions.RefreshBasis(ctx, e, run.Target, t.Table, t.Version, live, starts); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	detail := "recompute what live changed inside the scope since the build: " + strings.Join(labels, ", ")
-	if len(carried) > 0 {
-		detail += "; carried from live: " + strings.Join(carried, "; ")
+	if len(carriedFrom) > 0 {
+		detail += "; carried from live: " + strings.Join(carriedFrom, "; ")
 	}
 	r.Store.L.Audit(ctx, ledger.Entry{Actor: actor, Action: "backfill.catch-up", Target: run.Table, Outcome: ledger.OutcomeOK,
 		Params: map[string]any{"backfill": run.Backfill, "run_id": run.ID, "partitions": labels}, Detail: detail})
-	return len(labels), nil
+	return len(labels), len(carriedFrom), nil
 }

@@ -335,8 +335,9 @@ func (s *Service) Close() {
 // table of the run, the partitions outside its scope that the pipeline wrote since the build are
 // carried over, and those inside the scope whose live rows changed (the pipeline wrote into the
 // days being fixed: the swap refuses to overwrite them) are rebuilt in the background, and the
-// run is validated again. It returns the run as it was; refused when the run is not built yet,
-// or nothing changed inside the scope (what was carried is then in the audit log).
+// run is validated again (also when only partitions outside the scope were carried: the
+// validation compared them with live as it is now). It returns the run as it was; refused when
+// the run is not built yet, or live did not change at all since the build.
 func (s *Service) CatchUp(ctx context.Context, name, actor string) (*Run, error) {
 	run, err := s.latest(ctx, name)
 	if err != nil {
@@ -349,9 +350,9 @@ func (s *Service) CatchUp(ctx context.Context, name, actor string) (*Run, error)
 	if !ok {
 		return nil, fault.New(fault.Conflict, "Run %d is being built now: try again when it has stopped.", run.ID)
 	}
-	changed, err := s.Runner.catchUp(ctx, run, actor)
-	if err == nil && changed == 0 {
-		err = fault.New(fault.Invalid, "Nothing to recompute: the live rows inside the scope of run %d are as they were when it was built.", run.ID)
+	changed, carried, err := s.Runner.catchUp(ctx, run, actor)
+	if err == nil && changed == 0 && carried == 0 {
+		err = fault.New(fault.Invalid, "Nothing to catch up: the live version is as it was when run %d was built, inside its scope and outside it.", run.ID)
 	}
 	if err == nil {
 		err = s.Runner.resumed(ctx, run.ID)

@@ -87,7 +87,7 @@ func runBackfill(ctx context.Context, e *env, fs *flag.FlagSet, args []string) e
 			return backfillRefused("run", err) // another run holding the table is a conflict: exit 1, as a 409
 		}
 		if *catchUp {
-			fmt.Fprintf(e.stderr, "backfill %s: catching up run %d: recomputing what live changed inside its scope%s\n", name, run.ID, done.where())
+			fmt.Fprintf(e.stderr, "backfill %s: catching up run %d: carrying what live gained outside its scope, recomputing what it changed inside, validating again%s\n", name, run.ID, done.where())
 		} else {
 			fmt.Fprintf(e.stderr, "backfill %s: run %d building %s%s\n", name, run.ID, versionsOf(run), done.where())
 		}
