@@ -407,8 +407,8 @@ func (df *differ) equal(i int, a, b any) bool {
 	// tsql.AsText renders them. This is not how samples print (sampleValue): printing a
 	// timestamp's fraction must not make a changed row of it. A DuckDB STRUCT (read as a map)
 	// and a ClickHouse Tuple (a list) compare field by field in the order their types declare.
-	if c := df.p.compared[i]; composite(a) || composite(b) {
-		a, b = tsql.Positional(a, c.Old.Type), tsql.Positional(b, c.New.Type)
+	if c := df.p.compared[i]; tsql.Composite(a) || tsql.Composite(b) {
+		return sameNested(tsql.Positional(a, c.Old.Type), tsql.Positional(b, c.New.Type))
 	}
 	return tsql.AsText(a) == tsql.AsText(b)
 }
@@ -445,11 +445,37 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-// composite reports whether v is a struct, tuple or list as the drivers read them.
-func composite(v any) bool {
-	switch v.(type) {
-	case map[string]any, []any, []map[string]any:
+// sameNested compares values that may be lists or structs element by element, NULL apart from
+// every value: as text (AsText) a list's elements are joined by spaces, so ['a', 'b c'] and
+// ['a b', 'c'], or [] and [''], would read alike.
+func sameNested(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	switch x := a.(type) {
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameNested(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			if w, ok := y[k]; !ok || !sameNested(v, w) {
+				return false
+			}
+		}
 		return true
 	}
-	return false
+	return !tsql.Composite(b) && tsql.AsText(a) == tsql.AsText(b)
 }
+

@@ -468,8 +468,8 @@ func (chDialect) ToText(x string) string  { return "toString(" + x + ")" }
 // Joinable: join_use_nulls makes every column of an outer join's sides Nullable, and a type
 // that cannot be inside Nullable ("Nested type Array(String) cannot be inside Nullable type")
 // leaves otherwise: a LowCardinality(T) as T (a function of it, toString too, stays
-// LowCardinality on 18.16), an Array, Tuple, Map or Nested as its text, which compares as the
-// values do and hashes as the row hash already hashes it (normalizeValue).
+// LowCardinality on 18.16), an Array, Tuple, Map, Nested or Enum as its text, which compares as
+// the values do and hashes as the row hash already hashes it (normalizeValue).
 func (d chDialect) Joinable(x string, c Column) string {
 	t := c.Type // Nullable(Array(…)) is not a type: a Nullable column holds none of these
 	if inner, ok := strings.CutPrefix(t, "LowCardinality("); ok && strings.HasSuffix(inner, ")") {
@@ -479,6 +479,11 @@ func (d chDialect) Joinable(x string, c Column) string {
 		if strings.HasPrefix(t, p) {
 			return d.ToText(x)
 		}
+	}
+	// An Enum as its name: 18.16 fills the side an outer join does not match with the value 0,
+	// which no Enum names ("Unexpected value 0 for type Enum8"), where a String is NULL.
+	if e := strings.TrimPrefix(t, "Nullable("); strings.HasPrefix(e, "Enum8(") || strings.HasPrefix(e, "Enum16(") {
+		return d.ToText(x)
 	}
 	return x
 }

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"reflect"
 	"strings"
 )
 
@@ -8,21 +9,17 @@ import (
 // every struct in it turned into the list of its fields in the order typ declares them, inside
 // lists too. DuckDB hands a STRUCT back as a map of its fields (their order lost) and a
 // ClickHouse Tuple comes as the list of its values, so that, made positional, a STRUCT and a
-// Tuple of the same values read alike (AsText). A value typ does not describe as a struct or a
-// list of them is returned as it is.
+// Tuple of the same values read alike (AsText). Lists come as []any whatever the driver's Go
+// type for them ([]string, []*int64 for an Array(Nullable(Int64)), …). A value typ does not
+// describe as a struct is otherwise returned as it is.
 func Positional(v any, typ string) any {
 	typ = unwrapType(typ)
-	switch x := v.(type) {
-	case []map[string]any: // clickhouse-go reads an Array of Tuples so
-		list := make([]any, len(x))
-		for i, m := range x {
-			list[i] = m
-		}
-		return Positional(list, typ)
+	g := generic(v)
+	switch x := g.(type) {
 	case map[string]any:
 		names, types, ok := structFields(typ)
 		if !ok || len(names) != len(x) {
-			return v
+			return g
 		}
 		if len(names) == 1 && names[0] == "" { // a Tuple of one unnamed value, read as {"": v}
 			return []any{Positional(x[""], types[0])}
@@ -31,16 +28,19 @@ func Positional(v any, typ string) any {
 		for i, n := range names {
 			f, ok := x[n]
 			if !ok {
-				return v
+				return g
 			}
 			out[i] = Positional(f, types[i])
 		}
 		return out
 	case []any:
 		elem, isList := elementType(typ)
+		if !isList && !strings.HasPrefix(typ, "STRUCT(") && !strings.HasPrefix(typ, "Tuple(") {
+			isList = true // of a type not described: its elements as they are
+		}
 		_, fieldTypes, isStruct := structFields(typ)
 		if !isList && (!isStruct || len(fieldTypes) != len(x)) {
-			return v
+			return g
 		}
 		out := make([]any, len(x))
 		for i, e := range x {
@@ -49,6 +49,52 @@ func Positional(v any, typ string) any {
 				t = fieldTypes[i]
 			}
 			out[i] = Positional(e, t)
+		}
+		return out
+	}
+	return g
+}
+
+// Composite reports whether v is a list, struct, tuple or map as a driver reads one (a BLOB's
+// bytes are not).
+func Composite(v any) bool {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Array:
+		return rv.Type().Elem().Kind() != reflect.Uint8
+	case reflect.Map:
+		return true
+	}
+	return false
+}
+
+// generic is v with a driver's typed list ([]string, []*int64, []map[string]any, …) as []any and
+// a map keyed by strings as map[string]any, and a pointer as what it points at (nil for none);
+// other values as they are.
+func generic(v any) any {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer:
+		if rv.IsNil() {
+			return nil
+		}
+		return generic(rv.Elem().Interface())
+	case reflect.Slice, reflect.Array:
+		if _, ok := v.([]any); ok || rv.Type().Elem().Kind() == reflect.Uint8 {
+			return v
+		}
+		out := make([]any, rv.Len())
+		for i := range out {
+			out[i] = generic(rv.Index(i).Interface())
+		}
+		return out
+	case reflect.Map:
+		if _, ok := v.(map[string]any); ok || rv.Type().Key().Kind() != reflect.String {
+			return v
+		}
+		out := make(map[string]any, rv.Len())
+		for it := rv.MapRange(); it.Next(); {
+			out[it.Key().String()] = generic(it.Value().Interface())
 		}
 		return out
 	}

@@ -9,6 +9,7 @@ import (
 // TestPositional: a STRUCT read as a map of fields becomes its values in declared order, at any
 // depth, and reads as a Tuple of the same values does.
 func TestPositional(t *testing.T) {
+	one := int64(1)
 	for _, c := range []struct {
 		name string
 		v    any
@@ -24,7 +25,10 @@ func TestPositional(t *testing.T) {
 		{"named_tuple", map[string]any{"b": "k", "a": int64(1)}, "Nullable(Tuple(a Int64, b String))", []any{int64(1), "k"}},
 		{"unnamed_tuple", []any{int64(1), []any{"x"}}, "Tuple(Decimal(18, 4), Array(String))", []any{int64(1), []any{"x"}}},
 		{"fields_missing", map[string]any{"a": 1}, "STRUCT(a INTEGER, b INTEGER)", map[string]any{"a": 1}},
+		{"typed_list", []string{"a", "b"}, "Array(String)", []any{"a", "b"}},
+		{"list_of_nullable", []*int64{nil, &one}, "Array(Nullable(Int64))", []any{nil, int64(1)}},
 		{"not_composite", "x", "VARCHAR", "x"},
+		{"blob", []byte("ab"), "BLOB", []byte("ab")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if d := cmp.Diff(c.want, Positional(c.v, c.typ)); d != "" {
