@@ -145,6 +145,18 @@ func TestSwapCarriesWhatThePipelineWrote(t *testing.T) {
 		if n := count(t, e, "orders", "amount >= 1000"); n != 0 {
 			t.Errorf("after the rollback the scope still reads %d rebuilt rows", n)
 		}
+		// The versions list the rows each holds now, carries included, not as recorded.
+		listing, err := s.Versions(ctx, "orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range listing.Versions {
+			want := count(t, e, views.Physical("orders", v.N), "1=1")
+			if v.Rows != want || (!v.Live && (v.RowsVsLive != 0 || v.ChecksumCompared)) {
+				t.Errorf("versions: v%d %d rows (%+d against live, checksum compared %v), want %d rows, as many as live, checksums not compared (written since)",
+					v.N, v.Rows, v.RowsVsLive, v.ChecksumCompared, want)
+			}
+		}
 
 		// A writer that did not notice keeps writing v2: caught, then caught up.
 		write(t, e, "orders__v2", july(22), 4000, 4)

@@ -71,11 +71,9 @@ func List(ctx context.Context, target string, e tsql.Engine) ([]Table, error) {
 		for _, v := range vs {
 			t.Versions = append(t.Versions, "v"+strconv.Itoa(v))
 		}
-		res, err := e.Query(ctx, "SELECT count(*) FROM "+e.Dialect().QuoteRelation(src))
-		if err != nil {
-			return nil, fmt.Errorf("views: count %s: %w", src, err)
+		if t.Rows, err = rowCount(ctx, e, src); err != nil {
+			return nil, err
 		}
-		t.Rows = tsql.AsInt64(res.Rows[0][0])
 		out = append(out, t)
 	}
 	return out, nil
@@ -251,4 +249,13 @@ func (s *Service) confirmed(ctx context.Context, changes []Change, vss map[strin
 		}
 	}
 	return true
+}
+
+// rowCount is how many rows relation holds now.
+func rowCount(ctx context.Context, e tsql.Engine, relation string) (int64, error) {
+	res, err := e.Query(ctx, "SELECT count(*) FROM "+e.Dialect().QuoteRelation(relation))
+	if err != nil {
+		return 0, fmt.Errorf("views: count %s: %w", relation, err)
+	}
+	return tsql.AsInt64(res.Rows[0][0]), nil
 }

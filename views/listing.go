@@ -133,6 +133,29 @@ func (s *Service) VersionsWithHistory(ctx context.Context, table string, history
 	if l.RollbackTarget, err = s.rollbackTarget(ctx, table); err != nil {
 		return Listing{}, err
 	}
+	// The rows each version holds now, not as recorded when it was built or adopted: carries, a
+	// catch-up and the pipeline write versions after that. A recorded checksum is compared only
+	// while it still describes its version (stale reports whether it does not).
+	stale := map[int]bool{}
+	for i := range vs {
+		if !st.physical[vs[i].N] {
+			continue
+		}
+		rel := Physical(table, vs[i].N)
+		n, err := rowCount(ctx, s.engine, rel)
+		if err != nil {
+			return Listing{}, err
+		}
+		if n != vs[i].Rows {
+			vs[i].Rows, stale[vs[i].N] = n, true
+		} else if strings.HasPrefix(vs[i].Checksum, fingerprintPrefix) {
+			_, current, err := s.store.Fingerprints(ctx, s.engine, s.target, table, vs[i].N)
+			if err != nil {
+				return Listing{}, err
+			}
+			stale[vs[i].N] = !current
+		}
+	}
 	var live *Version
 	for i := range vs {
 		if vs[i].N == st.live {
@@ -144,7 +167,9 @@ func (s *Service) VersionsWithHistory(ctx context.Context, table string, history
 		if live != nil && !info.Live && info.Exists {
 			info.HasLiveCompare = true
 			info.RowsVsLive = v.Rows - live.Rows
-			info.SameAsLive, info.ChecksumCompared = SameChecksum(v.Checksum, live.Checksum)
+			if !stale[v.N] && !stale[live.N] {
+				info.SameAsLive, info.ChecksumCompared = SameChecksum(v.Checksum, live.Checksum)
+			}
 		}
 		l.Versions = append(l.Versions, info)
 	}

@@ -275,7 +275,7 @@ func vsLive(v views.VersionInfo) string {
 		return "identical"
 	}
 	if !v.ChecksumCompared {
-		return fmt.Sprintf("%s rows (checksums of different kinds: trueup diff compares)", page.SignedThousands(v.RowsVsLive))
+		return fmt.Sprintf("%s rows (checksums not comparable: of different kinds, or a version written since; trueup diff compares)", page.SignedThousands(v.RowsVsLive))
 	}
 	return fmt.Sprintf("%s rows, checksum differs", page.SignedThousands(v.RowsVsLive))
 }
