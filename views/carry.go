@@ -407,7 +407,7 @@ func (s *Service) recordMarks(ctx context.Context, p Publish) error {
 				continue
 			}
 			left := c.plan.marks
-			left.Parts = maps.Clone(c.plan.fromParts)
+			left.Parts, left.LeftFor = maps.Clone(c.plan.fromParts), c.To
 			for l, was := range c.plan.scopeWas {
 				// Not carried: the version left is recorded as it went live there, so that the
 				// rows written since are stale (Stale) and stay named until dealt with.

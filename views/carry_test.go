@@ -20,27 +20,34 @@ var july = func(day int) time.Time { return time.Date(2026, 7, day, 0, 0, 0, 0, 
 // outside the scope (July 3 and 4) carried over, the scope's rows rebuilt (amount + 1000).
 func buildLike(t *testing.T, s *views.Service, e tsql.Engine) {
 	t.Helper()
+	buildVersion(t, s, e, 2, 7, july(3), july(4))
+}
+
+// buildVersion builds orders version n from the live orders__v1 as run (of backfill
+// fix_dedup_bug) would with scope: the days outside it carried, those inside rebuilt.
+func buildVersion(t *testing.T, s *views.Service, e tsql.Engine, n int, run int64, scope ...time.Time) {
+	t.Helper()
 	ctx := context.Background()
-	scope := []time.Time{july(3), july(4)}
-	if err := e.CreateTableLike(ctx, "orders__v2", "orders__v1"); err != nil {
+	physical := views.Physical("orders", n)
+	if err := e.CreateTableLike(ctx, physical, "orders__v1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Store().RecordBasis(ctx, e, s.Target(), "orders", 2, "orders__v1", "", "d", tsql.TypeDate, "day", scope); err != nil {
+	if err := s.Store().RecordBasis(ctx, e, s.Target(), "orders", n, "orders__v1", "", "d", tsql.TypeDate, "day", scope); err != nil {
 		t.Fatal(err)
 	}
 	var ws []tsql.Window
 	for _, d := range scope {
 		ws = append(ws, tsql.Window{Column: "d", Type: tsql.TypeDate, Start: d, End: d.AddDate(0, 0, 1)})
 	}
-	if err := e.CopyPartitions(ctx, "orders__v2", "orders__v1", "d", ws); err != nil {
+	if err := e.CopyPartitions(ctx, physical, "orders__v1", "d", ws); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range ws {
-		if _, err := e.ReplacePartition(ctx, "orders__v2", w, "SELECT id, d, region, amount + 1000 AS amount FROM orders__v1"); err != nil {
+		if _, err := e.ReplacePartition(ctx, physical, w, "SELECT id, d, region, amount + 1000 AS amount FROM orders__v1"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	record(t, s, "orders", 2, views.StateValidated, 7)
+	record(t, s, "orders", n, views.StateValidated, run)
 }
 
 // write appends rows to table for day, ids from first, as a pipeline would.
@@ -239,6 +246,60 @@ func TestSwapRefusesWhenTheScopeChanged(t *testing.T) {
 		}
 		if n := count(t, e, "orders__v2", "id >= 1000"); n != 0 {
 			t.Errorf("the refused swap carried %d rows", n)
+		}
+	})
+}
+
+// TestStaleAfterAnotherVersionWentLive: v2 (one backfill's, scope July 3–4) is swapped in and
+// rolled back, and written into July 3 after; then v3 (built from v1 by another run, scope
+// July 8) goes live. The rows written into v2 are named with the backfill and version that
+// rebuilt July 3 — v2's, not v3's — and the only advice is to write them into live: publishing
+// v2 again would take v3 back, and v3 was not rebuilt there.
+func TestStaleAfterAnotherVersionWentLive(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		makeVersion(t, e, "orders", 1, 200, 0)
+		pointView(t, e, "orders", 1)
+		s := views.New("w", e, ledgertest.Open(t))
+		if _, err := s.Versions(ctx, "orders"); err != nil {
+			t.Fatal(err)
+		}
+		buildLike(t, s, e)
+		if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "ann"}); err != nil {
+			t.Fatal(err)
+		}
+		write(t, e, "orders__v2", july(3), 5000, 1)
+		buildVersion(t, s, e, 3, 8, july(8))
+		v3, err := s.Store().Get(ctx, s.Target(), "orders", 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v3.Backfill = "other_fix"
+		if err := s.Store().Put(ctx, v3); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v3", Actor: "ann"}); err != nil {
+			t.Fatal(err)
+		}
+		stale, err := s.Stale(ctx, "orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(stale) != 1 || len(stale[0].InScope) != 1 || stale[0].Backfill != "fix_dedup_bug" {
+			t.Fatalf("stale = %+v, want v2's July 3 inside the scope of fix_dedup_bug", stale)
+		}
+		got := strings.Join(stale[0].NotCarried(), "\n")
+		for _, want := range []string{"backfill fix_dedup_bug rebuilt 2026-07-03 in orders__v2",
+			"to let readers see them: write the rows into orders__v3"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("not carried says:\n%s\nwant %q", got, want)
+			}
+		}
+		if strings.Contains(got, "other_fix") || strings.Contains(got, "trueup swap") || strings.Contains(got, "trueup run") {
+			t.Errorf("not carried names the wrong backfill or a harmful command:\n%s", got)
 		}
 	})
 }

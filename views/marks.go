@@ -45,6 +45,9 @@ type Marks struct {
 	// ScopeParts says a live mark's Parts hold the scope's partitions too, as the version made
 	// live held them then (marks recorded before they did hold only those outside the scope).
 	ScopeParts bool `json:"scope_parts,omitempty"`
+	// LeftFor is, in a left mark, the version made live when this one was left: of the two, the
+	// newer rebuilt the scope (marks recorded before it was kept lack it: 0).
+	LeftFor int `json:"left_for,omitempty"`
 
 	takenAt time.Time
 }

@@ -28,9 +28,13 @@ type StaleVersion struct {
 	// InScope are partitions of the scope of the backfill that replaced it: not carried by
 	// CatchUp (the backfill rebuilt them), listed for the operator.
 	InScope []Carried `json:"in_scope,omitempty"`
-	// Backfill is the backfill whose scope InScope are in: the one that built the newer of the
-	// version and the live one (a swap to it or a rollback from it recorded that scope).
+	// Backfill is the backfill whose scope InScope are in: the one that built RebuiltIn.
 	Backfill string `json:"backfill,omitempty"`
+	// RebuiltIn is the version that backfill built: the newer of this version and the one made
+	// live when it was left (a swap to it or a rollback from it recorded that scope). LeftFor is
+	// that version made live, which need not be live now.
+	RebuiltIn int `json:"rebuilt_in,omitempty"`
+	LeftFor   int `json:"left_for,omitempty"`
 
 	parts map[string]tsql.PartMark // the version as measured, for CatchUp's new left mark
 }
@@ -57,18 +61,20 @@ func (v StaleVersion) NotCarried() []string {
 	}
 	stale, live := Physical(v.Table, v.Version), Physical(v.Table, v.Live)
 	parts := joinAnd(partitionsOf(v.InScope))
-	rebuilt := live
-	if v.Version > v.Live {
-		rebuilt = stale
+	rebuiltIn := v.RebuiltIn
+	if rebuiltIn == 0 {
+		rebuiltIn = max(v.Version, v.Live)
 	}
+	rebuilt := Physical(v.Table, rebuiltIn)
 	why := fmt.Sprintf("not carried: %s rebuilt %s in %s, so %s and %s hold different rows there by design, and carrying them would mix the rows it rebuilt with the ones it replaced",
 		v.backfill(), parts, rebuilt, stale, live)
 	writeTo := fmt.Sprintf("write the rows into %s, the live version writers must write to (trueup versions %s --write-target)", live, v.Table)
-	var todo string
-	if v.Version > v.Live {
+	todo := "to let readers see them: " + writeTo
+	switch {
+	case rebuiltIn == v.Version && (v.LeftFor == 0 || v.LeftFor == v.Live):
 		// The version the backfill rebuilt was taken back: making it live again shows its rows.
 		todo = fmt.Sprintf("to let readers see them: publish %s again (trueup swap %s --to v%d), or %s", stale, v.Table, v.Version, writeTo)
-	} else {
+	case rebuiltIn == v.Live:
 		// The live version is the rebuilt one: recompute those partitions there from the inputs.
 		name := v.Backfill
 		if name == "" {
@@ -77,6 +83,8 @@ func (v StaleVersion) NotCarried() []string {
 		todo = fmt.Sprintf("to let readers see them: recompute them into %s from the backfill's inputs (trueup run %s --window %s), or %s",
 			live, name, windowOf(v.InScope), writeTo)
 	}
+	// Otherwise another version went live since: publishing this one again would take that back,
+	// and the live version was not rebuilt there by this backfill.
 	return []string{why, todo}
 }
 
@@ -144,7 +152,12 @@ func (s *Service) Stale(ctx context.Context, table string) ([]StaleVersion, erro
 		if err != nil {
 			return nil, err
 		}
-		sv := StaleVersion{Table: table, Version: v.N, Live: live, Backfill: byN[max(v.N, live)].Backfill, parts: now}
+		leftFor := left.LeftFor
+		if leftFor == 0 { // recorded before marks kept it: the live version, as then assumed
+			leftFor = live
+		}
+		rebuilt := max(v.N, leftFor)
+		sv := StaleVersion{Table: table, Version: v.N, Live: live, Backfill: byN[rebuilt].Backfill, RebuiltIn: rebuilt, LeftFor: leftFor, parts: now}
 		for _, l := range slices.Sorted(maps.Keys(unionKeys(now, left.Parts))) {
 			if now[l].Same(left.Parts[l]) {
 				continue
