@@ -332,7 +332,7 @@ func cell(v any) (json.RawMessage, error) {
 	case nil:
 		return json.RawMessage("null"), nil
 	case time.Time, []byte:
-		return json.Marshal(tsql.AsText(x))
+		return json.Marshal(tsql.ShownText(x))
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return json.Marshal(tsql.AsText(x))

@@ -145,7 +145,7 @@ func (r *Row) UnmarshalJSON(data []byte) error {
 func sampleValue(v any) any {
 	switch x := v.(type) {
 	case time.Time:
-		return tsql.AsText(x)
+		return tsql.ShownText(x)
 	case float64:
 		return round6(x)
 	case tsql.Decimal:

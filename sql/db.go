@@ -109,10 +109,14 @@ func (e *db) eachOn(ctx context.Context, q querier, query string, args []any, he
 		head(cols)
 	}
 	// Drivers hand decimals back in their own forms (ClickHouse's as text): read them as Decimals.
+	// DuckDB hands a UUID back as its 16 bytes and a TIME as a time on 0001-01-01: read them as
+	// the text the engine prints.
 	decimals := make([]bool, len(cols))
+	typeNames := make([]string, len(cols))
 	if types, err := rows.ColumnTypes(); err == nil {
 		for i, ct := range types {
-			k, _ := classify(ct.DatabaseTypeName())
+			typeNames[i] = ct.DatabaseTypeName()
+			k, _ := classify(typeNames[i])
 			decimals[i] = k == TypeDecimal
 		}
 	}
@@ -127,7 +131,7 @@ func (e *db) eachOn(ctx context.Context, q querier, query string, args []any, he
 			return err
 		}
 		for i, v := range vals {
-			row[i] = normalize(v)
+			row[i] = normalizeAs(v, typeNames[i])
 			if s, ok := row[i].(string); ok && decimals[i] {
 				row[i] = DecimalOf(s)
 			}

@@ -81,6 +81,31 @@ func TestEngine(t *testing.T) {
 			}
 		})
 
+		// Values read as the engine prints them, not as its driver hands them over: a UUID as
+		// its canonical text, integers beyond 64 bits with every digit; on DuckDB a TIME as a
+		// time of day and an INTERVAL in words; a timestamp shown keeps its nanoseconds.
+		t.Run("values_read_as_the_engine_prints_them", func(t *testing.T) {
+			q := "SELECT toUUID('dcb509da-228d-4957-879a-a310bfe23128'), toUInt64('18446744073709551615')"
+			want := []any{"dcb509da-228d-4957-879a-a310bfe23128", uint64(18446744073709551615)}
+			if e.Info().Kind == "duckdb" {
+				q = "SELECT CAST('dcb509da-228d-4957-879a-a310bfe23128' AS UUID), CAST(18446744073709551615 AS UBIGINT), " +
+					"CAST('123456789012345678901234567' AS HUGEINT), TIME '12:00:13.25', INTERVAL '1 year 2 months 3 days 4 hours', " +
+					"INTERVAL 13 MINUTE, TIMESTAMP_NS '2026-03-01 10:00:00.000000001'"
+				want = append(want, tsql.Decimal("123456789012345678901234567"), "12:00:13.25", "1 year 2 months 3 days 04:00:00", "00:13:00",
+					time.Date(2026, 3, 1, 10, 0, 0, 1, time.UTC))
+			}
+			res, err := e.Query(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, res.Rows[0]); diff != "" {
+				t.Errorf("values (-want +got):\n%s", diff)
+			}
+			if got := tsql.ShownText(time.Date(2026, 3, 1, 10, 0, 0, 1, time.UTC)); got != "2026-03-01 10:00:00.000000001" {
+				t.Errorf("a timestamp with nanoseconds shows as %s", got)
+			}
+		})
+
 		// Decimals come back exactly, as their digits without trailing fractional zeros, fast
 		// path (an int64 mantissa) and wide alike, and as a float they are what the engine itself
 		// casts them to. A double cannot tell 1234567890123456.78 from …79: a Decimal can.

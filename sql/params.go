@@ -125,6 +125,22 @@ func isIdentStart(c byte) bool { return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 
 func isIdentPart(c byte) bool  { return isIdentStart(c) || (c >= '0' && c <= '9') }
 
 // normalize converts a driver value into the forms Result promises.
+// normalizeAs is normalize of a value of a column the driver describes as typ: a UUID's 16 bytes
+// as its canonical text, a TIME as 15:04:05 with its fraction, if any.
+func normalizeAs(v any, typ string) any {
+	switch typ {
+	case "UUID":
+		if b, ok := v.([]byte); ok && len(b) == 16 {
+			return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+		}
+	case "TIME":
+		if t, ok := v.(time.Time); ok {
+			return t.Format("15:04:05.999999999")
+		}
+	}
+	return normalize(v)
+}
+
 func normalize(v any) any {
 	switch x := v.(type) {
 	case nil:
@@ -172,6 +188,8 @@ func normalize(v any) any {
 		return DecimalOf(x.String()) // a HUGEINT or Int128: every digit, as a decimal of scale 0
 	case duckdb.Decimal:
 		return duckDecimal(x)
+	case duckdb.Interval:
+		return intervalText(x)
 	case decimal.Decimal:
 		return DecimalOf(x.String())
 	case interface{ Float64() float64 }:
@@ -261,6 +279,15 @@ func AsText(v any) string {
 	return fmt.Sprint(v)
 }
 
+// ShownText is AsText for output people read: a timestamp keeps its fraction of a second, to
+// the digit it has (AsText, which comparisons across types use, drops it).
+func ShownText(v any) string {
+	if t, ok := v.(time.Time); ok && t.Nanosecond() != 0 {
+		return t.Format("2006-01-02 15:04:05.999999999")
+	}
+	return AsText(v)
+}
+
 // AsTime reads a normalised value as a time (zero for NULL or unparseable text).
 func AsTime(v any) time.Time {
 	switch x := v.(type) {
@@ -274,4 +301,33 @@ func AsTime(v any) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// intervalText is a DuckDB INTERVAL as people read one: 1 year 2 months 3 days 04:05:06.5, its
+// parts that are not zero (00:00:00 for none).
+func intervalText(iv duckdb.Interval) string {
+	var parts []string
+	unit := func(n int64, one, many string) {
+		switch {
+		case n == 1 || n == -1:
+			parts = append(parts, strconv.FormatInt(n, 10)+" "+one)
+		case n != 0:
+			parts = append(parts, strconv.FormatInt(n, 10)+" "+many)
+		}
+	}
+	unit(int64(iv.Months/12), "year", "years")
+	unit(int64(iv.Months%12), "month", "months")
+	unit(int64(iv.Days), "day", "days")
+	if iv.Micros != 0 || len(parts) == 0 {
+		us, sign := iv.Micros, ""
+		if us < 0 {
+			us, sign = -us, "-"
+		}
+		clock := fmt.Sprintf("%s%02d:%02d:%02d", sign, us/3_600_000_000, us/60_000_000%60, us/1_000_000%60)
+		if frac := us % 1_000_000; frac != 0 {
+			clock += strings.TrimRight(fmt.Sprintf(".%06d", frac), "0")
+		}
+		parts = append(parts, clock)
+	}
+	return strings.Join(parts, " ")
 }
