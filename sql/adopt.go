@@ -181,7 +181,7 @@ func (e *chEngine) AdoptTable(ctx context.Context, table, version string) error 
 			return fmt.Errorf("adopt %s: %w", table, err)
 		}
 		if err := e.Exec(ctx, "CREATE VIEW "+d.QuoteRelation(probe)+" AS SELECT * FROM "+d.QuoteRelation(table)); err != nil {
-			return fmt.Errorf("adopt %s: the server cannot make a view over it, which readers would read by its name: %w", table, err)
+			return fmt.Errorf("the server cannot make a view over %s, which readers would read by its name: %w", table, err)
 		}
 		if err := e.Exec(ctx, d.Drop(probe, true)); err != nil {
 			return fmt.Errorf("adopt %s: %w", table, err)

@@ -182,9 +182,9 @@ func TestFinishAdoptCarriesLateRows(t *testing.T) {
 }
 
 // TestAdoptLeavesTheTableWhenNoViewCanBeMade: ClickHouse 18.16 makes a view over a table with a
-// LowCardinality column only behind a setting trueup does not send; there the adopt is refused
-// before the rename, and readers keep the table under its name with its rows. A server that can
-// make the view adopts the table.
+// LowCardinality column only behind a setting, which trueup sends unless the URL turns it off.
+// Turned off, the adopt is refused before the rename, and readers keep the table under its name
+// with its rows. As trueup connects by default the table is adopted.
 func TestAdoptLeavesTheTableWhenNoViewCanBeMade(t *testing.T) {
 	url := sqltest.ClickHouseURL(t)
 	if url == "" {
@@ -204,14 +204,22 @@ func TestAdoptLeavesTheTableWhenNoViewCanBeMade(t *testing.T) {
 	if err := e.Insert(ctx, "sales", []string{"id", "d", "region"}, rows); err != nil {
 		t.Fatal(err)
 	}
-	err = e.AdoptTable(ctx, "sales", "sales__v1")
+	if _, err := raw.ExecContext(ctx, "CREATE TABLE sales2 AS sales"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.AdoptTable(ctx, "sales2", "sales2__v1"); err != nil {
+		t.Fatalf("adopt on %s: %v", e.Info().Version, err)
+	}
 	if e.Info().Version.AtLeast(19, 1) {
-		if err != nil {
-			t.Fatalf("adopt on %s: %v", e.Info().Version, err)
-		}
 		return
 	}
-	if err == nil || !strings.Contains(err.Error(), "cannot make a view over it") {
+	off, err := tsql.Open(ctx, url+"?allow_experimental_low_cardinality_type=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer off.Close()
+	err = off.AdoptTable(ctx, "sales", "sales__v1")
+	if err == nil || !strings.Contains(err.Error(), "cannot make a view over sales") {
 		t.Fatalf("adopt on 18.16: %v, want a refusal before the rename", err)
 	}
 	if _, err := e.ViewSource(ctx, "sales"); err == nil {
@@ -221,7 +229,7 @@ func TestAdoptLeavesTheTableWhenNoViewCanBeMade(t *testing.T) {
 	if err != nil || tsql.AsInt64(res.Rows[0][0]) != 2 {
 		t.Fatalf("sales after the refused adopt: %v, %v", res, err)
 	}
-	res, err = e.Query(ctx, "SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name")
+	res, err = e.Query(ctx, "SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE 'sales%' AND name NOT LIKE 'sales2%' ORDER BY name")
 	if err != nil || len(res.Rows) != 1 {
 		t.Errorf("tables after the refused adopt: %v, %v; want sales alone", res, err)
 	}

@@ -81,11 +81,22 @@ func openServer(ctx context.Context, opts *clickhouse.Options, url, key string) 
 		return nil, fmt.Errorf("%w: %s: %s", ErrUnreachable, url, fault.FirstLine(err.Error()))
 	}
 	ver := parseVersion(v)
+	if _, set := opts.Settings[lowCardinality]; !set && !ver.AtLeast(19, 1) {
+		// Before 19.1 a LowCardinality column is experimental: a query cannot even make a view
+		// over a table with one (a plain table a team adopts) without the setting. Sent with
+		// every query, as the others are, unless the URL says otherwise.
+		pool.Close()
+		opts.Settings[lowCardinality] = 1
+		return openServer(ctx, opts, url, key)
+	}
 	return &chEngine{
 		db:      db{pool: pool, info: Info{Kind: "clickhouse", Target: Redact(url), Key: targetKey(key), Version: ver}, poisons: serverException, reads: readOnly},
 		dialect: chDialect{version: ver},
 	}, nil
 }
+
+// lowCardinality is the setting 18.16 needs to read or make anything over a LowCardinality column.
+const lowCardinality = "allow_experimental_low_cardinality_type"
 
 // serverException: after the server raised one (a syntax error, say), 18.16 can read the
 // client's next packet as garbage ("Unexpected packet Data received from client") and every
