@@ -113,3 +113,19 @@ func TestNestedTypesAcrossEngines(t *testing.T) {
 		t.Errorf("changed (-want +got):\n%s\nrows %+v", diff, r.Rows)
 	}
 }
+
+// TestListsPrintApart: a list prints as JSON in text output, so that lists whose elements differ
+// do not read alike (["a b"] and ["a","b"]; [] and [""]).
+func TestListsPrintApart(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{[]any{"a b"}, `["a b"]`}, {[]any{"a", "b"}, `["a","b"]`}, {[]any{}, `[]`}, {[]any{""}, `[""]`},
+		{[]string{"x"}, `["x"]`}, {map[string]any{"a": int64(1)}, `{"a":1}`}, {"plain", "plain"},
+	} {
+		if got := reconcile.ValueText(c.v); got != c.want {
+			t.Errorf("ValueText(%#v) = %s, want %s", c.v, got, c.want)
+		}
+	}
+}

@@ -1,12 +1,15 @@
 package reconcile
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	tsql "trueup/sql"
 )
 
 // TextOptions tune WriteText.
@@ -200,6 +203,11 @@ func ValueText(v any) string {
 	}
 	if s, ok := v.(string); ok && (s == "" || s == "NULL" || strings.TrimSpace(s) != s || strings.ContainsAny(s, "\t\r\n")) {
 		return strconv.Quote(s)
+	}
+	if tsql.Composite(v) { // a list or struct as JSON: ["a b"] and ["a","b"] read apart
+		if b, err := json.Marshal(v); err == nil {
+			return string(b)
+		}
 	}
 	return fmt.Sprint(v)
 }
