@@ -244,6 +244,20 @@ func TestEveryKind(t *testing.T) {
 		// customers is 1..4, the rows of custom_big (both custom rules are counted by the
 		// orders scan; custom_neg counts none), and the duplicate ids, as their counts differ.
 		// The day of ts and the month of d are other groupings: orders twice more, raw once.
+		// A completeness rule's summary says what is wrong, not "N other violations".
+		messages := map[string]string{}
+		for _, r := range run.Results {
+			messages[r.Rule] = r.Message
+		}
+		for rule, want := range map[string]string{
+			"complete_table_ids": "2 rows NULL in id",
+			"complete_not_null":  "1 row NULL in customer_id",
+			"complete_min_rows":  "7 partitions with fewer than min_rows 5",
+		} {
+			if messages[rule] != want {
+				t.Errorf("%s says %q, want %q", rule, messages[rule], want)
+			}
+		}
 		if run.Queries != 19 {
 			t.Errorf("queries = %d, want 19", run.Queries)
 		}

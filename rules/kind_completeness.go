@@ -80,7 +80,8 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 	if err != nil {
 		return verdict{err: err}
 	}
-	var missing, unplaced int64
+	var missing, unplaced, short int64
+	nullIn := make([]int64, len(r.NotNull)) // rows NULL in each not_null column, over all partitions
 	for _, k := range expected.sorted() {
 		if rows[k] == 0 {
 			missing++
@@ -102,6 +103,7 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 		case r.MinRows > 0 && n < r.MinRows && r.Partition != "":
 			note(k, fmt.Sprintf("%s, fewer than min_rows %d", plural(n, "row", "rows"), r.MinRows), n)
 			v.violations++
+			short++
 		}
 		for i, col := range r.NotNull {
 			if noPartition && col == r.Partition {
@@ -110,6 +112,7 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 			if i < len(nulls[k]) && nulls[k][i] > 0 {
 				note(k, fmt.Sprintf("%s NULL in %s", plural(nulls[k][i], "row", "rows"), col), n)
 				v.violations += nulls[k][i]
+				nullIn[i] += nulls[k][i]
 			}
 		}
 	}
@@ -120,12 +123,14 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 		if r.MinRows > 0 && total < r.MinRows {
 			problemRows = append(problemRows, Row{{Name: "rows", Value: total}, {Name: "problem", Value: fmt.Sprintf("fewer than min_rows %d", r.MinRows)}})
 			v.violations++
+			short++
 		}
 		for i, col := range r.NotNull {
 			if i < len(nulls[""]) && nulls[""][i] > 0 {
 				n := nulls[""][i]
 				problemRows = append(problemRows, Row{{Name: "rows", Value: total}, {Name: "problem", Value: fmt.Sprintf("%s NULL in %s", plural(n, "row", "rows"), col)}})
 				v.violations += n
+				nullIn[i] += n
 			}
 		}
 	}
@@ -139,7 +144,21 @@ func (c *check) judgeCompleteness(j *judgeEnv, main, ref *need) verdict {
 		if unplaced > 0 {
 			parts = append(parts, fmt.Sprintf("%s with a NULL %s", plural(unplaced, "row", "rows"), r.Partition))
 		}
-		if rest := v.violations - missing - unplaced; rest > 0 {
+		rest := v.violations - missing - unplaced - short
+		for i, col := range r.NotNull {
+			if nullIn[i] > 0 {
+				parts = append(parts, fmt.Sprintf("%s NULL in %s", plural(nullIn[i], "row", "rows"), col))
+				rest -= nullIn[i]
+			}
+		}
+		if short > 0 {
+			what := plural(short, "partition", "partitions")
+			if r.Partition == "" {
+				what = "the table"
+			}
+			parts = append(parts, fmt.Sprintf("%s with fewer than min_rows %d", what, r.MinRows))
+		}
+		if rest > 0 {
 			parts = append(parts, plural(rest, "other violation", "other violations"))
 		}
 		v.message = strings.Join(parts, ", ")
