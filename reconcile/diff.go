@@ -59,6 +59,7 @@ func diff(ctx context.Context, spec Spec) (*Result, error) {
 	p.markConfirmed(r, parts)
 
 	var both, oneSided []*Partition
+	var nullPart *Partition // the rows whose partition value is NULL, when they differ
 	nullPartition := false
 	for _, pt := range parts {
 		nullPartition = nullPartition || (p.part != nil && pt.value == nil)
@@ -67,10 +68,17 @@ func diff(ctx context.Context, spec Spec) (*Result, error) {
 		case pt.Presence != PresenceBoth:
 			oneSided = append(oneSided, pt)
 		case p.part != nil && pt.value == nil:
-			r.Notes = append(r.Notes, "partition NULL differs but is not compared row by row: rows cannot be matched on a NULL partition value")
+			nullPart = pt
 		default:
 			both = append(both, pt)
 		}
+	}
+	if nullPart != nil {
+		n, err := p.diffNullPartition(ctx, r, nullPart)
+		if err != nil {
+			return nil, err
+		}
+		r.RowsTransferred += n
 	}
 
 	df := newDiffer(p)
@@ -124,6 +132,47 @@ func diff(ctx context.Context, spec Spec) (*Result, error) {
 	p.finish(r)
 	r.ElapsedMS = time.Since(started).Milliseconds()
 	return r, nil
+}
+
+// diffNullPartition compares the rows whose partition value is NULL on both sides row by row:
+// a join on the partition column never matches them, so they are compared as a relation of
+// their own, filtered to them, by key alone. It fills pt as the row pass fills a partition and
+// returns the rows read out. A partition column named differently on each side (Spec.Map) can
+// not be filtered by one condition: then the partition is noted, not compared.
+func (p *plan) diffNullPartition(ctx context.Context, r *Result, pt *Partition) (int64, error) {
+	if p.part.Old.Name != p.part.New.Name {
+		r.Notes = append(r.Notes, "partition NULL differs but is not compared row by row: its column has another name on each side")
+		return 0, nil
+	}
+	s := p.spec
+	cond := `"` + strings.ReplaceAll(p.part.Old.Name, `"`, `""`) + `" IS NULL` // quoted the same on both engines
+	if w := strings.TrimSpace(s.Where); w != "" {
+		cond = "(" + w + ") AND " + cond
+	}
+	s.Where, s.Partition, s.Grain, s.Windows, s.Partitions, s.Scope, s.Expect = cond, "", "", nil, nil, nil, nil
+	s.Old.Fingerprints, s.New.Fingerprints = nil, nil
+	if rows := s.Rows; rows != nil {
+		s.Rows = func(l RowLine) error {
+			l.Partition = pt.Partition
+			return rows(l)
+		}
+	}
+	sub, err := diff(ctx, s)
+	if err != nil {
+		return 0, err
+	}
+	rows := sub.Rows
+	pt.Rows = &rows
+	pt.ChangedColumns = sub.ChangedColumns
+	if len(pt.ChangedColumns) == 0 {
+		pt.ChangedColumns = nil
+	}
+	samples := sub.Samples
+	samples.setPartition(pt.Partition)
+	if !samples.empty() {
+		pt.Samples = &samples
+	}
+	return sub.RowsTransferred, nil
 }
 
 // rowDiff runs the row-level comparison of partitions present on both sides with different
