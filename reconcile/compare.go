@@ -447,7 +447,7 @@ func number(v any) (float64, bool) {
 
 // sameNested compares values that may be lists or structs element by element, NULL apart from
 // every value: as text (AsText) a list's elements are joined by spaces, so ['a', 'b c'] and
-// ['a b', 'c'], or [] and [''], would read alike.
+// ['a b', 'c'], or an empty list and a list of one empty string, would read alike.
 func sameNested(a, b any) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
@@ -478,4 +478,3 @@ func sameNested(a, b any) bool {
 	}
 	return !tsql.Composite(b) && tsql.AsText(a) == tsql.AsText(b)
 }
-
