@@ -285,6 +285,9 @@ func (s *Service) reserve(id int64) (*worker, bool) {
 // release undoes a reserve whose build does not start.
 func (s *Service) release(id int64) {
 	s.mu.Lock()
+	if w, ok := s.running[id]; ok {
+		close(w.done) // a cancel waiting on it goes on
+	}
 	delete(s.running, id)
 	s.mu.Unlock()
 	s.wg.Done()
