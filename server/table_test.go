@@ -339,22 +339,21 @@ func TestUnfinishedVersionsShowTheirState(t *testing.T) {
 	}
 }
 
-// TestVersionCountsSayWhenCounted: the versions table's rows and comparison are the counts
-// recorded when each version was made, and its headings say so, since the dashboard's count of
-// the live version moves on as the pipeline writes.
+// TestVersionCountsSayWhenCounted: the versions table's rows are counted now, and its note says
+// when a checksum was recorded and when it is compared.
 func TestVersionCountsSayWhenCounted(t *testing.T) {
 	_, s := versionedWarehouse(t)
 	ts := serve(t, server.Options{Tables: ops.NewTables(ops.TableServices{"w": s}, "w")})
 	doc := getPage(t, ts.URL+"/tables/orders", http.StatusOK)
 	for testid, want := range map[string]string{
-		"versions-rows-heading":    "Rows when built",
-		"versions-vs-live-heading": "Vs live when built",
+		"versions-rows-heading":    "Rows",
+		"versions-vs-live-heading": "Vs live",
 	} {
 		if got := text(doc.Find(`[data-testid="` + testid + `"]`)); got != want {
 			t.Errorf("%s %q, want %q", testid, got, want)
 		}
 	}
-	if got := text(doc.Find(`[data-testid="versions-counted"]`)); !strings.Contains(got, "the pipeline may have written to the live version since") {
+	if got := text(doc.Find(`[data-testid="versions-counted"]`)); !strings.Contains(got, "Rows are counted now") || !strings.Contains(got, "only while neither version was written since") {
 		t.Errorf("the note under the versions %q", got)
 	}
 }

@@ -641,7 +641,7 @@ func TableVersionsPage(d TableVersions) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, " <section aria-labelledby=\"versions-heading\"><h2 id=\"versions-heading\">Versions</h2><div class=\"overflow-auto\"><table class=\"striped compact\" data-testid=\"versions\"><thead><tr><th scope=\"col\">Version</th><th scope=\"col\">State</th><th scope=\"col\">Built by</th><th scope=\"col\">Created (UTC)</th><th scope=\"col\">Backfill</th><th scope=\"col\" class=\"num\" data-testid=\"versions-rows-heading\">Rows when built</th><th scope=\"col\">Checksum</th><th scope=\"col\" data-testid=\"versions-vs-live-heading\">Vs live when built</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, " <section aria-labelledby=\"versions-heading\"><h2 id=\"versions-heading\">Versions</h2><div class=\"overflow-auto\"><table class=\"striped compact\" data-testid=\"versions\"><thead><tr><th scope=\"col\">Version</th><th scope=\"col\">State</th><th scope=\"col\">Built by</th><th scope=\"col\">Created (UTC)</th><th scope=\"col\">Backfill</th><th scope=\"col\" class=\"num\" data-testid=\"versions-rows-heading\">Rows</th><th scope=\"col\">Checksum</th><th scope=\"col\" data-testid=\"versions-vs-live-heading\">Vs live</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -947,7 +947,7 @@ func TableVersionsPage(d TableVersions) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 81, "</tbody></table></div><p><small data-testid=\"versions-counted\">Rows, checksums and the comparison with live are as counted when each version was built or adopted: the pipeline may have written to the live version since. The dashboard counts the live version's rows now.</small></p></section><section aria-labelledby=\"history-heading\"><h2 id=\"history-heading\">Swaps and rollbacks</h2>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 81, "</tbody></table></div><p><small data-testid=\"versions-counted\">Rows are counted now, carries and the pipeline's writes included. A checksum is as recorded when its version was built or adopted, and compared with live's only while neither version was written since: trueup diff compares them row by row.</small></p></section><section aria-labelledby=\"history-heading\"><h2 id=\"history-heading\">Swaps and rollbacks</h2>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
