@@ -200,6 +200,21 @@ func TestAnnounceThenSwapCompletes(t *testing.T) {
 		}
 	})
 
+	// The feed reads the notice as it is now: gone live, not still to come.
+	t.Run("feed_says_it_went_live", func(t *testing.T) {
+		ns, err := r.svc.List(r.ctx, notices.Filter{Told: true, History: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		feed, err := notices.Feed(ns, "https://trueup.example.com", "/notices.atom", "", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := string(feed); !strings.Contains(f, "went live on") || strings.Contains(f, "will be rebuilt") {
+			t.Errorf("the feed does not say the change went live:\n%s", f)
+		}
+	})
+
 	t.Run("a_second_swap_event_changes_nothing", func(t *testing.T) {
 		again, err := r.svc.Complete(r.ctx, swapToV2)
 		if err != nil || len(again) != 0 {

@@ -155,9 +155,13 @@ type Filter struct {
 	// Told keeps only the notices someone was told of: announced, completed or rolled back once
 	// (a draft withdrawn before anyone heard of it, a cancelled run's, was never news).
 	Told bool
+	// History loads each notice's transitions, revisions and recipients, as Get does: what
+	// its text as it reads now (Body) is composed from.
+	History bool
 }
 
-// List returns the notices that match f, newest first, without their history.
+// List returns the notices that match f, newest first, without their history unless
+// f.History.
 func (s *Service) List(ctx context.Context, f Filter) ([]Notice, error) {
 	all, err := listNotices(ctx, s.l.DB())
 	if err != nil {
@@ -172,6 +176,11 @@ func (s *Service) List(ctx context.Context, f Filter) ([]Notice, error) {
 	var out []Notice
 	for _, n := range all {
 		if (f.Table == "" || n.HasTable(f.Table)) && (f.State == "" || n.State == f.State) && (!f.Told || told[n.ID]) {
+			if f.History {
+				if err := loadHistory(ctx, s.l.DB(), &n); err != nil {
+					return nil, fmt.Errorf("notices: notice %d: %w", n.ID, err)
+				}
+			}
 			out = append(out, n)
 		}
 	}

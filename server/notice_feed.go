@@ -18,7 +18,8 @@ func (s *Server) noticeFeed(c echo.Context, svc NoticeService) error {
 // feed answers with the Atom feed of the announced notices about table (every table for ""),
 // whose own address is self, made at now.
 func feed(c echo.Context, svc NoticeService, table, self string, now time.Time) error {
-	ns, err := svc.List(c.Request().Context(), notices.Filter{Table: table, Told: true})
+	// With their history: a notice that went live, or was taken back, reads so (notices.Body).
+	ns, err := svc.List(c.Request().Context(), notices.Filter{Table: table, Told: true, History: true})
 	if err != nil {
 		return err
 	}
