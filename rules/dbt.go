@@ -153,8 +153,11 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 		return dbtNode{}, "", "a singular test (a SELECT of its own): write it as kind: custom"
 	}
 	model, ok := m.node(n.AttachedNode)
-	if !ok && len(n.DependsOn.Nodes) > 0 {
-		model, ok = m.node(n.DependsOn.Nodes[0])
+	if !ok {
+		// Before dbt 1.5 a test has no attached_node: the model is the one its model argument
+		// refs ({{ get_where_subquery(ref('orders')) }}); depends_on lists a relationships
+		// test's parent first.
+		model, ok = m.modelOf(n)
 	}
 	if !ok {
 		return dbtNode{}, "", "the model it tests is not in the manifest"
@@ -167,10 +170,14 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 	if s := kw.jinja(); s != "" {
 		return dbtNode{}, "", fmt.Sprintf("argument %s is Jinja, which only dbt can render", s)
 	}
+	if isJinja(n.Config.Where) {
+		return dbtNode{}, "", "its where: config is Jinja, which only dbt can render"
+	}
 	col := n.ColumnName
 	if col == "" {
 		col = kw.str("column_name")
 	}
+	name := quoteName(col) // a column whose name holds a space, as the rule headers take it
 	w := &dbtRule{}
 	w.key("rule", n.Name)
 	full := t.Name
@@ -185,10 +192,10 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 	switch full {
 	case "unique", "dbt_expectations.expect_column_values_to_be_unique":
 		w.key("kind", "uniqueness")
-		w.key("columns", col)
+		w.key("columns", name)
 	case "not_null", "dbt_expectations.expect_column_values_to_not_be_null":
 		w.key("kind", "completeness")
-		w.key("not_null", col)
+		w.key("not_null", name)
 	case "accepted_values", "dbt_expectations.expect_column_values_to_be_in_set":
 		list, quote := kw.list("values"), kw.boolean("quote", true)
 		if full != "accepted_values" {
@@ -199,7 +206,7 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 			return dbtNode{}, "", why
 		}
 		w.key("kind", "accepted_values")
-		w.key("column", col)
+		w.key("column", name)
 		w.key("values", vals)
 	case "relationships":
 		parent, ok := m.parent(n, model, "to")
@@ -207,16 +214,16 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 			return dbtNode{}, "", fmt.Sprintf("its parent %s is not a model or source of the manifest", kw.str("to"))
 		}
 		w.key("kind", "relationships")
-		w.key("column", col)
+		w.key("column", name)
 		w.key("parent", parent.relation())
-		w.key("parent_column", kw.str("field"))
+		w.key("parent_column", quoteName(kw.str("field")))
 	case "dbt_utils.unique_combination_of_columns":
 		w.key("kind", "uniqueness")
-		w.key("columns", strings.Join(kw.list("combination_of_columns"), ", "))
+		w.key("columns", quoteNames(kw.list("combination_of_columns")))
 		w.key("nulls", "equal")
 	case "dbt_utils.accepted_range", "dbt_expectations.expect_column_values_to_be_between":
 		w.key("kind", "accepted_range")
-		w.key("column", col)
+		w.key("column", name)
 		w.key("min", kw.str("min_value"))
 		w.key("max", kw.str("max_value"))
 		if full == "dbt_utils.accepted_range" && !kw.boolean("inclusive", true) || kw.boolean("strictly", false) {
@@ -225,19 +232,19 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 	case "dbt_utils.expression_is_true":
 		expr := kw.str("expression")
 		if col != "" {
-			expr = col + " " + expr
+			expr = name + " " + expr // SQL: a quoted name reads as one column in both engines
 		}
 		w.key("kind", "expression")
 		w.key("expression", expr)
 	case "dbt_utils.not_constant":
 		w.key("kind", "not_constant")
-		w.key("column", col)
+		w.key("column", name)
 	case "dbt_expectations.expect_column_values_to_match_regex", "dbt_expectations.expect_column_values_to_not_match_regex":
 		if f := kw.str("flags"); f != "" {
 			return dbtNode{}, "", fmt.Sprintf("regex flags %q: trueup's pattern takes RE2 without flags (write them inline, (?i))", f)
 		}
 		w.key("kind", "pattern")
-		w.key("column", col)
+		w.key("column", name)
 		w.key("regex", kw.str("regex"))
 		if strings.Contains(full, "not_match") {
 			w.key("negate", "true")
@@ -255,9 +262,9 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 			return dbtNode{}, "", why
 		}
 		w.key("kind", "freshness")
-		w.key("column", kw.str("field"))
+		w.key("column", quoteName(kw.str("field")))
 		w.key("max_age", age)
-		w.key("group_by", strings.Join(kw.list("group_by_columns"), ", "))
+		w.key("group_by", quoteNames(kw.list("group_by_columns")))
 	case "dbt_utils.equal_rowcount", "dbt_utils.fewer_rows_than":
 		if len(kw.list("group_by_columns")) > 0 {
 			return dbtNode{}, "", "group_by_columns: row_count compares per partition: (one column), not per group"
@@ -284,7 +291,7 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 		}
 		w.key("kind", "equality")
 		w.key("compare_to", other)
-		w.key("columns", strings.Join(kw.list("compare_columns"), ", "))
+		w.key("columns", quoteNames(kw.list("compare_columns")))
 	default:
 		reason = fmt.Sprintf("test %s has no trueup kind", full)
 	}
@@ -334,7 +341,7 @@ func (m *dbtManifest) parent(n dbtNode, model dbtNode, arg string) (dbtNode, boo
 	}
 	var others []dbtNode
 	for _, id := range n.DependsOn.Nodes {
-		if p, ok := m.node(id); ok && id != n.AttachedNode {
+		if p, ok := m.node(id); ok && id != n.AttachedNode && (n.AttachedNode != "" || p.relation() != model.relation()) {
 			if p.Name == want {
 				return p, true
 			}
@@ -396,11 +403,32 @@ func (k dbtKwargs) list(name string) []string {
 // jinja names an argument dbt would render (a {{ … }} inside it); model is always one.
 func (k dbtKwargs) jinja() string {
 	for name, v := range k {
-		if s, ok := v.(string); ok && name != "model" && (strings.Contains(s, "{{") || strings.Contains(s, "{%")) {
+		if s, ok := v.(string); ok && name != "model" && isJinja(s) {
 			return name
 		}
 	}
 	return ""
+}
+
+// isJinja reports whether s holds a Jinja expression or statement, which only dbt renders.
+func isJinja(s string) bool { return strings.Contains(s, "{{") || strings.Contains(s, "{%") }
+
+// modelOf is the model a test without attached_node checks: the node its model argument refs,
+// among those it depends on, else the last it depends on.
+func (m *dbtManifest) modelOf(n dbtNode) (dbtNode, bool) {
+	want := ""
+	if sm := refRe.FindStringSubmatch(dbtKwargs(n.TestMetadata.Kwargs).str("model")); sm != nil {
+		want = sm[len(sm)-1]
+	}
+	for _, id := range n.DependsOn.Nodes {
+		if p, ok := m.node(id); ok && p.Name == want {
+			return p, true
+		}
+	}
+	if k := len(n.DependsOn.Nodes); k > 0 {
+		return m.node(n.DependsOn.Nodes[k-1]) // dbt lists the parent of a relationships test first
+	}
+	return dbtNode{}, false
 }
 
 // sqlValues writes accepted values as SQL literals: quoted strings, or as they are (numbers).

@@ -35,6 +35,24 @@ func (p *fieldParser) ident(key string) string {
 	return p.matching(key, identRe, "one column name (in double quotes when it holds spaces or other signs)")
 }
 
+// quoteName is name as a rule header takes it: as it is when it is a plain identifier, else in
+// double quotes (a quote inside doubled), as unquoteName reads it.
+func quoteName(name string) string {
+	if name == "" || identRe.MatchString(name) {
+		return name
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// quoteNames is quoteName of each name, joined by ", ".
+func quoteNames(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = quoteName(n)
+	}
+	return strings.Join(out, ", ")
+}
+
 // unquoteName is v's name when v is one name in double quotes ("order id", a quote inside
 // doubled), as a column whose name holds a space or a sign is written in SQL.
 func unquoteName(v string) (string, bool) {
