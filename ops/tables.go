@@ -124,6 +124,9 @@ func (ts TableServices) pick(target, def string) (*views.Service, error) {
 
 // PlanPublish is what a swap or rollback (kind: views.KindSwap, views.KindRollback) would do.
 func PlanPublish(ctx context.Context, t Tables, kind string, req PublishRequest) (views.Plan, error) {
+	if err := req.only(kind); err != nil {
+		return views.Plan{}, err
+	}
 	if kind == views.KindSwap {
 		return t.PlanSwap(ctx, req)
 	}
@@ -132,10 +135,30 @@ func PlanPublish(ctx context.Context, t Tables, kind string, req PublishRequest)
 
 // PublishNow carries out a swap or rollback (kind) as req asks.
 func PublishNow(ctx context.Context, t Tables, kind string, req PublishRequest) (views.Publish, error) {
+	if err := req.only(kind); err != nil {
+		return views.Publish{}, err
+	}
 	if kind == views.KindSwap {
 		return t.Swap(ctx, req)
 	}
 	return t.Rollback(ctx, req)
+}
+
+// only refuses the fields of a publish request that the other kind takes: a rollback given a
+// version (to) is not quietly the rollback of whatever swap is in effect, nor a swap given undoes
+// a swap that takes nothing back.
+func (req PublishRequest) only(kind string) error {
+	switch {
+	case kind == views.KindRollback && req.To != "":
+		return fault.New(fault.Invalid, "A rollback takes no to: it goes back to the version the swap in effect replaced (to make another version live, swap to it).")
+	case kind == views.KindRollback && req.Override != "":
+		return fault.New(fault.Invalid, "A rollback takes no override: it is not gated by a validation.")
+	case kind == views.KindSwap && req.Undoes != 0:
+		return fault.New(fault.Invalid, "A swap takes no undoes: that names the swap a rollback takes back.")
+	case req.Undoes < 0:
+		return fault.New(fault.Invalid, "undoes %d: want the number of the swap the rollback takes back.", req.Undoes)
+	}
+	return nil
 }
 
 // NewTables is Tables over the views services of a project's targets. A request that names no
@@ -236,8 +259,8 @@ func (t *tables) PlanRollback(ctx context.Context, req PublishRequest) (views.Pl
 }
 
 func (t *tables) Rollback(ctx context.Context, req PublishRequest) (views.Publish, error) {
-	if req.Undoes < 0 {
-		return views.Publish{}, fault.New(fault.Invalid, "undoes %d: want the number of the swap the rollback takes back.", req.Undoes)
+	if err := req.only(views.KindRollback); err != nil {
+		return views.Publish{}, err
 	}
 	s, err := t.service(ctx, req.Target, req.Table)
 	if err != nil {

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -43,6 +46,20 @@ func decodeBody(c echo.Context, v any) error {
 		if err := (&echo.DefaultBinder{}).BindBody(c, v); err != nil {
 			return errors.New("send it as JSON (Content-Type: application/json) or as a form")
 		}
+		if strings.HasPrefix(req.URL.Path, "/api/") {
+			// A form sent to the API is read as strictly as JSON: dry-run=true (for dry_run)
+			// is refused, not a real swap. (The pages post their CSRF token and confirmations
+			// beside the fields, to their own routes.)
+			if _, err := c.FormParams(); err != nil {
+				return errors.New("the form cannot be read")
+			}
+			known := formFields(reflect.TypeOf(v))
+			for _, k := range slices.Sorted(maps.Keys(req.PostForm)) { // the body's, not the query's
+				if !known[k] {
+					return fmt.Errorf("unknown field %q", k)
+				}
+			}
+		}
 		return nil
 	}
 	dec := json.NewDecoder(req.Body)
@@ -58,4 +75,30 @@ func decodeBody(c echo.Context, v any) error {
 		return errors.New("there is more after the JSON object")
 	}
 	return nil
+}
+
+// formFields are the form fields a request of type t binds (its form tags, in embedded structs
+// too), and from when its JSON has one (the tables a swap was confirmed as moving, from=table=vN).
+func formFields(t reflect.Type) map[string]bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	out := map[string]bool{}
+	if t.Kind() != reflect.Struct {
+		return out
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			maps.Copy(out, formFields(f.Type))
+			continue
+		}
+		if name, _, _ := strings.Cut(f.Tag.Get("form"), ","); name != "" && name != "-" {
+			out[name] = true
+		}
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == "from" {
+			out[name] = true
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"regexp"
 	"sort"
@@ -109,6 +110,38 @@ func TestJSONBodiesAreStrict(t *testing.T) {
 				if resp.StatusCode != http.StatusBadRequest || !strings.Contains(e.Error, want) {
 					t.Errorf("%s: %d %s, want 400 saying %s", name, resp.StatusCode, got, want)
 				}
+			}
+		})
+	}
+	// A form body is read as strictly; and a field of the other kind of publish is refused, not
+	// ignored: a rollback given {"to": "v9"} rolled back whatever swap was in effect.
+	for _, tc := range []struct {
+		name, path, body, form string
+		status                 int
+		want                   string
+	}{
+		{"form_swap", "/api/v1/tables/orders/swap", "", "to=v2&dry-run=true", http.StatusBadRequest, `unknown field \"dry-run\"`},
+		{"form_rollback", "/api/v1/tables/orders/rollback", "", "dry-run=true&reason=just+looking", http.StatusBadRequest, `unknown field \"dry-run\"`},
+		{"rollback_to", "/api/v1/tables/orders/rollback", `{"to": "v9"}`, "", http.StatusUnprocessableEntity, "A rollback takes no to"},
+		{"swap_undoes", "/api/v1/tables/orders/swap", `{"to": "v2", "undoes": 1}`, "", http.StatusUnprocessableEntity, "A swap takes no undoes"},
+		{"dry_run_undoes", "/api/v1/tables/orders/rollback", `{"dry_run": true, "undoes": -3}`, "", http.StatusUnprocessableEntity, "undoes -3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var resp *http.Response
+			var got string
+			if tc.form != "" {
+				r, err := http.Post(base+tc.path, "application/x-www-form-urlencoded", strings.NewReader(tc.form))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(r.Body)
+				r.Body.Close()
+				resp, got = r, string(b)
+			} else {
+				resp, got = send(t, base+tc.path, tc.body)
+			}
+			if resp.StatusCode != tc.status || !strings.Contains(got, tc.want) {
+				t.Errorf("%d %s, want %d saying %s", resp.StatusCode, got, tc.status, tc.want)
 			}
 		})
 	}

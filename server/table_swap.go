@@ -44,12 +44,18 @@ func (s *Server) tablePublish(c echo.Context, t ops.Tables, kind string) error {
 		return err
 	}
 	req.Undoes, req.From = exp.undoes, exp.from
+	if kind == views.KindRollback {
+		// A rollback confirmed from a swap's button posts that swap's version back: it takes none.
+		req.To, req.Override = "", ""
+	}
 	plan, err := ops.PlanPublish(ctx, t, kind, req)
 	set := ""
 	if err == nil && !confirmed && kind == views.KindSwap {
 		// Swapping one table of a set back to what it read before would leave the others where
 		// the set's swap put them: the confirmation offers the rollback of the set instead.
-		if rb, rerr := ops.PlanPublish(ctx, t, views.KindRollback, req); rerr == nil && views.SplitsSet(plan, rb) {
+		rbReq := req
+		rbReq.To, rbReq.Override = "", ""
+		if rb, rerr := ops.PlanPublish(ctx, t, views.KindRollback, rbReq); rerr == nil && views.SplitsSet(plan, rb) {
 			set = fmt.Sprintf("%s went live together with %s in swap #%d. Swapping %s alone to %s would leave %s on the versions that swap made live, so this rolls back the whole set.",
 				req.Table, others(rb, req.Table), rb.Undoes, req.Table, req.To, pluralThem(len(rb.Changes)-1))
 			plan, kind = rb, views.KindRollback
@@ -188,10 +194,10 @@ func (s *Server) apiTablePublish(c echo.Context, t ops.Tables, kind string) erro
 	ctx := c.Request().Context()
 	if req.DryRun {
 		plan, err := ops.PlanPublish(ctx, t, kind, req)
+		if err == nil {
+			err = plan.StaleUndoes(req.Undoes) // refused as the rollback itself would be
+		}
 		return answer(c, plan, err)
-	}
-	if req.Undoes < 0 {
-		return echo.NewHTTPError(http.StatusBadRequest, "undoes: want the number of the swap the rollback takes back.")
 	}
 	if len(req.From) == 0 && !strings.HasPrefix(c.Request().Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
 		form, ferr := formExpectation(c)
