@@ -125,6 +125,13 @@ func (s *Service) VersionsWithHistory(ctx context.Context, table string, history
 	}
 	if len(vs) == 0 && st.live == 0 {
 		if r, err := s.relation(ctx, table); err == nil && r.exists && !r.view && len(r.versions) == 0 {
+			if name, n, ok := ParseVersion(table); ok {
+				if lr, err := s.relation(ctx, name); err == nil && lr.view {
+					// A version's own table: its logical table is the one to ask for.
+					return Listing{}, notFoundf("%s is version v%d of the logical table %s in target %s: ask for %s (trueup versions %s)",
+						table, n, name, s.target, name, name)
+				}
+			}
 			return Listing{}, &PlainTableError{Table: table, Target: s.target}
 		}
 		return Listing{}, notFoundf("%s is not a logical table of target %s (no view over %s__v<N>)", table, s.target, table)
