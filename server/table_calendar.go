@@ -25,6 +25,14 @@ import (
 func (s *Server) tableCalendar(c echo.Context) error {
 	ctx := c.Request().Context()
 	table, target := c.Param("table"), c.QueryParam("target")
+	if s.opt.Tables != nil {
+		// A table or target that does not exist is a 404, as its versions page is; a plain table
+		// (rules may watch it) has a calendar too.
+		_, err := s.opt.Tables.Versions(ctx, ops.VersionsRequest{Target: target, Table: table, History: 1})
+		if _, plain := errors.AsType[*views.PlainTableError](err); err != nil && !plain {
+			return err
+		}
+	}
 	d := page.TableCalendar{Chrome: s.chrome("Calendar of "+table, "Tables"), Table: table, Target: target,
 		Back: "/tables/" + url.PathEscape(table) + "?target=" + url.QueryEscape(target)}
 	days := map[string]bool{}

@@ -357,3 +357,18 @@ func TestVersionCountsSayWhenCounted(t *testing.T) {
 		t.Errorf("the note under the versions %q", got)
 	}
 }
+
+// TestCalendarOfNoTableIsNotFound: the calendar of a table, or a target, that does not exist is
+// a 404, as the table's page is, not an empty calendar.
+func TestCalendarOfNoTableIsNotFound(t *testing.T) {
+	_, s := versionedWarehouse(t)
+	ts := serve(t, server.Options{Tables: ops.NewTables(ops.TableServices{"w": s}, "w")})
+	for path, want := range map[string]int{
+		"/tables/orders/calendar": http.StatusOK, "/tables/nope/calendar": http.StatusNotFound,
+		"/tables/orders/calendar?target=nope": http.StatusNotFound,
+	} {
+		if resp, body := get(t, ts.URL+path); resp.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d: %.200s", path, resp.StatusCode, want, body)
+		}
+	}
+}
