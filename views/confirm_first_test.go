@@ -86,7 +86,7 @@ func TestNoIntentBeforeTheEngineConfirms(t *testing.T) {
 		}
 
 		close(stall.release)
-		if err := <-done; !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "already live") {
+		if err := <-done; !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "already live") {
 			t.Errorf("the stalled swap: %v, want a refusal (v2 is already live)", err)
 		}
 	})

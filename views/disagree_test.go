@@ -47,7 +47,7 @@ func TestSwapWhenTheEngineDisagreesWithTheLedger(t *testing.T) {
 		// A pipeline outside trueup made the view read v2.
 		pointView(t, e, "orders", 2)
 		_, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"})
-		if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "orders v2 is already live") {
+		if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "orders v2 is already live") {
 			t.Fatalf("swap to the version the view reads: %v", err)
 		}
 		if h := history(); len(h) != 0 {

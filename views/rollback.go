@@ -38,7 +38,7 @@ func (s *Service) toUndo(ctx context.Context, table string) (Publish, error) {
 		return Publish{}, err
 	}
 	if !ok {
-		return Publish{}, refusef("nothing to roll back: no swap of %s in target %s is in effect", table, s.target)
+		return Publish{}, s.nothingToRollBack(ctx, table)
 	}
 	return undo, nil
 }
@@ -140,7 +140,7 @@ func (s *Service) rollbackHeld(ctx context.Context, req RollbackRequest) (Publis
 		return Publish{}, err
 	}
 	if !ok {
-		return Publish{}, refusef("nothing to roll back: no swap of %s in target %s is in effect", req.Table, s.target)
+		return Publish{}, s.nothingToRollBack(ctx, req.Table)
 	}
 	tables := undo.Tables()
 	h, unlock, fresh, err := c.lock(tables, req.Actor, KindRollback)
@@ -222,4 +222,13 @@ func (s *Service) rollbackTarget(ctx context.Context, table string) (int, error)
 	}
 	c, _ := undo.change(table)
 	return c.From, nil
+}
+
+// nothingToRollBack is why table has no rollback: it is no logical table of the target (not
+// found), or no swap of it is in effect (a conflict: it is as a rollback would leave it).
+func (s *Service) nothingToRollBack(ctx context.Context, table string) error {
+	if err := s.checkLogical(ctx, table); err != nil {
+		return err
+	}
+	return conflictf("nothing to roll back: no swap of %s in target %s is in effect", table, s.target)
 }

@@ -162,6 +162,12 @@ func refusef(format string, args ...any) error {
 	return &refusal{fmt.Sprintf(format, args...), fault.ErrInvalid}
 }
 
+// conflictf is a refusal because the table is already in the state asked for (or not in the one
+// a request needs): a conflict, exit 1 and 409, as for every "already in that state".
+func conflictf(format string, args ...any) error {
+	return &refusal{fmt.Sprintf(format, args...), fault.ErrConflict}
+}
+
 func notFoundf(format string, args ...any) error {
 	return &refusal{fmt.Sprintf(format, args...), fault.ErrNotFound}
 }

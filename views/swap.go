@@ -184,7 +184,7 @@ func (s *Service) planSwapFrom(table string, n int, group []Version, sts map[str
 		p.Changes = append(p.Changes, Change{Table: v.Table, From: st.live, To: v.N})
 	}
 	if len(p.Changes) == 0 {
-		return Plan{}, refusef("%s v%d is already live", table, n)
+		return Plan{}, conflictf("%s v%d is already live", table, n)
 	}
 	return p, nil
 }

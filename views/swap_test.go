@@ -86,7 +86,7 @@ func TestSwapAndRollback(t *testing.T) {
 			}
 		}
 		_, err = s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "bob"})
-		if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "nothing to roll back") {
+		if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "nothing to roll back") {
 			t.Errorf("second rollback: %v", err)
 		}
 
@@ -146,7 +146,7 @@ func TestRefusals(t *testing.T) {
 			{"building", "v3", fault.ErrInvalid, "orders v3 is still building"},
 			{"retired", "v4", fault.ErrInvalid, "orders v4 was retired"},
 			{"cancelled", "v5", fault.ErrInvalid, "orders v5 was cancelled"},
-			{"already_live", "v1", fault.ErrInvalid, "orders v1 is already live"},
+			{"already_live", "v1", fault.ErrConflict, "orders v1 is already live"},
 			{"validation_failed", "v2", fault.ErrFailed, "orders v2: validation failed; an approver may override"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

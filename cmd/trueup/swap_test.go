@@ -83,7 +83,9 @@ func TestVersionsSwapRollbackCLI(t *testing.T) {
 		{"nonexistent_version", []string{"swap", "orders", "--to", "v9"}, exitUsage, "orders has no version v9"},
 		{"other_tables_version", []string{"swap", "orders", "--to", "daily_revenue__v2"}, exitUsage, "is a version of daily_revenue"},
 		{"failed_validation", []string{"swap", "orders", "--to", "v3"}, exitFailed, "an approver may override"},
-		{"nothing_to_roll_back", []string{"rollback", "orders"}, exitUsage, "nothing to roll back"},
+		{"nothing_to_roll_back", []string{"rollback", "orders"}, exitFailed, "nothing to roll back"},
+		{"rollback_no_table", []string{"rollback", "nope"}, exitUsage, "nope is not a logical table"},
+		{"already_live", []string{"swap", "orders", "--to", "v1"}, exitFailed, "orders v1 is already live"},
 		{"retire_live", []string{"versions", "orders", "--retire", "v1"}, exitUsage, "orders v1 is live"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
