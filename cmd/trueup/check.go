@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -365,24 +366,24 @@ type junitSuites struct {
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
-	Time     float64      `xml:"time,attr"`
+	Time     junitSeconds `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Errors    int         `xml:"errors,attr"`
-	Time      float64     `xml:"time,attr"`
-	Timestamp string      `xml:"timestamp,attr"`
-	Cases     []junitCase `xml:"testcase"`
+	Name      string       `xml:"name,attr"`
+	Tests     int          `xml:"tests,attr"`
+	Failures  int          `xml:"failures,attr"`
+	Errors    int          `xml:"errors,attr"`
+	Time      junitSeconds `xml:"time,attr"`
+	Timestamp string       `xml:"timestamp,attr"`
+	Cases     []junitCase  `xml:"testcase"`
 }
 
 type junitCase struct {
 	Class     string        `xml:"classname,attr"`
 	Name      string        `xml:"name,attr"`
-	Time      float64       `xml:"time,attr"`
+	Time      junitSeconds  `xml:"time,attr"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
@@ -397,9 +398,9 @@ type junitProblem struct {
 // writeJUnit reports one test case per rule. A failing warn-severity rule is not a JUnit
 // failure (it does not fail the check either): its finding goes to system-out.
 func writeJUnit(w io.Writer, run *rules.Run) error {
-	suite := junitSuite{Name: "trueup rules", Time: run.Finished.Sub(run.Started).Seconds(), Timestamp: run.Started.Format("2006-01-02T15:04:05Z")}
+	suite := junitSuite{Name: "trueup rules", Time: junitSeconds(run.Finished.Sub(run.Started).Seconds()), Timestamp: run.Started.Format("2006-01-02T15:04:05Z")}
 	for _, r := range run.Results {
-		c := junitCase{Class: "rules." + string(r.Kind), Name: r.Rule, Time: r.DurationMS / 1000}
+		c := junitCase{Class: "rules." + string(r.Kind), Name: r.Rule, Time: junitSeconds(r.DurationMS / 1000)}
 		detail := detailText(r)
 		switch {
 		case r.Status == rules.StatusError:
@@ -436,4 +437,12 @@ func detailText(r rules.Result) string {
 		b.WriteString(sampleLine(row) + "\n")
 	}
 	return b.String()
+}
+
+// junitSeconds is a JUnit time attribute: seconds to the millisecond, as test reports print
+// them (not 0.018396456000000002).
+type junitSeconds float64
+
+func (s junitSeconds) MarshalXMLAttr(name xml.Name) (xml.Attr, error) {
+	return xml.Attr{Name: name, Value: strconv.FormatFloat(float64(s), 'f', 3, 64)}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -228,6 +229,12 @@ func TestCheckFormats(t *testing.T) {
 		}
 		if doc.Tests != 3 || doc.Failures != 1 {
 			t.Errorf("tests %d failures %d, want 3 and 1", doc.Tests, doc.Failures)
+		}
+		// times to the millisecond, as reports print them
+		for _, m := range regexp.MustCompile(`time="([^"]*)"`).FindAllStringSubmatch(out, -1) {
+			if !regexp.MustCompile(`^\d+\.\d{3}$`).MatchString(m[1]) {
+				t.Errorf("a JUnit time %q is not seconds to the millisecond", m[1])
+			}
 		}
 		for _, c := range doc.Suite.Cases {
 			if c.Name == "unique_warn" && (c.Failure != nil || !strings.HasPrefix(c.Out, "warn: ")) {
