@@ -193,10 +193,9 @@ func (s *Server) apiTablePublish(c echo.Context, t ops.Tables, kind string) erro
 	}
 	ctx := c.Request().Context()
 	if req.DryRun {
+		// The plan, even when the rollback would be refused as stale: the CLI prints it and then
+		// exits as the rollback would (views.Plan.StaleUndoes), locally and through a server.
 		plan, err := ops.PlanPublish(ctx, t, kind, req)
-		if err == nil {
-			err = plan.StaleUndoes(req.Undoes) // refused as the rollback itself would be
-		}
 		return answer(c, plan, err)
 	}
 	if len(req.From) == 0 && !strings.HasPrefix(c.Request().Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
