@@ -124,7 +124,6 @@ func skipQuoted(text string, i int) int {
 func isIdentStart(c byte) bool { return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') }
 func isIdentPart(c byte) bool  { return isIdentStart(c) || (c >= '0' && c <= '9') }
 
-// normalize converts a driver value into the forms Result promises.
 // normalizeAs is normalize of a value of a column the driver describes as typ: a UUID's 16 bytes
 // as its canonical text, a TIME as 15:04:05 with its fraction, if any.
 func normalizeAs(v any, typ string) any {
@@ -141,6 +140,7 @@ func normalizeAs(v any, typ string) any {
 	return normalize(v)
 }
 
+// normalize converts a driver value into the forms Result promises.
 func normalize(v any) any {
 	switch x := v.(type) {
 	case nil:
