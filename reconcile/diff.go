@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"trueup/fault"
+	tsql "trueup/sql"
 )
 
 // maxSampledSidePartitions bounds how many one-sided partitions are sampled (one query each).
@@ -145,7 +146,7 @@ func (p *plan) diffNullPartition(ctx context.Context, r *Result, pt *Partition) 
 		return 0, nil
 	}
 	s := p.spec
-	cond := `"` + strings.ReplaceAll(p.part.Old.Name, `"`, `""`) + `" IS NULL` // quoted the same on both engines
+	cond := tsql.QuoteBoth(p.part.Old.Name) + " IS NULL"
 	if w := strings.TrimSpace(s.Where); w != "" {
 		cond = "(" + w + ") AND " + cond
 	}

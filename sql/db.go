@@ -223,6 +223,10 @@ func parseVersion(text string) ServerVersion {
 }
 
 // quoteWith doubles q inside ident and wraps it in q.
+// QuoteBoth quotes an identifier the way both engines read one (the SQL standard's double
+// quotes), for a condition written once and run on either side of a diff (reconcile Spec.Where).
+func QuoteBoth(ident string) string { return quoteWith(ident, `"`) }
+
 func quoteWith(ident string, q string) string {
 	return q + strings.ReplaceAll(ident, q, q+q) + q
 }
