@@ -87,25 +87,26 @@ type Scope struct {
 	FromRule string
 }
 
-// ParseScope reads a date range given as --from and --to (YYYY-MM-DD, inclusive); nil when
+// ParseScope reads a date range given as from and to (the flags --from and --to, the API's
+// query parameters of those names) (YYYY-MM-DD, inclusive); nil when
 // neither is given.
 func ParseScope(from, to string) (*Scope, error) {
 	if from == "" && to == "" {
 		return nil, nil
 	}
 	if from == "" || to == "" {
-		return nil, fault.New(fault.Invalid, "give both --from and --to")
+		return nil, fault.New(fault.Invalid, "scope: give both from and to (YYYY-MM-DD)")
 	}
 	f, err := time.Parse("2006-01-02", from)
 	if err != nil {
-		return nil, fault.New(fault.Invalid, "--from %q: want YYYY-MM-DD", from)
+		return nil, fault.New(fault.Invalid, "from %q: want YYYY-MM-DD", from)
 	}
 	t, err := time.Parse("2006-01-02", to)
 	if err != nil {
-		return nil, fault.New(fault.Invalid, "--to %q: want YYYY-MM-DD", to)
+		return nil, fault.New(fault.Invalid, "to %q: want YYYY-MM-DD", to)
 	}
 	if t.Before(f) {
-		return nil, fault.New(fault.Invalid, "--to %s is before --from %s", to, from)
+		return nil, fault.New(fault.Invalid, "scope %s..%s ends before it starts", from, to)
 	}
 	return &Scope{From: f, To: endOfDay(t)}, nil
 }

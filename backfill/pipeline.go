@@ -70,18 +70,18 @@ func ParseWindows(s, grain string, now time.Time) ([]time.Time, error) {
 	}
 	a, err := ParsePartition(from, grain)
 	if err != nil {
-		return nil, fault.New(fault.Invalid, "--window %q: %v (or latest, or FROM..TO)", s, err)
+		return nil, fault.New(fault.Invalid, "window %q: %v (or latest, or FROM..TO)", s, err)
 	}
 	b, err := ParsePartition(to, grain)
 	if err != nil {
-		return nil, fault.New(fault.Invalid, "--window %q: %v (or latest, or FROM..TO)", s, err)
+		return nil, fault.New(fault.Invalid, "window %q: %v (or latest, or FROM..TO)", s, err)
 	}
 	if b.Before(a) {
-		return nil, fault.New(fault.Invalid, "--window %q: it ends before it starts", s)
+		return nil, fault.New(fault.Invalid, "window %q: it ends before it starts", s)
 	}
 	out := partitionsBetween(a, b, grain)
 	if len(out) > 1000 {
-		return nil, fault.New(fault.Invalid, "--window %q: %d partitions; a pipeline run takes at most 1000 (a backfill takes more)", s, len(out))
+		return nil, fault.New(fault.Invalid, "window %q: %d partitions; a pipeline run takes at most 1000 (a backfill takes more)", s, len(out))
 	}
 	return out, nil
 }

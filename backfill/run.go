@@ -147,7 +147,7 @@ func (r *Runner) Start(ctx context.Context, name string, opt RunOptions) (*Run, 
 		return nil, fault.New(fault.Invalid, "Backfill %s is blocked: %s.", name, strings.TrimSuffix(strings.Join(msgs, "; "), "."))
 	}
 	if full := plan.fullRewritesRefused(); len(full) > 0 && !opt.AllowFullRewrite {
-		return nil, fault.New(fault.Invalid, "Backfill %s is refused: %s, more than the %s rows a run rewrites unasked; run it with --allow-full-rewrite.",
+		return nil, fault.New(fault.Invalid, "Backfill %s is refused: %s, more than the %s rows a run rewrites unasked; run it allowing a full rewrite (--allow-full-rewrite; allow_full_rewrite=true in the API).",
 			name, strings.Join(full, "; "), count(r.Planner.fullRewriteRows()))
 	}
 	if opt.Actor == "" {

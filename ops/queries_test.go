@@ -206,6 +206,7 @@ func queryAsOfCases(t *testing.T, q ops.Queries) {
 		says string
 	}{
 		{"before_trueup_knew", ops.QueryRequest{SQL: salesByRegion, AsOf: "2026-07-20 07:00"}, fault.Invalid, "sales: 2026-07-20 07:00:00 UTC is before trueup knew the table"},
+		{"in_the_future", ops.QueryRequest{SQL: salesByRegion, AsOf: "2026-07-20 12:00"}, fault.Invalid, "sales: 2026-07-20 12:00:00 UTC is in the future (it is now 2026-07-20 11:00:00 UTC)"},
 		{"not_a_select", ops.QueryRequest{SQL: "DELETE FROM sales"}, fault.Invalid, "want a single read-only SELECT"},
 		{"two_statements", ops.QueryRequest{SQL: "SELECT 1; SELECT 2"}, fault.Invalid, "more than one statement"},
 		{"reads_a_file", ops.QueryRequest{SQL: "SELECT * FROM read_csv('/etc/passwd')"}, fault.Invalid, "outside the warehouse"},

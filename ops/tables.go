@@ -43,9 +43,11 @@ type Subject struct {
 	Actor  string `json:"-" form:"-"`
 }
 
-// CatchUpRequest is the body of POST /api/v1/tables/{table}/catch-up.
+// CatchUpRequest is the body of POST /api/v1/tables/{table}/catch-up. DryRun answers what it
+// would carry and what not, in the same shape, changing nothing.
 type CatchUpRequest struct {
 	Subject
+	DryRun bool `json:"dry_run" form:"dry_run"`
 }
 
 // WriteTarget is the answer of GET /api/v1/tables/{table}/write-target.
@@ -340,6 +342,9 @@ func (t *tables) CatchUp(ctx context.Context, req CatchUpRequest) (views.CatchUp
 	s, err := t.service(ctx, req.Target, req.Table)
 	if err != nil {
 		return views.CatchUpResult{}, err
+	}
+	if req.DryRun {
+		return s.PlanCatchUp(ctx, req.Table)
 	}
 	return s.CatchUp(ctx, req.Table, req.Actor)
 }

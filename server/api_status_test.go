@@ -21,10 +21,10 @@ func TestAPIBadQueryIs400(t *testing.T) {
 	for _, tc := range []struct {
 		method, path, error string
 	}{
-		{"GET", "/api/v1/backfills/fix_dedup_bug?from=2026-07-10&to=July", `--to "July": want YYYY-MM-DD`},
-		{"GET", "/api/v1/backfills/fix_dedup_bug?from=2026-07-10", "give both --from and --to"},
-		{"POST", "/api/v1/backfills/fix_dedup_bug/dry-run?from=2026-07-18&to=2026-07-10", "--to 2026-07-10 is before --from 2026-07-18"},
-		{"POST", "/api/v1/backfills/fix_dedup_bug/run?from=2026-02-30&to=2026-03-01", `--from "2026-02-30"`},
+		{"GET", "/api/v1/backfills/fix_dedup_bug?from=2026-07-10&to=July", `to "July": want YYYY-MM-DD`},
+		{"GET", "/api/v1/backfills/fix_dedup_bug?from=2026-07-10", "give both from and to"},
+		{"POST", "/api/v1/backfills/fix_dedup_bug/dry-run?from=2026-07-18&to=2026-07-10", "scope 2026-07-18..2026-07-10 ends before it starts"},
+		{"POST", "/api/v1/backfills/fix_dedup_bug/run?from=2026-02-30&to=2026-03-01", `from "2026-02-30": want YYYY-MM-DD`},
 		{"POST", "/api/v1/backfills/fix_dedup_bug/run?sample=some", `?sample="some": want a number of partitions`},
 		{"POST", "/api/v1/backfills/fix_dedup_bug/run?sample=-2", `?sample="-2"`},
 		{"GET", "/api/v1/notices?state=sent", "state"},

@@ -69,7 +69,7 @@ func decodeBody(c echo.Context, v any) error {
 	case errors.Is(err, io.EOF):
 		return nil // an empty body: nothing to bind
 	case err != nil:
-		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+		return jsonError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("there is more after the JSON object")
@@ -101,4 +101,49 @@ func formFields(t reflect.Type) map[string]bool {
 		}
 	}
 	return out
+}
+
+// jsonError says what is wrong with a request's JSON in the API's words: the field and the JSON
+// kind it wants, never a Go type.
+func jsonError(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Errorf("the body is not JSON (at byte %d)", syntax.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the body's JSON ends early")
+	case errors.As(err, &typ) && typ.Field == "":
+		return fmt.Errorf("the body is a JSON %s: want an object", typ.Value)
+	case errors.As(err, &typ):
+		return fmt.Errorf("field %q: want %s, got a JSON %s", typ.Field, jsonKind(typ.Type), typ.Value)
+	}
+	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf("unknown field %s", field) // encoding/json has no type for it
+	}
+	return fmt.Errorf("the body's JSON cannot be read: %v", err)
+}
+
+// jsonKind names the JSON a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number, 0 or more"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another kind of value"
 }

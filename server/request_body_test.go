@@ -125,6 +125,17 @@ func TestJSONBodiesAreStrict(t *testing.T) {
 		{"rollback_to", "/api/v1/tables/orders/rollback", `{"to": "v9"}`, "", http.StatusUnprocessableEntity, "A rollback takes no to"},
 		{"swap_undoes", "/api/v1/tables/orders/swap", `{"to": "v2", "undoes": 1}`, "", http.StatusUnprocessableEntity, "A swap takes no undoes"},
 		{"dry_run_undoes", "/api/v1/tables/orders/rollback", `{"dry_run": true, "undoes": -3}`, "", http.StatusUnprocessableEntity, "undoes -3"},
+		// A field the request needs is a 400 on every route that has one, as a body that does
+		// not parse (retire answered 422, swap and diff 400).
+		{"swap_without_to", "/api/v1/tables/orders/swap", `{"reason": "x"}`, "", http.StatusBadRequest, "Say which version to swap to"},
+		{"retire_without_version", "/api/v1/tables/orders/retire", `{"reason": "x"}`, "", http.StatusBadRequest, "Say which version to retire"},
+		{"diff_without_key", "/api/v1/diffs", `{"old": "orders__v1", "new": "orders__v2"}`, "", http.StatusBadRequest, "old, new and key are required"},
+		// A wrongly typed or broken body is named in JSON's words, not Go's.
+		{"wrong_type", "/api/v1/tables/orders/swap", `{"to": 2}`, "", http.StatusBadRequest, `field \"to\": want a string, got a JSON number`},
+		{"wrong_type_bool", "/api/v1/tables/orders/rollback", `{"dry_run": "yes"}`, "", http.StatusBadRequest, `field \"dry_run\": want true or false, got a JSON string`},
+		{"not_an_object", "/api/v1/tables/orders/swap", `["v2"]`, "", http.StatusBadRequest, "the body is a JSON array: want an object"},
+		{"not_json", "/api/v1/tables/orders/swap", `{to: v2}`, "", http.StatusBadRequest, "the body is not JSON (at byte 2)"},
+		{"cut_short", "/api/v1/tables/orders/swap", `{"to": "v2"`, "", http.StatusBadRequest, "the body's JSON ends early"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var resp *http.Response

@@ -78,7 +78,7 @@ func send(t *testing.T, target, body string, header ...string) (*http.Response, 
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if strings.HasPrefix(body, "{") {
+	if strings.HasPrefix(body, "{") || strings.HasPrefix(body, "[") {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(header); i += 2 {

@@ -165,7 +165,11 @@ func (s *Service) Unadopt(ctx context.Context, req AdoptRequest) (Publish, error
 	if err != nil {
 		return Publish{}, err
 	}
-	if !r.exists || !r.view || r.source != Physical(t, 1) {
+	switch {
+	case r.exists && r.view && r.source != Physical(t, 1) && len(r.versions) > 1:
+		return Publish{}, refusef("%s reads %s and has the version tables %s: an adopt can be undone only while v1 is its only version",
+			t, r.source, versionTables(t, r.versions))
+	case !r.exists || !r.view || r.source != Physical(t, 1):
 		return Publish{}, refusef("%s is not an adopted table (a view reading %s): nothing to undo", t, Physical(t, 1))
 	}
 	vs, err := s.store.List(ctx, s.target, t)
@@ -178,13 +182,22 @@ func (s *Service) Unadopt(ctx context.Context, req AdoptRequest) (Publish, error
 		}
 	}
 	if len(r.versions) != 1 {
-		return Publish{}, refusef("%s has the version tables %v: an adopt can be undone only while v1 is its only version", t, r.versions)
+		return Publish{}, refusef("%s has the version tables %s: an adopt can be undone only while v1 is its only version", t, versionTables(t, r.versions))
 	}
 	p := Publish{Kind: KindUnadopt, Target: s.target, Table: t, Changes: []Change{{Table: t, From: 1, To: 0}},
 		Actor: req.Actor, Reason: req.Reason}
 	return s.carryOut(ctx, h, p, func(ctx context.Context) error {
 		return s.engine.UnadoptTable(ctx, t, Physical(t, 1))
 	})
+}
+
+// versionTables names table's version tables ns, e.g. "sales__v1, sales__v2".
+func versionTables(table string, ns []int) string {
+	names := make([]string, len(ns))
+	for i, n := range ns {
+		names[i] = Physical(table, n)
+	}
+	return strings.Join(names, ", ")
 }
 
 func adoptReason(req AdoptRequest) string {

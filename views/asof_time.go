@@ -25,8 +25,8 @@ type LiveVersion struct {
 // done swaps, rollbacks and adopts: the version the last one before at moved the view to, or,
 // before the first, the version that one moved it from (the one live when trueup first knew the
 // table). A table adopted with `trueup adopt` is known from its adoption; one whose versions
-// trueup found on first sight from that first sight. A time before trueup knew the table, or a
-// version retired since, is refused (fault.Invalid) naming the table and what is retained.
+// trueup found on first sight from that first sight. A time before trueup knew the table or
+// after the ledger's now, or a version retired since, is refused (fault.Invalid) naming the table and what is retained.
 func (s *Service) LiveAt(ctx context.Context, table string, at time.Time) (LiveVersion, error) {
 	l, err := s.VersionsWithHistory(ctx, table, 0)
 	if err != nil {
@@ -54,6 +54,10 @@ func (s *Service) LiveAt(ctx context.Context, table string, at time.Time) (LiveV
 	}
 	at = at.UTC()
 	retained := retainedNames(l)
+	if now := s.ledger.Now().UTC(); at.After(now) {
+		return LiveVersion{}, refusef("%s: %s is in the future (it is now %s): which version will be live then is not known; leave the time out to read what is live now",
+			table, stamp(at), stamp(now))
+	}
 	if at.Before(known) {
 		return LiveVersion{}, refusef("%s: %s is before trueup knew the table (%s); ask for %s or later (retained: %s)",
 			table, stamp(at), stamp(known), stamp(known), retained)

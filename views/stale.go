@@ -121,12 +121,18 @@ func pluralWord(n int, one, many string) string {
 // Stale finds the versions of table written after they stopped being live: each version not
 // live, not retired, whose partitions differ from those recorded as it was left.
 func (s *Service) Stale(ctx context.Context, table string) ([]StaleVersion, error) {
+	_, out, err := s.stale(ctx, table)
+	return out, err
+}
+
+// stale is Stale and the live version's number (0 when none is recorded).
+func (s *Service) stale(ctx context.Context, table string) (int, []StaleVersion, error) {
 	vs, err := s.store.List(ctx, s.target, table)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	if len(vs) == 0 {
-		return nil, s.checkLogical(ctx, table)
+		return 0, nil, s.checkLogical(ctx, table)
 	}
 	live := 0
 	byN := map[int]Version{}
@@ -143,14 +149,14 @@ func (s *Service) Stale(ctx context.Context, table string) ([]StaleVersion, erro
 		}
 		left, ok, err := s.store.marks(ctx, s.target, table, v.N, markLeft)
 		if err != nil {
-			return nil, err
+			return 0, nil, err
 		}
 		if !ok {
 			continue
 		}
 		now, err := left.measureRows(ctx, s.engine, v.Physical(), nil)
 		if err != nil {
-			return nil, err
+			return 0, nil, err
 		}
 		leftFor := left.LeftFor
 		if leftFor == 0 { // recorded before marks kept it: the live version, as then assumed
@@ -173,7 +179,7 @@ func (s *Service) Stale(ctx context.Context, table string) ([]StaleVersion, erro
 			out = append(out, sv)
 		}
 	}
-	return out, nil
+	return live, out, nil
 }
 
 // checkLogical answers a table the ledger has no version of: nil when it is a logical table all
@@ -194,8 +200,10 @@ func (s *Service) checkLogical(ctx context.Context, table string) error {
 
 // CatchUpResult is what a catch-up carried into table's live version, and what it did not.
 type CatchUpResult struct {
-	Table   string         `json:"table"`
-	Live    int            `json:"live"`
+	Table string `json:"table"`
+	Live  int    `json:"live"` // the live version's number
+	// DryRun: nothing was carried; Carried is what a catch-up would carry (Merged not yet known).
+	DryRun  bool           `json:"dry_run,omitempty"`
 	Carried []StaleVersion `json:"carried"`
 	// NotCarried are the versions still written after they stopped being live once the
 	// catch-up is done: their partitions inside a backfill's scope (InScope; Partitions empty).
@@ -214,18 +222,13 @@ func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResu
 		return CatchUpResult{}, err
 	}
 	defer unlock()
-	stale, err := s.Stale(ctx, table)
+	live, stale, err := s.stale(ctx, table)
 	if err != nil {
 		return CatchUpResult{}, err
 	}
-	res := CatchUpResult{Table: table, Carried: []StaleVersion{}, NotCarried: []StaleVersion{}}
+	res := catchUpResult(table, live, stale)
+	res.Carried = []StaleVersion{} // each as it is carried
 	for _, sv := range stale {
-		res.Live = sv.Live
-		if len(sv.InScope) > 0 {
-			left := sv
-			left.Partitions = []Carried{}
-			res.NotCarried = append(res.NotCarried, left)
-		}
 		left, _, err := s.store.marks(ctx, s.target, table, sv.Version, markLeft)
 		if err != nil {
 			return res, err
@@ -279,6 +282,35 @@ func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResu
 			Params: map[string]any{"target": s.target, "from": sv.Version, "into": sv.Live, "partitions": done}})
 	}
 	return res, nil
+}
+
+// PlanCatchUp is what CatchUp would carry into table's live version, and what not, changing
+// nothing: the same answer with DryRun set.
+func (s *Service) PlanCatchUp(ctx context.Context, table string) (CatchUpResult, error) {
+	live, stale, err := s.stale(ctx, table)
+	if err != nil {
+		return CatchUpResult{}, err
+	}
+	res := catchUpResult(table, live, stale)
+	res.DryRun = true
+	return res, nil
+}
+
+// catchUpResult sorts stale versions into what a catch-up carries (their partitions outside a
+// backfill's scope) and what it does not (those inside).
+func catchUpResult(table string, live int, stale []StaleVersion) CatchUpResult {
+	res := CatchUpResult{Table: table, Live: live, Carried: []StaleVersion{}, NotCarried: []StaleVersion{}}
+	for _, sv := range stale {
+		if len(sv.InScope) > 0 {
+			left := sv
+			left.Partitions = []Carried{}
+			res.NotCarried = append(res.NotCarried, left)
+		}
+		if len(sv.Partitions) > 0 {
+			res.Carried = append(res.Carried, sv)
+		}
+	}
+	return res
 }
 
 func labelsOf(cs []tsql.Carry) []string {

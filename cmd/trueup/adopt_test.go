@@ -133,6 +133,9 @@ func TestAdoptBackfillSwapRollback(t *testing.T) {
 			if got := total(); got != 124*10+12*2 {
 				t.Errorf("sales sums to %d after the swap, want %d (three days of four rows, +2 each)", got, 124*10+12*2)
 			}
+			if out := run(2, "adopt", "--undo", "sales"); !strings.Contains(out, "sales reads sales__v2 and has the version tables sales__v1, sales__v2: an adopt can be undone only while v1 is its only version") {
+				t.Errorf("undo with v2 live:\n%s", out)
+			}
 			run(0, "rollback", "sales")
 			if got := writeTarget(); got != "sales__v1\n" {
 				t.Errorf("write target after the rollback: %q", got)

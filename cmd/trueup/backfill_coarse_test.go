@@ -190,7 +190,7 @@ func TestBackfillWholeTableRewrite(t *testing.T) {
 	srv := serveDemo(t, filepath.Dir(cfg))
 	for _, mode := range [][]string{nil, {"--server", srv.url}} {
 		code, out, errs = cli(t, append(append([]string{"--config", cfg}, mode...), "backfill", "run", "fix_sales")...)
-		if code != exitUsage || !strings.Contains(errs, "sales has no PARTITION BY and 558 rows") || !strings.Contains(errs, "run it with --allow-full-rewrite") {
+		if code != exitUsage || !strings.Contains(errs, "sales has no PARTITION BY and 558 rows") || !strings.Contains(errs, "run it allowing a full rewrite (--allow-full-rewrite") {
 			t.Errorf("run unasked %v: exit %d, want %d:\n%s%s", mode, code, exitUsage, out, errs)
 		}
 	}

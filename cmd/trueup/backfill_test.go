@@ -95,7 +95,7 @@ func TestBackfillCLI(t *testing.T) {
 		{[]string{"plan", "nope"}, "There is no backfill nope."},
 		{[]string{"frobnicate", "fix_dedup_bug"}, `unknown action "frobnicate"`},
 		{[]string{"verify", "fix_dedup_bug"}, "give --from and --to"},
-		{[]string{"run", "fix_dedup_bug", "--from", "2026-07-10"}, "give both --from and --to"},
+		{[]string{"run", "fix_dedup_bug", "--from", "2026-07-10"}, "give both from and to"},
 		{[]string{"resume", "fix_dedup_bug"}, "nothing left to build"},
 	} {
 		code, _, errs := bf(tc.args...)

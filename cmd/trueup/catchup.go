@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 
 	"trueup/ops"
 	"trueup/views"
@@ -22,31 +23,22 @@ func runCatchUp(ctx context.Context, e *env, fs *flag.FlagSet, args []string) er
 		return err
 	}
 	defer done.close()
-	if *dryRun {
-		stale, err := t.Stale(ctx, ops.VersionsRequest{Target: e.globals.target, Table: table})
-		if err != nil {
-			return err
-		}
-		if *format == "json" {
-			err = writeJSON(e.stdout, stale)
-		} else {
-			err = writeStale(e, table, stale)
-		}
-		if err == nil && len(stale) > 0 {
-			return failedf("catch-up: %d old %s of %s written after it stopped being live", len(stale), pluralWord(len(stale), "version", "versions"), table)
-		}
-		return err
-	}
-	r, err := t.CatchUp(ctx, ops.CatchUpRequest{Subject: e.cliSubject(table)})
+	r, err := t.CatchUp(ctx, ops.CatchUpRequest{Subject: e.cliSubject(table), DryRun: *dryRun})
 	if err != nil {
 		return err
 	}
-	if *format == "json" {
+	switch {
+	case *format == "json":
 		err = writeJSON(e.stdout, r)
-	} else {
+	case *dryRun:
+		err = writeWouldCatchUp(e, table, r)
+	default:
 		err = writeCaughtUp(e, table, r)
 	}
-	if err == nil && len(r.NotCarried) > 0 {
+	if n := len(staleOf(r)); err == nil && *dryRun && n > 0 {
+		return failedf("catch-up: %d old %s of %s written after it stopped being live", n, pluralWord(n, "version", "versions"), table)
+	}
+	if err == nil && !*dryRun && len(r.NotCarried) > 0 {
 		n := 0
 		for _, sv := range r.NotCarried {
 			n += len(sv.InScope)
@@ -75,7 +67,22 @@ func writeCaughtUp(e *env, table string, r views.CatchUpResult) error {
 	return nil
 }
 
-func writeStale(e *env, table string, stale []views.StaleVersion) error {
+// staleOf is the stale versions a catch-up's answer is about: each carried one (with its
+// partitions inside a scope too), then each with only such partitions.
+func staleOf(r views.CatchUpResult) []views.StaleVersion {
+	out := slices.Clone(r.Carried)
+	for _, sv := range r.NotCarried {
+		if !slices.ContainsFunc(out, func(c views.StaleVersion) bool { return c.Version == sv.Version }) {
+			out = append(out, sv)
+		}
+	}
+	return out
+}
+
+// writeWouldCatchUp prints a catch-up's dry run: each old version written after it stopped
+// being live, and what of it a catch-up would not carry.
+func writeWouldCatchUp(e *env, table string, r views.CatchUpResult) error {
+	stale := staleOf(r)
 	if len(stale) == 0 {
 		_, err := fmt.Fprintf(e.stdout, "%s: no old version was written after it stopped being live\n", table)
 		return err

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"trueup/views"
 )
 
 // TestCatchUpCLI: a writer that kept writing v2 after a rollback, into a day the
@@ -49,6 +52,19 @@ func TestCatchUpCLI(t *testing.T) {
 		errs != "trueup: catch-up: orders is not caught up: 1 partition inside a backfill's scope not carried\n" {
 		t.Errorf("catch-up again: %s %s", out, errs)
 	}
+	// The dry run answers in the catch-up's own shape, naming the live version.
+	for _, dry := range []bool{true, false} {
+		args := []string{"--config", cfg, "catch-up", "orders", "--format", "json"}
+		if dry {
+			args = append(args, "--dry-run")
+		}
+		_, out, errs := cli(t, args...)
+		var r views.CatchUpResult
+		if err := json.Unmarshal([]byte(out), &r); err != nil || r.Live != 1 || r.DryRun != dry || len(r.Carried) != 0 ||
+			len(r.NotCarried) != 1 || r.NotCarried[0].Version != 2 || len(r.NotCarried[0].InScope) != 1 {
+			t.Errorf("%v: %v %+v: %s %s", args, err, r, out, errs)
+		}
+	}
 	// A table that is not there is not found, as versions, adopt and swap say (exit 2).
 	for _, args := range [][]string{{"catch-up", "nope"}, {"catch-up", "nope", "--dry-run"}} {
 		code, out, errs := cli(t, append([]string{"--config", cfg}, args...)...)
@@ -61,6 +77,7 @@ func TestCatchUpCLI(t *testing.T) {
 		{"catch_up_dry_run", []string{"catch-up", "orders", "--dry-run"}, exitFailed, "text"},
 		{"catch_up", []string{"catch-up", "orders"}, exitFailed, "text"},
 		{"catch_up_json", []string{"catch-up", "orders", "--format", "json"}, exitFailed, "json"},
+		{"catch_up_dry_run_json", []string{"catch-up", "orders", "--dry-run", "--format", "json"}, exitFailed, "json"},
 		{"catch_up_unknown", []string{"catch-up", "nope"}, exitUsage, "text"},
 		{"catch_up_unknown_dry_run", []string{"catch-up", "nope", "--dry-run"}, exitUsage, "text"},
 		{"catch_up_plain_table", []string{"catch-up", "orders_raw"}, exitUsage, "text"},

@@ -124,6 +124,9 @@ func TestSwapCarriesThePipelinesRows(t *testing.T) {
 	if code, out, errs := run("catch-up", "orders", "--dry-run"); code != 0 || !strings.Contains(out, "no old version was written") {
 		t.Errorf("catch-up --dry-run after the catch-up: exit %d: %s %s", code, out, errs)
 	}
+	if code, out, errs := run("catch-up", "orders", "--format", "json"); code != 0 || !strings.Contains(out, `"live": 2,`) {
+		t.Errorf("catch-up with nothing to carry names the live version: exit %d: %s %s", code, out, errs)
+	}
 	if r := builtIn(); r["status"] != "pass" {
 		t.Errorf("check's built-in result after the catch-up: %v", r)
 	}

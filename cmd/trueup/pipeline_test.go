@@ -51,7 +51,7 @@ func TestRunIsThePipeline(t *testing.T) {
 		t.Helper()
 		return cli(t, append([]string{"--config", cfg}, args...)...)
 	}
-	if code, out, errs := run("run", "fix_dedup_bug", "--window", "2026-07-99"); code != exitUsage || !strings.Contains(errs, "--window") {
+	if code, out, errs := run("run", "fix_dedup_bug", "--window", "2026-07-99"); code != exitUsage || !strings.Contains(errs, `window "2026-07-99"`) {
 		t.Errorf("bad window: exit %d: %s %s", code, out, errs)
 	}
 	if code, out, errs := run("backfill", "run", "fix_dedup_bug"); code != 0 {

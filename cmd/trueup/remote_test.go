@@ -153,6 +153,7 @@ func TestServerModeMatchesLocal(t *testing.T) {
 		{"query_not_select", []string{"query", "DROP TABLE orders"}, exitUsage, "text"},
 		{"query_version_of_plain_table", []string{"query", "SELECT count(*) FROM orders_raw", "--version", "orders_raw=v1"}, exitUsage, "text"},
 		{"query_before_trueup_knew", []string{"query", "SELECT count(*) FROM orders", "--as-of", "2001-01-01"}, exitUsage, "text"},
+		{"query_in_the_future", []string{"query", "SELECT count(*) FROM orders", "--as-of", "2999-01-01"}, exitUsage, "text"},
 		{"query_no_exposure", []string{"query", "--exposure", "nope"}, exitUsage, "text"},
 		{"write_target", []string{"versions", "orders", "--write-target"}, exitOK, "text"},
 		{"write_target_json", []string{"versions", "orders", "--write-target", "--format", "json"}, exitOK, "json"},
