@@ -236,7 +236,7 @@ func (df *differ) flush() {
 				var cols []ColumnChange
 				for i, c := range df.p.compared {
 					if !df.equal(i, o[i], nw[i]) {
-						cols = append(cols, ColumnChange{Column: c.Name, Old: sampleValue(c.Old.Kind, o[i]), New: sampleValue(c.New.Kind, nw[i])})
+						cols = append(cols, ColumnChange{Column: c.Name, Old: df.shown(c, false, o[i]), New: df.shown(c, true, nw[i])})
 					}
 				}
 				pd.samples.Changed = append(pd.samples.Changed, Change{Key: df.keyOf(o), Columns: cols})
@@ -331,11 +331,20 @@ func (df *differ) keyOf(vals []any) Fields {
 	return out
 }
 
+// shown is a value of column c of one side as samples show it: as that side's table holds it,
+// also when it left a join inside one engine as text (Dialect.Unjoined).
+func (df *differ) shown(c pair, new bool, v any) any {
+	if !df.p.cross {
+		v = df.p.side(new).Engine.Dialect().Unjoined(v, c.side(new))
+	}
+	return sampleValue(c.side(new).Kind, v)
+}
+
 // valuesOf is one side's row as samples show it, in the order the columns are compared.
 func (df *differ) valuesOf(vals []any, new bool) Fields {
 	out := make(Fields, len(df.p.compared))
 	for i, c := range df.p.compared {
-		out[i] = Field{Name: c.Name, Value: sampleValue(c.side(new).Kind, vals[i])}
+		out[i] = Field{Name: c.Name, Value: df.shown(c, new, vals[i])}
 	}
 	return out
 }

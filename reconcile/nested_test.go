@@ -64,13 +64,38 @@ func TestNestedTypes(t *testing.T) {
 			"INSERT INTO new_t SELECT id, if(id = 5, ['5', 'y'], tags), if(id = 6, (toUInt64(60), 'k'), st), if(id = 8, 'other', toString(lc)) FROM old_t")
 		check(t, e, "5 tags", "6 st", "8 lc")
 
+		// A list or tuple that left the join as text prints as one read from its table does:
+		// a changed row (both sides joined) and a row of a partition only one side has alike.
+		exec(t, e, "CREATE TABLE pr_old (id UInt64, d Date, l Array(String), tu Tuple(UInt8, Nullable(String)), n Array(Array(Int32))) ENGINE = MergeTree PARTITION BY d ORDER BY id",
+			"CREATE TABLE pr_new AS pr_old",
+			`INSERT INTO pr_old SELECT 1, toDate('2026-01-01'), ['a', 'b c'], (toUInt8(1), toNullable('x')), [[toInt32(1)], [2, 3]]`,
+			`INSERT INTO pr_new SELECT 1, toDate('2026-01-01'), ['a b', 'c'], (toUInt8(1), toNullable('x')), [[toInt32(1), 2], [3]]
+				UNION ALL SELECT 2, toDate('2026-01-02'), ['q\'s', 'NULL'], (toUInt8(2), CAST(NULL AS Nullable(String))), arrayFilter(x -> 0, [[toInt32(0)]])`)
+		r := diff(t, reconcile.Spec{Old: reconcile.Side{Engine: e, Relation: "pr_old"}, New: reconcile.Side{Engine: e, Relation: "pr_new"}, Key: []string{"id"}, Partition: "d"})
+		var got []string
+		for _, c := range r.Samples.Changed {
+			for _, col := range c.Columns {
+				got = append(got, col.Column+" "+reconcile.ValueText(col.Old)+" → "+reconcile.ValueText(col.New))
+			}
+		}
+		for _, row := range r.Samples.Added {
+			for _, f := range row.Values {
+				got = append(got, f.Name+" "+reconcile.ValueText(f.Value))
+			}
+		}
+		want := []string{`l ["a","b c"] → ["a b","c"]`, `n [[1],[2,3]] → [[1,2],[3]]`,
+			"id 2", "d 2026-01-02", `l ["q's","NULL"]`, `tu [2,null]`, `n []`}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("lists and tuples as printed (-want +got):\n%s", d)
+		}
+
 		// An Enum out of an outer join: a row only one side holds is added or removed, as with
 		// any other column (18.16 filled the missing side with 0, which no Enum names).
 		exec(t, e, "CREATE TABLE en_old (id UInt64, s Enum8('a' = 1, 'b' = 2), ns Nullable(Enum8('x' = 1))) ENGINE = MergeTree ORDER BY id",
 			"CREATE TABLE en_new AS en_old",
 			"INSERT INTO en_old SELECT number, if(number = 2, 'b', 'a'), if(number = 1, 'x', NULL) FROM numbers(5) WHERE number IN (1, 2, 4)",
 			"INSERT INTO en_new SELECT number, if(number = 1, 'a', 'b'), if(number = 3, NULL, 'x') FROM numbers(5) WHERE number IN (1, 3, 4)")
-		r := diff(t, reconcile.Spec{Old: reconcile.Side{Engine: e, Relation: "en_old"}, New: reconcile.Side{Engine: e, Relation: "en_new"}, Key: []string{"id"}})
+		r = diff(t, reconcile.Spec{Old: reconcile.Side{Engine: e, Relation: "en_old"}, New: reconcile.Side{Engine: e, Relation: "en_new"}, Key: []string{"id"}})
 		if r.Rows.Added != 1 || r.Rows.Removed != 1 || r.Rows.Changed != 1 || len(r.Samples.Changed) != 1 || len(r.Samples.Changed[0].Columns) != 2 {
 			t.Errorf("enums: rows %+v, changed %+v; want 1 added, 1 removed, id 4 changed in s and ns", r.Rows, r.Samples.Changed)
 		}

@@ -607,6 +607,8 @@ func (duckDialect) ToText(x string) string  { return "CAST(" + x + " AS VARCHAR)
 // Joinable: every DuckDB type can be NULL out of an outer join.
 func (duckDialect) Joinable(x string, _ Column) string { return x }
 
+func (duckDialect) Unjoined(v any, _ Column) any { return v }
+
 func (duckDialect) TruncTime(x, grain string) string {
 	if grain == "hour" {
 		return "date_trunc('hour', " + x + ")"

@@ -316,6 +316,9 @@ type Dialect interface {
 	// join: as it is, or as text where the engine cannot make its type NULL for the missing
 	// side (ClickHouse's join_use_nulls refuses Nullable arrays, tuples and LowCardinality).
 	Joinable(expr string, c Column) string
+	// Unjoined reads back a value of column c that left a join through Joinable as the
+	// column's own reading gives it (ClickHouse: an Array's text as its values again).
+	Unjoined(v any, c Column) any
 	// TruncTime truncates a date/timestamp expression to a grain: "day", "month" or "hour".
 	TruncTime(expr, grain string) string
 	// DistinctCount counts distinct values of an expression (exact).
