@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -268,11 +269,20 @@ func (r *Runner) writeWindow(ctx context.Context, t *windowTarget, st time.Time)
 	if err != nil {
 		return windowWrite{}, err
 	}
-	write := []tsql.PartitionWrite{{Window: w, Query: q, Args: args}}
+	// A window the transform gives no rows for, where live holds some, is refused, not emptied:
+	// an input not partitioned as the table is (the input check cannot tell) has not reached
+	// the window yet.
+	write := []tsql.PartitionWrite{{Window: w, Query: q, Args: args, NeverEmpty: true}}
 	rows, err := e.ReplacePartitions(ctx, t.live, write)
+	var emptied *tsql.EmptiedError
+	if errors.As(err, &emptied) {
+		return windowWrite{}, fault.New(fault.Invalid, "the transform gives no rows for the window, where %s holds %d: the window was not written, the live partition keeps its rows (do its inputs hold the window yet? if it should be empty, delete its rows from %s)",
+			t.live, emptied.Rows, t.live)
+	}
 	if err != nil {
 		return windowWrite{}, err
 	}
+	write[0].NeverEmpty = false
 	out := windowWrite{Version: t.live, Rows: rows[0]}
 	if t.building == 0 || slices.ContainsFunc(t.scope, func(s time.Time) bool { return s.Equal(st) }) {
 		return out, nil

@@ -153,6 +153,15 @@ func (e *chEngine) ReplacePartitions(ctx context.Context, table string, writes [
 			return fail(err)
 		}
 		rows[i], staged = n-staged, n
+		if w.NeverEmpty && rows[i] == 0 {
+			res, err := e.Query(ctx, "SELECT count() FROM "+d.QuoteRelation(table)+" WHERE "+in, inArgs...)
+			if err != nil {
+				return fail(err)
+			}
+			if held := AsInt64(res.Rows[0][0]); held > 0 { // nothing replaced yet: the staging table is dropped
+				return nil, &EmptiedError{Table: table, Window: w.Window, Rows: held}
+			}
+		}
 	}
 	in, inArgs := inWindows(d, windows[0].Column, windows)
 	ids, current, err := e.touchedPartitions(ctx, table, stage, in, inArgs)

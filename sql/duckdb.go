@@ -304,6 +304,10 @@ func (e *duckEngine) ReplacePartitions(ctx context.Context, table string, writes
 		windows[i] = w.Window
 	}
 	err := e.inTx(ctx, func(tx *dbsql.Tx) error {
+		held, err := e.heldRows(ctx, tx, table, writes)
+		if err != nil {
+			return err
+		}
 		all, allArgs := inWindows(d, windows[0].Column, windows)
 		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE "+all, allArgs...); err != nil {
 			return fmt.Errorf("replace partition of %s: %w", table, err)
@@ -318,10 +322,29 @@ func (e *duckEngine) ReplacePartitions(ctx context.Context, table string, writes
 			if rows[i], err = res.RowsAffected(); err != nil {
 				return err
 			}
+			if rows[i] == 0 && held[i] > 0 { // the transaction rolls back: nothing is written
+				return &EmptiedError{Table: table, Window: w.Window, Rows: held[i]}
+			}
 		}
 		return nil
 	})
 	return rows, err
+}
+
+// heldRows counts, for each NeverEmpty write, the rows table holds in its window (0 for the
+// others).
+func (e *duckEngine) heldRows(ctx context.Context, tx *dbsql.Tx, table string, writes []PartitionWrite) ([]int64, error) {
+	held := make([]int64, len(writes))
+	for i, w := range writes {
+		if !w.NeverEmpty {
+			continue
+		}
+		in, inArgs := inWindows(e.dialect, w.Window.Column, []Window{w.Window})
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM "+e.dialect.QuoteRelation(table)+" WHERE "+in, inArgs...).Scan(&held[i]); err != nil {
+			return nil, fmt.Errorf("replace partition of %s: %w", table, err)
+		}
+	}
+	return held, nil
 }
 
 func (e *duckEngine) CopyPartitions(ctx context.Context, dst, src string, column string, exclude []Window) error {

@@ -8,6 +8,7 @@ package sql
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 	"trueup/fault"
@@ -161,11 +162,25 @@ func (w Window) Params() map[string]Param {
 	return map[string]Param{"start": Date(w.Start), "end": Date(w.End)}
 }
 
-// PartitionWrite is the rows of one partition: query, with args, read inside Window.
+// PartitionWrite is the rows of one partition: query, with args, read inside Window. With
+// NeverEmpty, a query that gives no rows where the table holds some refuses the whole replace
+// (an *EmptiedError) and nothing is written.
 type PartitionWrite struct {
+	Window     Window
+	Query      string
+	Args       []any
+	NeverEmpty bool
+}
+
+// EmptiedError is a replace refused because it would have emptied Table's Window of its Rows.
+type EmptiedError struct {
+	Table  string
 	Window Window
-	Query  string
-	Args   []any
+	Rows   int64
+}
+
+func (e *EmptiedError) Error() string {
+	return fmt.Sprintf("the query gives no rows for %s of %s, which holds %d: nothing was written", e.Window.String(), e.Table, e.Rows)
 }
 
 // ViewPoint says which relation a view should read from.

@@ -16,6 +16,7 @@ import (
 
 	"trueup/ledger"
 	tsql "trueup/sql"
+	"trueup/sql/sqltest"
 )
 
 // rawOrders writes n new orders of day to orders_raw, as the sources would.
@@ -281,5 +282,58 @@ func TestServeRunsScheduledPipeline(t *testing.T) {
 	shutdown() // the warehouse file is trueup's while it serves
 	if n := pipelineRows(t, dir); n != 3 {
 		t.Errorf("readers see %d of today's 3 new orders after the scheduled run", n)
+	}
+}
+
+// TestRunNeverEmptiesALiveWindow: a transform whose input is not partitioned as its table is
+// (its day column has another name, so the input check cannot tell which windows it holds)
+// gives no rows for a day the input has not reached: trueup run refuses that window, exit 2,
+// and the live day keeps its rows, on each engine. It emptied the day and exited 0.
+func TestRunNeverEmptiesALiveWindow(t *testing.T) {
+	for name, url := range warehouseURLs(t) {
+		t.Run(name, func(t *testing.T) {
+			cfg := plainWarehouse(t, url)
+			e := sqltest.Open(t, url)
+			cols := []tsql.Column{{Name: "id", Kind: tsql.TypeInt}, {Name: "sold_on", Kind: tsql.TypeDate}, {Name: "amount", Kind: tsql.TypeInt}}
+			if err := e.CreateTable(t.Context(), "sales_events", cols, "sold_on", []string{"id"}); err != nil {
+				t.Fatal(err)
+			}
+			// every day of sales but 2026-07-03 (ids 8 to 11)
+			if err := e.Exec(t.Context(), "INSERT INTO sales_events SELECT id, d, amount + 1 FROM sales WHERE id < 8 OR id > 11"); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(filepath.Dir(cfg), "backfills", "sales_events.sql"), []byte(`-- table: sales
+-- partition: d
+-- key: id
+-- reason: new-data
+-- objective: sales from the events.
+SELECT id, sold_on AS d, amount FROM sales_events WHERE sold_on >= $start AND sold_on < $end
+`), 0o644)
+			run := func(args ...string) (int, string, string) {
+				return cli(t, append([]string{"--config", cfg}, args...)...)
+			}
+			if code, out, errs := run("adopt", "sales", "--partition", "d"); code != 0 {
+				t.Fatalf("adopt: exit %d: %s %s", code, out, errs)
+			}
+			day := func() string {
+				t.Helper()
+				res, err := e.Query(t.Context(), "SELECT count(*), sum(amount) FROM sales__v1 WHERE id >= 8 AND id <= 11")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return fmt.Sprint(res.Rows[0][0], " rows, sum ", res.Rows[0][1])
+			}
+			code, out, errs := run("run", "sales_events", "--window", "2026-07-03")
+			want := "the transform gives no rows for the window, where sales__v1 holds 4: the window was not written"
+			if code != exitUsage || !strings.Contains(errs, want) {
+				t.Errorf("a window the input lacks: exit %d, want %d and %q: %s %s", code, exitUsage, want, out, errs)
+			}
+			if got := day(); got != "4 rows, sum 40" {
+				t.Errorf("2026-07-03 in live after the refused run: %s, want its 4 rows, sum 40", got)
+			}
+			if code, out, errs := run("run", "sales_events", "--window", "2026-07-02"); code != 0 || !strings.Contains(out, "4 rows into sales__v1") {
+				t.Errorf("a window the input holds: exit %d: %s %s", code, out, errs)
+			}
+		})
 	}
 }
