@@ -44,10 +44,14 @@ type Subject struct {
 }
 
 // CatchUpRequest is the body of POST /api/v1/tables/{table}/catch-up. DryRun answers what it
-// would carry and what not, in the same shape, changing nothing.
+// would carry and what not, in the same shape, changing nothing. Acknowledge carries nothing:
+// it records that the partitions a catch-up does not carry were dealt with (views.Acknowledge),
+// with Reason in the audit log.
 type CatchUpRequest struct {
 	Subject
-	DryRun bool `json:"dry_run" form:"dry_run"`
+	DryRun      bool   `json:"dry_run" form:"dry_run"`
+	Acknowledge bool   `json:"acknowledge" form:"acknowledge"`
+	Reason      string `json:"reason" form:"reason"`
 }
 
 // WriteTarget is the answer of GET /api/v1/tables/{table}/write-target.
@@ -343,8 +347,13 @@ func (t *tables) CatchUp(ctx context.Context, req CatchUpRequest) (views.CatchUp
 	if err != nil {
 		return views.CatchUpResult{}, err
 	}
-	if req.DryRun {
+	switch {
+	case req.DryRun && req.Acknowledge:
+		return views.CatchUpResult{}, fault.New(fault.Invalid, "catch-up: a dry run acknowledges nothing; ask for one or the other")
+	case req.DryRun:
 		return s.PlanCatchUp(ctx, req.Table)
+	case req.Acknowledge:
+		return s.Acknowledge(ctx, req.Table, req.Actor, req.Reason)
 	}
 	return s.CatchUp(ctx, req.Table, req.Actor)
 }

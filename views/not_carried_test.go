@@ -86,7 +86,7 @@ func TestRollbackNamesTheScopesRowsItLeaves(t *testing.T) {
 		if len(stale) != 1 || len(stale[0].Partitions) != 0 || carried(stale[0].InScope) != "2026-07-03 +2 rows" {
 			t.Fatalf("stale after the rollback = %+v, want July 3 +2 inside the scope", stale)
 		}
-		if todo := stale[0].NotCarried(); len(todo) != 2 || !strings.Contains(todo[1], "publish orders__v2 again (trueup swap orders --to v2)") {
+		if todo := stale[0].NotCarried(); len(todo) != 3 || !strings.Contains(todo[1], "publish orders__v2 again (trueup swap orders --to v2)") {
 			t.Errorf("what to do: %q", todo)
 		}
 		res, err := s.CatchUp(ctx, "orders", "ann")

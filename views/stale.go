@@ -85,7 +85,8 @@ func (v StaleVersion) NotCarried() []string {
 	}
 	// Otherwise another version went live since: publishing this one again would take that back,
 	// and the live version was not rebuilt there by this backfill.
-	return []string{why, todo}
+	done := fmt.Sprintf("once they are in %s (or not wanted): trueup catch-up %s --acknowledge, and they are no longer reported", live, v.Table)
+	return []string{why, todo, done}
 }
 
 func (v StaleVersion) backfill() string {
@@ -209,6 +210,8 @@ type CatchUpResult struct {
 	// catch-up is done: their partitions inside a backfill's scope (InScope; Partitions empty).
 	// While there are any, the table is not caught up.
 	NotCarried []StaleVersion `json:"not_carried"`
+	// Acknowledged are those the operator said were dealt with (Acknowledge): no longer listed.
+	Acknowledged []StaleVersion `json:"acknowledged,omitempty"`
 }
 
 // CatchUp carries into table's live version the partitions written to its other versions after
@@ -280,6 +283,49 @@ func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResu
 		detail := fmt.Sprintf("carried %s from %s into %s", CarriedSummary(done), from, into)
 		s.ledger.Audit(ctx, ledger.Entry{Actor: actor, Action: "view.catch-up", Target: table, Outcome: ledger.OutcomeOK, Detail: detail,
 			Params: map[string]any{"target": s.target, "from": sv.Version, "into": sv.Live, "partitions": done}})
+	}
+	return res, nil
+}
+
+// Acknowledge records that the operator dealt with the partitions of table's old versions that
+// CatchUp does not carry (NotCarried: inside a backfill's scope): the rows were written into
+// the live version, recomputed there, or are not wanted. Each is taken as Stale measures it
+// now, so it is listed again only once written again. It is recorded in the audit log with the
+// reason; the answer lists them under Acknowledged.
+func (s *Service) Acknowledge(ctx context.Context, table, actor, reason string) (CatchUpResult, error) {
+	actor = orLocal(actor)
+	_, unlock, err := s.lock([]string{table}, actor, "catch-up")
+	if err != nil {
+		return CatchUpResult{}, err
+	}
+	defer unlock()
+	live, stale, err := s.stale(ctx, table)
+	if err != nil {
+		return CatchUpResult{}, err
+	}
+	res := catchUpResult(table, live, stale)
+	res.Acknowledged, res.NotCarried = res.NotCarried, []StaleVersion{}
+	for _, sv := range res.Acknowledged {
+		left, _, err := s.store.marks(ctx, s.target, table, sv.Version, markLeft)
+		if err != nil {
+			return res, err
+		}
+		for _, c := range sv.InScope {
+			if pm, ok := sv.parts[c.label]; ok {
+				left.Parts[c.label] = pm
+			} else {
+				delete(left.Parts, c.label)
+			}
+		}
+		if err := s.store.saveMarks(ctx, nil, s.target, table, sv.Version, markLeft, left); err != nil {
+			return res, err
+		}
+		detail := fmt.Sprintf("acknowledged %s of %s, not carried (inside the scope of %s)", CarriedList(sv.InScope), Physical(table, sv.Version), sv.backfill())
+		if reason != "" {
+			detail += ": " + reason
+		}
+		s.ledger.Audit(ctx, ledger.Entry{Actor: actor, Action: "view.catch-up", Target: table, Outcome: ledger.OutcomeOK, Detail: detail,
+			Params: map[string]any{"target": s.target, "from": sv.Version, "acknowledged": sv.InScope, "reason": reason}})
 	}
 	return res, nil
 }

@@ -17,19 +17,23 @@ import (
 // the table is not caught up.
 func runCatchUp(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	dryRun := fs.Bool("dry-run", false, "list what would be carried, change nothing (exit 1 when there is any)")
+	ack := fs.Bool("acknowledge", false, "carry nothing: the partitions inside a backfill's scope that catch-up does not carry were dealt with, stop reporting them")
+	reason := fs.String("reason", "", "with --acknowledge: why, for the audit log")
 	format := formatFlag(fs)
-	table, t, done, err := openTable(ctx, e, fs, args, "catch-up TABLE [--dry-run] [--format text|json]")
+	table, t, done, err := openTable(ctx, e, fs, args, "catch-up TABLE [--dry-run | --acknowledge [--reason TEXT]] [--format text|json]")
 	if err != nil {
 		return err
 	}
 	defer done.close()
-	r, err := t.CatchUp(ctx, ops.CatchUpRequest{Subject: e.cliSubject(table), DryRun: *dryRun})
+	r, err := t.CatchUp(ctx, ops.CatchUpRequest{Subject: e.cliSubject(table), DryRun: *dryRun, Acknowledge: *ack, Reason: *reason})
 	if err != nil {
 		return err
 	}
 	switch {
 	case *format == "json":
 		err = writeJSON(e.stdout, r)
+	case *ack:
+		err = writeAcknowledged(e, table, r)
 	case *dryRun:
 		err = writeWouldCatchUp(e, table, r)
 	default:
@@ -77,6 +81,17 @@ func staleOf(r views.CatchUpResult) []views.StaleVersion {
 		}
 	}
 	return out
+}
+
+func writeAcknowledged(e *env, table string, r views.CatchUpResult) error {
+	if len(r.Acknowledged) == 0 {
+		_, err := fmt.Fprintf(e.stdout, "%s: nothing to acknowledge: no partition inside a backfill's scope was written after its version stopped being live\n", table)
+		return err
+	}
+	for _, sv := range r.Acknowledged {
+		fmt.Fprintf(e.stdout, "%s: acknowledged %s of %s, not carried: no longer reported\n", table, views.CarriedList(sv.InScope), views.Physical(table, sv.Version))
+	}
+	return nil
 }
 
 // writeWouldCatchUp prints a catch-up's dry run: each old version written after it stopped

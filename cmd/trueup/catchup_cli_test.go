@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"trueup/ledger"
 	"trueup/views"
 )
 
@@ -83,5 +84,32 @@ func TestCatchUpCLI(t *testing.T) {
 		{"catch_up_plain_table", []string{"catch-up", "orders_raw"}, exitUsage, "text"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { compareModes(t, local, srv, tc) })
+	}
+
+	// The operator writes the rows into the live version as advised, then says so: the day is
+	// no longer reported (it was, for ever, and check failed every run), until written again.
+	pipelineWrite(t, local, "orders__v1", "2026-07-12", 0, 2)
+	code, out, errs := cli(t, "--config", cfg, "catch-up", "orders", "--acknowledge", "--reason", "written into v1")
+	if code != 0 || out != "orders: acknowledged 2026-07-12 +2 rows of orders__v2, not carried: no longer reported\n" {
+		t.Errorf("catch-up --acknowledge: exit %d: %q %s", code, out, errs)
+	}
+	if code, out, errs := cli(t, "--config", cfg, "catch-up", "orders", "--dry-run"); code != 0 || !strings.Contains(out, "no old version was written") {
+		t.Errorf("catch-up --dry-run after the acknowledgement: exit %d: %s %s", code, out, errs)
+	}
+	l, err := ledger.Open(t.Context(), filepath.Join(local, "trueup-state.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := l.AuditLog(t.Context(), ledger.AuditFilter{Action: "view.catch-up"})
+	l.Close()
+	if err != nil || len(entries) == 0 || entries[0].Detail != "acknowledged 2026-07-12 +2 rows of orders__v2, not carried (inside the scope of backfill fix_dedup_bug): written into v1" {
+		t.Errorf("the audit log's newest catch-up: %v %+v", err, entries)
+	}
+	pipelineWrite(t, local, "orders__v2", "2026-07-12", 10, 1)
+	if code, out, _ := cli(t, "--config", cfg, "catch-up", "orders", "--dry-run"); code != exitFailed || !strings.Contains(out, "2026-07-12 +1 rows not visible to readers") {
+		t.Errorf("a write after the acknowledgement: exit %d: %s", code, out)
+	}
+	if code, _, errs := cli(t, "--config", cfg, "catch-up", "orders", "--acknowledge", "--dry-run"); code != exitUsage || !strings.Contains(errs, "a dry run acknowledges nothing") {
+		t.Errorf("--acknowledge --dry-run: exit %d: %s", code, errs)
 	}
 }
