@@ -128,6 +128,9 @@ type ScopeChangedError struct {
 	Partitions     []Carried
 	// Backfill is the backfill that built Version, whose latest run --catch-up recomputes.
 	Backfill string
+	// Since names when the live version was last alike, "" for Version's build: a swap back
+	// to a version after a rollback compares with the live version as it went live again.
+	Since string
 }
 
 func (e *ScopeChangedError) Error() string {
@@ -139,8 +142,12 @@ func (e *ScopeChangedError) Error() string {
 	if name == "" {
 		name = "NAME" // a version recorded without its backfill's name
 	}
-	return fmt.Sprintf("%s changed inside the backfill's scope since %s was built: %s; publishing would overwrite those rows: recompute them with trueup backfill run %s --catch-up",
-		e.Table, e.Version, strings.Join(parts, ", "), name)
+	since := e.Version + " was built"
+	if e.Since != "" {
+		since = e.Since
+	}
+	return fmt.Sprintf("%s changed inside the backfill's scope since %s: %s; publishing would overwrite those rows: recompute them with trueup backfill run %s --catch-up",
+		e.Table, since, strings.Join(parts, ", "), name)
 }
 
 // Is makes errors.Is(err, fault.ErrConflict) true.
@@ -309,6 +316,25 @@ func (s *Service) planCarryFrom(ctx context.Context, c *Change, ms map[markKey]M
 		c.Carried = append(c.Carried, Carried{Partition: ref.show(l), Rows: now.Rows, Delta: now.Rows - ref.Parts[l].Rows, Merged: merge})
 	}
 	c.plan = plan
+	return nil
+}
+
+// refuseHidden refuses a swap that would hide rows: a change whose version being left was
+// written inside the scope of the version it makes live since it went live (a swap back after
+// a rollback: Change.NotCarried), as the first swap after a build refuses it (ScopeChangedError).
+// A rollback takes those rows back knowingly and names them instead.
+func (s *Service) refuseHidden(ctx context.Context, changes []Change) error {
+	for _, c := range changes {
+		if len(c.NotCarried) == 0 {
+			continue
+		}
+		v, err := s.store.Get(ctx, s.target, c.Table, c.To)
+		if err != nil {
+			return err
+		}
+		return &ScopeChangedError{Table: c.Table, Version: fmt.Sprintf("v%d", c.To), Partitions: c.NotCarried, Backfill: v.Backfill,
+			Since: fmt.Sprintf("v%d went live again", c.From)}
+	}
 	return nil
 }
 

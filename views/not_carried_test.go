@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"trueup/fault"
 	"trueup/ledger/ledgertest"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
@@ -103,6 +104,45 @@ func TestRollbackNamesTheScopesRowsItLeaves(t *testing.T) {
 		}
 		if stale, err := s.Stale(ctx, "orders"); err != nil || len(stale) != 0 {
 			t.Errorf("stale after swapping v2 again = %+v, %v", stale, err)
+		}
+	})
+}
+
+// TestSwapBackRefusesToHideRows: after a rollback to v1, the pipeline writes v1 inside v2's
+// scope (July 3). Swapping v2 in again would hide those rows, as the first swap after the build
+// would have: it is refused, dry run and swap alike, naming them, and nothing moves; rows
+// written outside the scope are no reason to refuse.
+func TestSwapBackRefusesToHideRows(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		makeVersion(t, e, "orders", 1, 200, 0)
+		pointView(t, e, "orders", 1)
+		s := views.New("w", e, ledgertest.Open(t))
+		if _, err := s.Versions(ctx, "orders"); err != nil {
+			t.Fatal(err)
+		}
+		buildLike(t, s, e) // scope July 3 and 4
+		if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "ann"}); err != nil {
+			t.Fatal(err)
+		}
+		write(t, e, "orders__v1", july(22), 4000, 3) // outside the scope: carried by the swap
+		if _, err := s.PlanSwap(ctx, "orders", "v2"); err != nil {
+			t.Fatalf("a swap back with rows outside the scope only: %v", err)
+		}
+		write(t, e, "orders__v1", july(3), 3000, 2) // inside it
+		want := "orders changed inside the backfill's scope since v1 went live again: 2026-07-03 +2 rows; publishing would overwrite those rows"
+		if _, err := s.PlanSwap(ctx, "orders", "v2"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("dry run of the swap back: %v, want %q", err, want)
+		}
+		_, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"})
+		if err == nil || !strings.Contains(err.Error(), want) || fault.Of(err) != fault.Conflict {
+			t.Errorf("the swap back: %v (%v), want a conflict saying %q", err, fault.Of(err), want)
+		}
+		if n := count(t, e, "orders", "id >= 3000 AND id < 4000"); n != 2 {
+			t.Errorf("readers see %d of the 2 rows written inside the scope after the refused swap", n)
 		}
 	})
 }

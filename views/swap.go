@@ -87,6 +87,9 @@ func (s *Service) PlanSwap(ctx context.Context, table, to string) (Plan, error) 
 	if err := s.planCarries(ctx, p.Changes); err != nil {
 		return p, err
 	}
+	if err := s.refuseHidden(ctx, p.Changes); err != nil {
+		return p, err
+	}
 	return p, s.foresee(ctx, &p, swapPublish(s.target, SwapRequest{Table: table}, p, ""))
 }
 
@@ -259,6 +262,9 @@ func (s *Service) swapAsRecorded(ctx context.Context, h *holder, req SwapRequest
 	if err := s.planCarriesWith(ctx, plan.Changes, marks); err != nil {
 		return Publish{}, true, err
 	}
+	if err := s.refuseHidden(ctx, plan.Changes); err != nil {
+		return Publish{}, true, err
+	}
 	return s.strategy.publish(ctx, h, swapPublish(s.target, req, plan, override), plan.Gate, vss)
 }
 
@@ -276,6 +282,9 @@ func (s *Service) swapAsInspected(ctx context.Context, h *holder, req SwapReques
 		return Publish{}, err
 	}
 	if err := s.planCarries(ctx, plan.Changes); err != nil {
+		return Publish{}, err
+	}
+	if err := s.refuseHidden(ctx, plan.Changes); err != nil {
 		return Publish{}, err
 	}
 	p, _, err := s.strategy.publish(ctx, h, swapPublish(s.target, req, plan, override), plan.Gate, nil)
