@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"trueup/fault"
 	"trueup/ledger/ledgertest"
@@ -145,4 +146,52 @@ func TestSwapBackRefusesToHideRows(t *testing.T) {
 			t.Errorf("readers see %d of the 2 rows written inside the scope after the refused swap", n)
 		}
 	})
+}
+
+// TestOldVersionsLosingRowsHideNothing: a partition of an old version emptied after the swap
+// (dropped to free space) hides nothing from readers: Stale does not list it and CatchUp leaves
+// the live day as it is (it replaced it with the emptied one, deleting live rows); a partition
+// the old version gained rows in is still caught up.
+func TestOldVersionsLosingRowsHideNothing(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		makeVersion(t, e, "orders", 1, 200, 0)
+		pointView(t, e, "orders", 1)
+		s := views.New("w", e, ledgertest.Open(t))
+		if _, err := s.Versions(ctx, "orders"); err != nil {
+			t.Fatal(err)
+		}
+		buildLike(t, s, e)
+		if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"}); err != nil {
+			t.Fatal(err)
+		}
+		july5 := tsql.Window{Column: "d", Type: tsql.TypeDate, Start: july(5), End: july(6)}
+		if _, err := e.ReplacePartitions(ctx, "orders__v1", []tsql.PartitionWrite{{Window: july5, Query: "SELECT * FROM orders__v1 WHERE 1 = 0"}}); err != nil {
+			t.Fatal(err)
+		}
+		if stale, err := s.Stale(ctx, "orders"); err != nil || len(stale) != 0 {
+			t.Errorf("stale after July 5 was emptied in v1: %+v, %v; want nothing", stale, err)
+		}
+		write(t, e, "orders__v1", july(22), 4000, 3)
+		res, err := s.CatchUp(ctx, "orders", "ann")
+		if err != nil || len(res.Carried) != 1 || carried(res.Carried[0].Partitions) != "2026-07-22 +3 rows" {
+			t.Errorf("catch-up: %+v, %v; want July 22 +3 only", res, err)
+		}
+		if n := count(t, e, "orders", "d = "+dateLit(t, e, july(5))); n != 10 {
+			t.Errorf("readers see %d rows of July 5 after the catch-up, want its 10", n)
+		}
+		if n := count(t, e, "orders", "id >= 4000"); n != 3 {
+			t.Errorf("readers see %d of the 3 rows written to v1 on July 22", n)
+		}
+	})
+}
+
+// dateLit is day as e's SQL literal.
+func dateLit(t *testing.T, e tsql.Engine, day time.Time) string {
+	t.Helper()
+	s, err := e.Dialect().Literal(tsql.Date(day))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

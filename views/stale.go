@@ -166,7 +166,10 @@ func (s *Service) stale(ctx context.Context, table string) (int, []StaleVersion,
 		rebuilt := max(v.N, leftFor)
 		sv := StaleVersion{Table: table, Version: v.N, Live: live, Backfill: byN[rebuilt].Backfill, RebuiltIn: rebuilt, LeftFor: leftFor, parts: now}
 		for _, l := range slices.Sorted(maps.Keys(unionKeys(now, left.Parts))) {
-			if now[l].Same(left.Parts[l]) {
+			if now[l].Same(left.Parts[l]) || now[l].Rows < left.Parts[l].Rows {
+				// A partition that lost rows in a version readers no longer read hides nothing
+				// from them (an old version's partition dropped to free space): carrying it would
+				// delete live rows.
 				continue
 			}
 			c := Carried{Partition: left.show(l), Rows: now[l].Rows, Delta: now[l].Rows - left.Parts[l].Rows, label: l}
