@@ -67,8 +67,8 @@ func TestTableAdoptPage(t *testing.T) {
 		t.Errorf("API undo: %d %s", resp.StatusCode, body)
 	}
 	resp, body = send(t, ts.URL+"/api/v1/tables/orders/adopt", `{}`)
-	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, `"kind":"invalid"`) && !strings.Contains(body, `"kind": "invalid"`) {
-		t.Errorf("adopt of a logical table: %d %s", resp.StatusCode, body)
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, `"kind":"conflict"`) {
+		t.Errorf("adopt of a logical table: %d %s, want 409, already in that state", resp.StatusCode, body)
 	}
 }
 

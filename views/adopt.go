@@ -88,11 +88,11 @@ func (s *Service) checkAdoptable(ctx context.Context, req AdoptRequest) error {
 	case !r.exists:
 		return notFoundf("there is no table %s in target %s", t, s.target)
 	case r.view && strings.HasPrefix(r.source, t+"__v"):
-		return refusef("%s is a logical table already: its view reads %s", t, r.source)
+		return conflictf("%s is a logical table already: its view reads %s", t, r.source)
 	case r.view:
 		return refusef("%s is a view, not a table: trueup adopts tables", t)
 	case len(r.versions) > 0:
-		return refusef("%s exists already beside %s: adopting would need that name", Physical(t, r.versions[0]), t)
+		return conflictf("%s exists already beside %s: adopting would need that name", Physical(t, r.versions[0]), t)
 	}
 	if req.Partition != "" {
 		cols, err := s.engine.Columns(ctx, t)
@@ -167,10 +167,10 @@ func (s *Service) Unadopt(ctx context.Context, req AdoptRequest) (Publish, error
 	}
 	switch {
 	case r.exists && r.view && r.source != Physical(t, 1) && len(r.versions) > 1:
-		return Publish{}, refusef("%s reads %s and has the version tables %s: an adopt can be undone only while v1 is its only version",
+		return Publish{}, conflictf("%s reads %s and has the version tables %s: an adopt can be undone only while v1 is its only version",
 			t, r.source, versionTables(t, r.versions))
 	case !r.exists || !r.view || r.source != Physical(t, 1):
-		return Publish{}, refusef("%s is not an adopted table (a view reading %s): nothing to undo", t, Physical(t, 1))
+		return Publish{}, conflictf("%s is not an adopted table (a view reading %s): nothing to undo", t, Physical(t, 1))
 	}
 	vs, err := s.store.List(ctx, s.target, t)
 	if err != nil {
@@ -178,11 +178,11 @@ func (s *Service) Unadopt(ctx context.Context, req AdoptRequest) (Publish, error
 	}
 	for _, v := range vs {
 		if v.N != 1 {
-			return Publish{}, refusef("%s has %s too: an adopt can be undone only while v1 is its only version", t, v.Name())
+			return Publish{}, conflictf("%s has %s too: an adopt can be undone only while v1 is its only version", t, v.Name())
 		}
 	}
 	if len(r.versions) != 1 {
-		return Publish{}, refusef("%s has the version tables %s: an adopt can be undone only while v1 is its only version", t, versionTables(t, r.versions))
+		return Publish{}, conflictf("%s has the version tables %s: an adopt can be undone only while v1 is its only version", t, versionTables(t, r.versions))
 	}
 	p := Publish{Kind: KindUnadopt, Target: s.target, Table: t, Changes: []Change{{Table: t, From: 1, To: 0}},
 		Actor: req.Actor, Reason: req.Reason}

@@ -128,7 +128,7 @@ func TestAdoptRefusesBadInput(t *testing.T) {
 		}{
 			{views.AdoptRequest{Table: "sales_eu"}, fault.Invalid, "sales_eu is a view, not a table"},
 			{views.AdoptRequest{Table: "nosuch"}, fault.NotFound, "there is no table nosuch in target w"},
-			{views.AdoptRequest{Table: "orders"}, fault.Invalid, "orders is a logical table already: its view reads orders__v1"},
+			{views.AdoptRequest{Table: "orders"}, fault.Conflict, "orders is a logical table already: its view reads orders__v1"},
 			{views.AdoptRequest{Table: "orders__v1"}, fault.Invalid, "orders__v1 is version v1 of orders, not a plain table: adopt orders"},
 			{views.AdoptRequest{Table: "other.sales"}, fault.Invalid, `"other.sales": name a table of the target's own schema`},
 			{views.AdoptRequest{Table: "sales", Partition: "day"}, fault.Invalid, "sales has no column day to partition by"},

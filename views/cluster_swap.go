@@ -152,7 +152,7 @@ func (s *Service) Resume(ctx context.Context, req ResumeRequest) (Publish, error
 		return (p.Kind == KindSwap || p.Kind == KindRollback) && slices.Contains(p.Tables(), req.Table)
 	})
 	if i < 0 {
-		return Publish{}, refusef("%s has no half-done swap or rollback in target %s: nothing to resume", req.Table, s.target)
+		return Publish{}, conflictf("%s has no half-done swap or rollback in target %s: nothing to resume", req.Table, s.target)
 	}
 	p := intents[i]
 	nr, ok := s.engine.(tsql.NodeRepointer)

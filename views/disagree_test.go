@@ -62,7 +62,7 @@ func TestSwapWhenTheEngineDisagreesWithTheLedger(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v4", Actor: "ann"})
-		if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "orders v4 was retired") {
+		if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "orders v4 was retired") {
 			t.Fatalf("swap to a dropped version: %v", err)
 		}
 		if src := source(t, e, "orders"); src != "orders__v2" {
@@ -81,7 +81,7 @@ func TestSwapWhenTheEngineDisagreesWithTheLedger(t *testing.T) {
 		// The view moved on outside trueup: the rollback is refused and leaves nothing behind.
 		pointView(t, e, "orders", 1)
 		_, err = s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "ann"})
-		if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "moved on since") {
+		if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "moved on since") {
 			t.Fatalf("rollback after the view moved: %v", err)
 		}
 		if diff := cmp.Diff([]string{"swap done: orders v2 → v3"}, history()); diff != "" {

@@ -195,3 +195,43 @@ func dateLit(t *testing.T, e tsql.Engine, day time.Time) string {
 	}
 	return s
 }
+
+// TestRetireKeepsRowsReadersNeverSaw: an old version written after it stopped being live is
+// not retired, by hand or by retention, until those rows are caught up: retiring dropped them
+// for good.
+func TestRetireKeepsRowsReadersNeverSaw(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		makeVersion(t, e, "orders", 1, 200, 0)
+		pointView(t, e, "orders", 1)
+		s := views.New("w", e, ledgertest.Open(t))
+		if _, err := s.Versions(ctx, "orders"); err != nil {
+			t.Fatal(err)
+		}
+		buildLike(t, s, e)
+		if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "ann"}); err != nil {
+			t.Fatal(err)
+		}
+		write(t, e, "orders__v2", july(22), 4000, 3) // a writer still on v2
+		err := s.Retire(ctx, views.RetireRequest{Table: "orders", Version: "v2", Actor: "ann"})
+		want := "orders v2 holds rows readers never saw (2026-07-22 +3 rows): retiring it would drop them for good"
+		if err == nil || fault.Of(err) != fault.Conflict || !strings.Contains(err.Error(), want) {
+			t.Errorf("retire v2: %v (%v), want a conflict saying %q", err, fault.Of(err), want)
+		}
+		if n := count(t, e, "orders__v2", "id >= 4000"); n != 3 {
+			t.Fatalf("orders__v2 holds %d of the 3 rows after the refused retire", n)
+		}
+		if _, err := s.CatchUp(ctx, "orders", "ann"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Retire(ctx, views.RetireRequest{Table: "orders", Version: "v2", Actor: "ann"}); err != nil {
+			t.Errorf("retire v2 once caught up: %v", err)
+		}
+		if n := count(t, e, "orders", "id >= 4000"); n != 3 {
+			t.Errorf("readers see %d of the 3 rows after the catch-up and the retire", n)
+		}
+	})
+}

@@ -57,13 +57,19 @@ func (s *Service) retire(ctx context.Context, table string, n int, who, reason s
 	}
 	switch {
 	case n == st.live:
-		return refusef("%s v%d is live: it cannot be retired", table, n)
+		return conflictf("%s v%d is live: it cannot be retired", table, n)
 	case n == target:
-		return refusef("%s v%d is the rollback target: it cannot be retired while the swap after it is in effect", table, n)
+		return conflictf("%s v%d is the rollback target: it cannot be retired while the swap after it is in effect", table, n)
 	case v.State == StateBuilding:
-		return refusef("%s v%d is still building", table, n)
+		return conflictf("%s v%d is still building", table, n)
 	case v.State == StateRetired && !st.physical[n]:
-		return refusef("%s v%d is already retired", table, n)
+		return conflictf("%s v%d is already retired", table, n)
+	}
+	if sv, err := s.hiding(ctx, table, n); err != nil {
+		return err
+	} else if sv != nil {
+		return conflictf("%s v%d holds rows readers never saw (%s): retiring it would drop them for good; carry them into the live version first (trueup catch-up %s; those inside a backfill's scope: --acknowledge once dealt with)",
+			table, n, CarriedList(append(slices.Clone(sv.Partitions), sv.InScope...)), table)
 	}
 	start := time.Now()
 	err = s.ledger.Tx(ctx, func(tx *dbsql.Tx) error {
@@ -91,6 +97,20 @@ func (s *Service) retire(ctx context.Context, table string, n int, who, reason s
 		Params: map[string]any{"target": s.target, "version": v.Name(), "duration_ms": time.Since(start).Milliseconds()},
 		Detail: "dropped " + v.Physical()})
 	return nil
+}
+
+// hiding is what version n of table holds that readers never saw (Stale), nil when nothing.
+func (s *Service) hiding(ctx context.Context, table string, n int) (*StaleVersion, error) {
+	_, stale, err := s.stale(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	for i := range stale {
+		if stale[i].Version == n {
+			return &stale[i], nil
+		}
+	}
+	return nil, nil
 }
 
 // RetentionCandidates lists the versions of table that retention would retire now: those older
@@ -135,6 +155,9 @@ func (s *Service) ApplyRetention(ctx context.Context, table, who string) ([]int,
 	}
 	var done []int
 	for _, n := range ns {
+		if sv, err := s.hiding(ctx, table, n); err != nil || sv != nil {
+			continue // it holds rows readers never saw (Stale): kept until caught up
+		}
 		if err := s.retire(ctx, table, n, orLocal(who), fmt.Sprintf("retention keeps %d older versions", s.keep)); err != nil {
 			return done, err
 		}

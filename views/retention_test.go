@@ -72,7 +72,7 @@ func TestRetention(t *testing.T) {
 		if err := s.Retire(ctx, views.RetireRequest{Table: "orders", Version: "v2", Actor: "bob", Reason: "space"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Retire(ctx, views.RetireRequest{Table: "orders", Version: "v2", Actor: "bob"}); !errors.Is(err, fault.ErrInvalid) {
+		if err := s.Retire(ctx, views.RetireRequest{Table: "orders", Version: "v2", Actor: "bob"}); !errors.Is(err, fault.ErrConflict) {
 			t.Errorf("retiring twice: %v", err)
 		}
 		if _, err := s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "bob"}); err != nil {
@@ -83,7 +83,7 @@ func TestRetention(t *testing.T) {
 		}
 		// The swap before that one went back to the retired v2: refused, nothing changed.
 		_, err := s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "bob"})
-		if !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "v2") {
+		if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "v2") {
 			t.Errorf("rollback onto a retired version: %v", err)
 		}
 		if src := source(t, e, "orders"); src != "orders__v3" {

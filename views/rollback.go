@@ -59,18 +59,18 @@ func (s *Service) planRollbackFrom(table string, undo Publish, sts map[string]en
 	for _, c := range undoOrder(table, undo) {
 		st, vs := sts[c.Table], vss[c.Table]
 		if st.live != c.To {
-			return Plan{}, refusef("%s reads v%d, not v%d that swap #%d made live: it has moved on since; roll %s back first",
+			return Plan{}, conflictf("%s reads v%d, not v%d that swap #%d made live: it has moved on since; roll %s back first",
 				c.Table, st.live, c.To, undo.ID, c.Table)
 		}
 		if c.From == 0 {
-			return Plan{}, refusef("%s had no live version before swap #%d: there is nothing to go back to", c.Table, undo.ID)
+			return Plan{}, conflictf("%s had no live version before swap #%d: there is nothing to go back to", c.Table, undo.ID)
 		}
 		if !st.physical[c.From] {
-			return Plan{}, refusef("%s v%d, the version before swap #%d, is gone (retired or dropped)", c.Table, c.From, undo.ID)
+			return Plan{}, conflictf("%s v%d, the version before swap #%d, is gone (retired or dropped)", c.Table, c.From, undo.ID)
 		}
 		for _, v := range vs {
 			if v.N == c.From && v.State == StateRetired {
-				return Plan{}, refusef("%s v%d, the version before swap #%d, was retired", c.Table, c.From, undo.ID)
+				return Plan{}, conflictf("%s v%d, the version before swap #%d, was retired", c.Table, c.From, undo.ID)
 			}
 		}
 		p.Changes = append(p.Changes, Change{Table: c.Table, From: c.To, To: c.From})
@@ -164,7 +164,7 @@ func (s *Service) rollbackHeld(ctx context.Context, req RollbackRequest) (Publis
 			return Publish{}, err
 		}
 		if !ok || again.ID != undo.ID {
-			return Publish{}, refusef("swap #%d of %s was taken back while this rollback waited: try again", undo.ID, req.Table)
+			return Publish{}, conflictf("swap #%d of %s was taken back while this rollback waited: try again", undo.ID, req.Table)
 		}
 	}
 	vss, vssErr := versions()

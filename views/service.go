@@ -158,6 +158,8 @@ type refusal struct {
 func (r *refusal) Error() string { return r.msg }
 func (r *refusal) Unwrap() error { return r.kind }
 
+// refusef is a refusal of the request itself: a name, a time or a table trueup cannot take
+// (bad input, exit 2 and 422).
 func refusef(format string, args ...any) error {
 	return &refusal{fmt.Sprintf(format, args...), fault.ErrInvalid}
 }

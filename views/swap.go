@@ -166,11 +166,11 @@ func (s *Service) planSwapFrom(table string, n int, group []Version, sts map[str
 		}
 		switch v.State {
 		case StateRetired:
-			return Plan{}, refusef("%s was retired", what)
+			return Plan{}, conflictf("%s was retired", what)
 		case StateBuilding:
-			return Plan{}, refusef("%s is still building", what)
+			return Plan{}, conflictf("%s is still building", what)
 		case StateCancelled:
-			return Plan{}, refusef("%s was cancelled before it was finished", what)
+			return Plan{}, conflictf("%s was cancelled before it was finished", what)
 		}
 		if !st.physical[v.N] {
 			return Plan{}, refusef("%s: table %s does not exist in target %s", what, v.Physical(), s.target)
@@ -179,7 +179,7 @@ func (s *Service) planSwapFrom(table string, n int, group []Version, sts map[str
 			continue // already live: nothing to move
 		}
 		if st.live > v.N && g.Table != table {
-			return Plan{}, refusef("%s is live at v%d, newer than v%d of this run: publishing the run would take it back", v.Table, st.live, v.N)
+			return Plan{}, conflictf("%s is live at v%d, newer than v%d of this run: publishing the run would take it back", v.Table, st.live, v.N)
 		}
 		check := gateCheck(v, seen[v.Table])
 		p.Gate = append(p.Gate, check)

@@ -143,9 +143,9 @@ func TestRefusals(t *testing.T) {
 			{"nonexistent", "v9", fault.ErrNotFound, "orders has no version v9"},
 			{"other_tables_version", "daily_revenue__v2", fault.ErrInvalid, "daily_revenue__v2 is a version of daily_revenue, not of orders"},
 			{"garbage", "latest", fault.ErrInvalid, `version "latest" of orders: want vN`},
-			{"building", "v3", fault.ErrInvalid, "orders v3 is still building"},
-			{"retired", "v4", fault.ErrInvalid, "orders v4 was retired"},
-			{"cancelled", "v5", fault.ErrInvalid, "orders v5 was cancelled"},
+			{"building", "v3", fault.ErrConflict, "orders v3 is still building"},
+			{"retired", "v4", fault.ErrConflict, "orders v4 was retired"},
+			{"cancelled", "v5", fault.ErrConflict, "orders v5 was cancelled"},
 			{"already_live", "v1", fault.ErrConflict, "orders v1 is already live"},
 			{"validation_failed", "v2", fault.ErrFailed, "orders v2: validation failed; an approver may override"},
 		} {

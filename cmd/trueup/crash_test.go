@@ -88,7 +88,8 @@ func TestNoticeFollowsAPublishCutOffByAKill(t *testing.T) {
 			}
 
 			killedAt(t, "swap.after-outcome", "--config", cfg, "swap", "orders", "--to", "v2", "--reason", "dedup fix")
-			serveAndGet(t, cfg, "/healthz") // a restart: start-up recovery runs before serving
+			// The next command's start-up recovery completes the notice, any command's, as
+			// serve's does: it stayed a draft until serve started.
 			code, out, errs := cli(t, "--config", cfg, "versions", "orders")
 			if code != 0 || !strings.Contains(out, "live v2, rollback to v1") {
 				t.Fatalf("versions after the killed swap: exit %d: %s %s", code, out, errs)
@@ -99,7 +100,7 @@ func TestNoticeFollowsAPublishCutOffByAKill(t *testing.T) {
 			}
 
 			killedAt(t, "rollback.after-outcome", "--config", cfg, "rollback", "orders", "--reason", "numbers look off")
-			serveAndGet(t, cfg, "/healthz")
+			serveAndGet(t, cfg, "/healthz") // a restart: serve's start-up recovery runs before serving
 			code, out, errs = cli(t, "--config", cfg, "versions", "orders")
 			if code != 0 || !strings.Contains(out, "live v1") {
 				t.Fatalf("versions after the killed rollback: exit %d: %s %s", code, out, errs)

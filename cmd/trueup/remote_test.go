@@ -195,12 +195,12 @@ func TestServerModeMatchesLocal(t *testing.T) {
 		{"backfill_resume_unknown", []string{"backfill", "resume", "nope"}, exitUsage, "text"},
 		{"adopt", []string{"adopt", "orders_raw", "--partition", "order_date", "--grain", "day", "--reason", "first", "--format", "json"}, exitOK, "json"},
 		{"versions_adopted", []string{"versions", "orders_raw", "--format", "json"}, exitOK, "json"},
-		{"adopt_again", []string{"adopt", "orders_raw"}, exitUsage, "text"},
-		{"adopt_logical", []string{"adopt", "orders"}, exitUsage, "text"},
+		{"adopt_again", []string{"adopt", "orders_raw"}, exitFailed, "text"},
+		{"adopt_logical", []string{"adopt", "orders"}, exitFailed, "text"},
 		{"adopt_missing", []string{"adopt", "nope"}, exitUsage, "text"},
 		{"adopt_bad_partition", []string{"adopt", "customers", "--partition", "nope"}, exitUsage, "text"},
 		{"adopt_undo", []string{"adopt", "--undo", "orders_raw", "--format", "json"}, exitOK, "json"},
-		{"adopt_undo_again", []string{"adopt", "--undo", "orders_raw"}, exitUsage, "text"},
+		{"adopt_undo_again", []string{"adopt", "--undo", "orders_raw"}, exitFailed, "text"},
 		{"adopt_text", []string{"adopt", "orders_raw"}, exitOK, "text"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { compareModes(t, local, srv, tc) })

@@ -86,7 +86,7 @@ func TestVersionsSwapRollbackCLI(t *testing.T) {
 		{"nothing_to_roll_back", []string{"rollback", "orders"}, exitFailed, "nothing to roll back"},
 		{"rollback_no_table", []string{"rollback", "nope"}, exitUsage, "nope is not a logical table"},
 		{"already_live", []string{"swap", "orders", "--to", "v1"}, exitFailed, "orders v1 is already live"},
-		{"retire_live", []string{"versions", "orders", "--retire", "v1"}, exitUsage, "orders v1 is live"},
+		{"retire_live", []string{"versions", "orders", "--retire", "v1"}, exitFailed, "orders v1 is live"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := run(tc.args...)
@@ -128,7 +128,7 @@ func TestVersionsSwapRollbackCLI(t *testing.T) {
 		t.Errorf("retire v2: exit %d: %s", code, errs)
 	}
 	code, _, errs = run("versions", "orders", "--retire", "v1")
-	if code != exitUsage || !strings.Contains(errs, "rollback target") {
+	if code != exitFailed || !strings.Contains(errs, "rollback target") {
 		t.Errorf("retire the rollback target: exit %d: %s", code, errs)
 	}
 	// serve answers for the same versions.

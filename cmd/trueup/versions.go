@@ -102,20 +102,24 @@ func openTable(ctx context.Context, e *env, fs *flag.FlagSet, args []string, usa
 
 // tableOps is the table operations a command runs: through the server with --server, else over
 // the project's views services, recovered first as start-up does (an intent a crash left
-// without an outcome is settled, each repair said on stderr). With notify, swaps and rollbacks
-// are told to the notices, and done delivers what they queued.
+// without an outcome is settled, each repair said on stderr). Swaps and rollbacks, those the
+// recovery settles too, are told to the notices; with notify, a notices problem is said on
+// stderr, and done delivers what they queued.
 func tableOps(ctx context.Context, e *env, notify bool) (ops.Tables, *opsDone, error) {
 	return openOps(ctx, e, (*client.Client).Tables, func(a *app) (ops.Tables, *opsDone, error) {
 		log := slog.New(slog.NewTextHandler(e.stderr, nil))
+		// A broken exposure file must not stand in the way of a rollback: warn and go on, the
+		// notices can be completed by hand. Any command's start-up recovery completes the notice
+		// of a swap a kill cut short, as serve's does (it stayed a draft until serve started).
 		var ntc *notices.Service
+		var err error
 		if notify {
-			// A broken exposure file must not stand in the way of a rollback: warn and go on, the
-			// notices can be completed by hand.
-			var err error
 			if ntc, err = openNotices(ctx, e, a, log); err != nil {
 				fmt.Fprintf(e.stderr, "trueup: notices will not hear about this: %v\n", oneLine(err))
 				ntc = nil
 			}
+		} else if ntc, err = a.Notices(ctx, projectTargets(e, a), log); err != nil {
+			ntc = nil // the command that publishes says why
 		}
 		names := a.Names
 		if t := e.globals.target; t != "" && !slices.Contains(names, t) {
@@ -125,6 +129,9 @@ func tableOps(ctx context.Context, e *env, notify bool) (ops.Tables, *opsDone, e
 			names = append(slices.Clip(names), t)
 		}
 		services := recoveredViews(ctx, e, a, names, ntc, log)
+		if !notify {
+			return ops.NewTables(services, a.Config.DefaultTarget), &opsDone{app: a}, nil
+		}
 		return ops.NewTables(services, a.Config.DefaultTarget), &opsDone{app: a, ntc: ntc}, nil
 	})
 }
