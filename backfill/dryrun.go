@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
 	"trueup/fault"
@@ -35,9 +36,19 @@ func scratchName(table string) string {
 	return table + "__scratch_" + hex.EncodeToString(b)
 }
 
+// readWindow is a window a downstream transform reads of its upstream table: a partition of
+// the downstream table, at its grain.
+type readWindow struct {
+	start time.Time
+	grain string
+}
+
 // buildScratch computes a backfill's transform for the given partitions into a new scratch
-// table shaped like the live version, and returns its name; the caller drops it.
-func (r *Runner) buildScratch(ctx context.Context, b *Backfill, parts []time.Time, rewrite map[string]string) (string, string, []tsql.Window, error) {
+// table shaped like the live version, and returns its name; the caller drops it. The windows
+// read, those of downstream partitions coarser than b's (a month of days), are first filled
+// with the live version's rows, so that a downstream transform reading the scratch sees the
+// whole window as a run would build it: the partitions rebuilt, the others as they are.
+func (r *Runner) buildScratch(ctx context.Context, b *Backfill, parts []time.Time, rewrite map[string]string, read []readWindow) (string, string, []tsql.Window, error) {
 	e := r.Planner.Engine
 	live, err := e.ViewSource(ctx, b.Table)
 	if err != nil {
@@ -60,6 +71,15 @@ func (r *Runner) buildScratch(ctx context.Context, b *Backfill, parts []time.Tim
 	fail := func(err error) (string, string, []tsql.Window, error) {
 		e.DropTable(context.WithoutCancel(ctx), scratch)
 		return "", "", nil, err
+	}
+	var fill []tsql.PartitionWrite
+	for _, rw := range read {
+		fill = append(fill, tsql.PartitionWrite{Window: window(b.Partition, typ, rw.start, rw.grain), Query: "SELECT * FROM " + e.Dialect().QuoteRelation(live)})
+	}
+	if len(fill) > 0 {
+		if _, err := e.ReplacePartitions(ctx, scratch, fill); err != nil {
+			return fail(fmt.Errorf("scratch for %s: the live rows downstream tables read: %w", b.Table, err))
+		}
 	}
 	for i, p := range parts {
 		w := window(b.Partition, typ, p, b.Grain)
@@ -111,6 +131,17 @@ func (r *Runner) DryRun(ctx context.Context, name string, scope *Scope) (*Previe
 		t, _ := ParsePartition(d.Partition, db.Grain)
 		parts[d.Table] = append(parts[d.Table], t)
 	}
+	// The windows each table's downstream tables read of it, where coarser than its partitions.
+	read := map[string][]readWindow{}
+	for _, d := range plan.Downstream {
+		db := r.Planner.Set.ForTable(d.Table)
+		t, _ := ParsePartition(d.Partition, db.Grain)
+		for _, up := range order {
+			if up != db && coarser(db.Grain, up.Grain) && slices.Contains(tsql.TableRefs(db.SQL), up.Table) {
+				read[up.Table] = append(read[up.Table], readWindow{start: t, grain: db.Grain})
+			}
+		}
+	}
 	rewrite := map[string]string{}
 	var scratches []string
 	defer func() {
@@ -123,7 +154,7 @@ func (r *Runner) DryRun(ctx context.Context, name string, scope *Scope) (*Previe
 			pv.Notes = append(pv.Notes, fmt.Sprintf("%s is cumulative: it is not previewed (its partitions read every earlier one)", tb.Table))
 			continue
 		}
-		scratch, live, windows, err := r.buildScratch(ctx, tb, parts[tb.Table], rewrite)
+		scratch, live, windows, err := r.buildScratch(ctx, tb, parts[tb.Table], rewrite, read[tb.Table])
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +182,7 @@ func (r *Runner) Verify(ctx context.Context, name string, from, to time.Time) (*
 		return nil, err
 	}
 	parts := partitionsBetween(tsql.TruncGrain(from, b.Grain), tsql.TruncGrain(to, b.Grain), b.Grain)
-	scratch, live, windows, err := r.buildScratch(ctx, b, parts, nil)
+	scratch, live, windows, err := r.buildScratch(ctx, b, parts, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -195,4 +226,10 @@ func (r *Runner) diffSpec(ctx context.Context, b *Backfill, live, new, measured 
 		spec.Expect = exp
 	}
 	return spec, nil
+}
+
+// coarser reports whether grain a spans more than b (month over day over hour).
+func coarser(a, b string) bool {
+	rank := map[string]int{"hour": 1, "day": 2, "month": 3}
+	return rank[a] > rank[b]
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"trueup/backfill"
+	"trueup/ledger/ledgertest"
 	"trueup/reconcile"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
@@ -271,4 +273,62 @@ SELECT id, ts, n FROM clicks_raw WHERE ts >= $start AND ts < $end
 	if want := "[[2026-07-03 00:00:00 2026-07-03 23:30:00 48]]"; got != want {
 		t.Errorf("rows rebuilt in clicks__v2 (first, last, count): %s, want %s", got, want)
 	}
+}
+
+// TestDryRunOfACoarserDownstream: a day's fix of orders with a downstream table of months: the
+// dry run computes March from the whole month, the day rebuilt and the others as live holds
+// them, as the run does (it computed March from the one day rebuilt: 10 orders, not 280).
+func TestDryRunOfACoarserDownstream(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		loadMonthOrders(t, e)
+		month := map[string]string{"duckdb": "CAST(date_trunc('month', day) AS DATE)", "clickhouse": "toStartOfMonth(day)"}[e.Info().Kind]
+		monthly := "SELECT " + month + " AS m, count(*) AS n FROM orders WHERE day >= $start AND day < $end GROUP BY " + month
+		create := map[string]string{
+			"duckdb":     "CREATE TABLE monthly__v1 AS SELECT " + month + " AS m, count(*) AS n FROM orders__v1 GROUP BY " + month,
+			"clickhouse": "CREATE TABLE monthly__v1 ENGINE = MergeTree PARTITION BY m ORDER BY m AS SELECT " + month + " AS m, count() AS n FROM orders__v1 GROUP BY m",
+		}[e.Info().Kind]
+		if err := e.Exec(ctx, create); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.RepointViews(ctx, []tsql.ViewPoint{{View: "monthly", Table: "monthly__v1"}}); err != nil {
+			t.Fatal(err)
+		}
+		up, ps := backfill.Parse("backfills/fix_day.sql", `-- table: orders
+-- partition: day
+-- key: id
+-- reason: bug
+-- objective: 2026-03-15 was lost.
+-- scope: 2026-03-15..2026-03-15
+-- downstream: monthly
+SELECT id, day, amount FROM orders_raw WHERE day >= $start AND day < $end
+`)
+		down, ps2 := backfill.Parse("backfills/monthly.sql", "-- table: monthly\n-- partition: m\n-- grain: month\n-- key: m\n"+monthly+"\n")
+		if len(ps)+len(ps2) > 0 {
+			t.Fatal(ps, ps2)
+		}
+		l := ledgertest.OpenAt(t, filepath.Join(t.TempDir(), "state.duckdb"))
+		r := backfill.NewRunner(backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{up, down}}, Engine: e, Target: "warehouse"},
+			backfill.Store{L: l}, backfill.Validator{Diffs: reconcile.NewStore(l)})
+		pv, err := r.DryRun(ctx, "fix_day", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, pt := range pv.Tables {
+			for _, c := range pt.Result.Samples.Changed {
+				for _, col := range c.Columns {
+					got = append(got, fmt.Sprintf("%s %v→%v", pt.Table, col.Old, col.New))
+				}
+			}
+		}
+		if diff := cmp.Diff([]string{"monthly 270→280"}, got); diff != "" {
+			t.Errorf("the dry run's changed values (-want +got):\n%s", diff)
+		}
+		done := runToEnd(t, ctx, r, "fix_day", backfill.RunOptions{Actor: "ann"})
+		res, err := e.Query(ctx, "SELECT n FROM monthly__v2 WHERE m = "+map[string]string{"duckdb": "DATE '2026-03-01'", "clickhouse": "toDate('2026-03-01')"}[e.Info().Kind])
+		if err != nil || len(res.Rows) != 1 || tsql.AsInt64(res.Rows[0][0]) != 280 {
+			t.Errorf("the run wrote March as %v (%v, run %s), want 280 orders", res, err, done.State)
+		}
+	})
 }
