@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -329,6 +330,44 @@ SELECT id, day, amount FROM orders_raw WHERE day >= $start AND day < $end
 		res, err := e.Query(ctx, "SELECT n FROM monthly__v2 WHERE m = "+map[string]string{"duckdb": "DATE '2026-03-01'", "clickhouse": "toDate('2026-03-01')"}[e.Info().Kind])
 		if err != nil || len(res.Rows) != 1 || tsql.AsInt64(res.Rows[0][0]) != 280 {
 			t.Errorf("the run wrote March as %v (%v, run %s), want 280 orders", res, err, done.State)
+		}
+	})
+}
+
+// TestFullRebuildPlansEveryPartition: a full rebuild covers every partition live holds and the
+// ones its scope adds (2026-03-15, which live lacks: it was not built), and a row of live whose
+// day is NULL is no partition (the plan named a partition 0001-01-01, missing from the input,
+// and was blocked).
+func TestFullRebuildPlansEveryPartition(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		loadMonthOrders(t, e)
+		if e.Info().Kind == "duckdb" { // the ClickHouse table's day is not Nullable
+			if err := e.Exec(ctx, "INSERT INTO orders__v1 (id, day, amount) SELECT 9001, NULL, 1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, _ := soleBackfill(t, e, "backfills/rebuild.sql", `-- table: orders
+-- partition: day
+-- key: id
+-- reason: migration
+-- mode: full-rebuild
+-- objective: Rebuild orders from the raw orders.
+-- scope: 2026-01-01..2026-04-30
+-- expect: everywhere any
+SELECT id, day, amount FROM orders_raw WHERE day >= $start AND day < $end
+`)
+		plan, err := r.Planner.Plan(ctx, r.Planner.Set.Backfills[0], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Blocked() || len(plan.Partitions) != 120 || plan.Partitions[0] != "2026-01-01" || !slices.Contains(plan.Partitions, "2026-03-15") {
+			t.Fatalf("plan: blocked %v, %d partitions %v…; want the 120 days, 2026-03-15 among them", plan.Blocked(), len(plan.Partitions), plan.Partitions[:min(3, len(plan.Partitions))])
+		}
+		done := runToEnd(t, ctx, r, "rebuild", backfill.RunOptions{Actor: "ann"})
+		res, err := e.Query(ctx, "SELECT count(*) FROM orders__v2 WHERE day IS NOT NULL")
+		if err != nil || tsql.AsInt64(res.Rows[0][0]) != 1200 {
+			t.Errorf("v2 holds %v dated orders (%v; run %s %s), want the 1200 raw ones", res, err, done.State, done.Error)
 		}
 	})
 }

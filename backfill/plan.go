@@ -287,7 +287,19 @@ func window(col string, typ tsql.Type, t time.Time, grain string) tsql.Window {
 
 func (pl Planner) scopePartitions(ctx context.Context, b *Backfill, s Scope, live views.Version) ([]time.Time, error) {
 	if b.Mode == ModeFullRebuild {
-		return pl.existingPartitions(ctx, live.Physical(), b.Partition, b.Grain)
+		// every partition live holds, and those of a scope given too (a day the inputs hold
+		// that live does not yet)
+		out, err := pl.existingPartitions(ctx, live.Physical(), b.Partition, b.Grain)
+		if err != nil || !s.dated() {
+			return out, err
+		}
+		for _, t := range partitionsBetween(s.From, s.To, b.Grain) {
+			if !slices.ContainsFunc(out, t.Equal) {
+				out = append(out, t)
+			}
+		}
+		slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+		return out, nil
 	}
 	if s.FromRule != "" {
 		if pl.Rules == nil {
@@ -342,6 +354,9 @@ func (pl Planner) existingPartitions(ctx context.Context, rel, col, grain string
 	}
 	var out []time.Time
 	for _, r := range res.Rows {
+		if r[0] == nil {
+			continue // rows whose partition is NULL lie in no partition: no window rebuilds them
+		}
 		out = append(out, tsql.TruncGrain(tsql.AsTime(r[0]), grain))
 	}
 	return out, nil
