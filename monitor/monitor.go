@@ -60,6 +60,10 @@ type Monitor struct {
 
 	mu      sync.Mutex // guards rules and byName too, which Replace swaps
 	running map[string]bool
+	// finished is closed, and replaced, whenever a run ends: a run on demand waits on it, up to
+	// busyWait, for the rules it names that are running.
+	finished chan struct{}
+	busyWait time.Duration
 	next    map[string]time.Time // next slot per scheduled rule
 	last    map[string]rules.Result
 	loaded  bool // Load has read the last results and slots
@@ -80,6 +84,14 @@ func WithOnRun(fn func(run *rules.Run, alerts []rules.Alert)) Option {
 	return func(m *Monitor) { m.onRun = fn }
 }
 
+// DefaultBusyWait is how long a run on demand waits for the rules it names that are running
+// (the rerun of a table's rules after a swap): then it is Busy.
+const DefaultBusyWait = time.Minute
+
+// WithBusyWait sets how long a run on demand waits for its rules that are running; 0 refuses it
+// at once (Busy).
+func WithBusyWait(d time.Duration) Option { return func(m *Monitor) { m.busyWait = d } }
+
 // WithTrigger records runs on demand (RunNow, RunSelected) with trigger t instead of
 // rules.TriggerManual: `trueup check` runs its rules as rules.TriggerCLI.
 func WithTrigger(t string) Option { return func(m *Monitor) { m.trigger = t } }
@@ -99,7 +111,7 @@ func New(rs []*rules.Rule, runner Runner, store Recorder, slots SlotStore, opts 
 		rules: rs, byName: map[string]*rules.Rule{}, runner: runner, store: store, slots: slots,
 		clock: wallClock{}, log: slog.New(slog.DiscardHandler),
 		running: map[string]bool{}, next: map[string]time.Time{}, last: map[string]rules.Result{},
-		wake: make(chan struct{}, 1), trigger: rules.TriggerManual,
+		wake: make(chan struct{}, 1), trigger: rules.TriggerManual, finished: make(chan struct{}), busyWait: DefaultBusyWait,
 	}
 	for _, r := range rs {
 		m.byName[r.Name] = r
@@ -312,14 +324,49 @@ func (m *Monitor) RunNow(ctx context.Context, name, actor string) (*rules.Run, e
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	if m.running[name] {
-		m.mu.Unlock()
-		return nil, fmt.Errorf("monitor: %w", Busy(name))
+	rs := []*rules.Rule{r}
+	if err := m.claim(ctx, rs); err != nil {
+		return nil, err
 	}
-	m.running[name] = true
-	m.mu.Unlock()
-	return m.execute(ctx, []*rules.Rule{r}, m.trigger, actor)
+	return m.execute(ctx, rs, m.trigger, actor)
+}
+
+// claim marks rs running for a run on demand, once none of them is: it waits up to busyWait for
+// those that are (a `trueup check` right after a swap, whose rules the monitor reruns), then is
+// Busy naming one.
+func (m *Monitor) claim(ctx context.Context, rs []*rules.Rule) error {
+	timer := time.NewTimer(m.busyWait)
+	defer timer.Stop()
+	m.mu.Lock()
+	for {
+		busy := ""
+		for _, r := range rs {
+			if m.running[r.Name] {
+				busy = r.Name
+				break
+			}
+		}
+		if busy == "" {
+			for _, r := range rs {
+				m.running[r.Name] = true
+			}
+			m.mu.Unlock()
+			return nil
+		}
+		finished := m.finished
+		m.mu.Unlock()
+		if m.busyWait <= 0 {
+			return fmt.Errorf("monitor: %w", Busy(busy))
+		}
+		select {
+		case <-finished:
+		case <-timer.C:
+			return fmt.Errorf("monitor: %w", Busy(busy))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		m.mu.Lock()
+	}
 }
 
 // execute runs rules that are marked running, records the run and hands on its alerts.
@@ -329,6 +376,8 @@ func (m *Monitor) execute(ctx context.Context, rs []*rules.Rule, trigger, actor 
 		for _, r := range rs {
 			delete(m.running, r.Name)
 		}
+		close(m.finished)
+		m.finished = make(chan struct{})
 		m.mu.Unlock()
 	}()
 	run := m.runner.Run(ctx, rs)

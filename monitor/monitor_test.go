@@ -343,13 +343,14 @@ func (b *blockingRunner) Run(ctx context.Context, rs []*rules.Rule) *rules.Run {
 
 func (b *blockingRunner) Plan(rs []*rules.Rule) *rules.Plan { return b.inner.Plan(rs) }
 
-// TestNoOverlap: while a rule runs, run-now refuses as busy (a conflict) and its next slot is skipped.
+// TestNoOverlap: while a rule runs, run-now refuses as busy (a conflict: with no wait, see
+// TestRunOnDemandWaitsForTheRunningRule) and its next slot is skipped.
 func TestNoOverlap(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	clock := NewFakeClock(at("06:30"))
 	br := &blockingRunner{inner: rules.NewRunner(f.targets), started: make(chan string, 4), release: make(chan struct{})}
-	m, runs := f.started(t, clock, br)
+	m, runs := f.started(t, clock, br, WithBusyWait(0))
 
 	clock.Set(at("07:00"))
 	if name := <-br.started; name != "no_negative" {
@@ -448,4 +449,58 @@ func (m *Monitor) busy() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.running) > 0
+}
+
+// heldRunner runs rules once release is closed, saying when a run has started.
+type heldRunner struct {
+	*rules.Runner
+	started, release chan struct{}
+}
+
+func (h *heldRunner) Run(ctx context.Context, rs []*rules.Rule) *rules.Run {
+	h.started <- struct{}{}
+	<-h.release
+	return h.Runner.Run(ctx, rs)
+}
+
+// TestRunOnDemandWaitsForTheRunningRule: a check asked for while the monitor runs the same rule
+// (its rerun after a swap) waits for that run and then runs, rather than answering "already
+// running" (a CI's `check --format junit` got an empty file); one that waits past the bound is
+// Busy, and with no wait it is Busy at once.
+func TestRunOnDemandWaitsForTheRunningRule(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	held := &heldRunner{Runner: rules.NewRunner(f.targets), started: make(chan struct{}), release: make(chan struct{})}
+	m := New(f.set.Rules, held, f.store, NewLedgerSlots(f.ledger))
+	first := make(chan error, 1)
+	go func() { _, err := m.RunNow(ctx, "adhoc", "monitor"); first <- err }()
+	<-held.started
+	second := make(chan *rules.Run, 1)
+	go func() {
+		run, err := m.RunSelected(ctx, []string{"adhoc"}, nil, "ci")
+		if err != nil {
+			t.Error(err)
+		}
+		second <- run
+	}()
+	close(held.release) // the first run ends; the waiting one starts and, released, ends too
+	<-held.started
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if run := <-second; run == nil || len(run.Results) != 1 || run.Results[0].Status != rules.StatusPass {
+		t.Errorf("the check that waited: %+v", run)
+	}
+
+	busyAtOnce := New(f.set.Rules, &heldRunner{Runner: rules.NewRunner(f.targets), started: make(chan struct{}), release: make(chan struct{})},
+		f.store, NewLedgerSlots(f.ledger), WithBusyWait(0))
+	busyAtOnce.running["adhoc"] = true
+	if _, err := busyAtOnce.RunNow(ctx, "adhoc", "ci"); !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "Rule adhoc is already running") {
+		t.Errorf("with no wait: %v, want Busy", err)
+	}
+	bounded := New(f.set.Rules, rules.NewRunner(f.targets), f.store, NewLedgerSlots(f.ledger), WithBusyWait(time.Millisecond))
+	bounded.running["adhoc"] = true
+	if _, err := bounded.RunNow(ctx, "adhoc", "ci"); !errors.Is(err, fault.ErrConflict) {
+		t.Errorf("past the wait: %v, want Busy", err)
+	}
 }

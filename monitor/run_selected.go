@@ -12,23 +12,15 @@ import (
 // RunSelected runs, as one run recorded like a run-now, the rules named (every rule when none
 // is named) that carry any of tags (any tag when none is given): `trueup check --rule --tag`
 // through a server. Not found (fault) for an unknown name or when nothing matches, Busy when one
-// of them is running.
+// of them is still running after the wait (claim).
 func (m *Monitor) RunSelected(ctx context.Context, names, tags []string, actor string) (*rules.Run, error) {
 	rs, err := m.selected(names, tags)
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	for _, r := range rs {
-		if m.running[r.Name] {
-			m.mu.Unlock()
-			return nil, fmt.Errorf("monitor: %w", Busy(r.Name))
-		}
+	if err := m.claim(ctx, rs); err != nil {
+		return nil, err
 	}
-	for _, r := range rs {
-		m.running[r.Name] = true
-	}
-	m.mu.Unlock()
 	return m.execute(ctx, rs, m.trigger, actor)
 }
 

@@ -155,7 +155,7 @@ func busyRuleServer(t *testing.T, dir, rule string) (url string, release func())
 	}
 	t.Cleanup(func() { l.Close() })
 	held := &heldRunner{Runner: rules.NewRunner(targets), started: make(chan struct{}), release: make(chan struct{})}
-	mon := monitor.New(set.Rules, held, rules.NewStore(l), monitor.NewLedgerSlots(l))
+	mon := monitor.New(set.Rules, held, rules.NewStore(l), monitor.NewLedgerSlots(l), monitor.WithBusyWait(0))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
