@@ -35,6 +35,22 @@ func newProject(cfg *config.Config) *Project {
 // then the ledger. Targets are opened first so a bad or unreachable target fails before
 // anything is written.
 func Open(ctx context.Context, cfg *config.Config, extra string) (*Project, error) {
+	p, err := OpenTargets(ctx, cfg, extra)
+	if err != nil {
+		return nil, err
+	}
+	l, err := ledger.Open(ctx, cfg.StatePath())
+	if err != nil {
+		p.Close()
+		return nil, fault.Mark(fault.Invalid, err)
+	}
+	p.Ledger = l
+	return p, nil
+}
+
+// OpenTargets is Open without the ledger: a project for what reads only the targets (the
+// write target a pipeline asks for while another trueup holds the ledger).
+func OpenTargets(ctx context.Context, cfg *config.Config, extra string) (*Project, error) {
 	p := newProject(cfg)
 	for _, name := range cfg.TargetNames() {
 		url, _ := cfg.TargetURL(name)
@@ -52,12 +68,6 @@ func Open(ctx context.Context, cfg *config.Config, extra string) (*Project, erro
 			return nil, err
 		}
 	}
-	l, err := ledger.Open(ctx, cfg.StatePath())
-	if err != nil {
-		p.Close()
-		return nil, fault.Mark(fault.Invalid, err)
-	}
-	p.Ledger = l
 	return p, nil
 }
 

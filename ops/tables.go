@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"trueup/fault"
+	tsql "trueup/sql"
 	"trueup/views"
 )
 
@@ -327,7 +328,24 @@ func (t *tables) WriteTarget(ctx context.Context, req VersionsRequest) (WriteTar
 	if n == 0 {
 		return WriteTarget{}, fault.New(fault.Conflict, "%s has no live version (its view does not exist): nothing to write to until one is published", req.Table)
 	}
-	return WriteTarget{Target: s.Target(), Table: req.Table, Version: views.VersionName(n), WriteTarget: views.Physical(req.Table, n)}, nil
+	return writeTargetOf(s.Target(), req.Table, n), nil
+}
+
+func writeTargetOf(target, table string, n int) WriteTarget {
+	return WriteTarget{Target: target, Table: table, Version: views.VersionName(n), WriteTarget: views.Physical(table, n)}
+}
+
+// ViewWriteTarget is WriteTarget read from target's engine e alone, the ledger not opened: what
+// `trueup versions T --write-target` answers while another local trueup holds the ledger.
+func ViewWriteTarget(ctx context.Context, e tsql.Engine, target, table string) (WriteTarget, error) {
+	n, err := views.ViewWriteTarget(ctx, e, table)
+	if err != nil {
+		return WriteTarget{}, err
+	}
+	if n == 0 {
+		return WriteTarget{}, fault.New(fault.NotFound, "%s has no view in target %s: it is not a logical table, or none of its versions is live yet", table, target)
+	}
+	return writeTargetOf(target, table, n), nil
 }
 
 func (t *tables) Stale(ctx context.Context, req VersionsRequest) ([]views.StaleVersion, error) {

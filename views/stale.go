@@ -374,12 +374,23 @@ func labelsOf(cs []tsql.Carry) []string {
 // the engine says, read without a lock or a repair so that a pipeline may ask before every
 // batch while swaps go on. 0 when the table has no view.
 func (s *Service) WriteTarget(ctx context.Context, table string) (int, error) {
-	src, err := s.engine.ViewSource(ctx, table)
-	if errors.Is(err, fault.ErrNotFound) {
+	n, err := ViewWriteTarget(ctx, s.engine, table)
+	if n == 0 && err == nil {
 		if vs, lerr := s.store.List(ctx, s.target, table); lerr != nil || len(vs) > 0 {
 			return 0, lerr // versions, and no view: nothing to write to yet
 		}
 		return 0, notFoundf("%s is not a logical table in target %s", table, s.target)
+	}
+	return n, err
+}
+
+// ViewWriteTarget is WriteTarget read from the engine e alone, without the ledger (a pipeline
+// asking while a local trueup holds the ledger): the version table's view reads, 0 when it has
+// no view.
+func ViewWriteTarget(ctx context.Context, e tsql.Engine, table string) (int, error) {
+	src, err := e.ViewSource(ctx, table)
+	if errors.Is(err, fault.ErrNotFound) {
+		return 0, nil
 	}
 	if err != nil {
 		return 0, err

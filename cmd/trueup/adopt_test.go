@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -170,6 +171,30 @@ func TestAdoptKilled(t *testing.T) {
 			}
 			if len(vs) != 1 || vs[0]["state"] != "live" || vs[0]["rows"] != float64(124) {
 				t.Errorf("versions after the recovered adopt: %v", vs)
+			}
+		})
+	}
+}
+
+// TestWriteTargetWhileTheLedgerIsHeld: a pipeline's step asks for the write target while
+// another local trueup (a long backfill, serve) holds the ledger: the answer is read from the
+// view alone, on each engine (it was exit 2, "locked by another process").
+func TestWriteTargetWhileTheLedgerIsHeld(t *testing.T) {
+	for name, url := range warehouseURLs(t) {
+		t.Run(name, func(t *testing.T) {
+			cfg := plainWarehouse(t, url)
+			if code, out, errs := cli(t, "--config", cfg, "adopt", "sales"); code != 0 {
+				t.Fatalf("adopt: exit %d: %s %s", code, out, errs)
+			}
+			holdElsewhere(t, filepath.Join(filepath.Dir(cfg), "state.duckdb"))
+			if code, out, errs := cli(t, "--config", cfg, "versions", "sales", "--write-target"); code != 0 || out != "sales__v1\n" {
+				t.Errorf("write target while the ledger is held: exit %d: %q %s", code, out, errs)
+			}
+			if code, _, errs := cli(t, "--config", cfg, "versions", "nope", "--write-target"); code != exitUsage || !strings.Contains(errs, "nope has no view in target w") {
+				t.Errorf("write target of no table while the ledger is held: exit %d: %s", code, errs)
+			}
+			if code, _, errs := cli(t, "--config", cfg, "versions", "sales"); code != exitUsage || !strings.Contains(errs, "locked by another process") {
+				t.Errorf("the listing while the ledger is held: exit %d: %s", code, errs)
 			}
 		})
 	}

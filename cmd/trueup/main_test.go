@@ -124,18 +124,7 @@ func TestLockedWarehouse(t *testing.T) {
 	}
 	dir := demoDir(t)
 	os.Remove(filepath.Join(dir, "trueup-state.duckdb")) // the demo's own check wrote one
-	holder := exec.Command(os.Args[0], "-test.run", "^TestLockedWarehouse$")
-	holder.Env = append(os.Environ(), "TRUEUP_HOLD_FILE="+filepath.Join(dir, "warehouse.duckdb"))
-	stdin, _ := holder.StdinPipe()
-	stdout, _ := holder.StdoutPipe()
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { stdin.Close(); holder.Wait() }()
-	buf := make([]byte, 64)
-	if n, _ := stdout.Read(buf); !strings.Contains(string(buf[:n]), "holding") {
-		t.Fatalf("holder did not start: %q", buf[:n])
-	}
+	holdElsewhere(t, filepath.Join(dir, "warehouse.duckdb"))
 	code, _, errs := cli(t, "--config", filepath.Join(dir, "trueup.yaml"), "serve")
 	if code != exitUsage {
 		t.Errorf("exit %d, want 2: %s", code, errs)
@@ -145,6 +134,24 @@ func TestLockedWarehouse(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "trueup-state.duckdb")); err == nil {
 		t.Error("the ledger was created although the target could not be opened")
+	}
+}
+
+// holdElsewhere holds the DuckDB file at path from another process (TestLockedWarehouse's
+// child) until the test ends.
+func holdElsewhere(t *testing.T, path string) {
+	t.Helper()
+	holder := exec.Command(os.Args[0], "-test.run", "^TestLockedWarehouse$")
+	holder.Env = append(os.Environ(), "TRUEUP_HOLD_FILE="+path)
+	stdin, _ := holder.StdinPipe()
+	stdout, _ := holder.StdoutPipe()
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); holder.Wait() })
+	buf := make([]byte, 64)
+	if n, _ := stdout.Read(buf); !strings.Contains(string(buf[:n]), "holding") {
+		t.Fatalf("holder did not start: %q", buf[:n])
 	}
 }
 

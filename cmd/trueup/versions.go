@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"trueup/ops"
 	"trueup/ops/client"
 	"trueup/server/page"
+	tsql "trueup/sql"
 	"trueup/views"
 )
 
@@ -37,6 +39,11 @@ func runVersions(ctx context.Context, e *env, fs *flag.FlagSet, args []string) e
 		return usagef("versions: --write-target and --retire do not go together")
 	}
 	t, done, err := tableOps(ctx, e, false)
+	if *writeTarget && errors.Is(err, tsql.ErrLocked) {
+		// Another local trueup (a backfill, check or serve) holds the ledger: the answer is
+		// the view's, read from the target alone, as a pipeline's step needs it.
+		return writeTargetFromView(ctx, e, table, *format)
+	}
 	if err != nil {
 		return err
 	}
@@ -46,11 +53,7 @@ func runVersions(ctx context.Context, e *env, fs *flag.FlagSet, args []string) e
 		if err != nil {
 			return err
 		}
-		if *format == "json" {
-			return writeJSON(e.stdout, w)
-		}
-		_, err = fmt.Fprintln(e.stdout, w.WriteTarget)
-		return err
+		return printWriteTarget(e, w, *format)
 	}
 	var l views.ListingJSON
 	if *retire != "" {
@@ -98,6 +101,37 @@ func openTable(ctx context.Context, e *env, fs *flag.FlagSet, args []string, usa
 	}
 	t, done, err := tableOps(ctx, e, false)
 	return table, t, done, err
+}
+
+// writeTargetFromView prints table's write target read from its target alone, the ledger not
+// opened (ops.ViewWriteTarget).
+func writeTargetFromView(ctx context.Context, e *env, table, format string) error {
+	cfg, err := loadConfig(e.globals)
+	if err != nil {
+		return err
+	}
+	p, err := flow.OpenTargets(ctx, cfg, e.globals.target)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	eng, err := p.Engine(e.globals.target)
+	if err != nil {
+		return err
+	}
+	w, err := ops.ViewWriteTarget(ctx, eng, p.Name(e.globals.target), table)
+	if err != nil {
+		return err
+	}
+	return printWriteTarget(e, w, format)
+}
+
+func printWriteTarget(e *env, w ops.WriteTarget, format string) error {
+	if format == "json" {
+		return writeJSON(e.stdout, w)
+	}
+	_, err := fmt.Fprintln(e.stdout, w.WriteTarget)
+	return err
 }
 
 // tableOps is the table operations a command runs: through the server with --server, else over
