@@ -64,10 +64,10 @@ type Monitor struct {
 	// busyWait, for the rules it names that are running.
 	finished chan struct{}
 	busyWait time.Duration
-	next    map[string]time.Time // next slot per scheduled rule
-	last    map[string]rules.Result
-	loaded  bool // Load has read the last results and slots
-	wg      sync.WaitGroup
+	next     map[string]time.Time // next slot per scheduled rule
+	last     map[string]rules.Result
+	loaded   bool // Load has read the last results and slots
+	wg       sync.WaitGroup
 }
 
 // Option configures a Monitor.
