@@ -10,6 +10,7 @@ import (
 	"trueup/notices"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
+	"trueup/views"
 )
 
 // TestCancelWhileBuildingWithdrawsTheNotice: a run cancelled by bob while its partitions are
@@ -65,6 +66,45 @@ func TestCancelWhileBuildingWithdrawsTheNotice(t *testing.T) {
 		}
 		if len(n.Evidence.Expectations) == 0 {
 			t.Errorf("the draft was not refreshed by the validation: %+v", n.Evidence)
+		}
+	})
+}
+
+// TestCancelEndsTheFailedRunsBeforeIt: two runs of a backfill failed, the second beside the
+// first's version (a new version): cancelling the backfill ends both, so neither version stays
+// building for ever, and each can be retired (cancel reached only the newest run).
+func TestCancelEndsTheFailedRunsBeforeIt(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		d := newDemo(t, e)
+		flaky := &flakyEngine{Engine: e, failOn: "2026-07-12", failures: 100}
+		r := d.newRunner(t, flaky)
+		var ids []int64
+		for _, opt := range []backfill.RunOptions{{Actor: "ann"}, {Actor: "ann"}} {
+			run, err := r.Start(ctx, "fix_dedup_bug", opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Execute(ctx, run.ID, backfill.ExecOptions{}); err == nil {
+				t.Fatal("a failing partition did not fail the run")
+			}
+			ids = append(ids, run.ID)
+		}
+		svc := &backfill.Service{Runner: r}
+		if _, err := svc.Cancel(ctx, "fix_dedup_bug", "ann"); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			run, err := r.Store.GetRun(ctx, id)
+			if err != nil || run.State != backfill.RunCancelled {
+				t.Errorf("run %d after the cancel: %+v, %v; want cancelled", id, run, err)
+			}
+		}
+		vs := views.New("warehouse", e, d.ledger)
+		for _, v := range []string{"v2", "v3"} {
+			if err := vs.Retire(ctx, views.RetireRequest{Table: "orders", Version: v, Actor: "ann"}); err != nil {
+				t.Errorf("retire orders %s after the cancel: %v", v, err)
+			}
 		}
 	})
 }

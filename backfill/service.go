@@ -172,11 +172,23 @@ func (s *Service) Resume(ctx context.Context, name, actor string) (*Run, error) 
 	return run, nil
 }
 
-// Cancel stops a backfill's latest run after the partitions in flight.
+// Cancel stops a backfill's latest run after the partitions in flight, and ends the older
+// runs of it that failed.
 func (s *Service) Cancel(ctx context.Context, name, actor string) (*Run, error) {
 	run, err := s.latest(ctx, name)
 	if err != nil {
 		return nil, err
+	}
+	// The older runs that failed go too: each left a version building that only a retry would
+	// finish, which could not be retired and held adopt --undo (cancel reached the newest only).
+	older, err := s.Runner.Store.failedBefore(ctx, name, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range older {
+		if _, err := s.Runner.Cancel(ctx, id, actor); err != nil {
+			return nil, err
+		}
 	}
 	s.mu.Lock()
 	w, ok := s.running[run.ID]

@@ -257,6 +257,19 @@ func (s Store) LatestRun(ctx context.Context, backfill string) (*Run, error) {
 	return s.GetRun(ctx, id)
 }
 
+// failedBefore lists the runs of backfill older than id that ended failed, oldest first: each
+// left a version building that nothing will finish but a retry.
+func (s Store) failedBefore(ctx context.Context, backfill string, id int64) ([]int64, error) {
+	rows, err := s.L.DB().QueryContext(ctx, "SELECT id FROM backfill_runs WHERE backfill = ? AND state = ? AND id < ? ORDER BY id", backfill, RunFailed, id)
+	if err != nil {
+		return nil, fmt.Errorf("backfill: failed runs of %s: %w", backfill, err)
+	}
+	return ledger.Collect(rows, func(sc ledger.Scanner) (int64, error) {
+		var n int64
+		return n, sc.Scan(&n)
+	})
+}
+
 // LatestRunWriting returns the newest run that wrote a table with backfill's transform: a run
 // of its own, or of an upstream backfill that refreshed its table as a downstream one.
 func (s Store) LatestRunWriting(ctx context.Context, backfill string) (*Run, error) {
