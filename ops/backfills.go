@@ -101,8 +101,8 @@ func (b backfills) Run(ctx context.Context, req BackfillRunRequest) (*backfill.R
 	return b.svc.StartRun(ctx, req.Name, backfill.RunOptions{Actor: req.Actor, Sample: req.Sample, Scope: req.Scope, AllowFullRewrite: req.AllowFullRewrite})
 }
 
-// noneWaiting refuses a run of a backfill whose latest run left a validated version of its
-// table that was never published: a second click on Run would build the version after it, and
+// noneWaiting refuses a run of a backfill that left a validated version of its table that was
+// never published (a version another backfill built does not count): a second click on Run would build the version after it, and
 // draft a second notice, without anyone meaning to. Asked for (NewVersion), it is built.
 func (b backfills) noneWaiting(ctx context.Context, name string) error {
 	st, err := b.svc.Status(ctx, name)
@@ -118,7 +118,7 @@ func (b backfills) noneWaiting(ctx context.Context, name string) error {
 	}
 	waiting, next := "", 0
 	for _, v := range vs {
-		if v.State == views.StateValidated {
+		if v.State == views.StateValidated && v.Backfill == name { // another backfill's is not this one's to publish
 			waiting = v.Name()
 		}
 		next = max(next, v.N+1)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -197,5 +198,37 @@ func TestWriteTargetWhileTheLedgerIsHeld(t *testing.T) {
 				t.Errorf("the listing while the ledger is held: exit %d: %s", code, errs)
 			}
 		})
+	}
+}
+
+// TestRunAgainIsRefusedOnlyForItsOwnVersion: a validated version waiting to be published stops a
+// second run of the backfill that built it, not a run of another backfill of the same table
+// (refused once its first run had failed, naming the other's version).
+func TestRunAgainIsRefusedOnlyForItsOwnVersion(t *testing.T) {
+	cfg := plainWarehouse(t, sqltest.DuckDBURL(t))
+	fix := filepath.Join(filepath.Dir(cfg), "backfills", "fix_sales.sql")
+	body, err := os.ReadFile(fix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := filepath.Join(filepath.Dir(cfg), "backfills", "fix_sales_again.sql")
+	// its first run fails on 2026-07-11
+	os.WriteFile(again, []byte(strings.Replace(string(body), "SELECT id, d, amount FROM sales_fixed",
+		"SELECT id, d, amount + CAST(CASE WHEN d = DATE '2026-07-11' THEN 'x' ELSE '0' END AS INTEGER) AS amount FROM sales_fixed", 1)), 0o644)
+	run := func(want int, args ...string) string {
+		t.Helper()
+		code, out, errs := cli(t, append([]string{"--config", cfg}, args...)...)
+		if code != want {
+			t.Fatalf("%v: exit %d, want %d\n%s%s", args, code, want, out, errs)
+		}
+		return out + errs
+	}
+	run(0, "adopt", "sales")
+	run(0, "backfill", "run", "fix_sales", "--from", "2026-07-10", "--to", "2026-07-12")
+	run(1, "backfill", "run", "fix_sales_again", "--from", "2026-07-10", "--to", "2026-07-12")
+	os.WriteFile(again, body, 0o644)
+	run(0, "backfill", "run", "fix_sales_again", "--from", "2026-07-10", "--to", "2026-07-12")
+	if out := run(1, "backfill", "run", "fix_sales_again", "--from", "2026-07-10", "--to", "2026-07-12"); !strings.Contains(out, "sales v4 is validated and not published yet: another run of fix_sales_again would build v5") {
+		t.Errorf("the second run of fix_sales_again:\n%s", out)
 	}
 }
