@@ -44,7 +44,14 @@ func (m *Monitor) selected(names, tags []string) ([]*rules.Rule, error) {
 	// A project with no rules yet (a fresh `trueup init`) checks clean: asked for everything,
 	// it runs nothing. A --rule or --tag that matches nothing is still not found.
 	if len(rs) == 0 && len(names)+len(tags) > 0 {
-		return nil, fmt.Errorf("monitor: %w", fault.New(fault.NotFound, "No rule matches --rule %q --tag %q.", strings.Join(names, ","), strings.Join(tags, ",")))
+		var asked []string
+		if len(names) > 0 {
+			asked = append(asked, fmt.Sprintf("rule %q", strings.Join(names, ",")))
+		}
+		if len(tags) > 0 {
+			asked = append(asked, fmt.Sprintf("tag %q", strings.Join(tags, ",")))
+		}
+		return nil, fmt.Errorf("monitor: %w", fault.New(fault.NotFound, "No rule matches %s.", strings.Join(asked, " and ")))
 	}
 	return rs, nil
 }

@@ -26,6 +26,9 @@ func (c *check) judgeDistribution(j *judgeEnv, main *need) verdict {
 	dims := newPartitions()
 	amount := map[string]map[string]float64{}
 	for _, row := range main.rows {
+		if row[0] == nil {
+			continue // rows whose partition is NULL belong to none: not a baseline, not judged
+		}
 		p, d := parts.add(row[0]), dims.add(row[1])
 		if amount[p] == nil {
 			amount[p] = map[string]float64{}

@@ -87,3 +87,24 @@ func TestKindOptions(t *testing.T) {
 		}
 	})
 }
+
+// TestDistributionLeavesTheNullPartitionOut: rows whose day is NULL belong to no partition: they
+// are neither a baseline partition nor judged (two of them, all status a, counted as one of the
+// 7 days before and moved the baseline to 57%, failing an even day).
+func TestDistributionLeavesTheNullPartitionOut(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		var rows [][]any
+		for i := range 8 {
+			d := day("2026-11-01").AddDate(0, 0, i)
+			rows = append(rows, []any{d, "a"}, []any{d, "b"})
+		}
+		rows = append(rows, []any{nil, "a"}, []any{nil, "a"})
+		createRows(t, e, "events", []tsql.Column{{Name: "d", Kind: tsql.TypeDate, Nullable: true}, {Name: "status", Kind: tsql.TypeString}}, rows)
+		set, targets := loadSet(t, e, fstest.MapFS{"share.sql": {Data: []byte("-- kind: distribution\n-- table: events\n-- partition: d\n-- dimension: status\n-- baseline: 7\n-- threshold: 5%\n")}})
+		run := NewRunner(targets, WithClock(runClock)).Run(ctx, set.Rules)
+		if diff := cmp.Diff(map[string]outcome{"share": {StatusPass, 0, []string{}}}, outcomes(run)); diff != "" {
+			t.Errorf("outcomes (-want +got):\n%s\n%s", diff, run.Results[0].Message)
+		}
+	})
+}
