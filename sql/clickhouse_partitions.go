@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"trueup/fault"
 )
 
 // ClickHouse replaces rows a partition at a time (ALTER TABLE … REPLACE PARTITION … FROM, atomic
@@ -57,6 +59,17 @@ func (e *chEngine) Partitioning(ctx context.Context, table, column string) (Part
 			typ = c.Kind
 		}
 	}
+	where, args := systemTableWhere(table, "name")
+	res, err := e.tablesQuery(ctx, "SELECT engine FROM system.tables WHERE "+where, args...)
+	if err != nil {
+		return fail(err)
+	}
+	if len(res.Rows) > 0 {
+		if engine := AsText(res.Rows[0][0]); !strings.HasSuffix(engine, "MergeTree") && engine != "View" {
+			return Partitioning{}, fault.New(fault.Invalid, "%s has the engine %s, which has no partitions to replace: trueup backfills MergeTree tables (copy it into one: CREATE TABLE … ENGINE = MergeTree ORDER BY … AS SELECT * FROM %s)",
+				table, engine, table)
+		}
+	}
 	key, err := e.partitionKey(ctx, table)
 	if err != nil {
 		return fail(err)
@@ -66,7 +79,7 @@ func (e *chEngine) Partitioning(ctx context.Context, table, column string) (Part
 		return p, err
 	}
 	q, args := e.dialect.sizeQuery(table)
-	res, err := e.Query(ctx, q, args...)
+	res, err = e.Query(ctx, q, args...)
 	if err != nil {
 		return fail(err)
 	}

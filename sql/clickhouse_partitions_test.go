@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"trueup/fault"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
@@ -148,4 +149,24 @@ func TestClickHouseCoarsePartitions(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestClickHousePartitioningOfATableWithoutParts: a Log or Memory table (adopt takes them) has
+// no partitions to replace: Partitioning says so, and a backfill's plan is blocked with it (the
+// run failed on "Unknown identifier: _partition_id").
+func TestClickHousePartitioningOfATableWithoutParts(t *testing.T) {
+	e := sqltest.ClickHouse(t)
+	if e == nil {
+		t.Skip("engines are ClickHouse's")
+	}
+	for _, engine := range []string{"Memory", "Log"} {
+		table := "no_parts_" + strings.ToLower(engine)
+		if err := e.Exec(context.Background(), "CREATE TABLE "+table+" (id UInt64, d Date) ENGINE = "+engine); err != nil {
+			t.Fatal(err)
+		}
+		_, err := e.Partitioning(context.Background(), table, "d")
+		if fault.Of(err) != fault.Invalid || !strings.Contains(err.Error(), table+" has the engine "+engine+", which has no partitions to replace: trueup backfills MergeTree tables") {
+			t.Errorf("%s: %v (%v)", engine, err, fault.Of(err))
+		}
+	}
 }
