@@ -167,6 +167,9 @@ func TestSwapCarriesWhatThePipelineWrote(t *testing.T) {
 				t.Errorf("versions: v%d %d rows (%+d against live, checksum compared %v), want %d rows, as many as live, checksums not compared (written since)",
 					v.N, v.Rows, v.RowsVsLive, v.ChecksumCompared, want)
 			}
+			if v.Checksum != "" { // each was written since its checksum was taken
+				t.Errorf("versions: v%d shows the checksum %s, taken of other rows", v.N, v.Checksum)
+			}
 		}
 
 		// A writer that did not notice keeps writing v2: caught, then caught up.

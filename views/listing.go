@@ -141,8 +141,9 @@ func (s *Service) VersionsWithHistory(ctx context.Context, table string, history
 		return Listing{}, err
 	}
 	// The rows each version holds now, not as recorded when it was built or adopted: carries, a
-	// catch-up and the pipeline write versions after that. A recorded checksum is compared only
-	// while it still describes its version (stale reports whether it does not).
+	// catch-up and the pipeline write versions after that. A recorded checksum is shown and
+	// compared only while it still describes its version (stale reports whether it does not):
+	// one next to rows it was not taken of misled the reader comparing versions by it.
 	stale := map[int]bool{}
 	for i := range vs {
 		if !st.physical[vs[i].N] {
@@ -161,6 +162,9 @@ func (s *Service) VersionsWithHistory(ctx context.Context, table string, history
 				return Listing{}, err
 			}
 			stale[vs[i].N] = !current
+		}
+		if stale[vs[i].N] {
+			vs[i].Checksum = ""
 		}
 	}
 	var live *Version
