@@ -59,3 +59,24 @@ func TestBodyReadsTrueInEveryState(t *testing.T) {
 		}
 	})
 }
+
+// TestBodyCountsInTheTablesOwnUnits: one day rebuilt is "1 day", a downstream table of months
+// is counted in months ("of 2 days compared" for a monthly table), and a login is no contact
+// ("Contact cli").
+func TestBodyCountsInTheTablesOwnUnits(t *testing.T) {
+	ev := notices.Evidence{Backfill: "fix", RunID: 3, Reason: "bug", Actor: "cli", Tables: []string{"orders", "monthly"},
+		Partitions: []string{"2026-11-10"}, From: time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 11, 11, 0, 0, 0, 0, time.UTC),
+		Diff: []notices.PartitionDiff{
+			{Table: "orders", Partition: "2026-11-10", OldCount: 100, NewCount: 100, Verdict: notices.VerdictExpected},
+			{Table: "monthly", Partition: "2026-10", OldCount: 1, NewCount: 1, Verdict: notices.VerdictIdentical},
+			{Table: "monthly", Partition: "2026-11", OldCount: 1, NewCount: 1, Verdict: notices.VerdictExpected},
+		},
+		Compared: []notices.TableComparison{{Table: "orders", Partitions: 1}, {Table: "monthly", Partitions: 2, Identical: 1}}}
+	_, body := notices.Compose(ev)
+	for _, want := range []string{"for 10 November 2026 (1 day)", "orders: of 1 day compared", "monthly: of 2 months compared",
+		"Contact the data team (backfill fix, run 3)."} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the body lacks %q:\n%s", want, body)
+		}
+	}
+}

@@ -74,8 +74,8 @@ func compose(ev Evidence, n *Notice) (title, body string) {
 
 	section("Questions")
 	contact := ev.Owner
-	if contact == "" {
-		contact = ev.Actor
+	if contact == "" && strings.Contains(ev.Actor, "@") {
+		contact = ev.Actor // an address to write to, not a login such as cli
 	}
 	if contact == "" {
 		contact = "the data team"
@@ -90,6 +90,15 @@ func compose(ev Evidence, n *Notice) (title, body string) {
 	}
 	fmt.Fprintf(&b, "Contact %s%s.\n", contact, ref)
 	return composeTitle(ev), b.String()
+}
+
+func allMonths(ps []string) bool {
+	for _, p := range ps {
+		if _, err := time.Parse("2006-01", p); err != nil {
+			return false
+		}
+	}
+	return len(ps) > 0
 }
 
 func allDates(ps []string) bool {
@@ -162,16 +171,16 @@ func whatChanges(ev Evidence, n *Notice) string {
 	if len(ev.Tables) == 0 {
 		what, were = "The data", "was"
 	}
-	unit := "partitions"
+	one, unit := "partition", "partitions"
 	if allDates(ev.Partitions) {
-		unit = "days"
+		one, unit = "day", "days"
 	}
 	scope := ""
 	switch {
 	case !ev.From.IsZero() && !ev.To.IsZero():
 		scope = " for " + dateRange(ev.From, ev.To)
 		if n := len(ev.Partitions); n > 0 {
-			scope += fmt.Sprintf(" (%d %s)", n, unit)
+			scope += " (" + plural(n, one, unit) + ")"
 		}
 	case len(ev.Partitions) > 0 && len(ev.Partitions) <= 5:
 		scope = " for " + andList(ev.Partitions)

@@ -367,7 +367,7 @@ func noticeCard(n Notice, page string) *Card {
 	c := &Card{Title: n.Title, Status: strings.TrimPrefix(StateLine(n), "Status: "), Numbers: ReportRows(n.Evidence), URL: page, Link: "Read the notice"}
 	for _, t := range ChartTables(n.Evidence.Diff) {
 		if rows := changedPartitions(tableRows(n.Evidence.Diff, t)); len(rows) > 0 {
-			c.Lines = append(c.Lines, t+": "+ChangeSummary(rows)+" over "+partitionCount(n.Evidence, len(rows)))
+			c.Lines = append(c.Lines, t+": "+ChangeSummary(rows)+" over "+partitionCount(n.Evidence, rows, len(rows)))
 		}
 	}
 	return c

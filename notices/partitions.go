@@ -231,7 +231,7 @@ func tableDiffText(ev Evidence, table string, ds []PartitionDiff, c TableCompari
 	switch {
 	case known:
 		identical = c.Identical // the diff lists changed partitions only
-		s = fmt.Sprintf("%s: of %s compared, ", table, partitionCount(ev, c.Partitions))
+		s = fmt.Sprintf("%s: of %s compared, ", table, partitionCount(ev, ds, c.Partitions))
 	case table != "":
 		s = fmt.Sprintf("%s, compared for every %s: ", table, partitionUnit(ev))
 	default:
@@ -262,11 +262,22 @@ func tableDiffText(ev Evidence, table string, ds []PartitionDiff, c TableCompari
 	return s + andList(parts) + "."
 }
 
-// partitionCount names n partitions the way a reader counts them: "92 days" when they are
-// dates, else "12 order_month partitions".
-func partitionCount(ev Evidence, n int) string {
-	if allDates(ev.Partitions) && !ev.From.IsZero() {
+// partitionCount names n partitions of one table the way a reader counts them: "92 days" when
+// they are dates, "2 months" when months (a downstream table of months beside days), else "12
+// order_month partitions".
+func partitionCount(ev Evidence, ds []PartitionDiff, n int) string {
+	labels := make([]string, len(ds))
+	for i, d := range ds {
+		labels[i] = d.Partition
+	}
+	if len(labels) == 0 {
+		labels = ev.Partitions
+	}
+	if allDates(labels) && !ev.From.IsZero() {
 		return plural(n, "day", "days")
+	}
+	if allMonths(labels) {
+		return plural(n, "month", "months")
 	}
 	if ev.PartitionColumn != "" {
 		return plural(n, ev.PartitionColumn+" partition", ev.PartitionColumn+" partitions")
