@@ -93,8 +93,12 @@ func (s *Service) staleRollback(ctx context.Context, req RollbackRequest, undo P
 		return nil
 	}
 	why := fmt.Sprintf("swap #%d is not in effect on %s", req.Undoes, req.Table)
-	if was, err := s.GetPublish(ctx, req.Undoes); err == nil && was.UndoneBy != 0 {
-		why = fmt.Sprintf("swap #%d was already taken back by rollback #%d", req.Undoes, was.UndoneBy)
+	if was, err := s.GetPublish(ctx, req.Undoes); err == nil {
+		if _, moved := was.change(req.Table); !moved || was.Kind != KindSwap {
+			why = fmt.Sprintf("#%d is not a swap of %s (it is a %s of %s)", req.Undoes, req.Table, was.Kind, was.Table)
+		} else if was.UndoneBy != 0 {
+			why = fmt.Sprintf("swap #%d was already taken back by rollback #%d", req.Undoes, was.UndoneBy)
+		}
 	}
 	now := "there is nothing to roll back now"
 	if ok {

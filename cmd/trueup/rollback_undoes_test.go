@@ -46,6 +46,11 @@ func TestRollbackUndoesRefusesARetry(t *testing.T) {
 			if code != exitFailed || !strings.Contains(errs, "swap #2 was already taken back by rollback #3") || out != "" {
 				t.Errorf("retried rollback: exit %d, want %d: %s %s", code, exitFailed, out, errs)
 			}
+			// A swap of other tables is named as such, not as taken back.
+			code, out, errs = run("rollback", "customer_ltv", "--undoes", "2")
+			if code != exitFailed || !strings.Contains(errs, "#2 is not a swap of customer_ltv (it is a swap of orders)") {
+				t.Errorf("rollback of another table naming swap #2: exit %d: %s %s", code, out, errs)
+			}
 			code, out, errs = run("versions", "orders")
 			if code != 0 || !strings.Contains(out, "live v2, rollback to v1") {
 				t.Errorf("versions after one rollback: exit %d: %s %s", code, out, errs)
