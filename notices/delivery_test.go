@@ -381,7 +381,7 @@ func TestReceiverDownThenUp(t *testing.T) {
 		t.Errorf("pending webhook delivery %+v: want attempt 1, retry in 1m, the error kept", hook)
 	}
 	r.clock.Advance(30 * time.Second)
-	if rep := r.deliver(); rep != (notices.Report{}) {
+	if rep := r.deliver(); rep != (notices.Report{Waiting: 1}) {
 		t.Errorf("retried before its backoff: %+v", rep)
 	}
 	r.clock.Advance(30 * time.Second)

@@ -238,6 +238,8 @@ type Report struct {
 	Delivered int `json:"delivered"`
 	Retrying  int `json:"retrying"`
 	Failed    int `json:"failed"`
+	// Waiting are the deliveries not due yet (a retry's backoff): not tried by this pass.
+	Waiting int `json:"waiting"`
 }
 
 const deliveryCols = `id, key, event, recipient, notice_id, subject, state, attempts, next_at, last_error,
@@ -283,6 +285,12 @@ func (o *Outbox) Deliver(ctx context.Context) (Report, error) {
 			return rep, err
 		}
 	}
+	var waiting int
+	if err := o.l.DB().QueryRowContext(ctx, `SELECT count(*) FROM outbox WHERE state = ? AND next_at > ?`,
+		DeliveryPending, o.opt.Now().UTC()).Scan(&waiting); err != nil {
+		return rep, fmt.Errorf("notices: outbox: %w", err)
+	}
+	rep.Waiting = waiting
 	return rep, nil
 }
 

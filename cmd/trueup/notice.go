@@ -215,7 +215,11 @@ func deliverNotices(ctx context.Context, e *env, svc *notices.Service) error {
 }
 
 func reportDeliveries(e *env, rep notices.Report) {
-	fmt.Fprintf(e.stderr, "deliveries: %d delivered, %d to retry, %d failed for good\n", rep.Delivered, rep.Retrying, rep.Failed)
+	waiting := ""
+	if rep.Waiting > 0 {
+		waiting = fmt.Sprintf(" (%d waiting for a retry not due yet)", rep.Waiting)
+	}
+	fmt.Fprintf(e.stderr, "deliveries: %d delivered, %d to retry, %d failed for good%s\n", rep.Delivered, rep.Retrying, rep.Failed, waiting)
 }
 
 // runWithOutbox runs serve with the notice delivery worker beside it, stopping the worker when
