@@ -155,16 +155,7 @@ func TestSwapBackRefusesToHideRows(t *testing.T) {
 func TestOldVersionsLosingRowsHideNothing(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
-		makeVersion(t, e, "orders", 1, 200, 0)
-		pointView(t, e, "orders", 1)
-		s := views.New("w", e, ledgertest.Open(t))
-		if _, err := s.Versions(ctx, "orders"); err != nil {
-			t.Fatal(err)
-		}
-		buildLike(t, s, e)
-		if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"}); err != nil {
-			t.Fatal(err)
-		}
+		s := swappedToV2(t, e)
 		july5 := tsql.Window{Column: "d", Type: tsql.TypeDate, Start: july(5), End: july(6)}
 		if _, err := e.ReplacePartitions(ctx, "orders__v1", []tsql.PartitionWrite{{Window: july5, Query: "SELECT * FROM orders__v1 WHERE 1 = 0"}}); err != nil {
 			t.Fatal(err)
@@ -202,16 +193,7 @@ func dateLit(t *testing.T, e tsql.Engine, day time.Time) string {
 func TestRetireKeepsRowsReadersNeverSaw(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
-		makeVersion(t, e, "orders", 1, 200, 0)
-		pointView(t, e, "orders", 1)
-		s := views.New("w", e, ledgertest.Open(t))
-		if _, err := s.Versions(ctx, "orders"); err != nil {
-			t.Fatal(err)
-		}
-		buildLike(t, s, e)
-		if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"}); err != nil {
-			t.Fatal(err)
-		}
+		s := swappedToV2(t, e)
 		if _, err := s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "ann"}); err != nil {
 			t.Fatal(err)
 		}
@@ -234,4 +216,22 @@ func TestRetireKeepsRowsReadersNeverSaw(t *testing.T) {
 			t.Errorf("readers see %d of the 3 rows after the catch-up and the retire", n)
 		}
 	})
+}
+
+// swappedToV2 is orders with v1 (July 1–20, 10 rows a day) and v2 built like a backfill (scope
+// July 3 and 4) swapped in, on a ledger of its own.
+func swappedToV2(t *testing.T, e tsql.Engine) *views.Service {
+	t.Helper()
+	ctx := context.Background()
+	makeVersion(t, e, "orders", 1, 200, 0)
+	pointView(t, e, "orders", 1)
+	s := views.New("w", e, ledgertest.Open(t))
+	if _, err := s.Versions(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	buildLike(t, s, e)
+	if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"}); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

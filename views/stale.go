@@ -223,16 +223,11 @@ type CatchUpResult struct {
 // recorded in the audit log. Partitions inside a scope are not carried: listed in NotCarried.
 func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResult, error) {
 	actor = orLocal(actor)
-	_, unlock, err := s.lock([]string{table}, actor, "catch-up")
+	res, stale, unlock, err := s.heldStale(ctx, table, actor)
 	if err != nil {
-		return CatchUpResult{}, err
+		return res, err
 	}
 	defer unlock()
-	live, stale, err := s.stale(ctx, table)
-	if err != nil {
-		return CatchUpResult{}, err
-	}
-	res := catchUpResult(table, live, stale)
 	res.Carried = []StaleVersion{} // each as it is carried
 	for _, sv := range stale {
 		left, _, err := s.store.marks(ctx, s.target, table, sv.Version, markLeft)
@@ -297,16 +292,11 @@ func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResu
 // reason; the answer lists them under Acknowledged.
 func (s *Service) Acknowledge(ctx context.Context, table, actor, reason string) (CatchUpResult, error) {
 	actor = orLocal(actor)
-	_, unlock, err := s.lock([]string{table}, actor, "catch-up")
+	res, _, unlock, err := s.heldStale(ctx, table, actor)
 	if err != nil {
-		return CatchUpResult{}, err
+		return res, err
 	}
 	defer unlock()
-	live, stale, err := s.stale(ctx, table)
-	if err != nil {
-		return CatchUpResult{}, err
-	}
-	res := catchUpResult(table, live, stale)
 	res.Acknowledged, res.NotCarried = res.NotCarried, []StaleVersion{}
 	for _, sv := range res.Acknowledged {
 		left, _, err := s.store.marks(ctx, s.target, table, sv.Version, markLeft)
@@ -331,6 +321,21 @@ func (s *Service) Acknowledge(ctx context.Context, table, actor, reason string) 
 			Params: map[string]any{"target": s.target, "from": sv.Version, "acknowledged": sv.InScope, "reason": reason}})
 	}
 	return res, nil
+}
+
+// heldStale takes table for a catch-up and reads what is stale, sorted as a catch-up's answer;
+// the caller unlocks.
+func (s *Service) heldStale(ctx context.Context, table, actor string) (CatchUpResult, []StaleVersion, func(), error) {
+	_, unlock, err := s.lock([]string{table}, actor, "catch-up")
+	if err != nil {
+		return CatchUpResult{}, nil, nil, err
+	}
+	live, stale, err := s.stale(ctx, table)
+	if err != nil {
+		unlock()
+		return CatchUpResult{}, nil, nil, err
+	}
+	return catchUpResult(table, live, stale), stale, unlock, nil
 }
 
 // PlanCatchUp is what CatchUp would carry into table's live version, and what not, changing

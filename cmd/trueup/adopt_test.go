@@ -25,6 +25,19 @@ func plainWarehouse(t *testing.T, url string) string {
 	return cfg
 }
 
+// expectExit runs trueup on the project cfg, failing the test unless it exits want; it returns
+// stdout and stderr.
+func expectExit(t *testing.T, cfg string) func(want int, args ...string) string {
+	return func(want int, args ...string) string {
+		t.Helper()
+		code, out, errs := cli(t, append([]string{"--config", cfg}, args...)...)
+		if code != want {
+			t.Fatalf("%v: exit %d, want %d\n%s%s", args, code, want, out, errs)
+		}
+		return out + errs
+	}
+}
+
 // warehouseURLs are a new DuckDB file and, with a test server, a new ClickHouse database.
 func warehouseURLs(t *testing.T) map[string]string {
 	urls := map[string]string{"duckdb": sqltest.DuckDBURL(t)}
@@ -42,14 +55,7 @@ func TestAdoptBackfillSwapRollback(t *testing.T) {
 	for name, url := range warehouseURLs(t) {
 		t.Run(name, func(t *testing.T) {
 			cfg := plainWarehouse(t, url)
-			run := func(want int, args ...string) string {
-				t.Helper()
-				code, out, errs := cli(t, append([]string{"--config", cfg}, args...)...)
-				if code != want {
-					t.Fatalf("%v: exit %d, want %d\n%s%s", args, code, want, out, errs)
-				}
-				return out + errs
-			}
+			run := expectExit(t, cfg)
 			if name == "clickhouse" {
 				// A reader queries sales throughout, from its own connection; the reads that fail
 				// (the moment of ClickHouse 18.16's RENAME before CREATE VIEW) are reported. On
@@ -215,14 +221,7 @@ func TestRunAgainIsRefusedOnlyForItsOwnVersion(t *testing.T) {
 	// its first run fails on 2026-07-11
 	os.WriteFile(again, []byte(strings.Replace(string(body), "SELECT id, d, amount FROM sales_fixed",
 		"SELECT id, d, amount + CAST(CASE WHEN d = DATE '2026-07-11' THEN 'x' ELSE '0' END AS INTEGER) AS amount FROM sales_fixed", 1)), 0o644)
-	run := func(want int, args ...string) string {
-		t.Helper()
-		code, out, errs := cli(t, append([]string{"--config", cfg}, args...)...)
-		if code != want {
-			t.Fatalf("%v: exit %d, want %d\n%s%s", args, code, want, out, errs)
-		}
-		return out + errs
-	}
+	run := expectExit(t, cfg)
 	run(0, "adopt", "sales")
 	run(0, "backfill", "run", "fix_sales", "--from", "2026-07-10", "--to", "2026-07-12")
 	run(1, "backfill", "run", "fix_sales_again", "--from", "2026-07-10", "--to", "2026-07-12")

@@ -947,7 +947,7 @@ func TableVersionsPage(d TableVersions) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 81, "</tbody></table></div><p><small data-testid=\"versions-counted\">Rows are counted now, carries and the pipeline's writes included. A checksum is as recorded when its version was built or adopted, and compared with live's only while neither version was written since: trueup diff compares them row by row.</small></p></section><section aria-labelledby=\"history-heading\"><h2 id=\"history-heading\">Swaps and rollbacks</h2>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 81, "</tbody></table></div><p><small data-testid=\"versions-counted\">Rows are counted now, carries and the pipeline's writes included. A checksum is as recorded when its version was built or adopted, shown only while that version was not written since, and then compared with live's: trueup diff compares them row by row.</small></p></section><section aria-labelledby=\"history-heading\"><h2 id=\"history-heading\">Swaps and rollbacks</h2>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
