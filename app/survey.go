@@ -15,6 +15,9 @@ type Survey struct {
 	Logical []views.Table
 	// Tables are the tables that are not a version of a logical table listed in Logical.
 	Tables []string
+	// Adoptable are those of Tables that trueup adopt takes (no AdoptRefusal): not a cluster's
+	// local table behind a Distributed one, not a ReplacingMergeTree, …
+	Adoptable []string
 	// Views are the views that are not logical tables.
 	Views []string
 }
@@ -43,6 +46,13 @@ func SurveyTarget(ctx context.Context, name string, e tsql.Engine) (*Survey, err
 			s.Views = append(s.Views, r.Name)
 		case !r.View && !isVersion[r.Name]:
 			s.Tables = append(s.Tables, r.Name)
+			why, err := e.AdoptRefusal(ctx, r.Name)
+			if err != nil {
+				return nil, fmt.Errorf("survey %s: %w", e.Info().Target, err)
+			}
+			if why == "" {
+				s.Adoptable = append(s.Adoptable, r.Name)
+			}
 		}
 	}
 	return s, nil

@@ -174,9 +174,9 @@ func reportInit(e *env, dir, target string, wrote, kept []string, s *flow.Survey
 		fmt.Fprintln(w, "  (edit trueup.yaml: name your warehouse under targets.warehouse.url, or run trueup init --target URL)")
 	}
 	if s != nil {
-		for i, t := range s.Tables {
+		for i, t := range s.Adoptable {
 			if i == maxAdoptShown {
-				fmt.Fprintf(w, "  … and %d more tables to adopt\n", len(s.Tables)-maxAdoptShown)
+				fmt.Fprintf(w, "  … and %d more tables to adopt\n", len(s.Adoptable)-maxAdoptShown)
 				break
 			}
 			fmt.Fprintf(w, "  trueup adopt %-20s # make it a logical table: a view %s over %s__v1\n", t, t, t)

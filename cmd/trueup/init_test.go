@@ -196,6 +196,15 @@ func warehouse(t *testing.T, url string) {
 	if err := e.Exec(ctx, "CREATE VIEW recent AS SELECT order_id FROM customers"); err != nil {
 		t.Fatal(err)
 	}
+	// a table adopt refuses: indexed on DuckDB (it cannot be renamed), merging rows on ClickHouse
+	for _, q := range map[string][]string{
+		"duckdb":     {"CREATE TABLE refunds (id BIGINT)", "CREATE INDEX refunds_id ON refunds (id)"},
+		"clickhouse": {"CREATE TABLE refunds (id UInt64) ENGINE = ReplacingMergeTree ORDER BY id"},
+	}[e.Info().Kind] {
+		if err := e.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // targetURLs are a DuckDB file's URL and, when a server is there, a fresh ClickHouse database's.
@@ -219,9 +228,9 @@ func TestInitTargetListsRelations(t *testing.T) {
 				t.Fatalf("init: exit %d\n%s\n%s", code, out, errs)
 			}
 			for _, want := range []string{
-				"1 logical table, 1 table, 1 other view",
+				"1 logical table, 2 tables, 1 other view",
 				"  logical tables (a view over NAME__vN: trueup can rebuild, swap and roll them back):\n    orders                   live v1, versions v1, 80 rows\n",
-				"  tables:\n    customers\n  views:\n    recent\n",
+				"  tables:\n    customers\n    refunds\n  views:\n    recent\n",
 				"Next:\n  cd proj\n  trueup adopt customers ",
 				"  trueup check ",
 			} {
@@ -229,8 +238,8 @@ func TestInitTargetListsRelations(t *testing.T) {
 					t.Errorf("stdout lacks %q:\n%s", want, out)
 				}
 			}
-			if strings.Contains(out, "adopt orders") || strings.Contains(out, "adopt recent") {
-				t.Errorf("init offers to adopt a logical table or a view:\n%s", out)
+			if strings.Contains(out, "adopt orders") || strings.Contains(out, "adopt recent") || strings.Contains(out, "adopt refunds") {
+				t.Errorf("init offers to adopt a logical table, a view or a table adopt refuses:\n%s", out)
 			}
 			c, err := config.Load(filepath.Join("proj", "trueup.yaml"))
 			if err != nil {
