@@ -153,7 +153,8 @@ func writeQueryText(w io.Writer, res ops.QueryResult) {
 		head = fmt.Sprintf("exposure %s (%s), %s", res.Exposure, res.Title, head)
 	}
 	if !res.AsOf.IsZero() {
-		head += ", as of " + res.AsOf.Format("2006-01-02 15:04:05 UTC")
+		// the version live then, read as it is now: trueup keeps versions, not their past rows
+		head += ", as of " + res.AsOf.Format("2006-01-02 15:04:05 UTC") + " (the versions live then, with the rows they hold now)"
 	}
 	fmt.Fprintln(w, head)
 	asked := answerLines(res.Answer)
