@@ -88,8 +88,8 @@ type Scope struct {
 }
 
 // ParseScope reads a date range given as from and to (the flags --from and --to, the API's
-// query parameters of those names) (YYYY-MM-DD, inclusive); nil when
-// neither is given.
+// query parameters of those names), both ends inclusive: days, months (2026-11: every day of
+// it) or hours (2026-11-30T05:00); nil when neither is given.
 func ParseScope(from, to string) (*Scope, error) {
 	if from == "" && to == "" {
 		return nil, nil
@@ -97,18 +97,31 @@ func ParseScope(from, to string) (*Scope, error) {
 	if from == "" || to == "" {
 		return nil, fault.New(fault.Invalid, "scope: give both from and to (YYYY-MM-DD)")
 	}
-	f, err := time.Parse("2006-01-02", from)
+	f, _, err := parseScopeEnd(from)
 	if err != nil {
-		return nil, fault.New(fault.Invalid, "from %q: want YYYY-MM-DD", from)
+		return nil, fault.New(fault.Invalid, "from %q: want YYYY-MM-DD (a day), YYYY-MM (a month) or YYYY-MM-DDTHH:MM (an hour)", from)
 	}
-	t, err := time.Parse("2006-01-02", to)
+	t, grain, err := parseScopeEnd(to)
 	if err != nil {
-		return nil, fault.New(fault.Invalid, "to %q: want YYYY-MM-DD", to)
+		return nil, fault.New(fault.Invalid, "to %q: want YYYY-MM-DD (a day), YYYY-MM (a month) or YYYY-MM-DDTHH:MM (an hour)", to)
 	}
 	if t.Before(f) {
 		return nil, fault.New(fault.Invalid, "scope %s..%s ends before it starts", from, to)
 	}
-	return &Scope{From: f, To: endOfDay(t)}, nil
+	return &Scope{From: f, To: tsql.NextGrain(t, grain).Add(-time.Nanosecond)}, nil
+}
+
+// parseScopeEnd reads one end of a scope given as a flag or parameter: a day, a month (every
+// day of it) or an hour, and the grain it names.
+func parseScopeEnd(s string) (time.Time, string, error) {
+	for _, f := range []struct{ layout, grain string }{
+		{"2006-01-02", "day"}, {"2006-01", "month"}, {"2006-01-02T15:04", "hour"}, {"2006-01-02 15:04", "hour"},
+	} {
+		if t, err := time.Parse(f.layout, s); err == nil {
+			return t, f.grain, nil
+		}
+	}
+	return time.Time{}, "", fmt.Errorf("not a day, month or hour: %q", s)
 }
 
 // endOfDay is the last instant of t's day (UTC).

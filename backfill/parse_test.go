@@ -176,3 +176,25 @@ func TestCheckValidateNamesRulesOrTags(t *testing.T) {
 		t.Errorf("no rules: got %v", err)
 	}
 }
+
+// TestScopeFlagsAtEveryGrain: --from and --to take a month (every day of it) and an hour as
+// well as a day, so a month or hour backfill's scope is given in its own terms.
+func TestScopeFlagsAtEveryGrain(t *testing.T) {
+	at := func(s string) time.Time { t, _ := time.Parse(time.RFC3339Nano, s); return t }
+	for _, c := range []struct {
+		from, to   string
+		start, end time.Time
+	}{
+		{"2026-11-10", "2026-11-12", at("2026-11-10T00:00:00Z"), at("2026-11-12T23:59:59.999999999Z")},
+		{"2026-10", "2026-11", at("2026-10-01T00:00:00Z"), at("2026-11-30T23:59:59.999999999Z")},
+		{"2026-11-30T05:00", "2026-11-30 07:00", at("2026-11-30T05:00:00Z"), at("2026-11-30T07:59:59.999999999Z")},
+	} {
+		s, err := backfill.ParseScope(c.from, c.to)
+		if err != nil || !s.From.Equal(c.start) || !s.To.Equal(c.end) {
+			t.Errorf("%s..%s: %+v %v, want %s..%s", c.from, c.to, s, err, c.start, c.end)
+		}
+	}
+	if _, err := backfill.ParseScope("2026-11-10", "November"); err == nil || !strings.Contains(err.Error(), `to "November": want YYYY-MM-DD (a day), YYYY-MM (a month) or YYYY-MM-DDTHH:MM (an hour)`) {
+		t.Errorf("a bad end: %v", err)
+	}
+}
