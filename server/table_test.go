@@ -353,7 +353,7 @@ func TestVersionCountsSayWhenCounted(t *testing.T) {
 			t.Errorf("%s %q, want %q", testid, got, want)
 		}
 	}
-	if got := text(doc.Find(`[data-testid="versions-counted"]`)); !strings.Contains(got, "Rows are counted now") || !strings.Contains(got, "only while neither version was written since") {
+	if got := text(doc.Find(`[data-testid="versions-counted"]`)); !strings.Contains(got, "Rows are counted now") || !strings.Contains(got, "shown only while that version was not written since") {
 		t.Errorf("the note under the versions %q", got)
 	}
 }
