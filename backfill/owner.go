@@ -20,8 +20,8 @@ const RunInterrupted = "interrupted"
 // staleness guess, and would call a paused process dead. A process on the same machine is alive
 // for a run when its pid, start time and boot all match.
 
-// processIdentity is the owner string of process pid, or "" when it does not exist (or /proc
-// cannot tell).
+// processIdentity is the owner string of process pid, or "" when it does not exist, has exited
+// (a zombie its parent has not reaped: field 3, the state, is Z), or /proc cannot tell.
 func processIdentity(pid int) string {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -35,8 +35,8 @@ func processIdentity(pid int) string {
 		return ""
 	}
 	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return ""
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return "" // a zombie (killed, not reaped yet) or dead process builds nothing
 	}
 	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {

@@ -1,7 +1,10 @@
 package backfill
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -37,7 +40,17 @@ func TestOwnerAlive(t *testing.T) {
 			}
 		})
 	}
+	// Killed, and not reaped yet (a zombie: kill -9 of a child whose parent has not waited),
+	// it builds nothing: it is gone (it counted as alive, so a run was started afresh).
 	other.Process.Kill()
+	for dead := false; !dead; {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", other.Process.Pid))
+		dead = err != nil || strings.Contains(string(stat), ") Z ")
+		runtime.Gosched()
+	}
+	if ownerAlive(owner) {
+		t.Errorf("the owner %q is alive as a zombie", owner)
+	}
 	other.Wait()
 	if ownerAlive(owner) {
 		t.Errorf("the owner %q is alive after its process exited", owner)
