@@ -26,6 +26,8 @@ type Exposure struct {
 	// the values. Empty: the leading non-numeric columns.
 	Labels []string `json:"labels,omitempty"`
 	SQL    string   `json:"sql"`
+	// Line is the file's line the SQL starts on, for messages about it.
+	Line int `json:"-"`
 }
 
 var (
@@ -58,7 +60,7 @@ func ParseExposure(shown, text string) (*Exposure, sqlfile.Problems) {
 		f.Bad(line+tsql.LineOf(err), "exposure SQL: %v", err)
 		return x, f.Problems()
 	}
-	x.SQL = sqlText
+	x.SQL, x.Line = sqlText, line
 	refs := tsql.TableRefs(sqlText)
 	if f.Has("tables") {
 		x.Tables = sqlfile.List(f.Get("tables"))
@@ -119,7 +121,7 @@ func CheckExposures(ctx context.Context, xs []*Exposure, targets Targets) error 
 			continue
 		}
 		if err := e.Check(ctx, x.SQL); err != nil {
-			problems = append(problems, sqlfile.Problem{Path: x.Path, Line: 1, Msg: "exposure SQL does not prepare: " + fault.FirstLine(err.Error())})
+			problems = append(problems, sqlfile.Problem{Path: x.Path, Line: max(x.Line, 1), Msg: "exposure SQL does not prepare: " + fault.FirstLine(err.Error())})
 		}
 	}
 	return problems.Err()

@@ -173,7 +173,7 @@ func TestEvaluateExposure(t *testing.T) {
 		t.Run("sql_the_engine_cannot_prepare", func(t *testing.T) {
 			bad, _ := notices.ParseExposure("exposures/bad.sql", "-- title: Bad\nSELECT no_such_column FROM daily_revenue\n")
 			err := notices.CheckExposures(ctx, []*notices.Exposure{bad}, targets)
-			if err == nil || !strings.HasPrefix(err.Error(), "exposures/bad.sql:1: exposure SQL does not prepare") {
+			if err == nil || !strings.HasPrefix(err.Error(), "exposures/bad.sql:2: exposure SQL does not prepare") {
 				t.Errorf("check: %v", err)
 			}
 		})
