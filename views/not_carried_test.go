@@ -116,16 +116,7 @@ func TestRollbackNamesTheScopesRowsItLeaves(t *testing.T) {
 func TestSwapBackRefusesToHideRows(t *testing.T) {
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
 		ctx := context.Background()
-		makeVersion(t, e, "orders", 1, 200, 0)
-		pointView(t, e, "orders", 1)
-		s := views.New("w", e, ledgertest.Open(t))
-		if _, err := s.Versions(ctx, "orders"); err != nil {
-			t.Fatal(err)
-		}
-		buildLike(t, s, e) // scope July 3 and 4
-		if _, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"}); err != nil {
-			t.Fatal(err)
-		}
+		s := swappedToV2(t, e)
 		if _, err := s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "ann"}); err != nil {
 			t.Fatal(err)
 		}
