@@ -157,6 +157,8 @@ func openBackfillRunner(ctx context.Context, e *env) (*app, *backfill.Runner, *n
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ntc, err := openNotices(ctx, e, a, log)
 	if err != nil {
+		// The backfill files' problems are said too (each on stderr): one pass fixes both.
+		newBackfillRunner(ctx, e, a, nil, log)
 		a.Close()
 		return nil, nil, nil, err
 	}

@@ -192,3 +192,16 @@ func TestBackfillHeaderProblemsExit2(t *testing.T) {
 		t.Errorf("status after the refused runs: exit %d: %s", code, errs)
 	}
 }
+
+// TestExposureAndBackfillProblemsAtOnce: a backfill command names the problems of the exposure
+// files and of the backfill files in one pass (those of the backfills showed only once the
+// exposures were fixed).
+func TestExposureAndBackfillProblemsAtOnce(t *testing.T) {
+	dir := demoDir(t)
+	os.WriteFile(filepath.Join(dir, "exposures", "broken.sql"), []byte("-- titel: Oops\nSELECT 1 AS x FROM orders\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "backfills", "broken.sql"), []byte("-- table: orders\nSELECT 1\n"), 0o644)
+	code, out, errs := cli(t, "--config", filepath.Join(dir, "trueup.yaml"), "backfill", "plan", "fix_dedup_bug")
+	if code != exitUsage || !strings.Contains(errs, "exposures/broken.sql:1:") || !strings.Contains(errs, "backfills/broken.sql:") {
+		t.Errorf("exit %d, want %d naming both files' problems: %s %s", code, exitUsage, out, errs)
+	}
+}
