@@ -381,8 +381,17 @@ func TestDemoBackfill(t *testing.T) {
 			now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 			var slept []time.Duration
 			var mu sync.Mutex
+			var svc *backfill.Service
+			waiting := ""
 			nr := d.newRunner(t, e, backfill.WithClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now },
 				func(_ context.Context, d time.Duration) error {
+					if waiting == "" { // the status while it waits for its hours says so
+						st, err := svc.Status(ctx, "nightly")
+						if err != nil {
+							t.Error(err)
+						}
+						waiting = st.Waiting
+					}
 					mu.Lock()
 					defer mu.Unlock()
 					slept = append(slept, d)
@@ -390,6 +399,7 @@ func TestDemoBackfill(t *testing.T) {
 					return nil
 				}))
 			nr.Planner.Set.Backfills = append(nr.Planner.Set.Backfills, &night)
+			svc = &backfill.Service{Runner: nr}
 			run, err := nr.Start(ctx, "nightly", backfill.RunOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -399,6 +409,9 @@ func TestDemoBackfill(t *testing.T) {
 			}
 			if len(slept) == 0 || slept[0] != 10*time.Hour {
 				t.Fatalf("first wait %v, want 10h until 22:00", slept)
+			}
+			if waiting != "the window 22:00-06:00 (UTC) opens in 10h0m0s" {
+				t.Errorf("status while waiting: %q", waiting)
 			}
 			throttles := 0
 			for _, s := range slept[1:] {

@@ -3,6 +3,7 @@ package backfill
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -235,6 +236,11 @@ func (s *Service) Status(ctx context.Context, name string) (*Status, error) {
 		st.CancelAskedBy = w.by
 	}
 	s.mu.Unlock()
+	if b, err := s.Runner.Planner.Set.Get(name); err == nil && b.Window != nil && st.State == RunRunning {
+		if wait := b.Window.Until(s.Runner.now()); wait > 0 {
+			st.Waiting = fmt.Sprintf("the window %s (UTC) opens in %s", b.Window, wait.Round(time.Minute))
+		}
+	}
 	return st, nil
 }
 

@@ -35,7 +35,10 @@ type Status struct {
 	// CancelAskedBy is who asked a run still in progress to cancel: it stops after the
 	// partitions in flight (or once it has validated its sample).
 	CancelAskedBy string `json:"cancel_asked_by,omitempty"`
-	Run           *Run   `json:"-"`
+	// Waiting says a run in progress is waiting for the hours its backfill may write in
+	// (window:), and when they open, e.g. "the window 22:00-06:00 (UTC) opens in 3h20m".
+	Waiting string `json:"waiting,omitempty"`
+	Run     *Run   `json:"-"`
 }
 
 // TableStatus is the progress of one table of a run.

@@ -221,6 +221,9 @@ func versionsOf(run *backfill.Run) string {
 func writeStatus(w io.Writer, st *backfill.Status) {
 	fmt.Fprintf(w, "run %d of %s: %s, %s, %d/%d partitions done, %d failed, %d rows written\n",
 		st.RunID, st.Backfill, st.State, st.Version, st.PartitionsDone, st.PartitionsTotal, st.PartitionsFailed, st.RowsWritten)
+	if st.Waiting != "" {
+		fmt.Fprintf(w, "  waiting: %s\n", st.Waiting)
+	}
 	if st.CancelAskedBy != "" {
 		fmt.Fprintf(w, "  cancel asked by %s: it stops after the partitions in flight\n", st.CancelAskedBy)
 	}
