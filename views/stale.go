@@ -264,6 +264,16 @@ func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResu
 		if err := s.engine.CarryPartitions(ctx, carries); err != nil {
 			return res, fmt.Errorf("views: catch up %s: %w", table, err)
 		}
+		// What readers gained, measured: a merge adds only the rows live lacked ("+1 rows
+		// (merged)" was said of a row live held already).
+		after, err := left.measureRows(ctx, s.engine, into, labelsOf(carries))
+		if err != nil {
+			return res, err
+		}
+		for i := range carries {
+			l := windowLabel(carries[i].Window)
+			done[i].Delta = after[l].Rows - intoNow[l].Rows
+		}
 		// The version left is taken as Stale measured it: what it held is in the live version.
 		for _, c := range carries {
 			l := windowLabel(c.Window)
