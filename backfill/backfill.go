@@ -111,13 +111,17 @@ func ParseScope(from, to string) (*Scope, error) {
 	return &Scope{From: f, To: tsql.NextGrain(t, grain).Add(-time.Nanosecond)}, nil
 }
 
+// partitionLayouts are how a partition, or an end of a scope, is written, and the grain each
+// names.
+var partitionLayouts = []struct{ layout, grain string }{
+	{"2006-01-02", "day"}, {"2006-01", "month"}, {"2006-01-02T15:04", "hour"}, {"2006-01-02 15:04:05", "hour"}, {"2006-01-02 15:04", "hour"},
+}
+
 // parseScopeEnd reads one end of a scope given as a flag or parameter: a day, a month (every
 // day of it) or an hour, and the grain it names.
 func parseScopeEnd(s string) (time.Time, string, error) {
-	for _, f := range []struct{ layout, grain string }{
-		{"2006-01-02", "day"}, {"2006-01", "month"}, {"2006-01-02T15:04", "hour"}, {"2006-01-02 15:04", "hour"},
-	} {
-		if t, err := time.Parse(f.layout, s); err == nil {
+	for _, f := range partitionLayouts {
+		if t, err := time.Parse(f.layout, strings.TrimSpace(s)); err == nil {
 			return t, f.grain, nil
 		}
 	}
@@ -201,10 +205,8 @@ func formatPartition(t time.Time, grain string) string { return tsql.FormatGrain
 // ParsePartition reads a partition as a plan lists it (formatPartition), or a plain date, as the
 // start of its grain.
 func ParsePartition(s, grain string) (time.Time, error) {
-	for _, layout := range []string{"2006-01-02", "2006-01", "2006-01-02T15:04", "2006-01-02 15:04:05"} {
-		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
-			return tsql.TruncGrain(t, grain), nil
-		}
+	if t, _, err := parseScopeEnd(s); err == nil {
+		return tsql.TruncGrain(t, grain), nil
 	}
 	return time.Time{}, fmt.Errorf("partition %q: want YYYY-MM-DD (or YYYY-MM, YYYY-MM-DDTHH:00)", s)
 }

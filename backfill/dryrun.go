@@ -137,7 +137,7 @@ func (r *Runner) DryRun(ctx context.Context, name string, scope *Scope) (*Previe
 		db := r.Planner.Set.ForTable(d.Table)
 		t, _ := ParsePartition(d.Partition, db.Grain)
 		for _, up := range order {
-			if up != db && coarser(db.Grain, up.Grain) && slices.Contains(tsql.TableRefs(db.SQL), up.Table) {
+			if up != db && tsql.CoarserGrain(db.Grain, up.Grain) && slices.Contains(tsql.TableRefs(db.SQL), up.Table) {
 				read[up.Table] = append(read[up.Table], readWindow{start: t, grain: db.Grain})
 			}
 		}
@@ -226,10 +226,4 @@ func (r *Runner) diffSpec(ctx context.Context, b *Backfill, live, new, measured 
 		spec.Expect = exp
 	}
 	return spec, nil
-}
-
-// coarser reports whether grain a spans more than b (month over day over hour).
-func coarser(a, b string) bool {
-	rank := map[string]int{"hour": 1, "day": 2, "month": 3}
-	return rank[a] > rank[b]
 }

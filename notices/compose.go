@@ -92,18 +92,14 @@ func compose(ev Evidence, n *Notice) (title, body string) {
 	return composeTitle(ev), b.String()
 }
 
-func allMonths(ps []string) bool {
-	for _, p := range ps {
-		if _, err := time.Parse("2006-01", p); err != nil {
-			return false
-		}
-	}
-	return len(ps) > 0
-}
+func allMonths(ps []string) bool { return allOf(ps, "2006-01") }
 
-func allDates(ps []string) bool {
+func allDates(ps []string) bool { return allOf(ps, "2006-01-02") }
+
+// allOf reports whether there are partitions ps and each is written as layout says.
+func allOf(ps []string, layout string) bool {
 	for _, p := range ps {
-		if _, err := time.Parse("2006-01-02", p); err != nil {
+		if _, err := time.Parse(layout, p); err != nil {
 			return false
 		}
 	}

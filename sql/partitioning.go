@@ -39,6 +39,9 @@ func grainRank(g string) int {
 	return 0
 }
 
+// CoarserGrain reports whether grain a spans more than b (month over week over day over hour).
+func CoarserGrain(a, b string) bool { return grainRank(a) > grainRank(b) }
+
 // Coarser reports whether replacing one window of grain g rewrites a partition that also holds
 // rows outside it, which the engine then carries over from the table itself.
 func (p Partitioning) Coarser(g string) bool {

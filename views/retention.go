@@ -32,11 +32,15 @@ func (s *Service) Retire(ctx context.Context, req RetireRequest) error {
 		return err
 	}
 	defer unlock()
-	return s.retire(ctx, req.Table, n, req.Actor, req.Reason)
+	_, stale, err := s.stale(ctx, req.Table)
+	if err != nil {
+		return err
+	}
+	return s.retire(ctx, req.Table, n, req.Actor, req.Reason, stale)
 }
 
-// retire does Retire's work; the caller holds the table.
-func (s *Service) retire(ctx context.Context, table string, n int, who, reason string) error {
+// retire does Retire's work; the caller holds the table and read what is stale of it.
+func (s *Service) retire(ctx context.Context, table string, n int, who, reason string, stale []StaleVersion) error {
 	if held, err := s.ledgerHolder(ctx, table); err != nil {
 		return err
 	} else if held != nil {
@@ -65,9 +69,7 @@ func (s *Service) retire(ctx context.Context, table string, n int, who, reason s
 	case v.State == StateRetired && !st.physical[n]:
 		return conflictf("%s v%d is already retired", table, n)
 	}
-	if sv, err := s.hiding(ctx, table, n); err != nil {
-		return err
-	} else if sv != nil {
+	if sv := hiding(stale, n); sv != nil {
 		return conflictf("%s v%d holds rows readers never saw (%s): retiring it would drop them for good; carry them into the live version first (trueup catch-up %s; those inside a backfill's scope: --acknowledge once dealt with)",
 			table, n, CarriedList(append(slices.Clone(sv.Partitions), sv.InScope...)), table)
 	}
@@ -99,18 +101,14 @@ func (s *Service) retire(ctx context.Context, table string, n int, who, reason s
 	return nil
 }
 
-// hiding is what version n of table holds that readers never saw (Stale), nil when nothing.
-func (s *Service) hiding(ctx context.Context, table string, n int) (*StaleVersion, error) {
-	_, stale, err := s.stale(ctx, table)
-	if err != nil {
-		return nil, err
-	}
+// hiding is what version n holds that readers never saw, of stale (Stale), nil when nothing.
+func hiding(stale []StaleVersion, n int) *StaleVersion {
 	for i := range stale {
 		if stale[i].Version == n {
-			return &stale[i], nil
+			return &stale[i]
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // RetentionCandidates lists the versions of table that retention would retire now: those older
@@ -153,12 +151,19 @@ func (s *Service) ApplyRetention(ctx context.Context, table, who string) ([]int,
 	if err != nil {
 		return nil, err
 	}
+	if len(ns) == 0 {
+		return nil, nil
+	}
+	_, stale, err := s.stale(ctx, table) // once: retiring one version leaves the others as they are
+	if err != nil {
+		return nil, err
+	}
 	var done []int
 	for _, n := range ns {
-		if sv, err := s.hiding(ctx, table, n); err != nil || sv != nil {
+		if hiding(stale, n) != nil {
 			continue // it holds rows readers never saw (Stale): kept until caught up
 		}
-		if err := s.retire(ctx, table, n, orLocal(who), fmt.Sprintf("retention keeps %d older versions", s.keep)); err != nil {
+		if err := s.retire(ctx, table, n, orLocal(who), fmt.Sprintf("retention keeps %d older versions", s.keep), stale); err != nil {
 			return done, err
 		}
 		done = append(done, n)

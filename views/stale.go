@@ -186,6 +186,18 @@ func (s *Service) stale(ctx context.Context, table string) (int, []StaleVersion,
 	return live, out, nil
 }
 
+// seenIn records in left, the marks of sv's version as it was left, the partitions labels as
+// Stale measured them now: they are no longer listed until written again.
+func (sv StaleVersion) seenIn(left Marks, labels []string) {
+	for _, l := range labels {
+		if pm, ok := sv.parts[l]; ok {
+			left.Parts[l] = pm
+		} else {
+			delete(left.Parts, l)
+		}
+	}
+}
+
 // checkLogical answers a table the ledger has no version of: nil when it is a logical table all
 // the same (its view reads one of its versions, first seen now: none was left, so none is stale),
 // else not found, as Versions answers it.
@@ -275,14 +287,7 @@ func (s *Service) CatchUp(ctx context.Context, table, actor string) (CatchUpResu
 			done[i].Delta = after[l].Rows - intoNow[l].Rows
 		}
 		// The version left is taken as Stale measured it: what it held is in the live version.
-		for _, c := range carries {
-			l := windowLabel(c.Window)
-			if pm, ok := sv.parts[l]; ok {
-				left.Parts[l] = pm
-			} else {
-				delete(left.Parts, l)
-			}
-		}
+		sv.seenIn(left, labelsOf(carries))
 		if err := s.store.saveMarks(ctx, nil, s.target, table, sv.Version, markLeft, left); err != nil {
 			return res, err
 		}
@@ -313,13 +318,11 @@ func (s *Service) Acknowledge(ctx context.Context, table, actor, reason string) 
 		if err != nil {
 			return res, err
 		}
-		for _, c := range sv.InScope {
-			if pm, ok := sv.parts[c.label]; ok {
-				left.Parts[c.label] = pm
-			} else {
-				delete(left.Parts, c.label)
-			}
+		labels := make([]string, len(sv.InScope))
+		for i, c := range sv.InScope {
+			labels[i] = c.label
 		}
+		sv.seenIn(left, labels)
 		if err := s.store.saveMarks(ctx, nil, s.target, table, sv.Version, markLeft, left); err != nil {
 			return res, err
 		}
