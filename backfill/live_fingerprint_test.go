@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"trueup/backfill"
 	"trueup/fixtures"
@@ -73,7 +74,9 @@ func TestValidationRereadsLiveWrittenSince(t *testing.T) {
 // TestCatchUpCarriesAndValidatesAgain: a pipeline writes a row into a day outside the scope
 // while the run builds, so the validation finds that day differs from live and fails. A
 // catch-up carries the day into the new version and validates again, which now passes; with
-// nothing written since, a second catch-up is refused.
+// nothing written since, a second catch-up is refused. The catch-up is asked while the run's
+// goroutine still tells its listener (a notice being drafted) about the end the status reads
+// already: it waits for that goroutine, not refuses as if the run were still building.
 func TestCatchUpCarriesAndValidatesAgain(t *testing.T) {
 	t.Parallel() // long: beside the package's other long tests
 	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
@@ -83,8 +86,13 @@ func TestCatchUpCarriesAndValidatesAgain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var once sync.Once
-		svc := &backfill.Service{Runner: d.newRunner(t, e, backfill.WithProgress(func(p backfill.Progress) {
+		var once, told sync.Once
+		drafting := make(chan struct{})
+		svc := &backfill.Service{Runner: d.newRunner(t, e, backfill.WithListener(runChanged(func(_ context.Context, run *backfill.Run) {
+			if run.State == backfill.RunValidationFailed {
+				told.Do(func() { <-drafting })
+			}
+		})), backfill.WithProgress(func(p backfill.Progress) {
 			if p.Done == p.Total {
 				once.Do(func() { // built, not validated yet: the pipeline's write
 					q := "INSERT INTO orders__v1 (order_id, order_date, ordered_at, customer_id, region, amount) SELECT order_id + 1000000000, " +
@@ -102,6 +110,7 @@ func TestCatchUpCarriesAndValidatesAgain(t *testing.T) {
 		if st := awaitStopped(t, svc, "fix_dedup_bug", ""); st.State != backfill.RunValidationFailed {
 			t.Fatalf("with a day outside the scope written since the carry: %s (%v), want validation-failed", st.State, st.ValidationFailures)
 		}
+		time.AfterFunc(200*time.Millisecond, func() { close(drafting) }) // the notice is drafted
 		if _, err := svc.CatchUp(ctx, "fix_dedup_bug", "ann"); err != nil {
 			t.Fatalf("catch-up of a day outside the scope: %v", err)
 		}

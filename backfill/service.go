@@ -158,7 +158,10 @@ func (s *Service) Resume(ctx context.Context, name, actor string) (*Run, error) 
 	case RunValidated, RunValidationFailed:
 		return nil, fault.New(fault.Invalid, "Run %d is %s: nothing left to build (start a new run).", run.ID, run.State)
 	}
-	w, ok := s.reserve(run.ID)
+	w, ok, err := s.reserveStopped(ctx, run)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, fault.New(fault.Conflict, "Run %d is being built now (or stopping after its partitions in flight): try again when it has stopped.", run.ID)
 	}
@@ -300,6 +303,44 @@ func (s *Service) reserve(id int64) (*worker, bool) {
 	return w, true
 }
 
+// reserveStopped reserves run, read from the ledger as stopped (not running, not validating),
+// for a goroutine of this service. The run's own goroutine may still be on its way out then: it
+// records the run's end before it lets go of the run, and who read that end (status said
+// validation-failed) is not refused as if it were still building. So this waits a little for a
+// goroutine holding a run the ledger still reads as stopped (not for a build: another resume
+// that took the run marks it running first). False when the run is taken.
+func (s *Service) reserveStopped(ctx context.Context, run *Run) (*worker, bool, error) {
+	if w, ok := s.reserve(run.ID); ok || run.State == RunRunning || run.State == RunValidating {
+		return w, ok, nil
+	}
+	s.mu.Lock()
+	old, busy := s.running[run.ID]
+	s.mu.Unlock()
+	if !busy {
+		w, ok := s.reserve(run.ID)
+		return w, ok, nil
+	}
+	now, err := s.Runner.Store.GetRun(ctx, run.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	if now.State == RunRunning || now.State == RunValidating {
+		return nil, false, nil
+	}
+	select {
+	case <-old.done:
+	case <-time.After(endingWait):
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+	w, ok := s.reserve(run.ID)
+	return w, ok, nil
+}
+
+// endingWait is how long reserveStopped waits for a goroutine that recorded its run's end to
+// let go of it: the listeners told, nothing more.
+const endingWait = 10 * time.Second
+
 // release undoes a reserve whose build does not start.
 func (s *Service) release(id int64) {
 	s.mu.Lock()
@@ -367,7 +408,10 @@ func (s *Service) CatchUp(ctx context.Context, name, actor string) (*Run, error)
 	if run.State != RunValidated && run.State != RunValidationFailed {
 		return nil, fault.New(fault.Invalid, "Run %d is %s: a catch-up recomputes what changed since a built run; resume or finish it first.", run.ID, run.State)
 	}
-	w, ok := s.reserve(run.ID)
+	w, ok, err := s.reserveStopped(ctx, run)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, fault.New(fault.Conflict, "Run %d is being built now: try again when it has stopped.", run.ID)
 	}
