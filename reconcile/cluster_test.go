@@ -16,12 +16,15 @@ import (
 
 // TestDiffOnCluster: two logical tables on a cluster (views over Distributed tables, rows spread
 // over the shards at random) compare as on one server: per-partition checksums over every
-// shard's rows, and exactly the planted differences at row level.
+// shard's rows, and exactly the planted differences at row level. So they do through one node
+// of the cluster, named without it (a team's URL of one server): the key lookup goes through
+// the Distributed tables on that node.
 func TestDiffOnCluster(t *testing.T) {
-	e := sqltest.Cluster(t)
-	if e == nil {
+	url := sqltest.ClusterURL(t)
+	if url == "" {
 		t.Skip("no cluster")
 	}
+	e := sqltest.Open(t, url)
 	l := sqltest.ClusterLoader(e)
 	newRows := edit(baseRows(), func(r []any) []any {
 		switch r[0].(int64) {
@@ -50,6 +53,15 @@ func TestDiffOnCluster(t *testing.T) {
 	}
 	if r.RowsTransferred == 0 || r.RowsTransferred > 10 {
 		t.Errorf("rows read out: %d, want only the differing keys' rows", r.RowsTransferred)
+	}
+	// clickhouse://host1,host2,…/db?cluster=NAME → clickhouse://host1/db
+	hosts := strings.TrimPrefix(url[:strings.IndexByte(url, '?')], "clickhouse://")
+	node := sqltest.Open(t, "clickhouse://"+hosts[:strings.IndexAny(hosts, ",/")]+hosts[strings.IndexByte(hosts, '/'):])
+	one := spec(node)
+	if got := diff(t, one); got.Rows != r.Rows || !slices.EqualFunc(got.Partitions, r.Partitions, func(a, b *reconcile.Partition) bool {
+		return a.Partition == b.Partition && a.OldCount == b.OldCount && a.NewCount == b.NewCount && a.ChecksumMatch == b.ChecksumMatch
+	}) {
+		t.Errorf("through one node: rows %+v, partitions %+v; want as through the cluster", got.Rows, got.Partitions)
 	}
 
 	s.New.Relation = "same_t"
