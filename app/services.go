@@ -185,6 +185,35 @@ func (p *Project) Views(target string, o ViewsOptions) *views.Service {
 	return views.New(target, p.Targets[target], p.Ledger, opts...)
 }
 
+// ReloadBackfills loads the project's backfill files and rules again, checked as BackfillRunner
+// checks them, for a serving process to hand to its backfills (backfill.Service.Reload).
+func (p *Project) ReloadBackfills(ctx context.Context, target string) (*backfill.Set, *rules.Set, error) {
+	set, err := p.loadBackfills()
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, err := p.validationRules(ctx, p.Name(target), set)
+	return set, rs, err
+}
+
+func (p *Project) loadBackfills() (*backfill.Set, error) {
+	dir := p.Config.ProjectDir("backfills")
+	return backfill.Load(os.DirFS(dir), Shown(dir))
+}
+
+// validationRules are the rules the validations of set's runs on target run (nil: the project
+// has none), once every validate: name of set is found among them.
+func (p *Project) validationRules(ctx context.Context, target string, set *backfill.Set) (*rules.Set, error) {
+	rs, err := p.Rules(ctx, rules.TargetMap{Default: target, Engines: p.Targets})
+	if err != nil {
+		return nil, err
+	}
+	if err := set.CheckValidate(rs); err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
 // RecoveredViews is the views service of each named target, recovered as start-up must before
 // anything is served: the ledger and the views agree, whatever a crash left behind. The
 // services come back with what was repaired even when some intent could not be settled (its
@@ -205,8 +234,7 @@ func (p *Project) RecoveredViews(ctx context.Context, targets []string, o ViewsO
 // backfills: validation by the rules and the diffs, a change notice drafted from each run when
 // ntc is not nil (DraftNotices, after opts).
 func (p *Project) BackfillRunner(ctx context.Context, target string, ntc *notices.Service, log *slog.Logger, opts ...backfill.Option) (*backfill.Runner, error) {
-	dir := p.Config.ProjectDir("backfills")
-	set, err := backfill.Load(os.DirFS(dir), Shown(dir))
+	set, err := p.loadBackfills()
 	if err != nil {
 		return nil, err
 	}
@@ -215,17 +243,13 @@ func (p *Project) BackfillRunner(ctx context.Context, target string, ntc *notice
 	if err != nil {
 		return nil, err
 	}
-	targets := rules.TargetMap{Default: target, Engines: p.Targets}
-	v := backfill.Validator{Diffs: reconcile.NewStore(p.Ledger)}
-	rs, err := p.Rules(ctx, targets)
+	rs, err := p.validationRules(ctx, target, set)
 	if err != nil {
 		return nil, err
 	}
+	v := backfill.Validator{Diffs: reconcile.NewStore(p.Ledger)}
 	if rs != nil {
-		v.Rules, v.Runner = rs, rules.NewRunner(targets)
-	}
-	if err := set.CheckValidate(v.Rules); err != nil {
-		return nil, err
+		v.Rules, v.Runner = rs, rules.NewRunner(rules.TargetMap{Default: target, Engines: p.Targets})
 	}
 	if ntc != nil {
 		opts = append(opts, DraftNotices(v, ntc, log))

@@ -87,7 +87,7 @@ func soleBackfill(t *testing.T, e tsql.Engine, path, text string) (*backfill.Run
 	}
 	l := ledgertest.OpenAt(t, filepath.Join(t.TempDir(), "state.duckdb"))
 	diffs := reconcile.NewStore(l)
-	r := backfill.NewRunner(backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"},
+	r := backfill.NewRunner(backfill.Planner{Set: backfill.NewSet(b), Engine: e, Target: "warehouse"},
 		backfill.Store{L: l}, backfill.Validator{Diffs: diffs})
 	return r, diffs
 }
@@ -398,7 +398,7 @@ func TestDemoBackfill(t *testing.T) {
 					now = now.Add(d)
 					return nil
 				}))
-			nr.Planner.Set.Backfills = append(nr.Planner.Set.Backfills, &night)
+			nr.Planner.Set.Replace(backfill.NewSet(append(nr.Planner.Set.All(), &night)...))
 			svc = &backfill.Service{Runner: nr}
 			run, err := nr.Start(ctx, "nightly", backfill.RunOptions{})
 			if err != nil {

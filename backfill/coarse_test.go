@@ -62,7 +62,7 @@ func salesRunnerAt(t *testing.T, e tsql.Engine, file, state string) *backfill.Ru
 		t.Fatal(ps)
 	}
 	l := ledgertest.OpenAt(t, state)
-	pl := backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"}
+	pl := backfill.Planner{Set: backfill.NewSet(b), Engine: e, Target: "warehouse"}
 	return backfill.NewRunner(pl, backfill.Store{L: l}, backfill.Validator{})
 }
 

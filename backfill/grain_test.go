@@ -196,7 +196,7 @@ func TestPlanScopeShowsItsLastPartition(t *testing.T) {
 				if len(ps) > 0 {
 					t.Fatal(ps)
 				}
-				pl := backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"}
+				pl := backfill.Planner{Set: backfill.NewSet(b), Engine: e, Target: "warehouse"}
 				p, err := pl.Plan(ctx, b, tc.override)
 				if err != nil {
 					t.Fatal(err)
@@ -309,7 +309,7 @@ SELECT id, day, amount FROM orders_raw WHERE day >= $start AND day < $end
 			t.Fatal(ps, ps2)
 		}
 		l := ledgertest.OpenAt(t, filepath.Join(t.TempDir(), "state.duckdb"))
-		r := backfill.NewRunner(backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{up, down}}, Engine: e, Target: "warehouse"},
+		r := backfill.NewRunner(backfill.Planner{Set: backfill.NewSet(up, down), Engine: e, Target: "warehouse"},
 			backfill.Store{L: l}, backfill.Validator{Diffs: reconcile.NewStore(l)})
 		pv, err := r.DryRun(ctx, "fix_day", nil)
 		if err != nil {
@@ -357,7 +357,7 @@ func TestFullRebuildPlansEveryPartition(t *testing.T) {
 -- expect: everywhere any
 SELECT id, day, amount FROM orders_raw WHERE day >= $start AND day < $end
 `)
-		plan, err := r.Planner.Plan(ctx, r.Planner.Set.Backfills[0], nil)
+		plan, err := r.Planner.Plan(ctx, r.Planner.Set.All()[0], nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"trueup/cron"
@@ -25,15 +26,37 @@ var (
 	windowRe = regexp.MustCompile(`^(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})$`)
 )
 
-// Set is every backfill of a project.
+// Set is every backfill of a project. A serving process replaces it when its files are edited
+// (Replace, on SIGHUP); each look-up reads one version of it.
 type Set struct {
-	Backfills []*Backfill
+	all atomic.Pointer[[]*Backfill]
+}
+
+// NewSet is the set of bs, in file order.
+func NewSet(bs ...*Backfill) *Set {
+	s := &Set{}
+	s.all.Store(&bs)
+	return s
+}
+
+// All is every backfill of the set, in file order.
+func (s *Set) All() []*Backfill {
+	if p := s.all.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Replace makes s the backfills of from, for every look-up from now on.
+func (s *Set) Replace(from *Set) {
+	all := from.All()
+	s.all.Store(&all)
 }
 
 // Load parses every backfills/**/*.sql file of fsys; prefix is shown before paths in messages.
 // The error lists every problem of every file, as path:line: message.
 func Load(fsys fs.FS, prefix string) (*Set, error) {
-	set := &Set{}
+	var all []*Backfill
 	var parsed sqlfile.Problems
 	byName := map[string]*Backfill{}
 	problems, err := sqlfile.ReadEach(fsys, prefix, func(shown, text string) {
@@ -47,14 +70,15 @@ func Load(fsys fs.FS, prefix string) (*Set, error) {
 			return
 		}
 		byName[b.Name] = b
-		set.Backfills = append(set.Backfills, b)
+		all = append(all, b)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("backfill: %w", err)
 	}
 	problems = append(problems, parsed...)
+	set := NewSet(all...)
 	// Every downstream table needs a backfill file that builds it.
-	for _, b := range set.Backfills {
+	for _, b := range all {
 		for _, d := range b.Downstream {
 			if set.ForTable(d) == nil {
 				problems = append(problems, sqlfile.Problem{Path: b.Path, Line: b.line("downstream"),
@@ -70,7 +94,7 @@ func Load(fsys fs.FS, prefix string) (*Set, error) {
 
 // Get returns a backfill by name.
 func (s *Set) Get(name string) (*Backfill, error) {
-	for _, b := range s.Backfills {
+	for _, b := range s.All() {
 		if b.Name == name {
 			return b, nil
 		}
@@ -80,9 +104,11 @@ func (s *Set) Get(name string) (*Backfill, error) {
 
 // ForTable returns the backfill that refreshes a table as a downstream: the file named after the
 // table, else the only file for it.
-func (s *Set) ForTable(table string) *Backfill {
+func (s *Set) ForTable(table string) *Backfill { return forTable(s.All(), table) }
+
+func forTable(all []*Backfill, table string) *Backfill {
 	var found []*Backfill
-	for _, b := range s.Backfills {
+	for _, b := range all {
 		if b.Table == table {
 			if b.Name == table {
 				return b
@@ -99,11 +125,12 @@ func (s *Set) ForTable(table string) *Backfill {
 // RefreshedBy names the backfills that refresh b's table as one of their downstream tables (b is
 // the file that builds it for them), in file order.
 func (s *Set) RefreshedBy(b *Backfill) []string {
-	if s.ForTable(b.Table) != b {
+	all := s.All()
+	if forTable(all, b.Table) != b {
 		return nil
 	}
 	var out []string
-	for _, up := range s.Backfills {
+	for _, up := range all {
 		if up != b && slices.Contains(up.Downstream, b.Table) {
 			out = append(out, up.Name)
 		}
@@ -114,9 +141,10 @@ func (s *Set) RefreshedBy(b *Backfill) []string {
 // Writes lists the tables a run of b writes: its table, then the downstream tables, transitively,
 // each once.
 func (s *Set) Writes(b *Backfill) []string {
+	all := s.All()
 	out := []string{b.Table}
 	for i := 0; i < len(out); i++ {
-		d := s.ForTable(out[i])
+		d := forTable(all, out[i])
 		if i == 0 {
 			d = b
 		}

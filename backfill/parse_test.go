@@ -76,10 +76,10 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 			t.Errorf("missing problem %q in:\n%s", w, err)
 		}
 	}
-	if set == nil || len(set.Backfills) != 1 {
+	if set == nil || len(set.All()) != 1 {
 		t.Fatalf("the good file was not kept: %+v", set)
 	}
-	g := set.Backfills[0]
+	g := set.All()[0]
 	if g.Objective != "fix it properly" || g.Scope.String() != "2026-07-10..2026-07-18" || g.Concurrency != 1 || g.Mode != backfill.ModePartitionReplace {
 		t.Errorf("good file: %+v", g)
 	}
@@ -91,7 +91,7 @@ func TestHourWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := set.Backfills[0].Window
+	w := set.All()[0].Window
 	at := func(h, m int) time.Time { return time.Date(2026, 7, 1, h, m, 0, 0, time.UTC) }
 	for _, tc := range []struct {
 		t    time.Time
@@ -139,7 +139,7 @@ func TestLoadRefusesValuesARunCannotUse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w := set.Backfills[0].Window; tc.window != "" && (w == nil || w.String() != tc.window) {
+			if w := set.All()[0].Window; tc.window != "" && (w == nil || w.String() != tc.window) {
 				t.Errorf("window %v, want %s", w, tc.window)
 			}
 		})

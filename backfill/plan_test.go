@@ -153,7 +153,7 @@ func TestPlanHourlyScopeEndsWithTheDay(t *testing.T) {
 				if len(ps) > 0 {
 					t.Fatal(ps)
 				}
-				pl := backfill.Planner{Set: &backfill.Set{Backfills: []*backfill.Backfill{b}}, Engine: e, Target: "warehouse"}
+				pl := backfill.Planner{Set: backfill.NewSet(b), Engine: e, Target: "warehouse"}
 				p, err := pl.Plan(ctx, b, tc.override)
 				if err != nil {
 					t.Fatal(err)

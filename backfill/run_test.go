@@ -178,7 +178,7 @@ func TestRunsAreSerialisedAndStop(t *testing.T) {
 			stop := make(chan struct{})
 			var once sync.Once
 			r := d.newRunner(t, e, backfill.WithProgress(func(backfill.Progress) { once.Do(func() { close(stop) }) }))
-			r.Planner.Set.Backfills = append(r.Planner.Set.Backfills, &slow)
+			r.Planner.Set.Replace(backfill.NewSet(append(r.Planner.Set.All(), &slow)...))
 			run, err := r.Start(ctx, "slow", backfill.RunOptions{Scope: twoDays})
 			if err != nil {
 				t.Fatal(err)
@@ -219,7 +219,7 @@ func TestRunsAreSerialisedAndStop(t *testing.T) {
 			slow := &hourEngine{Engine: e, prefix: "orders__", now: clock, advance: func() { mu.Lock(); now = now.Add(time.Hour); mu.Unlock() }}
 			r := d.newRunner(t, slow, backfill.WithClock(clock,
 				func(_ context.Context, d time.Duration) error { mu.Lock(); now = now.Add(d); mu.Unlock(); return nil }))
-			r.Planner.Set.Backfills = append(r.Planner.Set.Backfills, &night)
+			r.Planner.Set.Replace(backfill.NewSet(append(r.Planner.Set.All(), &night)...))
 			// Two partitions: the second is handed out at 05:10 and taken by the worker at 06:10.
 			run, err := r.Start(ctx, "night", backfill.RunOptions{Scope: twoDays})
 			if err != nil {

@@ -38,7 +38,7 @@ type ScheduledRun struct {
 // no backfill of the target has a schedule.
 func (r *Runner) RunSchedules(ctx context.Context, clock Clock, onRun func(ScheduledRun)) error {
 	var scheduled []*Backfill
-	for _, b := range r.Planner.Set.Backfills {
+	for _, b := range r.Planner.Set.All() {
 		if b.Schedule != nil && r.ownTarget(b) {
 			scheduled = append(scheduled, b)
 		}

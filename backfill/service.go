@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"trueup/fault"
+	"trueup/rules"
 )
 
 // Service runs backfills in the background of a long-lived process (the server): a run started
@@ -25,6 +28,36 @@ type Service struct {
 	running map[int64]*worker
 	plans   map[string]cachedPlan // backfill → its latest computed plan
 	wg      sync.WaitGroup
+	// files is held to read while a run is started, resumed or caught up, and to write by Reload:
+	// a run starts and builds with one version of its backfill's file.
+	files sync.RWMutex
+}
+
+// Reload makes set the backfills of the service, and rs the rules their validations run (nil:
+// the project has none now), as a serving process does when told its files changed (SIGHUP).
+// Refused (conflict) while a run of the service is building: a run reads its backfill's file as
+// it goes, and would build its partitions by two versions of it.
+func (s *Service) Reload(set *Set, rs *rules.Set) error {
+	s.files.Lock()
+	defer s.files.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ids := slices.Sorted(maps.Keys(s.running)); len(ids) > 0 {
+		return fault.New(fault.Conflict, "Run %d is being built now: backfill files are reloaded once no run is building.", ids[0])
+	}
+	v := s.Runner.Validator.Rules
+	if v == nil && rs != nil && len(rs.Rules) > 0 {
+		return fault.New(fault.Conflict, "The project had no rules when the server started: restart it for backfills to validate with rules/.")
+	}
+	if v != nil {
+		if rs == nil {
+			rs = &rules.Set{}
+		}
+		v.Replace(rs)
+	}
+	s.Runner.Planner.Set.Replace(set)
+	s.plans = nil
+	return nil
 }
 
 // planTTL is how long a computed plan is shown again before it is computed anew: a plan reads
@@ -56,7 +89,7 @@ type Summary struct {
 // List returns every backfill with the latest run that wrote with it.
 func (s *Service) List(ctx context.Context) ([]Summary, error) {
 	var out []Summary
-	for _, b := range s.Runner.Planner.Set.Backfills {
+	for _, b := range s.Runner.Planner.Set.All() {
 		sum := Summary{Backfill: b, Name: b.Name, Table: b.Table, Reason: b.Reason, Scope: b.Scope.Format(b.Grain),
 			Tables: s.Runner.Planner.Set.Writes(b)}
 		run, err := s.Runner.Store.LatestRunWriting(ctx, b.Name)
@@ -86,6 +119,8 @@ func (s *Service) List(ctx context.Context) ([]Summary, error) {
 // planTTL or a run has started since. A scope replaces the file's (that plan is neither cached
 // nor stored).
 func (s *Service) Plan(ctx context.Context, name, actor string, scope *Scope) (*Plan, error) {
+	s.files.RLock() // a plan of the file as it was is not cached past a reload
+	defer s.files.RUnlock()
 	b, err := s.Runner.Planner.Set.Get(name)
 	if err != nil {
 		return nil, err
@@ -137,6 +172,8 @@ func (s *Service) Start(ctx context.Context, name, actor string, sample int, sco
 
 // StartRun is Start with every choice of RunOptions.
 func (s *Service) StartRun(ctx context.Context, name string, opt RunOptions) (*Run, error) {
+	s.files.RLock()
+	defer s.files.RUnlock()
 	run, err := s.Runner.Start(ctx, name, opt)
 	if err != nil {
 		return nil, err
@@ -150,6 +187,8 @@ func (s *Service) StartRun(ctx context.Context, name string, opt RunOptions) (*R
 // The run reads running, and this process's, before Resume returns: who waits on its status from
 // now on sees the build, not the state it was resumed from (cancelled, interrupted, …).
 func (s *Service) Resume(ctx context.Context, name, actor string) (*Run, error) {
+	s.files.RLock()
+	defer s.files.RUnlock()
 	run, err := s.latest(ctx, name)
 	if err != nil {
 		return nil, err
@@ -401,6 +440,8 @@ func (s *Service) Close() {
 // validation compared them with live as it is now). It returns the run as it was; refused when
 // the run is not built yet, or live did not change at all since the build.
 func (s *Service) CatchUp(ctx context.Context, name, actor string) (*Run, error) {
+	s.files.RLock()
+	defer s.files.RUnlock()
 	run, err := s.latest(ctx, name)
 	if err != nil {
 		return nil, err

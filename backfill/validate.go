@@ -87,7 +87,7 @@ type DiffStore interface {
 // once every partition is built; loading checks them first, so a typo costs no build.
 func (s *Set) CheckValidate(rs *rules.Set) error {
 	var problems sqlfile.Problems
-	for _, b := range s.Backfills {
+	for _, b := range s.All() {
 		for _, name := range b.Validate {
 			if msg := unknownCheck(rs, name); msg != "" {
 				problems = append(problems, sqlfile.Problem{Path: b.Path, Line: b.line("validate"), Msg: msg})

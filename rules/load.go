@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"trueup/fault"
 
 	tsql "trueup/sql"
@@ -55,6 +56,26 @@ func (m TargetMap) Engine(name string) (tsql.Engine, error) {
 // Set is a validated rule set.
 type Set struct {
 	Rules []*Rule
+
+	// mu guards Rules for a set that Replace changes while Get and Select read it: the one a
+	// serving process's backfills validate with, reloaded on SIGHUP. Who reads Rules itself
+	// holds a set nothing replaces.
+	mu sync.RWMutex
+}
+
+// Replace makes s the rules of from, for who looks them up through Get and Select from now on.
+func (s *Set) Replace(from *Set) {
+	rules := from.list()
+	s.mu.Lock()
+	s.Rules = rules
+	s.mu.Unlock()
+}
+
+// list is s's rules as they are now.
+func (s *Set) list() []*Rule {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.Rules
 }
 
 // Load parses every rule file in fsys and validates the rules against their targets: relations
@@ -77,8 +98,10 @@ func Load(ctx context.Context, fsys fs.FS, prefix string, targets Targets) (*Set
 }
 
 // Get returns a rule by name.
-func (s *Set) Get(name string) (*Rule, error) {
-	for _, r := range s.Rules {
+func (s *Set) Get(name string) (*Rule, error) { return get(s.list(), name) }
+
+func get(rules []*Rule, name string) (*Rule, error) {
+	for _, r := range rules {
 		if r.Name == name {
 			return r, nil
 		}
@@ -88,15 +111,16 @@ func (s *Set) Get(name string) (*Rule, error) {
 
 // Select returns the rules named in names (all when empty) that carry one of tags (any when empty).
 func (s *Set) Select(names, tags []string) ([]*Rule, error) {
+	rules := s.list()
 	want := map[string]bool{}
 	for _, n := range names {
-		if _, err := s.Get(n); err != nil {
+		if _, err := get(rules, n); err != nil {
 			return nil, err
 		}
 		want[n] = true
 	}
 	var out []*Rule
-	for _, r := range s.Rules {
+	for _, r := range rules {
 		if len(want) > 0 && !want[r.Name] {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"trueup/reconcile"
 	"trueup/rules"
 	"trueup/server"
+	"trueup/sqlfile"
 )
 
 func runServe(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
@@ -100,7 +102,7 @@ func serve(ctx context.Context, e *env, a *app, ln net.Listener) error {
 		return err
 	}
 	defer p.close()
-	reloadOnHangup(ctx, e, a, p.mon, log)
+	reloadOnHangup(ctx, e, a, p, log)
 	run := func(ctx context.Context) error {
 		return runBeside(ctx, p.schedules, func(ctx context.Context) error { return p.srv.Serve(ctx, ln) })
 	}
@@ -134,6 +136,7 @@ type served struct {
 	close func()
 	// schedules runs the backfills with a schedule: header as the pipeline (nil: none)
 	schedules func(context.Context) error
+	backfills *backfill.Service // nil: the project has no backfills/
 }
 
 // openServed wires the project's services into a server listening on addr (not yet running).
@@ -182,7 +185,7 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 			return nil, err
 		}
 		bf := &backfill.Service{Runner: r, Log: log}
-		p.close = bf.Close
+		p.close, p.backfills = bf.Close, bf
 		p.schedules = func(ctx context.Context) error {
 			return r.RunSchedules(ctx, monitor.WallClock(), func(sr backfill.ScheduledRun) {
 				if sr.Err != nil {
@@ -201,9 +204,9 @@ func openServed(ctx context.Context, e *env, a *app, addr string, log *slog.Logg
 	return p, nil
 }
 
-// reloadOnHangup reloads the rule set whenever the process gets SIGHUP (`kill -HUP`, or what a
-// deploy runs after changing rules/), until ctx ends.
-func reloadOnHangup(ctx context.Context, e *env, a *app, mon *monitor.Monitor, log *slog.Logger) {
+// reloadOnHangup reloads the rule set and the backfill files whenever the process gets SIGHUP
+// (`kill -HUP`, or what a deploy runs after changing rules/ or backfills/), until ctx ends.
+func reloadOnHangup(ctx context.Context, e *env, a *app, p *served, log *slog.Logger) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
@@ -213,7 +216,10 @@ func reloadOnHangup(ctx context.Context, e *env, a *app, mon *monitor.Monitor, l
 			case <-ctx.Done():
 				return
 			case <-hup:
-				reloadRules(ctx, e, a, mon, log)
+				reloadRules(ctx, e, a, p.mon, log)
+				if p.backfills != nil {
+					reloadBackfills(ctx, e, a, p.backfills, log)
+				}
 			}
 		}
 	}()
@@ -237,4 +243,27 @@ func reloadRules(ctx context.Context, e *env, a *app, mon *monitor.Monitor, log 
 		return
 	}
 	log.Info("rules reloaded", "rules", len(set))
+}
+
+// reloadBackfills loads and checks the project's backfill files again, as serve does at
+// start-up, and hands them to the backfill service with the rules their validations run. Files
+// with problems are refused, each problem on stderr as path:line: message, and so is a reload
+// while a run is building; the running files stay.
+func reloadBackfills(ctx context.Context, e *env, a *app, bf *backfill.Service, log *slog.Logger) {
+	set, rs, err := a.ReloadBackfills(ctx, e.globals.target)
+	var ps sqlfile.Problems
+	if errors.As(err, &ps) {
+		for _, p := range ps {
+			fmt.Fprintln(e.stderr, p)
+		}
+		err = fmt.Errorf("%d %s in the backfill files", len(ps), pluralWord(len(ps), "problem", "problems"))
+	}
+	if err == nil {
+		err = bf.Reload(set, rs)
+	}
+	if err != nil {
+		log.Error("backfills not reloaded; the running backfill files stay", "err", err)
+		return
+	}
+	log.Info("backfills reloaded", "backfills", len(set.All()))
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -106,5 +107,92 @@ func TestServeReloadsRulesOnHangup(t *testing.T) {
 	}
 	if got := names(); !got["orders_have_customers"] || got["broken"] {
 		t.Errorf("after a refused reload the server lists %v, want the running rules", got)
+	}
+}
+
+// TestServeReloadsBackfillsOnHangup: SIGHUP makes a running server take up edited backfill
+// files: a new file is served, an edited one reads as edited; files with a problem are refused
+// with it on stderr as path:line, and the running files stay.
+func TestServeReloadsBackfillsOnHangup(t *testing.T) {
+	dir := demoDir(t)
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	errb := &lockedBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--config", filepath.Join(dir, "trueup.yaml"), "serve", "--addr", addr}, io.Discard, errb)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited %d: %s", code, errb.String())
+		}
+	}()
+	scopes := func() map[string]string {
+		resp, err := http.Get("http://" + addr + "/api/v1/backfills")
+		if err != nil {
+			return nil
+		}
+		defer resp.Body.Close()
+		var list []struct {
+			Name  string `json:"name"`
+			Scope string `json:"scope"`
+		}
+		if json.NewDecoder(resp.Body).Decode(&list) != nil {
+			return nil
+		}
+		out := map[string]string{}
+		for _, b := range list {
+			out[b.Name] = b.Scope
+		}
+		return out
+	}
+	waitFor := func(what string, ok func(map[string]string) bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for got := scopes(); !ok(got); got = scopes() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: backfills served %v\nstderr: %s", what, got, errb.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitFor("server up", func(m map[string]string) bool { _, ok := m["fix_dedup_bug"]; return ok })
+
+	fix, err := os.ReadFile(filepath.Join(dir, "backfills", "fix_dedup_bug.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := strings.Replace(string(fix), "-- scope: from-rule: matches_raw", "-- scope: 2026-07-12..2026-07-13", 1)
+	if again == string(fix) {
+		t.Fatal("fix_dedup_bug.sql has no from-rule scope to edit")
+	}
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "backfills", name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("fix_again.sql", again)
+	write("fix_dedup_bug.sql", strings.Replace(string(fix), "-- scope: from-rule: matches_raw", "-- scope: 2026-07-10..2026-07-11", 1))
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	waitFor("after the reload", func(m map[string]string) bool {
+		return strings.Contains(m["fix_again"], "2026-07-12") && strings.Contains(m["fix_dedup_bug"], "2026-07-10")
+	})
+
+	write("broken.sql", "-- table: orders\n-- grain: fortnight\nSELECT 1\n")
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(errb.String(), "backfills not reloaded") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no refusal of the broken files on stderr: %s", errb.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !regexp.MustCompile(`broken\.sql:\d+: `).MatchString(errb.String()) {
+		t.Errorf("the problem is not on stderr as path:line: %s", errb.String())
+	}
+	if got := scopes(); got["fix_again"] == "" || got["broken"] != "" {
+		t.Errorf("after a refused reload the server lists %v, want the running files", got)
 	}
 }
