@@ -1,10 +1,15 @@
 package rules
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,8 +44,15 @@ type DBTUnmapped struct {
 }
 
 type dbtManifest struct {
-	Nodes   map[string]dbtNode `json:"nodes"`
-	Sources map[string]dbtNode `json:"sources"`
+	Nodes   map[string]dbtNode
+	Sources map[string]dbtNode
+	// unreadable are the tests whose entries do not read (a field of another type than dbt
+	// writes), each with why: they are listed as not imported, and the others come over.
+	unreadable map[string]string
+	// schemas are the schemas each relation name stands in: a name in two is written with its
+	// schema (staging.customers and marts.customers), any other without (a manifest written
+	// by a developer's `dbt parse` names the developer's schema).
+	schemas map[string]map[string]bool
 }
 
 type dbtNode struct {
@@ -49,6 +61,8 @@ type dbtNode struct {
 	Name         string `json:"name"`
 	Alias        string `json:"alias"`
 	Identifier   string `json:"identifier"`
+	Schema       string `json:"schema"`
+	Version      any    `json:"version"`
 	ColumnName   string `json:"column_name"`
 	AttachedNode string `json:"attached_node"`
 	TestMetadata *struct {
@@ -59,16 +73,18 @@ type dbtNode struct {
 	DependsOn struct {
 		Nodes []string `json:"nodes"`
 	} `json:"depends_on"`
+	Tags   []string `json:"tags"`
 	Config struct {
 		Severity string `json:"severity"`
 		Where    string `json:"where"`
 		WarnIf   string `json:"warn_if"`
 		ErrorIf  string `json:"error_if"`
+		FailCalc string `json:"fail_calc"`
 	} `json:"config"`
 }
 
-// relation is the table a model or a source is read as: its alias (or identifier), else its name.
-func (n dbtNode) relation() string {
+// name is the table a model or a source is named as: its alias (or identifier), else its name.
+func (n dbtNode) name() string {
 	switch {
 	case n.Alias != "":
 		return n.Alias
@@ -78,15 +94,21 @@ func (n dbtNode) relation() string {
 	return n.Name
 }
 
-// ImportDBT maps the generic tests of a dbt manifest onto rules. A manifest that does not parse
-// is a fault.Invalid.
-func ImportDBT(manifest []byte) (*DBTImport, error) {
-	var m dbtManifest
-	if err := json.Unmarshal(manifest, &m); err != nil {
-		return nil, fault.New(fault.Invalid, "not a dbt manifest (target/manifest.json): %v", err)
+// relation is the table a model or a source is read as: its name, with its schema where
+// another schema has a relation of that name too.
+func (m *dbtManifest) relation(n dbtNode) string {
+	if len(m.schemas[n.name()]) > 1 && n.Schema != "" {
+		return quoteName(n.Schema) + "." + quoteName(n.name())
 	}
-	if m.Nodes == nil {
-		return nil, fault.New(fault.Invalid, "not a dbt manifest (target/manifest.json): it has no nodes")
+	return n.name()
+}
+
+// ImportDBT maps the generic tests of a dbt manifest onto rules; shown names the manifest in
+// messages. A manifest that does not parse is a fault.Invalid, as shown:line: message.
+func ImportDBT(shown string, manifest []byte) (*DBTImport, error) {
+	m, unitTests, err := readManifest(shown, manifest)
+	if err != nil {
+		return nil, err
 	}
 	var ids []string
 	for id, n := range m.Nodes {
@@ -94,17 +116,25 @@ func ImportDBT(manifest []byte) (*DBTImport, error) {
 			ids = append(ids, id)
 		}
 	}
+	for id := range m.unreadable {
+		ids = append(ids, id)
+	}
 	sort.Strings(ids)
 	type block struct{ name, text string }
 	byModel := map[string][]block{}
 	tables := map[string]string{}
 	out := &DBTImport{}
 	for _, id := range ids {
+		if why, ok := m.unreadable[id]; ok {
+			out.Unmapped = append(out.Unmapped, DBTUnmapped{id, why})
+			continue
+		}
 		n := m.Nodes[id]
 		model, r, reason := m.mapTest(id, n)
+		table := m.relation(model)
 		if reason == "" {
 			// what is written must load as written: parse it alone, with its table
-			if _, err := Parse("dbt.sql", "-- table: "+model.relation()+"\n"+r); err != nil {
+			if _, err := Parse("dbt.sql", "-- table: "+table+"\n"+r); err != nil {
 				reason = "its rule would not load: " + fault.FirstLine(err.Error())
 			}
 		}
@@ -112,12 +142,23 @@ func ImportDBT(manifest []byte) (*DBTImport, error) {
 			out.Unmapped = append(out.Unmapped, DBTUnmapped{id, reason})
 			continue
 		}
-		key := model.Name
-		if prev, ok := tables[key]; ok && prev != model.relation() {
-			key = model.Name + "_" + model.relation()
+		// One folder a model; two relations of one model's name (its versions, or one name in
+		// two schemas) each get the folder of the relation's name, else of schema and name.
+		key, keys := model.Name, []string{model.Name, model.name(), model.Schema + "_" + model.name()}
+		if model.Version != nil {
+			keys = keys[1:] // each version of a model under its own name (orders_v1, orders_v2)
 		}
-		tables[key] = model.relation()
+		for _, k := range keys {
+			if prev, ok := tables[k]; !ok || prev == table {
+				key = k
+				break
+			}
+		}
+		tables[key] = table
 		byModel[key] = append(byModel[key], block{n.Name, r})
+	}
+	for _, id := range unitTests {
+		out.Unmapped = append(out.Unmapped, DBTUnmapped{id, "a unit test (given rows in, expected rows out): trueup checks the tables themselves"})
 	}
 	models := make([]string, 0, len(byModel))
 	for k := range byModel {
@@ -173,10 +214,14 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 	if isJinja(n.Config.Where) {
 		return dbtNode{}, "", "its where: config is Jinja, which only dbt can render"
 	}
+	if fc := strings.Join(strings.Fields(strings.ToLower(n.Config.FailCalc)), ""); fc != "" && fc != "count(*)" {
+		return dbtNode{}, "", fmt.Sprintf("fail_calc %q: a rule counts its failing rows (or keys, groups, partitions) as dbt's default count(*) does", n.Config.FailCalc)
+	}
 	col := n.ColumnName
 	if col == "" {
 		col = kw.str("column_name")
 	}
+	col = dbtName(col)     // dbt writes a column with quote: true quoted
 	name := quoteName(col) // a column whose name holds a space, as the rule headers take it
 	w := &dbtRule{}
 	w.key("rule", n.Name)
@@ -215,11 +260,11 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 		}
 		w.key("kind", "relationships")
 		w.key("column", name)
-		w.key("parent", parent.relation())
-		w.key("parent_column", quoteName(kw.str("field")))
+		w.key("parent", m.relation(parent))
+		w.key("parent_column", quoteName(dbtName(kw.str("field"))))
 	case "dbt_utils.unique_combination_of_columns":
 		w.key("kind", "uniqueness")
-		w.key("columns", quoteNames(kw.list("combination_of_columns")))
+		w.key("columns", quoteNames(kw.names("combination_of_columns")))
 		w.key("nulls", "equal")
 	case "dbt_utils.accepted_range", "dbt_expectations.expect_column_values_to_be_between":
 		w.key("kind", "accepted_range")
@@ -237,6 +282,9 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 		w.key("kind", "expression")
 		w.key("expression", expr)
 	case "dbt_utils.not_constant":
+		if len(kw.list("group_by_columns")) > 0 {
+			return dbtNode{}, "", "group_by_columns: not_constant checks the table, or each partition: (one column), not each group"
+		}
 		w.key("kind", "not_constant")
 		w.key("column", name)
 	case "dbt_expectations.expect_column_values_to_match_regex", "dbt_expectations.expect_column_values_to_not_match_regex":
@@ -256,15 +304,18 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 		w.key("kind", "row_count")
 		w.key("min", kw.str("min_value"))
 		w.key("max", kw.str("max_value"))
+		if kw.boolean("strictly", false) {
+			w.key("inclusive", "false")
+		}
 	case "dbt_utils.recency":
 		age, why := dbtAge(kw.str("datepart"), kw.str("interval"))
 		if why != "" {
 			return dbtNode{}, "", why
 		}
 		w.key("kind", "freshness")
-		w.key("column", quoteName(kw.str("field")))
+		w.key("column", quoteName(dbtName(kw.str("field"))))
 		w.key("max_age", age)
-		w.key("group_by", quoteNames(kw.list("group_by_columns")))
+		w.key("group_by", quoteNames(kw.names("group_by_columns")))
 	case "dbt_utils.equal_rowcount", "dbt_utils.fewer_rows_than":
 		if len(kw.list("group_by_columns")) > 0 {
 			return dbtNode{}, "", "group_by_columns: row_count compares per partition: (one column), not per group"
@@ -276,7 +327,8 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 		w.key("kind", "row_count")
 		w.key("compare_to", other)
 		if full == "dbt_utils.fewer_rows_than" {
-			w.key("max", "compare_to")
+			w.key("max", "compare_to") // strictly fewer: dbt-utils fails the same number of rows
+			w.key("inclusive", "false")
 		}
 	case "dbt_utils.equality":
 		if len(kw.list("exclude_columns")) > 0 {
@@ -291,7 +343,7 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 		}
 		w.key("kind", "equality")
 		w.key("compare_to", other)
-		w.key("columns", quoteNames(kw.list("compare_columns")))
+		w.key("columns", quoteNames(kw.names("compare_columns")))
 	default:
 		reason = fmt.Sprintf("test %s has no trueup kind", full)
 	}
@@ -309,6 +361,7 @@ func (m *dbtManifest) mapTest(id string, n dbtNode) (dbtNode, string, string) {
 	if v := n.Config.ErrorIf; v != "" && v != "!= 0" {
 		w.key("error_if", v)
 	}
+	w.key("tags", strings.Join(n.Tags, ", "))
 	w.key("description", "dbt test "+id)
 	return model, w.String(), ""
 }
@@ -329,7 +382,7 @@ func (m *dbtManifest) compareTo(n, model dbtNode) (string, string) {
 	if !ok {
 		return "", fmt.Sprintf("its compare_model %s is not a model or source of the manifest", dbtKwargs(n.TestMetadata.Kwargs).str("compare_model"))
 	}
-	return other.relation(), ""
+	return m.relation(other), ""
 }
 
 // parent is the other node a relationships test depends on (to: names it by ref or source).
@@ -341,7 +394,7 @@ func (m *dbtManifest) parent(n dbtNode, model dbtNode, arg string) (dbtNode, boo
 	}
 	var others []dbtNode
 	for _, id := range n.DependsOn.Nodes {
-		if p, ok := m.node(id); ok && id != n.AttachedNode && (n.AttachedNode != "" || p.relation() != model.relation()) {
+		if p, ok := m.node(id); ok && id != n.AttachedNode && (n.AttachedNode != "" || m.relation(p) != m.relation(model)) {
 			if p.Name == want {
 				return p, true
 			}
@@ -376,8 +429,8 @@ func (k dbtKwargs) str(name string) string {
 	switch v := k[name].(type) {
 	case string:
 		return v
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64)
+	case json.Number: // as dbt wrote it: 9007199254740993 stays itself
+		return v.String()
 	case bool:
 		return strconv.FormatBool(v)
 	}
@@ -398,6 +451,27 @@ func (k dbtKwargs) list(name string) []string {
 		out = append(out, dbtKwargs{"x": x}.str("x"))
 	}
 	return out
+}
+
+// names is list of column names, as a rule header takes them (dbtName).
+func (k dbtKwargs) names(name string) []string {
+	out := k.list(name)
+	for i, n := range out {
+		out[i] = dbtName(n)
+	}
+	return out
+}
+
+// dbtName is a column name as dbt gives it, without the quotes dbt puts around a column whose
+// quote: is true ("Order Note", `Order Note` on adapters that quote so).
+func dbtName(s string) string {
+	if u, ok := unquoteName(s); ok {
+		return u
+	}
+	if len(s) >= 3 && s[0] == '`' && s[len(s)-1] == '`' && !strings.Contains(s[1:len(s)-1], "`") {
+		return s[1 : len(s)-1]
+	}
+	return s
 }
 
 // jinja names an argument dbt would render (a {{ … }} inside it); model is always one.
@@ -468,4 +542,105 @@ func dbtAge(datepart, interval string) (string, string) {
 		return fmt.Sprintf("%dd", 7*n), ""
 	}
 	return "", fmt.Sprintf("datepart %q: trueup's max_age takes minutes, hours, days and weeks", datepart)
+}
+
+// readManifest reads a dbt manifest: its models, seeds, snapshots and tests (nodes), its
+// sources, and the ids of its unit tests (dbt 1.8+). Numbers stay as dbt wrote them. A test
+// whose entry does not read is set aside with why (unreadable); anything else that does not read
+// is an error, shown:line: message.
+func readManifest(shown string, data []byte) (*dbtManifest, []string, error) {
+	var raw struct {
+		Nodes     map[string]json.RawMessage `json:"nodes"`
+		Sources   map[string]json.RawMessage `json:"sources"`
+		UnitTests map[string]json.RawMessage `json:"unit_tests"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, nil, manifestError(shown, data, err, "")
+	}
+	if raw.Nodes == nil {
+		return nil, nil, fault.New(fault.Invalid, "%s:1: not a dbt manifest (target/manifest.json): it has no nodes", shown)
+	}
+	m := &dbtManifest{Nodes: map[string]dbtNode{}, Sources: map[string]dbtNode{}, unreadable: map[string]string{}, schemas: map[string]map[string]bool{}}
+	read := func(into map[string]dbtNode, entries map[string]json.RawMessage) error {
+		for id, entry := range entries {
+			var n dbtNode
+			dec := json.NewDecoder(bytes.NewReader(entry))
+			dec.UseNumber()
+			if err := dec.Decode(&n); err != nil {
+				var kind struct {
+					ResourceType string `json:"resource_type"`
+				}
+				if json.Unmarshal(entry, &kind) == nil && kind.ResourceType == "test" {
+					m.unreadable[id] = "its entry in the manifest does not read: " + typeCause(err)
+					continue
+				}
+				return manifestError(shown, data, err, id)
+			}
+			into[id] = n
+			if n.ResourceType != "test" {
+				if m.schemas[n.name()] == nil {
+					m.schemas[n.name()] = map[string]bool{}
+				}
+				m.schemas[n.name()][n.Schema] = true
+			}
+		}
+		return nil
+	}
+	if err := read(m.Nodes, raw.Nodes); err != nil {
+		return nil, nil, err
+	}
+	if err := read(m.Sources, raw.Sources); err != nil {
+		return nil, nil, err
+	}
+	unitTests := slices.Sorted(maps.Keys(raw.UnitTests))
+	return m, unitTests, nil
+}
+
+// manifestError is err, met reading the manifest (the entry of id, "" for the whole file), as
+// shown:line: message.
+func manifestError(shown string, data []byte, err error, id string) error {
+	line := func(off int64) int { return bytes.Count(data[:min(max(off, 0), int64(len(data)))], []byte("\n")) + 1 }
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fault.New(fault.Invalid, "%s:%d: not JSON: %v", shown, line(se.Offset-1), se) // the offset is past the character
+	}
+	if id == "" {
+		return fault.New(fault.Invalid, "%s:1: not a dbt manifest (target/manifest.json): %s", shown, typeCause(err))
+	}
+	at := int64(bytes.Index(data, []byte(strconv.Quote(id))))
+	return fault.New(fault.Invalid, "%s:%d: %s does not read: %s", shown, line(at), id, typeCause(err))
+}
+
+// typeCause says what a JSON value of the wrong type is, in JSON's words.
+func typeCause(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	want := map[reflect.Kind]string{reflect.String: "text", reflect.Bool: "true or false", reflect.Slice: "a list",
+		reflect.Map: "an object", reflect.Struct: "an object", reflect.Interface: "a value"}[te.Type.Kind()]
+	if want == "" {
+		want = "a number"
+	}
+	if te.Field == "" {
+		return fmt.Sprintf("it is %s, want %s", jsonWord(te.Value), want)
+	}
+	return fmt.Sprintf("%s is %s, want %s", te.Field, jsonWord(te.Value), want)
+}
+
+// jsonWord names a kind of JSON value as encoding/json reports it (number, string, array, …).
+func jsonWord(v string) string {
+	switch {
+	case v == "array":
+		return "a list"
+	case v == "object":
+		return "an object"
+	case v == "string":
+		return "text"
+	case v == "bool":
+		return "true or false"
+	case strings.HasPrefix(v, "number"):
+		return "a number"
+	}
+	return v
 }

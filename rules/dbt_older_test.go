@@ -33,7 +33,7 @@ const olderManifest = `{"metadata": {"dbt_version": "1.4.6"}, "sources": {}, "no
 // column whose name holds a space is written quoted, so the rules load and run; a test whose
 // where: is Jinja is not imported, with the reason.
 func TestImportOlderManifest(t *testing.T) {
-	imp, err := ImportDBT([]byte(olderManifest))
+	imp, err := ImportDBT("manifest.json", []byte(olderManifest))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -317,6 +317,9 @@ func (p *fieldParser) rowCount(r *Rule) {
 			p.bad(p.keys["kind"].line, "kind row_count needs min:, max: or compare_to:")
 		}
 	}
+	if h, ok := p.keys["inclusive"]; ok && !hasMin && !hasMax {
+		p.bad(h.line, "inclusive applies to the bounds min: and max:")
+	}
 	if r.MinCount != nil && r.MaxCount != nil && *r.MaxCount < *r.MinCount {
 		p.bad(p.keys["max"].line, "max %d is below min %d", *r.MaxCount, *r.MinCount)
 	}

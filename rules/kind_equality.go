@@ -14,9 +14,10 @@ import (
 // checksums differ; across engines (compare_to_target) by portable hashes, bucket by bucket,
 // so only the rows of differing buckets leave the engines. A row holding a NULL matches an
 // equal row on the other side (NULL equals NULL, as in dbt's except), by its row hash. Rows
-// are compared with their multiplicity: a row held twice on one side and once on the other is
-// one violation, the copy the other side lacks. The violations are the differing rows the diff
-// streams, each once per copy; the sample is the first of them with the side that holds it.
+// are compared as sets, as except does: a row held twice on one side and once on the other is
+// held by both, and a row one side lacks is one violation however many copies the other holds.
+// The violations are the distinct rows the diff streams; the sample is the first of them with
+// the side that holds it.
 func (c *check) equality(targets Targets) {
 	r := c.rule
 	other, err := c.referenceEngine(targets)
@@ -42,6 +43,7 @@ func (c *check) equality(targets Targets) {
 		var v verdict
 		var only [2]int64
 		var surplus int64
+		seen := [2]map[string]bool{{}, {}} // the rows counted, as text: each distinct row once
 		spec := reconcile.Spec{
 			Old:     reconcile.Side{Engine: c.engine, Relation: r.Table, Target: c.target},
 			New:     reconcile.Side{Engine: other, Relation: r.Reference.Relation, Target: otherName},
@@ -58,6 +60,14 @@ func (c *check) equality(targets Targets) {
 				if l.Sign == "+" {
 					side, holder = 1, r.Reference.Relation
 				}
+				var row strings.Builder
+				for _, f := range l.Values {
+					fmt.Fprintf(&row, "%T:%v\x00", f.Value, f.Value)
+				}
+				if seen[side][row.String()] {
+					return nil // another copy of a row counted: except counts it once
+				}
+				seen[side][row.String()] = true
 				only[side]++
 				if len(v.sample) < j.sample {
 					row := Row{{Name: "only_in", Value: holder}}

@@ -334,8 +334,10 @@ func (c *check) rowCount(targets Targets) {
 }
 
 // rowsWithin reports whether n rows are within the rule's bounds, m being compare_to's count.
+// With inclusive: false a count equal to a bound is outside it (dbt-utils' fewer_rows_than).
 func (r *Rule) rowsWithin(n, m int64) bool {
-	if (r.MinCount != nil && n < *r.MinCount) || (r.MaxCount != nil && n > *r.MaxCount) {
+	below := func(a, b float64) bool { return a < b || r.Exclusive && a == b } // a is outside a lower bound b
+	if (r.MinCount != nil && below(float64(n), float64(*r.MinCount))) || (r.MaxCount != nil && below(float64(*r.MaxCount), float64(n))) {
 		return false
 	}
 	if r.Reference.Relation == "" {
@@ -348,7 +350,7 @@ func (r *Rule) rowsWithin(n, m int64) bool {
 		if r.Tolerance.Relative {
 			slack *= b
 		}
-		return !(r.MinCompare && a < b-slack) && !(r.MaxCompare && a > b+slack)
+		return !(r.MinCompare && below(a, b-slack)) && !(r.MaxCompare && below(b+slack, a))
 	}
 	return r.Tolerance.Allows(a, b)
 }
@@ -373,10 +375,16 @@ func (r *Rule) countText(m int64) string {
 		max = strconv.FormatInt(*r.MaxCount, 10)
 	}
 	switch {
+	case min != "" && max != "" && r.Exclusive:
+		return "strictly between " + min + " and " + max
 	case min != "" && max != "":
 		return min + ".." + max
+	case min != "" && r.Exclusive:
+		return "more than " + min
 	case min != "":
 		return "at least " + min
+	case max != "" && r.Exclusive:
+		return "fewer than " + max
 	case max != "":
 		return "at most " + max
 	case r.Tolerance.Value > 0:

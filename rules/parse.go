@@ -55,7 +55,7 @@ var kindKeys = map[Kind][]string{
 	AcceptedValues: {"table", "column", "values", "partition", "grain", "where"},
 	AcceptedRange:  {"table", "column", "min", "max", "inclusive", "partition", "grain", "where"},
 	Expression:     {"table", "expression", "partition", "grain", "where"},
-	RowCount:       {"table", "min", "max", "compare_to", "compare_to_target", "tolerance", "partition", "grain", "where"},
+	RowCount:       {"table", "min", "max", "inclusive", "compare_to", "compare_to_target", "tolerance", "partition", "grain", "where"},
 	NotConstant:    {"table", "column", "partition", "grain", "where"},
 	Pattern:        {"table", "column", "regex", "negate", "partition", "grain", "where"},
 	Equality:       {"table", "compare_to", "compare_to_target", "columns", "where"},

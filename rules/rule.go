@@ -92,7 +92,7 @@ type Rule struct {
 
 	Values     []string      // accepted_values: SQL literals
 	Min, Max   string        // accepted_range: SQL expressions ("" for no bound)
-	Exclusive  bool          // accepted_range: inclusive: false
+	Exclusive  bool          // accepted_range and row_count: inclusive: false
 	MinCount   *int64        // row_count: nil for no bound
 	MaxCount   *int64        // row_count
 	MinCompare bool          // row_count: min: compare_to

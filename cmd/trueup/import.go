@@ -32,9 +32,9 @@ func runImport(_ context.Context, e *env, flags *flag.FlagSet, args []string) er
 	if err != nil {
 		return usagef("import: %v", err)
 	}
-	imp, err := rules.ImportDBT(manifest)
+	imp, err := rules.ImportDBT(pos[1], manifest)
 	if err != nil {
-		return fault.Mark(fault.Invalid, fmt.Errorf("import: %s: %w", pos[1], err))
+		return fault.Mark(fault.Invalid, fmt.Errorf("import: %w", err))
 	}
 	for _, f := range imp.Files {
 		p := filepath.Join(*out, filepath.FromSlash(f.Path))
@@ -44,10 +44,16 @@ func runImport(_ context.Context, e *env, flags *flag.FlagSet, args []string) er
 			return usagef("import: %v", err)
 		}
 	}
+	var written []string
 	for _, f := range imp.Files {
-		if err := writeNew(filepath.Join(*out, filepath.FromSlash(f.Path)), f.Text); err != nil {
-			return fmt.Errorf("import: %w", err)
+		p := filepath.Join(*out, filepath.FromSlash(f.Path))
+		if err := writeNew(p, f.Text); err != nil {
+			for _, w := range written { // all of them or none
+				os.Remove(w)
+			}
+			return usagef("import: %v: nothing was written", err)
 		}
+		written = append(written, p)
 	}
 	for _, f := range imp.Files {
 		fmt.Fprintf(e.stdout, "wrote %s: %d %s\n", filepath.Join(*out, filepath.FromSlash(f.Path)), len(f.Rules), pluralWord(len(f.Rules), "rule", "rules"))
