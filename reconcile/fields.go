@@ -144,7 +144,7 @@ func (l RowLine) Text() string {
 	b.WriteString(l.Sign)
 	for _, x := range l.Values {
 		b.WriteString(" " + x.Name + "=")
-		if s, ok := x.Value.(string); ok && (s == "" || s == "NULL" || strings.ContainsAny(s, " \t\r\n\"'=\\")) {
+		if s, ok := x.Value.(string); ok && (s == "" || s == "NULL" || strings.ContainsAny(s, " \"'=\\") || !shows(s)) {
 			b.WriteString(strconv.Quote(s))
 			continue
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	tsql "trueup/sql"
 )
@@ -201,7 +203,7 @@ func ValueText(v any) string {
 	if v == nil {
 		return "NULL"
 	}
-	if s, ok := v.(string); ok && (s == "" || s == "NULL" || strings.TrimSpace(s) != s || strings.ContainsAny(s, "\t\r\n")) {
+	if s, ok := v.(string); ok && (s == "" || s == "NULL" || strings.TrimSpace(s) != s || !shows(s)) {
 		return strconv.Quote(s)
 	}
 	if tsql.Composite(v) { // a list or struct as JSON: ["a b"] and ["a","b"] read apart
@@ -210,6 +212,12 @@ func ValueText(v any) string {
 		}
 	}
 	return fmt.Sprint(v)
+}
+
+// shows reports whether every character of s shows as itself: valid UTF-8, no control character
+// (a NUL, \x1f, a tab), nothing else unprintable.
+func shows(s string) bool {
+	return utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0
 }
 
 // KeyText shows a sample row's key as column=value pairs in --key order.

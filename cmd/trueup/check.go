@@ -18,6 +18,7 @@ import (
 	"trueup/monitor"
 	"trueup/notices"
 	"trueup/ops"
+	"trueup/reconcile"
 	"trueup/rules"
 	tsql "trueup/sql"
 )
@@ -324,11 +325,14 @@ func abbreviate(items []string, n int) string {
 	return strings.Join(items[:n], ", ") + fmt.Sprintf(", … (%d more)", len(items)-n)
 }
 
+// sampleLine is a failing rule's sample row as column=value pairs; text that would read as
+// something else (NULL, "", spaces at an end, characters that do not show) is quoted, as the
+// diff's samples are.
 func sampleLine(row rules.Row) string {
 	parts := make([]string, len(row))
 	for i, f := range row {
-		v := "NULL"
-		if f.Value != nil {
+		v := reconcile.ValueText(f.Value)
+		if _, text := f.Value.(string); f.Value != nil && !text {
 			v = tsql.AsText(f.Value)
 		}
 		parts[i] = f.Name + "=" + v

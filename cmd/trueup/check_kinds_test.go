@@ -630,3 +630,29 @@ func TestCheckSchemaDeclared(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckSamplesQuoteWhatWouldNotShow: a failing rule's samples in the text output quote a
+// value that would read as another ("DE " as DE, a NUL as nothing, "" as a gap), as the
+// diff's samples do; a plain value stays bare.
+func TestCheckSamplesQuoteWhatWouldNotShow(t *testing.T) {
+	url := sqltest.DuckDBURL(t)
+	e := sqltest.Open(t, url)
+	ctx := context.Background()
+	if err := e.CreateTable(ctx, "c", []tsql.Column{{Name: "country", Kind: tsql.TypeString, Nullable: true}}, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Insert(ctx, "c", []string{"country"}, [][]any{{"DE "}, {"a\x00b"}, {""}, {"FR"}, {"EU"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	dir := writeRules(t, map[string]string{"c/known.sql": "-- kind: accepted_values\n-- table: c\n-- column: country\n-- values: 'EU'\n"})
+	code, out, errs := cli(t, "--target", url, "check", "--rules", dir)
+	if code != exitFailed {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{`country="DE "`, `country="a\x00b"`, `country=""`, "country=FR "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("samples lack %s:\n%q", want, out)
+		}
+	}
+}
