@@ -5,7 +5,6 @@ import (
 
 	"trueup/config"
 	"trueup/fault"
-	"trueup/ledger"
 	tsql "trueup/sql"
 )
 
@@ -34,11 +33,5 @@ func OpenBare(ctx context.Context, dir, state string, urls ...string) (*Project,
 	if state != MemoryState {
 		path = p.Config.StatePath()
 	}
-	l, err := ledger.Open(ctx, path)
-	if err != nil {
-		p.Close()
-		return nil, fault.Mark(fault.Invalid, err)
-	}
-	p.Ledger = l
-	return p, nil
+	return p.openLedger(ctx, path)
 }

@@ -39,7 +39,13 @@ func Open(ctx context.Context, cfg *config.Config, extra string) (*Project, erro
 	if err != nil {
 		return nil, err
 	}
-	l, err := ledger.Open(ctx, cfg.StatePath())
+	return p.openLedger(ctx, cfg.StatePath())
+}
+
+// openLedger opens the ledger at path as p's, the last step of opening a project: when it
+// cannot, p is closed (its targets with it) and the error is the project's to fix.
+func (p *Project) openLedger(ctx context.Context, path string) (*Project, error) {
+	l, err := ledger.Open(ctx, path)
 	if err != nil {
 		p.Close()
 		return nil, fault.Mark(fault.Invalid, err)

@@ -70,6 +70,21 @@ type Input struct {
 	Empty       bool     `json:"empty"`
 }
 
+// Presence says in words whether the input holds rows for the plan's partitions, as the plan's
+// page and `trueup backfill plan` say it; missing says the partitions that have none (Missing),
+// in the words of the one asking.
+func (in Input) Presence(missing func([]string) string) string {
+	switch {
+	case in.Empty:
+		return "empty"
+	case len(in.Missing) > 0:
+		return missing(in.Missing)
+	case !in.Partitioned:
+		return "present (not partitioned)"
+	}
+	return "present for every partition"
+}
+
 // Refresh is one downstream table partition rebuilt after the upstream.
 type Refresh struct {
 	Table     string `json:"table"`

@@ -186,10 +186,7 @@ func (t *tables) service(ctx context.Context, target, table string) (*views.Serv
 		return nil, fault.New(fault.NotFound, "Versions are not set up here: the project has no targets.")
 	}
 	if target != "" {
-		if s, ok := t.services[target]; ok {
-			return s, nil
-		}
-		return nil, fault.New(fault.NotFound, "There is no target %q.", target)
+		return t.services.pick(target, t.def)
 	}
 	names := make([]string, 0, len(t.services))
 	for n := range t.services {

@@ -14,17 +14,9 @@ import (
 // no difference but the checksums differ (a change within tolerance): those rows cannot be
 // matched by key, so the partition is unchanged only if they are the same rows on both sides.
 func (p *plan) settleNullKeys(ctx context.Context, parts []*Partition) error {
-	var open []*Partition
-	var values []any
-	for _, pt := range parts {
-		if pt.Rows != nil && pt.Rows.Zero() && pt.OldCount == pt.NewCount && pt.OldNullKeys > 0 && pt.OldNullKeys == pt.NewNullKeys {
-			open = append(open, pt)
-			values = append(values, pt.value)
-		}
-	}
-	if len(open) == 0 {
-		return nil
-	}
+	open, values := partsWhere(parts, func(pt *Partition) bool {
+		return pt.Rows != nil && pt.Rows.Zero() && pt.OldCount == pt.NewCount && pt.OldNullKeys > 0 && pt.OldNullKeys == pt.NewNullKeys
+	})
 	sums, err := p.nullKeySums(ctx, values, p.rowHash)
 	if err != nil {
 		return err
@@ -41,32 +33,41 @@ func (p *plan) settleNullKeys(ctx context.Context, parts []*Partition) error {
 // leaves out the rows of its right side whose key has a NULL (the summary counts them). One
 // grouped scan of those partitions' rows with a NULL key per side.
 func (p *plan) sumNullKeys(ctx context.Context, df *differ, parts []*Partition) error {
-	var open []*partDiff
-	var values []any
-	for _, pt := range parts {
-		if pd := df.part(valueKey(pt.value)); pd.nullRead != [2]int64{pt.OldNullKeys, pt.NewNullKeys} {
-			open = append(open, pd)
-			values = append(values, pt.value)
-		}
-	}
-	if len(open) == 0 {
-		return nil
-	}
+	open, values := partsWhere(parts, func(pt *Partition) bool {
+		return df.part(valueKey(pt.value)).nullRead != [2]int64{pt.OldNullKeys, pt.NewNullKeys}
+	})
 	sums, err := p.nullKeySums(ctx, values, p.summaryHash)
 	if err != nil {
 		return err
 	}
-	for i, pd := range open {
-		k := valueKey(values[i])
-		pd.nullSums = [2]uint64{sums[0][k], sums[1][k]}
+	for _, pt := range open {
+		k := valueKey(pt.value)
+		df.part(k).nullSums = [2]uint64{sums[0][k], sums[1][k]}
 	}
 	return nil
 }
 
+// partsWhere is the partitions of parts that keep takes, and their values (as partFilter takes
+// them): the partitions a pass over the rows with a NULL key reads.
+func partsWhere(parts []*Partition, keep func(*Partition) bool) ([]*Partition, []any) {
+	var open []*Partition
+	var values []any
+	for _, pt := range parts {
+		if keep(pt) {
+			open = append(open, pt)
+			values = append(values, pt.value)
+		}
+	}
+	return open, values
+}
+
 // nullKeySums is, per side and partition (by valueKey), the sum of hash over the rows whose key
-// has a NULL in the given partitions.
+// has a NULL in the given partitions. With no partitions it reads nothing and the sums are empty.
 func (p *plan) nullKeySums(ctx context.Context, values []any, hash func(tsql.Dialect, bool) string) ([2]map[string]uint64, error) {
 	var sums [2]map[string]uint64
+	if len(values) == 0 {
+		return sums, nil
+	}
 	err := onBothSides(func(s int, new bool) error {
 		side := p.side(new)
 		d := side.Engine.Dialect()
@@ -105,15 +106,9 @@ func (p *plan) nullKeySums(ctx context.Context, values []any, hash func(tsql.Dia
 // row. They stay counted apart (old_null_keys, new_null_keys; null_key_added and
 // null_key_removed in the row counts), not in the rows added and removed.
 func (p *plan) sampleNullKeys(ctx context.Context, parts []*Partition) (int64, error) {
-	var open []*Partition
-	var values []any
-	for _, pt := range parts {
-		if pt.ChecksumMatch || pt.nullKeysAlike || pt.OldNullKeys+pt.NewNullKeys == 0 || (p.part != nil && pt.value == nil) {
-			continue
-		}
-		open = append(open, pt)
-		values = append(values, pt.value)
-	}
+	open, values := partsWhere(parts, func(pt *Partition) bool {
+		return !(pt.ChecksumMatch || pt.nullKeysAlike || pt.OldNullKeys+pt.NewNullKeys == 0 || (p.part != nil && pt.value == nil))
+	})
 	if len(open) == 0 {
 		return 0, nil
 	}

@@ -72,15 +72,7 @@ func fillPlan(d *page.BackfillShow, p *backfill.Plan) {
 		d.Pace += ", only " + p.Window + " UTC"
 	}
 	for _, in := range p.Inputs {
-		v := "present for every partition"
-		switch {
-		case in.Empty:
-			v = "empty"
-		case len(in.Missing) > 0:
-			v = "no rows for " + strings.Join(in.Missing, ", ")
-		case !in.Partitioned:
-			v = "present (not partitioned)"
-		}
+		v := in.Presence(func(missing []string) string { return "no rows for " + strings.Join(missing, ", ") })
 		d.Inputs = append(d.Inputs, page.KeyValue{Key: in.Relation, Value: v})
 	}
 	for _, t := range p.RefreshesByTable() {

@@ -260,14 +260,7 @@ func replacePartitionsFrom(d chDialect, dst, src string, partitions []string) []
 }
 
 func (e *chEngine) engineOf(ctx context.Context, table string) (string, error) {
-	res, err := e.Query(ctx, "SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = ?", table)
-	if err != nil {
-		return "", err
-	}
-	if len(res.Rows) == 0 {
-		return "", fmt.Errorf("there is no table %s", table)
-	}
-	return AsText(res.Rows[0][0]), nil
+	return e.oneText(ctx, table, "SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = ?", []any{table})
 }
 
 func (e *chEngine) partitionIDs(ctx context.Context, table string) ([]string, error) {

@@ -226,19 +226,7 @@ func (c *chCluster) probe(ctx context.Context, n *chNode) {
 
 // ready checks that every node answers; op names what is refused when one does not.
 func (c *chCluster) ready(ctx context.Context, op string) ([]*chNode, error) {
-	ci := c.Probe(ctx)
-	var down []string
-	for _, n := range ci.Nodes {
-		if !n.Reachable {
-			down = append(down, n.String()+": "+n.Error)
-		}
-	}
-	if len(down) > 0 {
-		return nil, fault.New(fault.Refused, "%s: %w: node %s; nothing was changed on any node", op, ErrUnreachable, strings.Join(down, "; node "))
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]*chNode(nil), c.nodes...), nil
+	return c.readyOf(ctx, op, nil)
 }
 
 // each runs fn on every node of nodes at once and joins their errors, each naming its node.

@@ -61,15 +61,14 @@ func (c *chCluster) AfterPrepare(fn func()) {
 	c.mu.Unlock()
 }
 
-// readyOf checks that every node of addrs (all when nil) answers, as ready does.
+// readyOf checks that every node of addrs (all when nil) answers, and returns those nodes; op
+// names what is refused when one does not.
 func (c *chCluster) readyOf(ctx context.Context, op string, addrs []string) ([]*chNode, error) {
-	if addrs == nil {
-		return c.ready(ctx, op)
-	}
+	of := func(addr string) bool { return addrs == nil || slices.Contains(addrs, addr) }
 	ci := c.Probe(ctx)
 	var down []string
 	for _, n := range ci.Nodes {
-		if slices.Contains(addrs, n.Addr) && !n.Reachable {
+		if of(n.Addr) && !n.Reachable {
 			down = append(down, n.String()+": "+n.Error)
 		}
 	}
@@ -80,7 +79,7 @@ func (c *chCluster) readyOf(ctx context.Context, op string, addrs []string) ([]*
 	defer c.mu.Unlock()
 	var out []*chNode
 	for _, n := range c.nodes {
-		if slices.Contains(addrs, n.Addr) {
+		if of(n.Addr) {
 			out = append(out, n)
 		}
 	}

@@ -420,14 +420,7 @@ func (c *chCluster) runDDL(ctx context.Context, nodes []*chNode, x clusterDDL, s
 		}
 		return nil
 	}
-	return each(nodes, func(n *chNode) error {
-		for _, s := range stmts {
-			if err := n.eng.Exec(ctx, s); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return onEvery(ctx, nodes, stmts)
 }
 
 // CreateTableLike creates table as a Distributed table over local tables table_local on every

@@ -53,12 +53,7 @@ func (p *chText) eat(c byte) bool {
 }
 
 func (p *chText) value(typ string) (any, error) {
-	typ = strings.TrimSpace(typ)
-	for _, wrap := range []string{"Nullable(", "LowCardinality("} {
-		if inner, ok := strings.CutPrefix(typ, wrap); ok && strings.HasSuffix(inner, ")") {
-			return p.value(inner[:len(inner)-1])
-		}
-	}
+	typ = unwrapType(typ)
 	if strings.HasPrefix(p.s[p.i:], "NULL") {
 		p.i += len("NULL")
 		return nil, nil

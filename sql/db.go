@@ -152,21 +152,7 @@ func (e *db) Exec(ctx context.Context, query string, args ...any) error {
 
 // classify maps an engine's type text to a portable Type.
 func classify(typ string) (Type, bool) {
-	t := strings.TrimSpace(typ)
-	nullable := false
-	for {
-		low := strings.ToLower(t)
-		switch {
-		case strings.HasPrefix(low, "nullable(") && strings.HasSuffix(t, ")"):
-			nullable = true
-			t = t[len("nullable(") : len(t)-1]
-			continue
-		case strings.HasPrefix(low, "lowcardinality(") && strings.HasSuffix(t, ")"):
-			t = t[len("lowcardinality(") : len(t)-1]
-			continue
-		}
-		break
-	}
+	t, nullable := baseType(strings.TrimSpace(typ))
 	low := strings.ToLower(t)
 	switch {
 	case strings.HasSuffix(low, "]") || composite(low):

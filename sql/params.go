@@ -18,39 +18,26 @@ import (
 func Expand(d Dialect, text string, params map[string]Param) (string, []any, error) {
 	var b strings.Builder
 	var args []any
-	for i := 0; i < len(text); {
-		c := text[i]
-		switch {
-		case c == '\'' || c == '"' || c == '`':
-			j := skipQuoted(text, i)
-			b.WriteString(text[i:j])
-			i = j
-		case commentEnd(text, i) > i:
-			j := commentEnd(text, i)
-			b.WriteString(text[i:j])
-			i = j
-		case c == '$' && i+1 < len(text) && isIdentStart(text[i+1]):
-			j := i + 1
-			for j < len(text) && isIdentPart(text[j]) {
-				j++
-			}
-			name := text[i+1 : j]
-			p, ok := params[name]
-			if !ok {
-				return "", nil, fmt.Errorf("unknown parameter $%s", name)
-			}
-			if x, ok := p.Value.(Decimal); ok {
-				p.Value = x.Float64() // bound as the number it was before Decimals were kept exact
-			}
-			ph, arg := d.Bind(p)
-			b.WriteString(ph)
-			args = append(args, arg)
-			i = j
-		default:
-			b.WriteByte(c)
-			i++
+	copied := 0
+	err := eachPlaceholder(text, func(name string, start, end int) error {
+		p, ok := params[name]
+		if !ok {
+			return fmt.Errorf("unknown parameter $%s", name)
 		}
+		if x, ok := p.Value.(Decimal); ok {
+			p.Value = x.Float64() // bound as the number it was before Decimals were kept exact
+		}
+		ph, arg := d.Bind(p)
+		b.WriteString(text[copied:start])
+		b.WriteString(ph)
+		args = append(args, arg)
+		copied = end
+		return nil
+	})
+	if err != nil {
+		return "", nil, err
 	}
+	b.WriteString(text[copied:])
 	return b.String(), args, nil
 }
 
@@ -58,6 +45,20 @@ func Expand(d Dialect, text string, params map[string]Param) (string, []any, err
 func Placeholders(text string) []string {
 	seen := map[string]bool{}
 	var names []string
+	eachPlaceholder(text, func(n string, _, _ int) error {
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+		return nil
+	})
+	return names
+}
+
+// eachPlaceholder calls fn with each $name in text outside string literals, quoted identifiers
+// and comments, in order: the name and where the $name starts and ends in text. It stops at the
+// first error fn returns, and returns it: Expand and Placeholders read text the same way.
+func eachPlaceholder(text string, fn func(name string, start, end int) error) error {
 	for i := 0; i < len(text); {
 		c := text[i]
 		switch {
@@ -70,16 +71,15 @@ func Placeholders(text string) []string {
 			for j < len(text) && isIdentPart(text[j]) {
 				j++
 			}
-			if n := text[i+1 : j]; !seen[n] {
-				seen[n] = true
-				names = append(names, n)
+			if err := fn(text[i+1:j], i, j); err != nil {
+				return err
 			}
 			i = j
 		default:
 			i++
 		}
 	}
-	return names
+	return nil
 }
 
 // commentEnd is where the comment starting at text[i] ends: after the "*/" of a block comment,

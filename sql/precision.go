@@ -83,15 +83,24 @@ func DeclaredPrecision(c Column) (p Precision, ok bool) {
 // BaseType is a column type's text without ClickHouse's Nullable(…) and LowCardinality(…)
 // wrappers, which change how a value is stored, not what it is.
 func BaseType(t string) string {
+	base, _ := baseType(t)
+	return base
+}
+
+// baseType is BaseType, and whether one of the wrappers it took off was Nullable(…): classify
+// reads both from one pass.
+func baseType(t string) (string, bool) {
+	nullable := false
 	for {
 		low := strings.ToLower(t)
 		switch {
 		case strings.HasPrefix(low, "nullable(") && strings.HasSuffix(t, ")"):
+			nullable = true
 			t = t[len("nullable(") : len(t)-1]
 		case strings.HasPrefix(low, "lowcardinality(") && strings.HasSuffix(t, ")"):
 			t = t[len("lowcardinality(") : len(t)-1]
 		default:
-			return t
+			return t, nullable
 		}
 	}
 }

@@ -399,15 +399,9 @@ func writePlan(w io.Writer, p *backfill.Plan) {
 	}
 	fmt.Fprintf(w, "  Inputs       %s", inputs)
 	for _, in := range p.Inputs {
-		state := "present for every partition"
-		switch {
-		case in.Empty:
-			state = "empty"
-		case len(in.Missing) > 0:
-			state = fmt.Sprintf("missing %d %s", len(in.Missing), pluralWord(len(in.Missing), "partition", "partitions"))
-		case !in.Partitioned:
-			state = "present (not partitioned)"
-		}
+		state := in.Presence(func(missing []string) string {
+			return fmt.Sprintf("missing %d %s", len(missing), pluralWord(len(missing), "partition", "partitions"))
+		})
 		fmt.Fprintf(w, "\n               %s: %s", in.Relation, state)
 	}
 	fmt.Fprintln(w)
