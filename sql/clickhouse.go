@@ -356,8 +356,27 @@ func (chDialect) Literal(p Param) (string, error) {
 }
 
 func (d chDialect) Normalize(c Column, scale int) string {
+	if nested(c.Type) {
+		return nestedText(d, d.Quote(c.Name), c.Type, scale, 0)
+	}
 	return d.normalizeValue(d.Quote(c.Name), c, scale)
 }
+
+// joinItems: the array's items one after the other.
+func (chDialect) joinItems(list, v, item string) string {
+	return "arrayStringConcat(arrayMap(" + v + " -> " + item + ", " + list + "))"
+}
+
+func (chDialect) field(x string, i int) string {
+	return "tupleElement(" + x + ", " + strconv.Itoa(i+1) + ")"
+}
+
+// whole: a Tuple cannot be NULL (18.16 has no Nullable(Tuple)).
+func (chDialect) whole(_, text string) string { return text }
+
+func (chDialect) concat(parts ...string) string { return "concat(" + strings.Join(parts, ", ") + ")" }
+
+func (chDialect) byteLength(x string) string { return "toString(length(" + x + "))" }
 
 // normalizeValue is Normalize of x, an expression holding c's values.
 func (d chDialect) normalizeValue(x string, c Column, scale int) string {

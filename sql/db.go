@@ -182,6 +182,13 @@ func classify(typ string) (Type, bool) {
 // hugeint, uinteger; Int32, UInt64, Int128), not INTERVAL or POINT.
 var intTypeRe = regexp.MustCompile(`^u?(tiny|small|big|huge)?int(eger)?(8|16|32|64|128|256)?$`)
 
+// nested reports whether a column of type typ holds lists, arrays, structs, maps, tuples or
+// unions (behind Nullable or LowCardinality too).
+func nested(typ string) bool {
+	low := strings.ToLower(unwrapType(typ))
+	return strings.HasSuffix(low, "]") || composite(low)
+}
+
 // composite reports whether a type's name (lower case) is a container of other types.
 func composite(low string) bool {
 	for _, p := range []string{"struct(", "map(", "union(", "array(", "tuple(", "nested(", "list("} {
