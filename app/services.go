@@ -109,7 +109,8 @@ func (p *Project) Notices(ctx context.Context, targets rules.Targets, log *slog.
 			return nil, err
 		}
 	}
-	return notices.New(p.Ledger, notices.Options{Channels: Channels(p.Config.Notify), Outbox: p.Outbox(log), Exposures: xs, Targets: targets}), nil
+	return notices.New(p.Ledger, notices.Options{Channels: Channels(p.Config.Notify), Outbox: p.Outbox(log), Exposures: xs, Targets: targets,
+		KnowsTable: views.Store{L: p.Ledger}.Keeps}), nil
 }
 
 // Monitor is the monitor of a rule set on the project's ledger, serve's and check's alike:

@@ -30,6 +30,10 @@ type Options struct {
 	// evidence brings none.
 	Exposures []*Exposure
 	Targets   Targets
+	// KnowsTable reports whether trueup keeps a logical table of that name (on any target):
+	// a subscription may follow only such a table, and only a report of Exposures. Nil: what a
+	// subscription follows is not checked against the project (a service of its own, in tests).
+	KnowsTable func(ctx context.Context, name string) (bool, error)
 }
 
 // Service drafts notices, moves them through their lifecycle and hands their deliveries to

@@ -92,6 +92,34 @@ func ParseFollow(s string) (string, error) {
 	return kind + ":" + name, nil
 }
 
+// parseFollow is ParseFollow, and then what it names checked against the project: a table
+// trueup keeps, a report of its exposures (Options.KnowsTable).
+func (s *Service) parseFollow(ctx context.Context, follow string) (string, error) {
+	f, err := ParseFollow(follow)
+	if err != nil || s.opt.KnowsTable == nil {
+		return f, err
+	}
+	kind, name, _ := strings.Cut(f, ":")
+	switch kind {
+	case "table":
+		known, err := s.opt.KnowsTable(ctx, name)
+		if err != nil {
+			return "", err
+		}
+		if !known {
+			return "", fault.New(fault.Invalid, "Cannot follow table %s: trueup keeps no table of that name (choose one the form lists).", name)
+		}
+	case "exposure":
+		for _, x := range s.opt.Exposures {
+			if strings.EqualFold(x.Name, name) {
+				return f, nil
+			}
+		}
+		return "", fault.New(fault.Invalid, "Cannot follow report %s: no exposure of the project has that name (choose one the form lists).", name)
+	}
+	return f, nil
+}
+
 // ParseEmail checks an address someone typed: one bare address (no name, no list, no line
 // breaks), at most 254 characters, with a domain. It returns it lower-cased.
 func ParseEmail(s string) (string, error) {
@@ -127,7 +155,7 @@ func (s *Service) Subscribe(ctx context.Context, req SubscribeRequest) (sent boo
 	if err != nil {
 		return false, err
 	}
-	follow, err := ParseFollow(req.Follow)
+	follow, err := s.parseFollow(ctx, req.Follow)
 	if err != nil {
 		return false, err
 	}
@@ -238,7 +266,7 @@ func (s *Service) subscriber(ctx context.Context, q ledger.Querier, email string
 // Follow adds a subscription for the address of a manage link: the link proves the address, so
 // it is active at once.
 func (s *Service) Follow(ctx context.Context, token, follow string, alerts bool) (Subscriber, error) {
-	f, err := ParseFollow(follow)
+	f, err := s.parseFollow(ctx, follow)
 	if err != nil {
 		return Subscriber{}, err
 	}

@@ -2,6 +2,7 @@ package notices_test
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"trueup/fault"
 	"trueup/notices"
 	"trueup/rules"
+	"trueup/views"
 )
 
 var (
@@ -270,5 +272,32 @@ func TestLeaveLinksRefused(t *testing.T) {
 	subs, _ := r.svc.SelfSubscriptions(r.ctx)
 	if len(subs) != 2 || subs[0].State != notices.SubscriptionActive || subs[1].State != notices.SubscriptionActive {
 		t.Errorf("after the refused links: %+v, want both active", subs)
+	}
+}
+
+// TestSubscribeOnlyToWhatTheProjectHas: with the project's names known (KnowsTable, Exposures),
+// a subscription may follow a logical table trueup keeps and a report of its exposures, and
+// nothing else: a table of no such name, a version's physical table, a report of no such name
+// are refused as bad input, and nothing is stored or sent.
+func TestSubscribeOnlyToWhatTheProjectHas(t *testing.T) {
+	r := newRig(t)
+	if err := (views.Store{L: r.l}).Put(r.ctx, views.Version{Target: "warehouse", Table: "orders", N: 1, State: views.StateLive}); err != nil {
+		t.Fatal(err)
+	}
+	svc := notices.New(r.l, notices.Options{Channels: r.cfg, Exposures: []*notices.Exposure{{Name: "board_revenue"}},
+		KnowsTable: views.Store{L: r.l}.Keeps})
+	i := 0
+	for follow, ok := range map[string]bool{
+		"table:orders": true, "table:Orders": true, "exposure:board_revenue": true, "all": true,
+		"table:nope": false, "table:orders__v1": false, "exposure:nope": false,
+	} {
+		i++ // an address each: one address is sent one confirmation an hour
+		_, err := svc.Subscribe(r.ctx, notices.SubscribeRequest{Email: fmt.Sprintf("sam%d@example.com", i), Follow: follow})
+		if ok && err != nil || !ok && !errors.Is(err, fault.ErrInvalid) {
+			t.Errorf("follow %s: %v, want accepted %v", follow, err, ok)
+		}
+	}
+	if subs, _ := svc.SelfSubscriptions(r.ctx); len(subs) != 4 {
+		t.Errorf("%d subscriptions stored, want the 4 accepted", len(subs))
 	}
 }

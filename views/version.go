@@ -86,6 +86,14 @@ func (s Store) List(ctx context.Context, target, table string) ([]Version, error
 		WHERE target = ? AND table_name = ? ORDER BY version`, target, table)
 }
 
+// Keeps reports whether some target has a logical table of that name (any case), with versions:
+// one readers can follow.
+func (s Store) Keeps(ctx context.Context, table string) (bool, error) {
+	var n int
+	err := s.L.DB().QueryRowContext(ctx, `SELECT count(*) FROM versions WHERE lower(table_name) = lower(?)`, table).Scan(&n)
+	return n > 0, err
+}
+
 // Get returns one version.
 func (s Store) Get(ctx context.Context, target, table string, n int) (Version, error) {
 	v, err := scanVersion(s.L.DB().QueryRowContext(ctx, "SELECT "+versionCols+` FROM versions
