@@ -83,7 +83,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		}
 	case kind != fault.None:
 		status = statusOf(kind)
-		heading, msg = http.StatusText(status), fault.Message(err)
+		heading, msg = headingOf(status), fault.Message(err)
 	}
 
 	if status >= 500 {
@@ -154,12 +154,28 @@ func kindOfStatus(code int) fault.Kind {
 	return fault.None
 }
 
+// headingOf is an error page's heading for a status, in words an operator reads (not the
+// status's reason phrase, "Unprocessable Entity"); the message below it says what to do.
+func headingOf(code int) string {
+	switch code {
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		return "Not done: check what was asked"
+	case http.StatusConflict:
+		return "Not done: not in this state"
+	case http.StatusForbidden:
+		return "Not allowed"
+	case http.StatusUnauthorized:
+		return "Sign in first"
+	}
+	return http.StatusText(code)
+}
+
 // describe returns the heading and message for an HTTPError, replacing echo's bare status texts
 // with sentences a reader can act on.
 func describe(he *echo.HTTPError, req *http.Request) (heading, msg string) {
-	heading = http.StatusText(he.Code)
+	heading = headingOf(he.Code)
 	msg = fmt.Sprint(he.Message)
-	if msg != heading && msg != "" {
+	if msg != http.StatusText(he.Code) && msg != "" {
 		return heading, msg
 	}
 	switch he.Code {

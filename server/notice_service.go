@@ -148,7 +148,7 @@ func maskRecipient(id string) string {
 func noticePage(n notices.Notice, ds []notices.Delivery, chrome page.Chrome) page.NoticeDetail {
 	d := page.NoticeDetail{
 		Chrome: chrome, ID: n.ID, Title: n.Title, State: string(n.State), Tables: n.Tables,
-		BodyHTML: string(notices.BodyHTML(notices.Body(n))), Unit: n.Evidence.PartitionColumn, EditBody: n.Body,
+		BodyHTML: string(notices.BodyHTML(notices.Body(n))), Unit: n.Evidence.PartitionColumn, EditTitle: n.Title, EditBody: n.Body,
 		Href: noticeHref(n.ID), FeedURL: feedURL(""), PlannedSwap: plannedInput(n.Evidence.PlannedSwap),
 		CanEdit: n.State == notices.StateDraft, CanAnnounce: n.State == notices.StateDraft,
 		CanWithdraw: n.State == notices.StateDraft || n.State == notices.StateAnnounced,

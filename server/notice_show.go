@@ -13,6 +13,12 @@ import (
 
 // noticeShow answers GET /notices/{id}: the public page of one notice, plain language first.
 func (s *Server) noticeShow(c echo.Context) error {
+	return s.noticeShowing(c, http.StatusOK, nil)
+}
+
+// noticeShowing answers with the notice's page, changed by edit when not nil (an edit refused,
+// shown again with what was typed and why), with the given status.
+func (s *Server) noticeShowing(c echo.Context, status int, edit func(*page.NoticeDetail)) error {
 	svc, id, err := s.noticeReadsFor(c)
 	if err != nil {
 		return err
@@ -43,7 +49,10 @@ func (s *Server) noticeShow(c echo.Context) error {
 	if c.QueryParam("done") == "announce" {
 		d.Message = announcedMessage(d.Recipients)
 	}
-	return render(c, http.StatusOK, page.NoticeDetailPage(d))
+	if edit != nil {
+		edit(&d)
+	}
+	return render(c, status, page.NoticeDetailPage(d))
 }
 
 // announcedMessage confirms an announcement by who hears of it.

@@ -163,9 +163,31 @@ func TestNoticePages(t *testing.T) {
 		if got := text(doc.Find(`[data-testid="notice-revisions"] summary`)); got != "2 revisions of the text" {
 			t.Errorf("revisions %q", got)
 		}
-		// an empty title is a value the notice cannot take (invalid: 422), not a malformed request
-		if resp := postForm(t, base+"/notices/1/edit", url.Values{"title": {""}, "body": {"x"}}); resp.StatusCode != http.StatusUnprocessableEntity {
+		// an empty title is a value the notice cannot take (invalid: 422), not a malformed request;
+		// the page comes back with what was typed, and why it was not saved
+		resp, err := http.PostForm(base+"/notices/1/edit", url.Values{"title": {"   "}, "body": {"A paragraph typed with care."}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusUnprocessableEntity {
 			t.Errorf("empty title: %d", resp.StatusCode)
+		}
+		refused, err := goquery.NewDocumentFromReader(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := refused.Find(`form[data-testid="edit"] textarea[name="body"]`).Text(); got != "A paragraph typed with care." {
+			t.Errorf("the refused edit's form holds %q, want the text typed", got)
+		}
+		if got := text(refused.Find(`[data-testid="edit-error"]`)); !strings.HasPrefix(got, "Not saved: Notice 1: the title and the text must not be empty") {
+			t.Errorf("the refused edit says %q", got)
+		}
+		if refused.Find(`[data-testid="notice-edit-refused"]`).Length() != 1 {
+			t.Error("the refused edit is not said at the top of the page")
+		}
+		if got := text(refused.Find(`[data-testid="notice-title"]`)); got != "July revenue is being corrected" {
+			t.Errorf("the refused edit's heading %q, want the notice's title as saved", got)
 		}
 	})
 

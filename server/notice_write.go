@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -8,6 +10,7 @@ import (
 	"trueup/fault"
 	"trueup/notices"
 	"trueup/ops"
+	"trueup/server/page"
 )
 
 // noticeAnnounce answers POST /notices/{id}/announce: it sends the draft to its subscribers and
@@ -27,7 +30,7 @@ func (s *Server) noticeEdit(c echo.Context) error {
 	if req.Title == "" && req.Body == "" && req.PlannedSwap != "" {
 		action = "plan"
 	}
-	return s.noticeWrite(c, action, func(n ops.Notices, id int64) error {
+	err := s.noticeWrite(c, action, func(n ops.Notices, id int64) error {
 		if err := checkPlannedSwap(req); err != nil {
 			return err
 		}
@@ -35,6 +38,35 @@ func (s *Server) noticeEdit(c echo.Context) error {
 		_, err := n.Edit(c.Request().Context(), req)
 		return err
 	})
+	status, msg, refused := refusal(err)
+	if !refused {
+		return err
+	}
+	// Refused (an empty title, a time past): the page again, with what was typed and why, so
+	// nothing typed is lost.
+	return s.noticeShowing(c, status, func(d *page.NoticeDetail) {
+		d.Message, d.EditError = "", msg
+		if action == "plan" {
+			d.PlannedSwap = req.PlannedSwap
+			return
+		}
+		d.EditTitle, d.EditBody = req.Title, req.Body
+	})
+}
+
+// refusal is the status and the message of err when it is a request refused as bad input or
+// for the state it found (4xx), not a failure: a form can show it beside what was typed.
+func refusal(err error) (int, string, bool) {
+	var he *echo.HTTPError
+	switch {
+	case err == nil:
+		return 0, "", false
+	case errors.As(err, &he) && he.Code >= 400 && he.Code < 500:
+		return he.Code, fmt.Sprint(he.Message), true
+	case fault.Of(err) == fault.Invalid || fault.Of(err) == fault.Conflict:
+		return statusOf(fault.Of(err)), fault.Message(err), true
+	}
+	return 0, "", false
 }
 
 // checkPlannedSwap refuses an edit whose planned time does not parse: that is the request's
