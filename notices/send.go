@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -262,6 +263,23 @@ func (o *Outbox) emailMessage(from, to string, d Delivery, manage string) (*goma
 	return m, nil
 }
 
+// urlRe finds the web addresses in a text: up to a space or a character an address does not
+// end with in prose (a full stop, a closing bracket after it).
+var urlRe = regexp.MustCompile(`https?://[^\s<>"]*[^\s<>".,;:!?)\]']`)
+
+// linked is text escaped, with each web address in it a link: an HTML mail client that does
+// not find links itself shows a confirmation link that can be clicked.
+func linked(text string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range urlRe.FindAllStringIndex(text, -1) {
+		u := html.EscapeString(text[m[0]:m[1]])
+		b.WriteString(html.EscapeString(text[last:m[0]]) + `<a href="` + u + `">` + u + `</a>`)
+		last = m[1]
+	}
+	return b.String() + html.EscapeString(text[last:])
+}
+
 // textToHTML renders the plain-text markup of a notice body: "# " headings, "- " bullets,
 // paragraphs separated by blank lines. Everything is escaped.
 func textToHTML(text string) string {
@@ -276,7 +294,7 @@ func textToHTML(text string) string {
 	var para []string
 	flush := func() {
 		if len(para) > 0 {
-			b.WriteString("<p>" + html.EscapeString(strings.Join(para, " ")) + "</p>\n")
+			b.WriteString("<p>" + linked(strings.Join(para, " ")) + "</p>\n")
 			para = nil
 		}
 	}
@@ -289,14 +307,14 @@ func textToHTML(text string) string {
 		case strings.HasPrefix(l, "# "):
 			flush()
 			closeList()
-			b.WriteString("<h2>" + html.EscapeString(strings.TrimPrefix(l, "# ")) + "</h2>\n")
+			b.WriteString("<h2>" + linked(strings.TrimPrefix(l, "# ")) + "</h2>\n")
 		case strings.HasPrefix(l, "- "):
 			flush()
 			if !inList {
 				b.WriteString("<ul>\n")
 				inList = true
 			}
-			b.WriteString("<li>" + html.EscapeString(strings.TrimPrefix(l, "- ")) + "</li>\n")
+			b.WriteString("<li>" + linked(strings.TrimPrefix(l, "- ")) + "</li>\n")
 		default:
 			closeList()
 			para = append(para, l)

@@ -53,6 +53,10 @@ func TestSelfServiceSubscriptionLifecycle(t *testing.T) {
 		t.Errorf("the confirmation carries List-Unsubscribe: there is nothing to leave yet")
 	}
 	tok := confirmToken(t, r, addr)
+	// an HTML mail client that finds no links itself shows one to click
+	if href := `<a href="https://trueup.example.com/subscriptions/confirm/` + tok + `">`; !strings.Contains(ms[0].HTML, href) {
+		t.Errorf("the confirmation's HTML part has no link %s:\n%s", href, ms[0].HTML)
+	}
 
 	// Not confirmed: an announced notice does not reach the address.
 	first := r.draft()

@@ -72,6 +72,10 @@ func TestProgressSaysWhatTheRunDid(t *testing.T) {
 			if got := strings.Join(strings.Fields(doc.Find("[data-testid=progress-text]").Text()), " "); got != tt.wantText {
 				t.Errorf("progress line %q, want %q", got, tt.wantText)
 			}
+			// the bad mark draws a red dot: only beside partitions that failed
+			if bad := doc.Find("[data-testid=progress-text] .status.bad").Length(); bad != min(tt.failed, 1) {
+				t.Errorf("%d bad marks on the progress line with %d failed", bad, tt.failed)
+			}
 		})
 	}
 }
