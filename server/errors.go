@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"runtime/debug"
 	"strings"
 	"trueup/fault"
@@ -152,6 +153,14 @@ func kindOfStatus(code int) fault.Kind {
 		return fault.Invalid
 	}
 	return fault.None
+}
+
+// backToPage answers a GET of an action's address with the page it is taken from: the path
+// without its last step, the query (the target) kept.
+func backToPage(c echo.Context) error {
+	u := *c.Request().URL
+	u.Path, u.RawPath = path.Dir(u.Path), ""
+	return c.Redirect(http.StatusSeeOther, u.RequestURI())
 }
 
 // headingOf is an error page's heading for a status, in words an operator reads (not the

@@ -54,3 +54,27 @@ func TestHeadOnEveryGetRoute(t *testing.T) {
 		t.Errorf("HEAD /healthz: %v %v, want 200", resp.Status, err)
 	}
 }
+
+// TestActionAddressesLeadBack: an action's address opened with GET (Back after a confirmation,
+// a reload, a shared link) leads to the page the action is taken from, its query kept, not to a
+// 405.
+func TestActionAddressesLeadBack(t *testing.T) {
+	_, base, _ := writeServer(t)
+	client := http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for path, want := range map[string]string{
+		"/tables/orders/swap?target=warehouse": "/tables/orders?target=warehouse",
+		"/tables/orders/rollback":              "/tables/orders",
+		"/notices/1/edit":                      "/notices/1",
+		"/notices/1/withdraw":                  "/notices/1",
+		"/backfills/fix_dedup_bug/run":         "/backfills/fix_dedup_bug",
+	} {
+		resp, err := client.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want {
+			t.Errorf("GET %s: %d to %q, want 303 to %s", path, resp.StatusCode, resp.Header.Get("Location"), want)
+		}
+	}
+}

@@ -15,6 +15,13 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 		e.GET(path, h)
 		e.HEAD(path, h)
 	}
+	// An action's address opened again (Back after a confirmation, a reload, a shared link)
+	// leads to the page the action is taken from, not to a 405: the action itself takes a POST.
+	for _, p := range []string{"/tables/:table/swap", "/tables/:table/rollback", "/tables/:table/adopt", "/tables/:table/catch-up",
+		"/notices/:id/announce", "/notices/:id/withdraw", "/notices/:id/edit",
+		"/backfills/:name/run", "/backfills/:name/resume", "/backfills/:name/cancel"} {
+		get(p, backToPage)
+	}
 	get("/", s.dashboardShow)
 	get("/api/v1/tables", s.apiTableList)
 	get("/tables", s.tableList)
