@@ -297,6 +297,12 @@ func TestSelfSubscriptionsForTheTeam(t *testing.T) {
 	if _, n := seen("otto"); n != 0 {
 		t.Errorf("an operator is offered %d remove buttons", n)
 	}
+	// the public is not told who subscribes, nor that nobody does
+	_, public := newBrowser(t, site.base).get("/notices")
+	if got := strings.Join(strings.Fields(public.Find(`#subs-heading`).Parent().Text()), " "); strings.Contains(got, "Nobody subscribes") ||
+		!strings.Contains(got, "Subscribe below to be told by email") {
+		t.Errorf("the public reads %q about who hears of changes", got)
+	}
 	if resp, body := call(t, http.MethodPost, site.base+"/api/v1/subscriptions/1/remove", testTokens["otto"][0], ""); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("operator removes: %s %s", resp.Status, body)
 	}

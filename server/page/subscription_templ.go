@@ -739,14 +739,14 @@ func SelfSubscriptions(rows []SelfSubscriptionRow) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if VisitorFrom(ctx).Can("approver") {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "<form method=\"post\" action=\"")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, " <details class=\"confirm-step\"><summary>Remove…</summary><form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var34 string
 					templ_7745c5c3_Var34, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/subscriptions/" + strconv.FormatInt(r.ID, 10) + "/remove")).ResolveURL(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/subscription.templ`, Line: 215, Col: 111}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `server/page/subscription.templ`, Line: 218, Col: 112}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var34)
 					if templ_7745c5c3_Err != nil {
@@ -760,7 +760,7 @@ func SelfSubscriptions(rows []SelfSubscriptionRow) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "<button type=\"submit\" class=\"secondary outline\" data-testid=\"self-subscription-remove\">Remove</button></form>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "<small>They hear nothing more until they subscribe again.</small> <button type=\"submit\" class=\"secondary outline\" data-testid=\"self-subscription-remove\">Remove this subscription</button></form></details>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
