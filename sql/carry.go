@@ -55,6 +55,37 @@ func mergeSelect(d Dialect, cols []Column, c Carry) (string, []any) {
 	return q, append(args, args...)
 }
 
+// MergeGains counts the rows each merge of carries adds (Engine.MergeGains).
+func (e *duckEngine) MergeGains(ctx context.Context, carries []Carry) ([]int64, error) {
+	return mergeGains(ctx, e, carries)
+}
+
+// MergeGains counts the rows each merge of carries adds (Engine.MergeGains).
+func (e *chEngine) MergeGains(ctx context.Context, carries []Carry) ([]int64, error) {
+	return mergeGains(ctx, e, carries)
+}
+
+// mergeGains counts them with the query the merge runs.
+func mergeGains(ctx context.Context, e Engine, carries []Carry) ([]int64, error) {
+	out := make([]int64, len(carries))
+	for i, c := range carries {
+		if !c.Merge {
+			continue
+		}
+		cols, err := sameColumns(ctx, e, c)
+		if err != nil {
+			return nil, err
+		}
+		q, args := mergeSelect(e.Dialect(), cols, c)
+		res, err := e.Query(ctx, "SELECT count(*) FROM ("+q+") AS lacking", args...)
+		if err != nil {
+			return nil, fmt.Errorf("count the rows a merge of %s into %s adds: %w", c.From, c.Into, err)
+		}
+		out[i] = AsInt64(res.Rows[0][0])
+	}
+	return out, nil
+}
+
 // sameColumns refuses a carry between tables whose columns differ: a version built with another
 // schema cannot take the live version's rows as they are.
 func sameColumns(ctx context.Context, e Engine, c Carry) ([]Column, error) {

@@ -312,24 +312,9 @@ func (c *chCluster) CarryPartitions(ctx context.Context, carries []Carry) error 
 	if len(carries) == 0 {
 		return nil
 	}
-	local := make([]Carry, len(carries))
-	var into []string
-	for i, cr := range carries {
-		op := "carry " + cr.From + " into " + cr.Into
-		to, err := c.distributed(ctx, cr.Into, op)
-		if err != nil {
-			return err
-		}
-		from, err := c.distributed(ctx, cr.From, op)
-		if err != nil {
-			return err
-		}
-		if err := sameSharding(op, to, from); err != nil {
-			return err
-		}
-		local[i] = cr
-		local[i].Into, local[i].From = to.local, from.local
-		into = append(into, to.local)
+	local, into, err := c.localCarries(ctx, carries)
+	if err != nil {
+		return err
 	}
 	shards, err := c.shardTargets(ctx)
 	if err != nil {
@@ -341,6 +326,58 @@ func (c *chCluster) CarryPartitions(ctx context.Context, carries []Carry) error 
 		return fmt.Errorf("carry partitions: %w", err)
 	}
 	return nil
+}
+
+// MergeGains counts shard by shard, summed: a merge is carried so (Engine.MergeGains).
+func (c *chCluster) MergeGains(ctx context.Context, carries []Carry) ([]int64, error) {
+	out := make([]int64, len(carries))
+	if len(carries) == 0 {
+		return out, nil
+	}
+	local, into, err := c.localCarries(ctx, carries)
+	if err != nil {
+		return nil, err
+	}
+	shards, err := c.shardTargets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	err = c.onShards(ctx, shards, into, func(_ shardTarget, e *chEngine) error {
+		gains, err := mergeGains(ctx, e, local)
+		mu.Lock()
+		defer mu.Unlock()
+		for i, g := range gains {
+			out[i] += g
+		}
+		return err
+	})
+	return out, err
+}
+
+// localCarries are carries between the local tables of the Distributed tables they name, and
+// the local tables carried into.
+func (c *chCluster) localCarries(ctx context.Context, carries []Carry) ([]Carry, []string, error) {
+	local := make([]Carry, len(carries))
+	var into []string
+	for i, cr := range carries {
+		op := "carry " + cr.From + " into " + cr.Into
+		to, err := c.distributed(ctx, cr.Into, op)
+		if err != nil {
+			return nil, nil, err
+		}
+		from, err := c.distributed(ctx, cr.From, op)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := sameSharding(op, to, from); err != nil {
+			return nil, nil, err
+		}
+		local[i] = cr
+		local[i].Into, local[i].From = to.local, from.local
+		into = append(into, to.local)
+	}
+	return local, into, nil
 }
 
 // engineTail is what follows the engine and its arguments in a MergeTree table's engine_full:

@@ -280,6 +280,11 @@ type Engine interface {
 	// CarryPartitions carries each partition from one table into another (see Carry), all at
 	// once where the engine has transactions.
 	CarryPartitions(ctx context.Context, carries []Carry) error
+	// MergeGains counts, for each carry that merges, the rows its merge would add to Into now:
+	// those of From's window that Into lacks, told apart as the merge tells them (0 for a
+	// replace). What readers gain from a merged partition is that, not what From gained (a row
+	// written on both sides is added once, to neither). A cluster counts them shard by shard.
+	MergeGains(ctx context.Context, carries []Carry) ([]int64, error)
 	// WriteMark is a short text that changes whenever table's rows may have changed, read
 	// without touching a row; "" when the engine has no such mark.
 	WriteMark(ctx context.Context, table string) (string, error)

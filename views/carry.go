@@ -40,8 +40,10 @@ import (
 // makes live.
 type Carried struct {
 	Partition string `json:"partition"`
-	Rows      int64  `json:"rows"`  // the rows it holds where it was carried from
-	Delta     int64  `json:"delta"` // rows gained (lost, when negative) since they were last alike
+	Rows      int64  `json:"rows"` // the rows it holds where it was carried from
+	// Delta is the rows the version carried into gains (loses, when negative): it takes the
+	// partition's rows whole, or, merged, the rows it lacked.
+	Delta int64 `json:"delta"`
 	// Merged is true when both sides were written since: the rows the target lacked were added.
 	Merged bool `json:"merged,omitempty"`
 
@@ -313,7 +315,20 @@ func (s *Service) planCarryFrom(ctx context.Context, c *Change, ms map[markKey]M
 			carry.IntoWas = &was // a writer still writing it meanwhile makes the carry plan again
 		}
 		plan.carries = append(plan.carries, carry)
-		c.Carried = append(c.Carried, Carried{Partition: ref.show(l), Rows: now.Rows, Delta: now.Rows - ref.Parts[l].Rows, Merged: merge})
+		// What the version made live gains: a replace leaves it the rows of the version left (it
+		// may hold some of them already: written there too, or caught up before).
+		c.Carried = append(c.Carried, Carried{Partition: ref.show(l), Rows: now.Rows, Delta: now.Rows - into[l].Rows, Merged: merge})
+	}
+	// A merged partition adds to the version made live only the rows it lacks (what the version
+	// left gained counts rows both sides were written).
+	gains, err := s.engine.MergeGains(tsql.Yielding(ctx), plan.carries)
+	if err != nil {
+		return err
+	}
+	for i, carry := range plan.carries {
+		if carry.Merge {
+			c.Carried[i].Delta = gains[i]
+		}
 	}
 	c.plan = plan
 	return nil

@@ -115,4 +115,19 @@ func TestCatchUpOnCluster(t *testing.T) {
 	if n := count(t, e, "orders", "1=1"); n != 217 {
 		t.Errorf("readers see %d rows, want 217", n)
 	}
+
+	// Back to v2, written again on July 23 by the stale writer: it lacks two of live v1's three
+	// rows there (it holds the third, caught up before). The merge, counted shard by shard, adds
+	// the two.
+	write(t, e, "orders__v2", july(23), 8000, 1)
+	p, err = s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := carried(p.Changes[0].Carried); got != "2026-07-23 +2 rows (merged)" {
+		t.Errorf("the swap back carried %q, want July 23 +2 (merged)", got)
+	}
+	if n := count(t, e, "orders", "id >= 6000"); n != 4 {
+		t.Errorf("after the swap back readers see %d of July 23's 4 rows", n)
+	}
 }

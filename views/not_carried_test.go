@@ -249,3 +249,40 @@ func TestCatchUpCountsWhatReadersGained(t *testing.T) {
 		}
 	})
 }
+
+// TestSwapBackCountsWhatReadersGain: after a rollback the pipeline writes three rows into live
+// v1, and a stale writer the same three and one more into v2. Swapping back to v2 merges July 22
+// and says readers gain nothing of v1's there (they see v2's four rows): it said +3, the rows v1
+// gained, which readers of v2 had already.
+func TestSwapBackCountsWhatReadersGain(t *testing.T) {
+	sqltest.Each(t, func(t *testing.T, e tsql.Engine) {
+		ctx := context.Background()
+		s := swappedToV2(t, e)
+		if _, err := s.Rollback(ctx, views.RollbackRequest{Table: "orders", Actor: "ann"}); err != nil {
+			t.Fatal(err)
+		}
+		write(t, e, "orders__v1", july(22), 4000, 3)
+		write(t, e, "orders__v2", july(22), 4000, 4)
+		write(t, e, "orders__v1", july(21), 5000, 2) // and two v2 lacks, merged or not
+		plan, err := s.PlanSwap(ctx, "orders", "v2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := carried(plan.Changes[0].Carried); got != "2026-07-21 +2 rows; 2026-07-22 changed (merged)" {
+			t.Errorf("the swap plans to carry %q, want July 21 +2 and July 22 merged adding nothing", got)
+		}
+		p, err := s.Swap(ctx, views.SwapRequest{Table: "orders", To: "v2", Actor: "ann"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := carried(p.Changes[0].Carried); got != "2026-07-21 +2 rows; 2026-07-22 changed (merged)" {
+			t.Errorf("the swap carried %q, want July 21 +2 and July 22 merged adding nothing", got)
+		}
+		if n := count(t, e, "orders", "id >= 4000 AND id < 5000"); n != 4 {
+			t.Errorf("readers see %d of July 22's 4 rows", n)
+		}
+		if n := count(t, e, "orders", "id >= 5000"); n != 2 {
+			t.Errorf("readers see %d of July 21's 2 rows", n)
+		}
+	})
+}
