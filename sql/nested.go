@@ -30,7 +30,7 @@ type nestedTexter interface {
 // the order its type declares, names aside ), each element or field a NULL mark, a nested
 // value's text, or a scalar's normalised text (as Normalize writes the column of its type)
 // after its length in bytes, so that no text inside a value can end it early: ['a', 'b'] and
-// ['a, b'], [[]] and [NULL], [] and [”] all read apart. A NULL list or struct is NULL. A map or
+// ['a, b'], [[]] and [NULL], [] and a list of one empty string all read apart. A NULL list or struct is NULL. A map or
 // union is the engine's own text, which matches only its own engine.
 func nestedText(d nestedTexter, x, typ string, scale, depth int) string {
 	typ = unwrapType(typ)
