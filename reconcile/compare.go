@@ -485,5 +485,13 @@ func sameNested(a, b any) bool {
 		}
 		return true
 	}
+	// A boolean beside a number (DuckDB's BOOLEAN[] beside ClickHouse's Array(UInt8)) is 1 or 0,
+	// as the scalar columns compare.
+	if _, ok := number(b); ok {
+		a = boolToInt(a)
+	}
+	if _, ok := number(a); ok {
+		b = boolToInt(b)
+	}
 	return !tsql.Composite(b) && tsql.AsText(a) == tsql.AsText(b)
 }

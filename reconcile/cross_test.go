@@ -289,3 +289,24 @@ func TestNullKeyListsAcrossEngines(t *testing.T) {
 		t.Errorf("a row with a NULL key only new holds: rows %+v, printed (-want +got):\n%s", r.Rows, d)
 	}
 }
+
+// TestListsOfUUIDsAndBooleansAcrossEngines: a DuckDB UUID[] and a ClickHouse Array(UUID), a
+// DuckDB BOOLEAN[] and a ClickHouse Array(UInt8) holding the same values compare equal row by
+// row: of a row whose other column changed, only that column is reported changed.
+func TestListsOfUUIDsAndBooleansAcrossEngines(t *testing.T) {
+	engines := sqltest.Engines(t)
+	if len(engines) < 2 {
+		t.Skip("needs both engines")
+	}
+	duck, ch := engines[0], engines[1]
+	const u = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
+	exec(t, duck, "CREATE TABLE lub (id BIGINT, lu UUID[], lb BOOLEAN[], v INTEGER)",
+		"INSERT INTO lub VALUES (1, ['"+u+"'], [true, false], 1), (2, [], [true], 2)")
+	exec(t, ch, "CREATE TABLE lub (id Int64, lu Array(UUID), lb Array(UInt8), v Int32) ENGINE = MergeTree ORDER BY id",
+		"INSERT INTO lub SELECT toInt64(1), [toUUID('"+u+"')], [toUInt8(1), toUInt8(0)], toInt32(10)",
+		"INSERT INTO lub SELECT toInt64(2), arrayFilter(x -> 0, [toUUID('"+u+"')]), [toUInt8(1)], toInt32(2)")
+	r := diff(t, reconcile.Spec{Old: reconcile.Side{Engine: duck, Relation: "lub"}, New: reconcile.Side{Engine: ch, Relation: "lub"}, Key: []string{"id"}})
+	if r.Rows != (reconcile.RowCounts{Changed: 1}) || len(r.ChangedColumns) != 1 || r.ChangedColumns["v"] != 1 {
+		t.Errorf("rows %+v, changed columns %v; want one row changed, in v alone", r.Rows, r.ChangedColumns)
+	}
+}

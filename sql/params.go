@@ -127,9 +127,32 @@ func isIdentPart(c byte) bool  { return isIdentStart(c) || (c >= '0' && c <= '9'
 // normalizeAs is normalize of a value of a column the driver describes as typ: a UUID's 16 bytes
 // as its canonical text, a TIME as 15:04:05 with its fraction, if any.
 func normalizeAs(v any, typ string) any {
+	// A list's elements as their type reads them (a DuckDB UUID[] holds UUIDs, not 16 bytes
+	// each); ClickHouse's driver hands an Array(UInt8) over as bytes: the numbers it holds.
+	if elem, ok := elementType(typ); ok {
+		switch xs := v.(type) {
+		case []any:
+			out := make([]any, len(xs))
+			for i, x := range xs {
+				out[i] = normalizeAs(x, elem)
+			}
+			return out
+		case []byte:
+			if unwrapType(elem) == "UInt8" {
+				out := make([]any, len(xs))
+				for i, x := range xs {
+					out[i] = int64(x)
+				}
+				return out
+			}
+		}
+	}
 	switch typ {
 	case "UUID":
 		if b, ok := v.([]byte); ok && len(b) == 16 {
+			return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+		}
+		if b, ok := v.(duckdb.UUID); ok {
 			return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 		}
 	case "TIME":
