@@ -58,19 +58,25 @@ func (d *demo) newRunner(t *testing.T, e tsql.Engine, opts ...backfill.Option) *
 	return d.runnerSaving(t, e, reconcile.NewStore(d.ledger), opts...)
 }
 
-// runnerSaving is newRunner with validation's diffs saved to diffs.
-func (d *demo) runnerSaving(t *testing.T, e tsql.Engine, diffs backfill.DiffStore, opts ...backfill.Option) *backfill.Runner {
+// files loads the demo's backfill files and its rules on e, as they are in its folder now.
+func (d *demo) files(t *testing.T, e tsql.Engine) (*backfill.Set, *rules.Set, rules.TargetMap) {
 	t.Helper()
-	ctx := context.Background()
 	set, err := backfill.Load(os.DirFS(filepath.Join(d.dir, "backfills")), "backfills")
 	if err != nil {
 		t.Fatal(err)
 	}
 	targets := rules.TargetMap{Default: "warehouse", Engines: map[string]tsql.Engine{"warehouse": e}}
-	rs, err := rules.Load(ctx, os.DirFS(filepath.Join(d.dir, "rules")), "rules", targets)
+	rs, err := rules.Load(context.Background(), os.DirFS(filepath.Join(d.dir, "rules")), "rules", targets)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return set, rs, targets
+}
+
+// runnerSaving is newRunner with validation's diffs saved to diffs.
+func (d *demo) runnerSaving(t *testing.T, e tsql.Engine, diffs backfill.DiffStore, opts ...backfill.Option) *backfill.Runner {
+	t.Helper()
+	set, rs, targets := d.files(t, e)
 	v := backfill.Validator{Rules: rs, Runner: rules.NewRunner(targets), Diffs: diffs}
 	return backfill.NewRunner(backfill.Planner{Set: set, Engine: e, Target: "warehouse", Rules: v}, backfill.Store{L: d.ledger}, v, opts...)
 }

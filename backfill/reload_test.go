@@ -11,7 +11,6 @@ import (
 
 	"trueup/backfill"
 	"trueup/fault"
-	"trueup/rules"
 	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
@@ -41,15 +40,7 @@ func TestReloadWaitsUntilNoRunBuilds(t *testing.T) {
 	}
 	write("backfills/fix_again.sql", again)
 	write("rules/orders/no_huge_amount.sql", "-- kind: custom\n-- description: no amount of a billion or more\nSELECT order_id FROM orders WHERE amount >= 1000000000\n")
-	set, err := backfill.Load(os.DirFS(filepath.Join(d.dir, "backfills")), "backfills")
-	if err != nil {
-		t.Fatal(err)
-	}
-	targets := rules.TargetMap{Default: "warehouse", Engines: map[string]tsql.Engine{"warehouse": e}}
-	rs, err := rules.Load(ctx, os.DirFS(filepath.Join(d.dir, "rules")), "rules", targets)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set, rs, _ := d.files(t, e)
 	listed := func() map[string]bool {
 		list, err := svc.List(ctx)
 		if err != nil {

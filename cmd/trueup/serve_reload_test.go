@@ -34,23 +34,41 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// TestServeReloadsRulesOnHangup: SIGHUP makes a running server take up edited rules; a broken
-// rule set is refused with its problems on stderr and the running rules stay.
-func TestServeReloadsRulesOnHangup(t *testing.T) {
-	dir := demoDir(t)
-	addr := freeAddr(t)
+// hangupDemo serves a demo project in this process for a reload test: its folder, its address
+// and its stderr. The server stops, and must exit 0, when the test ends.
+func hangupDemo(t *testing.T) (dir, addr string, errb *lockedBuffer) {
+	t.Helper()
+	dir, addr, errb = demoDir(t), freeAddr(t), &lockedBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
-	errb := &lockedBuffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"--config", filepath.Join(dir, "trueup.yaml"), "serve", "--addr", addr}, io.Discard, errb)
 	}()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		if code := <-done; code != 0 {
 			t.Errorf("serve exited %d: %s", code, errb.String())
 		}
-	}()
+	})
+	return dir, addr, errb
+}
+
+// awaitStderr waits for want on the server's stderr (a reload refused logs it there).
+func awaitStderr(t *testing.T, errb *lockedBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(errb.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q on stderr: %s", want, errb.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestServeReloadsRulesOnHangup: SIGHUP makes a running server take up edited rules; a broken
+// rule set is refused with its problems on stderr and the running rules stay.
+func TestServeReloadsRulesOnHangup(t *testing.T) {
+	dir, addr, errb := hangupDemo(t)
 	names := func() map[string]bool {
 		resp, err := http.Get("http://" + addr + "/api/v1/rules")
 		if err != nil {
@@ -95,13 +113,7 @@ func TestServeReloadsRulesOnHangup(t *testing.T) {
 		t.Fatal(err)
 	}
 	syscall.Kill(os.Getpid(), syscall.SIGHUP)
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(errb.String(), "rules not reloaded") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no refusal of the broken set on stderr: %s", errb.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	awaitStderr(t, errb, "rules not reloaded")
 	if !strings.Contains(errb.String(), "broken.sql:1: kind \"nonsense\"") {
 		t.Errorf("the problem is not on stderr as path:line: %s", errb.String())
 	}
@@ -114,20 +126,7 @@ func TestServeReloadsRulesOnHangup(t *testing.T) {
 // files: a new file is served, an edited one reads as edited; files with a problem are refused
 // with it on stderr as path:line, and the running files stay.
 func TestServeReloadsBackfillsOnHangup(t *testing.T) {
-	dir := demoDir(t)
-	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	errb := &lockedBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"--config", filepath.Join(dir, "trueup.yaml"), "serve", "--addr", addr}, io.Discard, errb)
-	}()
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("serve exited %d: %s", code, errb.String())
-		}
-	}()
+	dir, addr, errb := hangupDemo(t)
 	scopes := func() map[string]string {
 		resp, err := http.Get("http://" + addr + "/api/v1/backfills")
 		if err != nil {
@@ -182,13 +181,7 @@ func TestServeReloadsBackfillsOnHangup(t *testing.T) {
 
 	write("broken.sql", "-- table: orders\n-- grain: fortnight\nSELECT 1\n")
 	syscall.Kill(os.Getpid(), syscall.SIGHUP)
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(errb.String(), "backfills not reloaded") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no refusal of the broken files on stderr: %s", errb.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	awaitStderr(t, errb, "backfills not reloaded")
 	if !regexp.MustCompile(`broken\.sql:\d+: `).MatchString(errb.String()) {
 		t.Errorf("the problem is not on stderr as path:line: %s", errb.String())
 	}
