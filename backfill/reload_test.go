@@ -11,7 +11,6 @@ import (
 
 	"trueup/backfill"
 	"trueup/fault"
-	tsql "trueup/sql"
 	"trueup/sql/sqltest"
 )
 
