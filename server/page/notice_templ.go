@@ -1631,12 +1631,12 @@ func NoticeDetailPage(d NoticeDetail) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			if (d.CanEdit && VisitorFrom(ctx).Can("operator")) || ((d.CanAnnounce || d.CanWithdraw) && VisitorFrom(ctx).Can("approver")) {
+			if (d.CanEdit && VisitorFrom(ctx).May(RouteNoticeEdit)) || (d.CanAnnounce && VisitorFrom(ctx).May(RouteNoticeAnnounce)) || (d.CanWithdraw && VisitorFrom(ctx).May(RouteNoticeWithdraw)) {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 154, "<section aria-labelledby=\"actions-heading\" data-testid=\"notice-actions\"><h2 id=\"actions-heading\">For operators</h2>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if d.CanAnnounce && VisitorFrom(ctx).Can("approver") {
+				if d.CanAnnounce && VisitorFrom(ctx).May(RouteNoticeAnnounce) {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 155, "<form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -1663,7 +1663,7 @@ func NoticeDetailPage(d NoticeDetail) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				if d.CanEdit && VisitorFrom(ctx).Can("operator") {
+				if d.CanEdit && VisitorFrom(ctx).May(RouteNoticeEdit) {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 158, "<form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -1750,7 +1750,7 @@ func NoticeDetailPage(d NoticeDetail) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				if d.CanWithdraw && VisitorFrom(ctx).Can("approver") {
+				if d.CanWithdraw && VisitorFrom(ctx).May(RouteNoticeWithdraw) {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 166, "<form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
