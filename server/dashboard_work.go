@@ -111,7 +111,7 @@ func (s *Server) resultItem(res rules.Result) page.WorkItem {
 	}
 	detail := res.Message
 	if n := len(res.FailingPartitions); n > 0 {
-		detail = fmt.Sprintf("%s failing partitions: %s", page.Thousands(int64(n)), strings.Join(res.FailingPartitions[:min(n, 3)], ", "))
+		detail = fmt.Sprintf("%s: %s", page.Plural(n, "failing partition", "failing partitions"), strings.Join(res.FailingPartitions[:min(n, 3)], ", "))
 		if n > 3 {
 			detail += ", …"
 		}
