@@ -121,7 +121,7 @@ func (p *Project) Notices(ctx context.Context, targets rules.Targets, log *slog.
 func (p *Project) Monitor(set []*rules.Rule, runner *rules.Runner, target string, store *rules.Store, ob *notices.Outbox, log *slog.Logger, opts ...monitor.Option) *monitor.Monitor {
 	var mon *monitor.Monitor
 	send := RouteAlerts(ob, p.Config.Notify.PublicURL, func(name string) (*rules.Rule, error) { return mon.Rule(name) })
-	opts = append([]monitor.Option{monitor.WithLogger(log), monitor.WithAlerts(send)}, opts...)
+	opts = append([]monitor.Option{monitor.WithLogger(log), monitor.WithAlerts(send), monitor.WithBuiltIn(KindWrittenAfterLive)}, opts...)
 	if target == "" {
 		target = p.Config.DefaultTarget
 	}

@@ -11,7 +11,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 	"trueup/fault"
@@ -54,6 +56,8 @@ type Monitor struct {
 	send   func(ctx context.Context, a rules.Alert) error
 	// trigger is what a run on demand (RunNow, RunSelected) is recorded as
 	trigger string
+	// builtIn are the kinds of the runner's own results (WithBuiltIn)
+	builtIn []rules.Kind
 
 	wake   chan struct{} // a replaced rule set: recompute the next slot
 	slotMu sync.Mutex    // one reader-writer of the slot store at a time: start and Replace
@@ -102,6 +106,12 @@ func WithTrigger(t string) Option { return func(m *Monitor) { m.trigger = t } }
 // before recording that, so it must drop a repeat (the notices outbox does).
 func WithAlerts(send func(ctx context.Context, a rules.Alert) error) Option {
 	return func(m *Monitor) { m.send = send }
+}
+
+// WithBuiltIn names the kinds of the results the runner adds of its own, beside the rules'
+// (the stale-writer check, app.KindWrittenAfterLive): Latest lists them with the rules'.
+func WithBuiltIn(kinds ...rules.Kind) Option {
+	return func(m *Monitor) { m.builtIn = append(m.builtIn, kinds...) }
 }
 
 // New returns a monitor over a rule set. Only rules with a schedule are scheduled; any rule
@@ -434,6 +444,26 @@ func (m *Monitor) History(ctx context.Context, rule string, limit int) ([]rules.
 // Alerts returns the alerts of one rule (or of all, for ""), newest first.
 func (m *Monitor) Alerts(ctx context.Context, rule string, limit int) ([]rules.Alert, error) {
 	return m.store.Alerts(ctx, rule, limit)
+}
+
+// Latest is the last recorded result of every rule and of every built-in check (WithBuiltIn),
+// in name order: what the ledger holds of the runs of trueup check, the schedule and run now, as
+// check reported each. The result of a rule no longer in the set is left out.
+func (m *Monitor) Latest(ctx context.Context) ([]rules.Result, error) {
+	latest, err := m.store.Latest(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("monitor: %w", err)
+	}
+	m.mu.Lock()
+	out := make([]rules.Result, 0, len(latest))
+	for name, res := range latest {
+		if _, ok := m.byName[name]; ok || slices.Contains(m.builtIn, res.Kind) {
+			out = append(out, res)
+		}
+	}
+	m.mu.Unlock()
+	slices.SortFunc(out, func(a, b rules.Result) int { return strings.Compare(a.Rule, b.Rule) })
+	return out, nil
 }
 
 // Status is what the monitor knows about one rule now.

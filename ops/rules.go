@@ -99,6 +99,9 @@ type RuleMonitor interface {
 	PlanSelected(names, tags []string) (*rules.Plan, error)
 	History(ctx context.Context, rule string, limit int) ([]rules.Result, error)
 	Alerts(ctx context.Context, rule string, limit int) ([]rules.Alert, error)
+	// Latest is the last recorded result of every rule and of every built-in check (the
+	// stale-writer check), as trueup check reported each: what the dashboard's failing rules are.
+	Latest(ctx context.Context) ([]rules.Result, error)
 	// Plan is what a rule compiles to when it runs on its own (`trueup check --explain`).
 	Plan(name string) (*rules.Plan, error)
 }

@@ -40,6 +40,14 @@ type Result struct {
 // Failed reports whether the rule ran and found violations, or could not run.
 func (r Result) Failed() bool { return r.Status != StatusPass }
 
+// FailsCheck reports whether r fails a check: an error-severity rule that found violations or
+// could not run. trueup check counts these (Run.Failed) and the dashboard lists them.
+func (r Result) FailsCheck() bool { return r.Severity == SeverityError && r.Failed() }
+
+// Warns reports whether r is a warning, as trueup check prints it (WARN): a warn-severity rule
+// that found violations, never a failure of the check.
+func (r Result) Warns() bool { return r.Status == StatusFail && r.Severity == SeverityWarn }
+
 // Triggers of a run.
 const (
 	TriggerCLI      = "cli"
@@ -75,7 +83,7 @@ type Statement struct {
 // Failed reports whether an error-severity rule failed or could not run.
 func (r *Run) Failed() bool {
 	for _, res := range r.Results {
-		if res.Severity == SeverityError && res.Failed() {
+		if res.FailsCheck() {
 			return true
 		}
 	}
@@ -102,7 +110,7 @@ func (r *Run) Counts() (pass, fail, errs int) {
 func (r *Run) Warned() int {
 	n := 0
 	for _, res := range r.Results {
-		if res.Status == StatusFail && res.Severity == SeverityWarn {
+		if res.Warns() {
 			n++
 		}
 	}

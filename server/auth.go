@@ -163,7 +163,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if s.authEnabled() {
 			req.Header.Set(actorHeader, s.actor(c))
 		}
-		v := page.Visitor{Login: s.authEnabled(), CSRF: s.csrfToken(c, id)}
+		v := page.Visitor{Login: s.authEnabled(), CSRF: s.csrfToken(c, id), Needs: writeRoleName}
 		if !id.anonymous() && id.Via != "local" {
 			v.Name, v.Role = id.Name, id.Role.String()
 		} else if id.Via == "local" {

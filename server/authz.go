@@ -103,11 +103,21 @@ func (s *Server) routeRole(method, path string) Role {
 		}
 		return roleViewer
 	}
+	return writeRole(key)
+}
+
+// writeRole is the least role the write route key ("POST /tables/:table/swap") needs: its
+// entry in writeRoles, approver-only when it has none.
+func writeRole(key string) Role {
 	if r, ok := writeRoles[key]; ok {
 		return r
 	}
 	return roleApprover
 }
+
+// writeRoleName is writeRole as the pages ask it (page.Visitor.Needs): they show a write's
+// button only to a role that may press it, by this table and no rule of their own.
+func writeRoleName(key string) string { return writeRole(key).String() }
 
 // unlistedWrites lists the POST routes that writeRoles does not name.
 func (s *Server) unlistedWrites() []string {

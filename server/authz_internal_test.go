@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+
+	"trueup/server/page"
 )
 
 // TestEveryWriteRouteHasARole fails when a POST route is registered without saying, in
@@ -21,6 +23,11 @@ func TestEveryWriteRouteHasARole(t *testing.T) {
 	for key := range publicReads {
 		if !s.routes[key] {
 			t.Errorf("publicReads names %s, which routes.go does not register", key)
+		}
+	}
+	for _, key := range page.Routes {
+		if _, ok := writeRoles[key]; !ok {
+			t.Errorf("the pages ask who may post to %s, which writeRoles does not name", key)
 		}
 	}
 	if len(s.WriteRoutes()) == 0 {

@@ -40,6 +40,7 @@ func (r *slowRules) PlanSelected([]string, []string) (*rules.Plan, error) {
 }
 func (r *slowRules) History(context.Context, string, int) ([]rules.Result, error) { return nil, nil }
 func (r *slowRules) Alerts(context.Context, string, int) ([]rules.Alert, error)   { return nil, nil }
+func (r *slowRules) Latest(context.Context) ([]rules.Result, error)               { return nil, nil }
 func (r *slowRules) Plan(name string) (*rules.Plan, error)                        { return nil, rules.NotFound(name) }
 
 func TestIdenticalReadsShareOneAnswer(t *testing.T) {

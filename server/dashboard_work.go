@@ -13,6 +13,7 @@ import (
 	"trueup/fault"
 	"trueup/notices"
 	"trueup/ops"
+	"trueup/rules"
 	"trueup/server/page"
 	"trueup/views"
 )
@@ -25,23 +26,21 @@ const recentPublishes = 5
 func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.Work, []page.RecentPublish, error) {
 	var w page.Work
 	recent := map[string]page.RecentPublish{} // by target and publish id: a group's publish is listed once
-	infos, err := s.rules.List(ctx)
-	if err != nil {
-		return w, nil, err
-	}
-	for _, info := range infos {
-		status := info.Status
-		if status != "fail" && status != "error" {
-			continue
+	if s.opt.Rules != nil {
+		// The rules' and the built-in checks' last results, judged as trueup check judges a run:
+		// what it fails (error severity) apart from what it warns of.
+		latest, err := s.opt.Rules.Latest(ctx)
+		if err != nil {
+			return w, nil, err
 		}
-		detail := info.Message
-		if n := len(info.FailingPartitions); n > 0 {
-			detail = fmt.Sprintf("%s failing partitions: %s", page.Thousands(int64(n)), strings.Join(info.FailingPartitions[:min(n, 3)], ", "))
-			if n > 3 {
-				detail += ", …"
+		for _, res := range latest {
+			switch {
+			case res.FailsCheck():
+				w.FailingRules = append(w.FailingRules, s.resultItem(res))
+			case res.Warns():
+				w.Warnings = append(w.Warnings, s.resultItem(res))
 			}
 		}
-		w.FailingRules = append(w.FailingRules, page.WorkItem{Name: info.Rule, Href: ruleHref(info.Rule), Status: status, Severity: info.Severity, Detail: detail})
 	}
 	if s.opt.Backfills != nil {
 		list, err := s.opt.Backfills.List(ctx)
@@ -100,6 +99,24 @@ func (s *Server) dashboardWork(ctx context.Context, tables []views.Table) (page.
 		}
 	}
 	return w, newestPublishes(recent), nil
+}
+
+// resultItem is a failing or warning result on the dashboard: a rule links to its page, a
+// built-in check (a stale writer's, which no rule file names) to its table's, which says what
+// to do.
+func (s *Server) resultItem(res rules.Result) page.WorkItem {
+	href := ruleHref(res.Rule)
+	if _, err := s.opt.Rules.Rule(res.Rule); err != nil && res.Table != "" {
+		href = tableHref(res.Table, res.Target)
+	}
+	detail := res.Message
+	if n := len(res.FailingPartitions); n > 0 {
+		detail = fmt.Sprintf("%s: %s", page.Plural(n, "failing partition", "failing partitions"), strings.Join(res.FailingPartitions[:min(n, 3)], ", "))
+		if n > 3 {
+			detail += ", …"
+		}
+	}
+	return page.WorkItem{Name: res.Rule, Href: href, Status: string(res.Status), Severity: string(res.Severity), Detail: detail}
 }
 
 // newestPublishes is the recentPublishes newest of rs, newest first.

@@ -112,8 +112,14 @@ func New(opt Options) *Server {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	if opt.Auth.FourEyes {
-		opt.Tables = ops.FourEyes(opt.Tables)
+	if opt.Auth.FourEyes && opt.Tables != nil {
+		var approvers []string
+		for _, t := range opt.Auth.Tokens {
+			if t.Role == config.RoleApprover {
+				approvers = append(approvers, t.Name)
+			}
+		}
+		opt.Tables = ops.FourEyes(opt.Tables, approvers)
 	}
 	s := &Server{
 		opt:         opt,

@@ -148,6 +148,7 @@ func (s *Server) confirmView(ctx context.Context, target string, p views.Plan, t
 	d := page.TableConfirm{
 		Chrome: s.chrome(title, "Tables"), Kind: p.Kind, Table: p.Table, Target: target, Action: action, To: to,
 		NeedsOverride: p.NeedsOverride, Backfill: p.Backfill, Undoes: p.Undoes, CancelURL: tableHref(p.Table, target),
+		Refused: p.Refused,
 	}
 	for _, c := range p.Changes {
 		from := views.VersionName(c.From)

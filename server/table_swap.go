@@ -85,6 +85,11 @@ func (s *Server) tablePublish(c echo.Context, t ops.Tables, kind string) error {
 		// Ask again, saying why: the override needs a written reason.
 		confirm.Error = fault.Message(err)
 		return render(c, http.StatusUnprocessableEntity, page.TableConfirmPage(confirm))
+	case errors.Is(err, fault.ErrRefused):
+		// A rule of the tool said no (four eyes): the confirmation again, saying who may, with
+		// what was typed kept for them or for later.
+		confirm.Refused = fault.Message(err)
+		return render(c, http.StatusForbidden, page.TableConfirmPage(confirm))
 	case views.Stale(err):
 		// Show what it would do now, to be confirmed again (or not).
 		confirm.Error = "This changed since you confirmed it: " + fault.Message(err)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"trueup/fault"
 )
 
 // SwapRequest asks to make version To of Table live, with every version built by the same
@@ -48,6 +50,19 @@ type Plan struct {
 	Undoes        int64 `json:"undoes,omitempty"` // a rollback: the swap it takes back
 	// Notices are the change notices the publish moves, as the listener foresees them (Foreseer).
 	Notices []NoticeMove `json:"notices,omitempty"`
+	// Refused, when set, is why the publish would be turned down as asked by a rule the views do
+	// not keep (four eyes, ops.FourEyes): a dry run shows it and exits as the publish would
+	// (Refusal), and a confirmation page offers no button that would only be refused.
+	Refused string `json:"refused,omitempty"`
+}
+
+// Refusal is the refusal (fault.Refused) of a publish planned as p that a rule outside the
+// views turns down (Plan.Refused); nil when none does.
+func (p Plan) Refusal() error {
+	if p.Refused == "" {
+		return nil
+	}
+	return fault.New(fault.Refused, "%s", p.Refused)
 }
 
 // Summary says what the plan moves, e.g. "orders v1 → v2, daily_revenue v1 → v2".

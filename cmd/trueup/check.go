@@ -193,7 +193,7 @@ func reportRun(e *env, format string, run *rules.Run, clusters []clusterTopology
 	if run.Failed() {
 		n := 0
 		for _, r := range run.Results {
-			if r.Severity == rules.SeverityError && r.Failed() {
+			if r.FailsCheck() {
 				n++
 			}
 		}
@@ -291,7 +291,7 @@ func writeRun(w io.Writer, format string, run *rules.Run) error {
 	}
 	for _, r := range run.Results {
 		label := strings.ToUpper(string(r.Status))
-		if r.Status == rules.StatusFail && r.Severity == rules.SeverityWarn {
+		if r.Warns() {
 			label = "WARN"
 		}
 		fmt.Fprintf(w, "%-5s %-32s %-15s", label, r.Rule, r.Kind)

@@ -63,8 +63,11 @@ func publish(ctx context.Context, e *env, kind string, dryRun bool, format strin
 		if err := writeViewPlan(e.stdout, format, plan, req.Override); err != nil {
 			return err
 		}
-		// Exit as the real one would: refused when it was confirmed to take back another swap,
-		// or by the gate without an override.
+		// Exit as the real one would: refused by a rule of the server (four eyes), when it was
+		// confirmed to take back another swap, or by the gate without an override.
+		if err := plan.Refusal(); err != nil {
+			return err
+		}
 		if err := plan.StaleUndoes(req.Undoes); err != nil {
 			return err
 		}
@@ -141,6 +144,9 @@ func writeViewPlan(w io.Writer, format string, p views.Plan, override string) er
 		fmt.Fprintln(w, "the swap needs an approver's --override REASON")
 	case p.NeedsOverride:
 		fmt.Fprintf(w, "the swap goes past the gate by the override: %s\n", strings.TrimSpace(override))
+	}
+	if p.Refused != "" {
+		fmt.Fprintf(w, "the swap would be refused: %s\n", p.Refused)
 	}
 	if p.Backfill != "" {
 		fmt.Fprintf(w, "backfill %s, run %d\n", p.Backfill, p.RunID)

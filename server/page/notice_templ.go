@@ -1672,12 +1672,12 @@ func NoticeDetailPage(d NoticeDetail) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			if (d.CanEdit && VisitorFrom(ctx).Can("operator")) || ((d.CanAnnounce || d.CanWithdraw) && VisitorFrom(ctx).Can("approver")) {
+			if (d.CanEdit && VisitorFrom(ctx).May(RouteNoticeEdit)) || (d.CanAnnounce && VisitorFrom(ctx).May(RouteNoticeAnnounce)) || (d.CanWithdraw && VisitorFrom(ctx).May(RouteNoticeWithdraw)) {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 160, "<section aria-labelledby=\"actions-heading\" data-testid=\"notice-actions\"><h2 id=\"actions-heading\">For operators</h2>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if d.CanAnnounce && VisitorFrom(ctx).Can("approver") {
+				if d.CanAnnounce && VisitorFrom(ctx).May(RouteNoticeAnnounce) {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 161, "<form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -1704,7 +1704,7 @@ func NoticeDetailPage(d NoticeDetail) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				if d.CanEdit && VisitorFrom(ctx).Can("operator") {
+				if d.CanEdit && VisitorFrom(ctx).May(RouteNoticeEdit) {
 					if d.EditError != "" {
 						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 164, "<p class=\"notice-banner error\" role=\"alert\" data-testid=\"edit-error\">Not saved: ")
 						if templ_7745c5c3_Err != nil {
@@ -1810,7 +1810,7 @@ func NoticeDetailPage(d NoticeDetail) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				if d.CanWithdraw && VisitorFrom(ctx).Can("approver") {
+				if d.CanWithdraw && VisitorFrom(ctx).May(RouteNoticeWithdraw) {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 174, "<form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err

@@ -486,7 +486,7 @@ func RuleDetailPage(d RuleDetail) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if VisitorFrom(ctx).Can("operator") {
+			if VisitorFrom(ctx).May(RouteRuleRun) {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "<form method=\"post\" action=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

@@ -738,7 +738,7 @@ func SelfSubscriptions(rows []SelfSubscriptionRow) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if VisitorFrom(ctx).Can("approver") {
+				if VisitorFrom(ctx).May(RouteSubscriptionRemove) {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, " <details class=\"confirm-step\"><summary>Remove…</summary><form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err

@@ -15,6 +15,10 @@ type Visitor struct {
 	Login bool
 	// CSRF is the token a browser write must carry (the csrf form field or X-CSRF-Token).
 	CSRF string
+	// Needs, set by the server, is the least role a write route needs ("approver" for
+	// RouteSwap), read from the server's own authorization table, so that a page offers a
+	// button exactly when the server would let the visitor press it.
+	Needs func(route string) string
 }
 
 type visitorKey struct{}
@@ -33,9 +37,31 @@ func VisitorFrom(ctx context.Context) Visitor {
 // roleRank orders the roles so a page can ask whether the visitor may do something.
 var roleRank = map[string]int{"viewer": 1, "operator": 2, "approver": 3}
 
-// Can reports whether the visitor's role is at least role. Pages use it to hide buttons the
-// visitor may not press; the server enforces the same rule whatever the page shows.
+// Can reports whether the visitor's role is at least role. Pages use it for what a role may
+// read (a write's button asks May, which reads the server's table); the server enforces the
+// same rules whatever the page shows.
 func (v Visitor) Can(role string) bool { return roleRank[v.Role] >= roleRank[role] }
+
+// May reports whether the visitor may post to route (one of the Route constants), as the
+// server's authorization table decides it. A visitor without that table (a component rendered
+// outside the server) is offered no write.
+func (v Visitor) May(route string) bool { return v.Needs != nil && v.Can(v.Needs(route)) }
+
+// Who says who may post to route, for the note a page shows instead of a button the visitor
+// may not press: "an approver".
+func (v Visitor) Who(route string) string {
+	role := "approver"
+	if v.Needs != nil {
+		role = v.Needs(route)
+	}
+	switch role {
+	case "public":
+		return "anyone"
+	case "operator", "approver":
+		return "an " + role
+	}
+	return "a " + role
+}
 
 // htmxHeaders is the hx-headers value that makes every htmx request carry the CSRF token.
 func htmxHeaders(v Visitor) string {
