@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 )
 
@@ -21,6 +22,11 @@ func TestEveryWriteRouteHasARole(t *testing.T) {
 	for key := range publicReads {
 		if !s.routes[key] {
 			t.Errorf("publicReads names %s, which routes.go does not register", key)
+		}
+	}
+	for key := range writeQuery {
+		if !s.routes[key] || safeMethod(strings.SplitN(key, " ", 2)[0]) {
+			t.Errorf("writeQuery names %s, which routes.go does not register as a write", key)
 		}
 	}
 	if len(s.WriteRoutes()) == 0 {

@@ -59,7 +59,7 @@ func decodeBody(c echo.Context, v any) error {
 				list, ok := known[k]
 				switch {
 				case !ok:
-					return fmt.Errorf("unknown field %q%s", k, suggestField(k, slices.Collect(maps.Keys(known))))
+					return fmt.Errorf("unknown field %q%s", k, suggestField(k, slices.Collect(maps.Keys(known)), "field names"))
 				case !list && len(req.PostForm[k]) > 1:
 					// echo binds the first of them: to=v2&to=v3 is not a swap to v2.
 					return fmt.Errorf("field %q is given twice", k)

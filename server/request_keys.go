@@ -98,7 +98,7 @@ func (w keyWalker) object(t reflect.Type, path string) error {
 		if fields != nil {
 			ft, ok := fields[key]
 			if !ok {
-				return fmt.Errorf("unknown field %q%s", name, suggestField(key, slices.Collect(maps.Keys(fields))))
+				return fmt.Errorf("unknown field %q%s", name, suggestField(key, slices.Collect(maps.Keys(fields)), "field names"))
 			}
 			vt = ft
 		}
@@ -168,14 +168,15 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	return out
 }
 
-// suggestField is the hint after an unknown field: the field it probably means, when one reads
-// the same but for case, dashes or underscores ("DRY_RUN", "dry-run", "dryrun" for dry_run).
-func suggestField(key string, fields []string) string {
+// suggestField is the hint after an unknown field (or query parameter: names says which): the
+// one it probably means, when one reads the same but for case, dashes or underscores
+// ("DRY_RUN", "dry-run", "dryrun" for dry_run).
+func suggestField(key string, fields []string, names string) string {
 	slices.Sort(fields)
 	for _, f := range fields {
 		if strings.EqualFold(key, f) {
 			if f == strings.ToLower(f) {
-				return fmt.Sprintf(" (field names are lower case: %q)", f)
+				return fmt.Sprintf(" (%s are lower case: %q)", names, f)
 			}
 			return fmt.Sprintf(" (did you mean %q?)", f)
 		}
