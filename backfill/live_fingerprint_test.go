@@ -3,12 +3,14 @@ package backfill_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"trueup/backfill"
+	"trueup/fault"
 	"trueup/fixtures"
 	"trueup/reconcile"
 	tsql "trueup/sql"
@@ -128,8 +130,9 @@ func TestCatchUpCarriesAndValidatesAgain(t *testing.T) {
 		if live, built := n("orders__v1"), n("orders__v2"); live != built {
 			t.Errorf("the written day: %d rows live, %d in v2 after the catch-up", live, built)
 		}
-		if _, err := svc.CatchUp(ctx, "fix_dedup_bug", "ann"); err == nil || !strings.Contains(err.Error(), "Nothing to catch up") {
-			t.Errorf("a second catch-up with nothing written since: %v, want refused", err)
+		// Already caught up is a state, not bad input: a conflict (409, exit 1).
+		if _, err := svc.CatchUp(ctx, "fix_dedup_bug", "ann"); !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "Nothing to catch up") {
+			t.Errorf("a second catch-up with nothing written since: %v, want a conflict", err)
 		}
 	})
 }

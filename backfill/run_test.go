@@ -166,8 +166,8 @@ func TestRunsAreSerialisedAndStop(t *testing.T) {
 				t.Fatalf("resumed run: %s", st.State)
 			}
 			svc.Close()
-			if _, err := svc.Cancel(ctx, "fix_dedup_bug", "bob"); !errors.Is(err, fault.ErrInvalid) {
-				t.Errorf("cancel of a validated run: %v, want nothing to cancel", err)
+			if _, err := svc.Cancel(ctx, "fix_dedup_bug", "bob"); !errors.Is(err, fault.ErrConflict) {
+				t.Errorf("cancel of a validated run: %v, want a conflict: nothing to cancel", err)
 			}
 		})
 

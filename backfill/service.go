@@ -193,9 +193,11 @@ func (s *Service) Resume(ctx context.Context, name, actor string) (*Run, error) 
 	if err != nil {
 		return nil, err
 	}
+	// A run that is not in the state a request needs is a conflict (409, exit 1), as every
+	// "already in that state" is: the request itself was well formed.
 	switch run.State {
 	case RunValidated, RunValidationFailed:
-		return nil, fault.New(fault.Invalid, "Run %d is %s: nothing left to build (start a new run).", run.ID, run.State)
+		return nil, fault.New(fault.Conflict, "Run %d is %s: nothing left to build (start a new run).", run.ID, run.State)
 	}
 	w, ok, err := s.reserveStopped(ctx, run)
 	if err != nil {
@@ -258,7 +260,7 @@ func (s *Service) Cancel(ctx context.Context, name, actor string) (*Run, error) 
 		return nil, err
 	}
 	if run.State == RunValidated || run.State == RunValidationFailed {
-		return nil, fault.New(fault.Invalid, "Run %d ended %s before the cancel reached it: nothing to cancel.", run.ID, run.State)
+		return nil, fault.New(fault.Conflict, "Run %d ended %s before the cancel reached it: nothing to cancel.", run.ID, run.State)
 	}
 	return run, nil
 }
@@ -447,7 +449,7 @@ func (s *Service) CatchUp(ctx context.Context, name, actor string) (*Run, error)
 		return nil, err
 	}
 	if run.State != RunValidated && run.State != RunValidationFailed {
-		return nil, fault.New(fault.Invalid, "Run %d is %s: a catch-up recomputes what changed since a built run; resume or finish it first.", run.ID, run.State)
+		return nil, fault.New(fault.Conflict, "Run %d is %s: a catch-up recomputes what changed since a built run; resume or finish it first.", run.ID, run.State)
 	}
 	w, ok, err := s.reserveStopped(ctx, run)
 	if err != nil {
@@ -458,7 +460,7 @@ func (s *Service) CatchUp(ctx context.Context, name, actor string) (*Run, error)
 	}
 	changed, carried, err := s.Runner.catchUp(ctx, run, actor)
 	if err == nil && changed == 0 && carried == 0 {
-		err = fault.New(fault.Invalid, "Nothing to catch up: the live version is as it was when run %d was built, inside its scope and outside it.", run.ID)
+		err = fault.New(fault.Conflict, "Nothing to catch up: the live version is as it was when run %d was built, inside its scope and outside it.", run.ID)
 	}
 	if err == nil {
 		err = s.Runner.resumed(ctx, run.ID)

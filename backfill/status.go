@@ -125,9 +125,10 @@ func (r *Runner) Cancel(ctx context.Context, runID int64, actor string) (*Run, e
 	if err != nil {
 		return nil, err
 	}
+	// A run that has ended is not in the state a cancel needs: a conflict, not bad input.
 	switch run.State {
 	case RunCancelled, RunValidated, RunValidationFailed:
-		return nil, fault.New(fault.Invalid, "Run %d is %s: nothing to cancel.", runID, run.State)
+		return nil, fault.New(fault.Conflict, "Run %d is %s: nothing to cancel.", runID, run.State)
 	}
 	if err := r.setRun(ctx, runID, RunCancelled, "", nil); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"trueup/server/page"
@@ -28,6 +29,11 @@ func TestEveryWriteRouteHasARole(t *testing.T) {
 	for _, key := range page.Routes {
 		if _, ok := writeRoles[key]; !ok {
 			t.Errorf("the pages ask who may post to %s, which writeRoles does not name", key)
+		}
+	}
+	for key := range writeQuery {
+		if !s.routes[key] || safeMethod(strings.SplitN(key, " ", 2)[0]) {
+			t.Errorf("writeQuery names %s, which routes.go does not register as a write", key)
 		}
 	}
 	if len(s.WriteRoutes()) == 0 {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,16 +56,31 @@ func decodeBody(c echo.Context, v any) error {
 			}
 			known := formFields(reflect.TypeOf(v))
 			for _, k := range slices.Sorted(maps.Keys(req.PostForm)) { // the body's, not the query's
-				if !known[k] {
-					return fmt.Errorf("unknown field %q", k)
+				list, ok := known[k]
+				switch {
+				case !ok:
+					return fmt.Errorf("unknown field %q%s", k, suggestField(k, slices.Collect(maps.Keys(known)), "field names"))
+				case !list && len(req.PostForm[k]) > 1:
+					// echo binds the first of them: to=v2&to=v3 is not a swap to v2.
+					return fmt.Errorf("field %q is given twice", k)
 				}
 			}
 		}
 		return nil
 	}
-	dec := json.NewDecoder(req.Body)
+	raw, err := io.ReadAll(req.Body)
+	if err != nil {
+		return errors.New("the body cannot be read")
+	}
+	// encoding/json matches a key to a field whatever its case and keeps the last of a key
+	// given twice: {"DRY_RUN": true} would be a dry run and {"dry_run": true, "dry_run": false}
+	// a real one. The keys are checked first, exactly, so that neither reaches the handler.
+	if err := checkKeys(raw, reflect.TypeOf(v)); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	err = dec.Decode(v)
 	switch {
 	case errors.Is(err, io.EOF):
 		return nil // an empty body: nothing to bind
@@ -78,7 +94,8 @@ func decodeBody(c echo.Context, v any) error {
 }
 
 // formFields are the form fields a request of type t binds (its form tags, in embedded structs
-// too), and from when its JSON has one (the tables a swap was confirmed as moving, from=table=vN).
+// too), and from when its JSON has one (the tables a swap was confirmed as moving, from=table=vN),
+// each true when it takes a list (the field may be given more than once).
 func formFields(t reflect.Type) map[string]bool {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -94,7 +111,7 @@ func formFields(t reflect.Type) map[string]bool {
 			continue
 		}
 		if name, _, _ := strings.Cut(f.Tag.Get("form"), ","); name != "" && name != "-" {
-			out[name] = true
+			out[name] = f.Type.Kind() == reflect.Slice
 		}
 		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == "from" {
 			out[name] = true

@@ -48,6 +48,9 @@ func writeServer(t *testing.T, auth ...config.Auth) (server.Options, string, fun
 
 var requestID = regexp.MustCompile(`"request_id":"[0-9a-f]+"`)
 
+// firstKey is the first key of a JSON object as the tests write it.
+var firstKey = regexp.MustCompile(`^\{"([^"]+)"`)
+
 // routesOf lists "METHOD path" of every route a server with opt answers.
 func routesOf(opt server.Options) []string { return server.New(opt).Routes() }
 
@@ -96,16 +99,23 @@ func TestJSONBodiesAreStrict(t *testing.T) {
 	before := state()
 	for _, tc := range cases {
 		t.Run(strings.ReplaceAll(strings.TrimPrefix(tc.path, "/api/v1/"), "/", "_"), func(t *testing.T) {
+			// A field named in another case is not the field: encoding/json took {"TO": "v2"}
+			// for {"to": "v2"}.
+			first := firstKey.FindStringSubmatch(tc.body)[1]
 			for name, body := range map[string]string{
 				"unknown_field": tc.body,
 				"trailing_data": `{}{"to": "v2"}`,
+				"upper_case":    strings.Replace(tc.body, `"`+first+`"`, `"`+strings.ToUpper(first)+`"`, 1),
 			} {
 				resp, got := send(t, base+tc.path, body)
 				var e struct{ Error string }
 				json.Unmarshal([]byte(got), &e)
 				want := `unknown field "` + tc.field + `"`
-				if name == "trailing_data" {
+				switch name {
+				case "trailing_data":
 					want = "after the JSON object"
+				case "upper_case":
+					want = `unknown field "` + strings.ToUpper(first) + `"`
 				}
 				if resp.StatusCode != http.StatusBadRequest || !strings.Contains(e.Error, want) {
 					t.Errorf("%s: %d %s, want 400 saying %s", name, resp.StatusCode, got, want)
@@ -199,5 +209,54 @@ func TestAPIDryRunChangesNothing(t *testing.T) {
 				t.Errorf("a dry run changed the table's versions or history:\n%s", cmp.Diff(history, after))
 			}
 		})
+	}
+}
+
+// TestJSONKeysAreExactAndOnce: a key is a field only as the field is named, and only once.
+// encoding/json read {"DRY_RUN": true} as a dry run and {"dry_run": true, "dry_run": false} as
+// a real rollback (the last one wins); both are a 400 naming the key, and nothing moves.
+func TestJSONKeysAreExactAndOnce(t *testing.T) {
+	e, tables := versionedWarehouse(t)
+	ts := serve(t, server.Options{Tables: ops.NewTables(ops.TableServices{"w": tables}, "w"),
+		Queries: ops.NewQueries(ops.TableServices{"w": tables}, "w", nil)})
+	if resp, body := send(t, ts.URL+"/api/v1/tables/orders/swap", `{"to": "v2"}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("swap to v2: %d %s", resp.StatusCode, body)
+	}
+	_, history := get(t, ts.URL+"/api/v1/tables/orders")
+	for _, tc := range []struct {
+		name, path, body, want string
+	}{
+		{"duplicate_dry_run", "/api/v1/tables/orders/rollback", `{"dry_run": true, "dry_run": false}`, `field "dry_run" is given twice`},
+		{"duplicate_reason", "/api/v1/tables/orders/rollback", `{"reason": "a", "dry_run": false, "reason": "b"}`, `field "reason" is given twice`},
+		{"upper_case", "/api/v1/tables/orders/rollback", `{"DRY_RUN": true}`, `unknown field "DRY_RUN" (field names are lower case: "dry_run")`},
+		{"mixed_case", "/api/v1/tables/orders/rollback", `{"Dry_Run": false}`, `unknown field "Dry_Run" (field names are lower case: "dry_run")`},
+		{"dash", "/api/v1/tables/orders/rollback", `{"dry-run": true}`, `unknown field "dry-run" (did you mean "dry_run"?)`},
+		{"swap_upper_case", "/api/v1/tables/orders/swap", `{"TO": "v1"}`, `unknown field "TO" (field names are lower case: "to")`},
+		{"swap_duplicate_to", "/api/v1/tables/orders/swap", `{"to": "v1", "to": "v3"}`, `field "to" is given twice`},
+		// In an object a field holds, too: which version did the caller confirm orders moves from?
+		{"nested_duplicate", "/api/v1/tables/orders/swap", `{"to": "v1", "from": {"orders": "v2", "orders": "v1"}}`, `key "from.orders" is given twice`},
+		{"query_nested_duplicate", "/api/v1/query", `{"sql": "SELECT count(*) FROM orders", "versions": {"orders": "v1", "orders": "v2"}}`, `key "versions.orders" is given twice`},
+		// A form to the API is read as strictly: echo took the first of dry_run=true&dry_run=false.
+		{"form_duplicate", "/api/v1/tables/orders/rollback", "dry_run=false&dry_run=true", `field "dry_run" is given twice`},
+		{"form_upper_case", "/api/v1/tables/orders/rollback", "DRY_RUN=true", `unknown field "DRY_RUN" (field names are lower case: "dry_run")`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := send(t, ts.URL+tc.path, tc.body)
+			var got struct{ Error string }
+			json.Unmarshal([]byte(body), &got)
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(got.Error, tc.want) || strings.Contains(got.Error, "\n") {
+				t.Errorf("%d %s, want 400 saying %s in one line", resp.StatusCode, body, tc.want)
+			}
+			if src := viewSource(t, e, "orders"); src != "orders__v2" {
+				t.Fatalf("orders reads %s after a refused request, want orders__v2", src)
+			}
+			if _, after := get(t, ts.URL+"/api/v1/tables/orders"); after != history {
+				t.Errorf("a refused request changed the table's versions or history:\n%s", cmp.Diff(history, after))
+			}
+		})
+	}
+	// The same fields, each once and as named, are taken.
+	if resp, body := send(t, ts.URL+"/api/v1/tables/orders/rollback", `{"dry_run": true, "reason": "look"}`); resp.StatusCode != http.StatusOK {
+		t.Errorf("a dry run named exactly: %d %s, want 200", resp.StatusCode, body)
 	}
 }

@@ -154,8 +154,9 @@ func New(opt Options) *Server {
 	// Outermost first: the request log and the metrics see the status the error handler chose;
 	// every response, refusals included, carries the security headers; who the request acts as
 	// is known before the CSRF check and the role check read it; identical reads in flight at
-	// once are answered once. Path parameters are unescaped before anything reads them.
-	e.Use(unescapeParams, s.logRequests, s.countRequests, s.recoverErrors, s.secure, s.loopbackHost, s.authenticate, s.checkCSRF, s.authorize, s.coalesce)
+	// once are answered once. Path parameters are unescaped before anything reads them. A
+	// write's query is checked once its caller may make it, before anything is done.
+	e.Use(unescapeParams, s.logRequests, s.countRequests, s.recoverErrors, s.secure, s.loopbackHost, s.authenticate, s.checkCSRF, s.authorize, s.checkWriteQuery, s.coalesce)
 	s.registerRoutes(e)
 	for _, r := range e.Routes() {
 		s.routes[r.Method+" "+r.Path] = true

@@ -96,11 +96,24 @@ func TestBackfillCLI(t *testing.T) {
 		{[]string{"frobnicate", "fix_dedup_bug"}, `unknown action "frobnicate"`},
 		{[]string{"verify", "fix_dedup_bug"}, "give --from and --to"},
 		{[]string{"run", "fix_dedup_bug", "--from", "2026-07-10"}, "give both from and to"},
-		{[]string{"resume", "fix_dedup_bug"}, "nothing left to build"},
 	} {
 		code, _, errs := bf(tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+	// A run that has ended is not in the state a resume or a cancel needs: a conflict, exit 1
+	// as every "already in that state" (it exited 2, as for bad input).
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"resume", "fix_dedup_bug"}, "nothing left to build"},
+		{[]string{"cancel", "fix_dedup_bug"}, "nothing to cancel"},
+	} {
+		code, _, errs := bf(tc.args...)
+		if code != 1 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 1 and %q", tc.args, code, errs, tc.want)
 		}
 	}
 	// The live table is reproducible from its inputs outside the bug window, and not inside it.

@@ -186,9 +186,9 @@ func TestServerModeMatchesLocal(t *testing.T) {
 		{"notice_deliver", []string{"notice", "deliver"}, exitOK, "text"},
 		{"backfill_run_sample", []string{"backfill", "run", "fix_dedup_bug", "--sample", "1", "--format", "json"}, exitOK, "json"},
 		{"backfill_cancel", []string{"backfill", "cancel", "fix_dedup_bug"}, exitOK, "text"},
-		{"backfill_cancel_again", []string{"backfill", "cancel", "fix_dedup_bug"}, exitUsage, "text"},
+		{"backfill_cancel_again", []string{"backfill", "cancel", "fix_dedup_bug"}, exitFailed, "text"}, // a conflict: it ended
 		{"backfill_resume", []string{"backfill", "resume", "fix_dedup_bug", "--format", "json"}, exitOK, "json"},
-		{"backfill_retry_validated", []string{"backfill", "retry", "fix_dedup_bug"}, exitUsage, "text"},
+		{"backfill_retry_validated", []string{"backfill", "retry", "fix_dedup_bug"}, exitFailed, "text"}, // a conflict: nothing left
 		{"backfill_history", []string{"backfill", "history", "--format", "json"}, exitOK, "json"},
 		{"backfill_history_text", []string{"backfill", "history"}, exitOK, "text"},
 		{"backfill_status_unknown", []string{"backfill", "status", "nope"}, exitUsage, "text"},
