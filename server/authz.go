@@ -53,6 +53,7 @@ var writeRoles = map[string]Role{
 	"POST /tables/:table/rollback":         roleApprover,
 	"POST /api/v1/tables/:table/rollback":  roleApprover,
 	// Retiring drops a version's table: as weighty as a swap.
+	"POST /tables/:table/retire":        roleApprover,
 	"POST /api/v1/tables/:table/retire": roleApprover,
 	// Adopting renames a table readers query: as weighty as a swap.
 	"POST /tables/:table/adopt":        roleApprover,
@@ -60,6 +61,17 @@ var writeRoles = map[string]Role{
 	// A catch-up writes into the live version readers query: as weighty as a swap.
 	"POST /tables/:table/catch-up":        roleApprover,
 	"POST /api/v1/tables/:table/catch-up": roleApprover,
+}
+
+// may reports whether the request's visitor has the role the write route needs ("POST
+// /tables/:table/retire"), so that a page offers only the buttons its visitor may press: the
+// same table as authorize decides, an unlisted route being approver-only as there.
+func may(c echo.Context, route string) bool {
+	need, ok := writeRoles[route]
+	if !ok {
+		need = roleApprover
+	}
+	return requestIdentity(c).Role >= need
 }
 
 // publicReads are the pages anyone may read without logging in: the notices people outside
