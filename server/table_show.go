@@ -54,11 +54,19 @@ func (s *Server) tableShow(c echo.Context, t ops.Tables) error {
 	} else {
 		d.StaleError = "Could not tell whether an old version was written after it stopped being live: " + err.Error()
 	}
+	// A confirmation of nothing (someone else caught up first) did nothing: the flash says so
+	// rather than "0 partitions carried".
 	if n, err := strconv.Atoi(c.QueryParam("caught")); err == nil {
 		d.Flash = fmt.Sprintf("Caught up: %s carried into the live version.", page.Plural(n, "partition", "partitions"))
+		if n == 0 {
+			d.Flash = "Nothing to catch up: nothing was carried."
+		}
 	}
 	if n, err := strconv.Atoi(c.QueryParam("acknowledged")); err == nil {
 		d.Flash = fmt.Sprintf("Acknowledged: %s inside a backfill's scope no longer reported.", page.Plural(n, "partition", "partitions"))
+		if n == 0 {
+			d.Flash = "Nothing to acknowledge: nothing was recorded."
+		}
 	}
 	if v := c.QueryParam("retired"); v != "" {
 		if n, err := views.ParseVersionArg(table, v); err == nil {

@@ -261,6 +261,17 @@ func TestStalePartitionsStayOnTheTablePage(t *testing.T) {
 	if doc.Find(`[data-testid="stale"]`).Length() != 0 {
 		t.Errorf("stale banner after the acknowledgement: %q", text(doc.Find(`[data-testid="stale"]`)))
 	}
+	// The same confirmation pressed again: what it showed is gone, so it is shown again (409),
+	// saying there is nothing to acknowledge, with no button.
+	resp, body = send(t, ts.URL+"/tables/orders/catch-up", v.Encode())
+	d = parse(t, body)
+	if resp.StatusCode != http.StatusConflict || d.Find(`[data-testid="catch-up-nothing"]`).Length() != 1 || d.Find(`[data-testid="confirm-button"]`).Length() != 0 {
+		t.Errorf("the acknowledgement pressed twice: %d %s", resp.StatusCode, body)
+	}
+	doc = getPage(t, ts.URL+"/tables/orders?target=w&acknowledged=0", http.StatusOK)
+	if got := text(doc.Find(`[data-testid="flash"]`)); got != "Nothing to acknowledge: nothing was recorded." {
+		t.Errorf("flash of an acknowledgement of nothing = %q", got)
+	}
 	// Nothing holds rows readers never saw now: v2 retires.
 	if resp, body := send(t, ts.URL+"/tables/orders/retire", "target=w&version=v2&confirm=yes&reason=space"); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("retire v2 once caught up and acknowledged: %d %s", resp.StatusCode, body)
