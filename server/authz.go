@@ -53,6 +53,7 @@ var writeRoles = map[string]Role{
 	"POST /tables/:table/rollback":         roleApprover,
 	"POST /api/v1/tables/:table/rollback":  roleApprover,
 	// Retiring drops a version's table: as weighty as a swap.
+	"POST /tables/:table/retire":        roleApprover,
 	"POST /api/v1/tables/:table/retire": roleApprover,
 	// Adopting renames a table readers query: as weighty as a swap.
 	"POST /tables/:table/adopt":        roleApprover,

@@ -31,6 +31,7 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	e.POST("/tables/:table/rollback", with(s.tables, s.tableRollback))
 	e.POST("/tables/:table/adopt", with(s.tables, s.tableAdopt))
 	e.POST("/tables/:table/catch-up", with(s.tables, s.tableCatchUp))
+	e.POST("/tables/:table/retire", with(s.tables, s.tableRetire))
 	get("/api/v1/tables/:table", with(s.tables, s.apiTableShow))
 	get("/api/v1/tables/:table/publishes/:id", with(s.tables, s.apiTablePublishShow))
 	get("/api/v1/tables/:table/write-target", with(s.tables, s.apiTableWriteTarget))

@@ -79,6 +79,7 @@ func (s *Server) versionsView(l views.Listing, busy string) page.TableVersions {
 		SwapURL:     "/tables/" + url.PathEscape(l.Table) + "/swap",
 		RollbackURL: "/tables/" + url.PathEscape(l.Table) + "/rollback",
 		CatchUpURL:  "/tables/" + url.PathEscape(l.Table) + "/catch-up",
+		RetireURL:   "/tables/" + url.PathEscape(l.Table) + "/retire",
 	}
 	d.Busy = busy
 	for _, n := range l.Nodes {
@@ -93,6 +94,8 @@ func (s *Server) versionsView(l views.Listing, busy string) page.TableVersions {
 			Created: minuteTime(v.CreatedAt), Rows: v.Rows, Checksum: v.Checksum, VsLive: "",
 			OverrideBy: v.OverrideBy, OverrideReason: v.OverrideReason,
 			CanSwap: !v.Live && v.Exists && v.State != views.StateRetired && v.State != views.StateBuilding && v.State != views.StateCancelled,
+			// A retired version whose table is still there (the drop failed) is retired again to drop it.
+			CanRetire: !v.Live && !v.RollbackTarget && v.State != views.StateBuilding && (v.State != views.StateRetired || v.Exists),
 		}
 		if v.Backfill != "" {
 			row.Backfill = fmt.Sprintf("%s (run %d)", v.Backfill, v.RunID)

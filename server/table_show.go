@@ -41,16 +41,36 @@ func (s *Server) tableShow(c echo.Context, t ops.Tables) error {
 		d.Subscribe = s.subscribeBox("this table", false, followChoice("table:"+table))
 	}
 	if stale, err := t.Stale(ctx, ops.VersionsRequest{Target: j.Target, Table: table}); err == nil {
+		// Every version the stale check reports, as trueup check and trueup catch-up --dry-run
+		// do: a version left with partitions inside a backfill's scope only (after a catch-up
+		// carried the rest) still hides rows from readers until it is acknowledged.
+		var carry, left []views.Carried
 		for _, sv := range stale {
-			if len(sv.Partitions) > 0 {
-				d.Stale = append(d.Stale, sv.String())
-			}
+			d.Stale = append(d.Stale, staleRow(sv))
+			carry, left = append(carry, sv.Partitions...), append(left, sv.InScope...)
 		}
+		d.Carry, d.Acknowledge = partitionsLabel(carry), partitionsLabel(left)
 	} else {
-		d.Stale = append(d.Stale, "Could not tell whether an old version was written after it stopped being live: "+err.Error())
+		d.StaleError = "Could not tell whether an old version was written after it stopped being live: " + err.Error()
 	}
+	// A confirmation of nothing (someone else caught up first) did nothing: the flash says so
+	// rather than "0 partitions carried".
 	if n, err := strconv.Atoi(c.QueryParam("caught")); err == nil {
 		d.Flash = fmt.Sprintf("Caught up: %s carried into the live version.", page.Plural(n, "partition", "partitions"))
+		if n == 0 {
+			d.Flash = "Nothing to catch up: nothing was carried."
+		}
+	}
+	if n, err := strconv.Atoi(c.QueryParam("acknowledged")); err == nil {
+		d.Flash = fmt.Sprintf("Acknowledged: %s inside a backfill's scope no longer reported.", page.Plural(n, "partition", "partitions"))
+		if n == 0 {
+			d.Flash = "Nothing to acknowledge: nothing was recorded."
+		}
+	}
+	if v := c.QueryParam("retired"); v != "" {
+		if n, err := views.ParseVersionArg(table, v); err == nil {
+			d.Flash = fmt.Sprintf("Retired v%d: %s was dropped.", n, views.Physical(table, n))
+		}
 	}
 	if id, err := strconv.ParseInt(c.QueryParam("done"), 10, 64); err == nil && id > 0 {
 		if p, err := t.Publish(ctx, ops.PublishLookup{Target: j.Target, Table: table, ID: id}); err == nil {

@@ -57,6 +57,7 @@ var wantRole = map[string]string{
 	"POST /api/v1/tables/:table/swap":      config.RoleApprover,
 	"POST /tables/:table/rollback":         config.RoleApprover,
 	"POST /api/v1/tables/:table/rollback":  config.RoleApprover,
+	"POST /tables/:table/retire":           config.RoleApprover,
 	"POST /api/v1/tables/:table/retire":    config.RoleApprover,
 	// orders is a logical table already: refused by the service, not by authorization
 	"POST /tables/:table/adopt":        config.RoleApprover,
@@ -214,6 +215,8 @@ func (m *matrixProject) body(path, role string) url.Values {
 		v.Set("reason", "matrix")
 	case strings.HasSuffix(path, "/retire"):
 		v.Set("version", "v1") // the rollback target: refused by the service, not by authorization
+		v.Set("confirm", "yes")
+		v.Set("reason", "matrix")
 	case path == "/api/v1/check":
 		v.Set("rules", "matches_raw")
 	case path == "/api/v1/query":

@@ -15,7 +15,7 @@ import (
 
 // TestBrowserSwapShowsTheCarry: after the pipeline wrote a new day to the live version while the
 // backfill was built, the swap's confirmation says so before the click, and after a writer kept
-// writing the old version the versions page names it with a catch-up button that carries it.
+// writing the old version the versions page names it with a catch-up button that shows what it carries, then carries it.
 func TestBrowserSwapShowsTheCarry(t *testing.T) {
 	dir := demoDir(t)
 	cfg := filepath.Join(dir, "trueup.yaml")
@@ -64,7 +64,11 @@ func TestBrowserSwapShowsTheCarry(t *testing.T) {
 		t.Errorf("the versions page's stale line: %q", got)
 	}
 	b.shot("versions-stale")
-	b.click("catch up", `[data-testid=catch-up-button]`, `[data-testid=flash]`)
+	b.click("catch up", `[data-testid=catch-up-button]`, `[data-testid=confirm-button]`)
+	if got := b.text(`[data-testid=catch-up-carry-row]`); got != "orders__v1 2026-09-02 +3 rows" {
+		t.Errorf("the catch-up's confirmation carries %q", got)
+	}
+	b.click("confirm catch-up", `[data-testid=confirm-button]`, `[data-testid=flash]`)
 	if got := b.text(`[data-testid=flash]`); !strings.Contains(got, "Caught up: 1 partition carried") {
 		t.Errorf("after the catch-up: %q", got)
 	}

@@ -8,6 +8,7 @@ const (
 	RouteRollback           = "POST /tables/:table/rollback"
 	RouteAdopt              = "POST /tables/:table/adopt"
 	RouteCatchUp            = "POST /tables/:table/catch-up"
+	RouteRetire             = "POST /tables/:table/retire"
 	RouteRuleRun            = "POST /rules/:rule/run"
 	RouteBackfillDryRun     = "POST /backfills/:name/dry-run"
 	RouteBackfillRun        = "POST /backfills/:name/run"
@@ -22,7 +23,7 @@ const (
 // Routes lists every Route constant: the server's tests check that its authorization table
 // names each one.
 var Routes = []string{
-	RouteSwap, RouteRollback, RouteAdopt, RouteCatchUp, RouteRuleRun,
+	RouteSwap, RouteRollback, RouteAdopt, RouteCatchUp, RouteRetire, RouteRuleRun,
 	RouteBackfillDryRun, RouteBackfillRun, RouteBackfillResume, RouteBackfillCancel,
 	RouteNoticeEdit, RouteNoticeAnnounce, RouteNoticeWithdraw, RouteSubscriptionRemove,
 }
