@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,12 +12,9 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"trueup/ledger"
 	"trueup/monitor"
 	"trueup/rules"
 	"trueup/server"
-	tsql "trueup/sql"
-	"trueup/sql/sqltest"
 )
 
 // kindStale is the kind of builtInRunner's own results, as app's stale-writer check adds them.
@@ -40,31 +36,11 @@ func (r builtInRunner) Run(ctx context.Context, rs []*rules.Rule) *rules.Run {
 // error-severity results a check reports as failed, the built-in stale-writer result among
 // them, and its warnings are listed apart, not counted as failures.
 func TestDashboardFailsWhatCheckFails(t *testing.T) {
-	ctx := t.Context()
-	e := sqltest.DuckDB(t)
-	for _, q := range []string{
-		"CREATE TABLE sales (d DATE, amount DOUBLE)",
-		"INSERT INTO sales SELECT DATE '2026-07-01' + CAST(range % 4 AS INTEGER), 10 FROM range(40)",
-		"CREATE TABLE sales_ref AS SELECT d, sum(amount) + CASE WHEN d = '2026-07-02' THEN 7 ELSE 0 END AS amount FROM sales GROUP BY d",
-	} {
-		if err := e.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	targets := rules.TargetMap{Default: "w", Engines: map[string]tsql.Engine{"w": e}}
-	set, err := rules.Load(ctx, fstest.MapFS{
+	set, targets, l := salesRules(t, "'2026-07-02'", fstest.MapFS{
 		"sales/daily_totals.sql": {Data: []byte("-- kind: totals\n-- table: sales\n-- partition: d\n-- measure: sum(amount)\n-- reference: sales_ref\n")},
 		"sales/big.sql":          {Data: []byte("-- kind: custom\n-- severity: warn\nSELECT * FROM sales WHERE amount >= 10\n")},
 		"sales/positive.sql":     {Data: []byte("-- kind: custom\nSELECT * FROM sales WHERE amount <= 0\n")},
-	}, "rules", targets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "state.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	})
 	m := monitor.New(set.Rules, builtInRunner{rules.NewRunner(targets)}, rules.NewStore(l), monitor.NewLedgerSlots(l), monitor.WithBuiltIn(kindStale))
 	ts := serve(t, server.Options{Rules: m})
 

@@ -27,22 +27,32 @@ import (
 // and 2026-07-03, positive passes.
 func ruleMonitor(t *testing.T) *monitor.Monitor {
 	t.Helper()
+	set, targets, l := salesRules(t, "'2026-07-02', '2026-07-03'", fstest.MapFS{
+		"sales/daily_totals.sql": {Data: []byte("-- kind: totals\n-- description: sales add up to the reference\n-- owner: finance@example.com\n-- table: sales\n-- partition: d\n-- measure: sum(amount)\n-- reference: sales_ref\n-- schedule: 0 6 * * *\n")},
+		"sales/positive.sql":     {Data: []byte("-- kind: custom\n-- tags: money\nSELECT * FROM sales WHERE amount <= 0\n")},
+	})
+	return monitor.New(set.Rules, rules.NewRunner(targets), rules.NewStore(l), monitor.NewLedgerSlots(l),
+		monitor.WithClock(monitor.NewFakeClock(time.Date(2026, 7, 10, 5, 0, 0, 0, time.UTC))))
+}
+
+// salesRules loads files, rules on a DuckDB table sales of 2026-07-01 to 04 (10 rows of 10 a
+// day) and its reference sales_ref of daily sums, 7 too many on the days listed (SQL literals),
+// with a ledger of their own.
+func salesRules(t *testing.T, offDays string, files fstest.MapFS) (*rules.Set, rules.TargetMap, *ledger.Ledger) {
+	t.Helper()
 	ctx := t.Context()
 	e := sqltest.DuckDB(t)
 	for _, q := range []string{
 		"CREATE TABLE sales (d DATE, amount DOUBLE)",
 		"INSERT INTO sales SELECT DATE '2026-07-01' + CAST(range % 4 AS INTEGER), 10 FROM range(40)",
-		"CREATE TABLE sales_ref AS SELECT d, sum(amount) + CASE WHEN d IN ('2026-07-02', '2026-07-03') THEN 7 ELSE 0 END AS amount FROM sales GROUP BY d",
+		"CREATE TABLE sales_ref AS SELECT d, sum(amount) + CASE WHEN d IN (" + offDays + ") THEN 7 ELSE 0 END AS amount FROM sales GROUP BY d",
 	} {
 		if err := e.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
 	targets := rules.TargetMap{Default: "w", Engines: map[string]tsql.Engine{"w": e}}
-	set, err := rules.Load(ctx, fstest.MapFS{
-		"sales/daily_totals.sql": {Data: []byte("-- kind: totals\n-- description: sales add up to the reference\n-- owner: finance@example.com\n-- table: sales\n-- partition: d\n-- measure: sum(amount)\n-- reference: sales_ref\n-- schedule: 0 6 * * *\n")},
-		"sales/positive.sql":     {Data: []byte("-- kind: custom\n-- tags: money\nSELECT * FROM sales WHERE amount <= 0\n")},
-	}, "rules", targets)
+	set, err := rules.Load(ctx, files, "rules", targets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,9 +61,7 @@ func ruleMonitor(t *testing.T) *monitor.Monitor {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	m := monitor.New(set.Rules, rules.NewRunner(targets), rules.NewStore(l), monitor.NewLedgerSlots(l),
-		monitor.WithClock(monitor.NewFakeClock(time.Date(2026, 7, 10, 5, 0, 0, 0, time.UTC))))
-	return m
+	return set, targets, l
 }
 
 func post(t *testing.T, url string) (*http.Response, string) {
