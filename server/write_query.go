@@ -20,6 +20,7 @@ var writeQuery = map[string][]string{
 	"POST /tables/:table/rollback":        {"target"},
 	"POST /tables/:table/adopt":           {"target"},
 	"POST /tables/:table/catch-up":        {"target"},
+	"POST /tables/:table/retire":          {"target"},
 	"POST /api/v1/tables/:table/swap":     {"target"},
 	"POST /api/v1/tables/:table/rollback": {"target"},
 	"POST /api/v1/tables/:table/retire":   {"target"},
