@@ -302,9 +302,10 @@ func window(col string, typ tsql.Type, t time.Time, grain string) tsql.Window {
 
 func (pl Planner) scopePartitions(ctx context.Context, b *Backfill, s Scope, live views.Version) ([]time.Time, error) {
 	if b.Mode == ModeFullRebuild {
-		// every partition live holds, and those of a scope given too (a day the inputs hold
-		// that live does not yet)
-		out, err := pl.existingPartitions(ctx, live.Physical(), b.Partition, b.Grain)
+		// every partition live holds (rows whose partition is NULL lie in none: no window
+		// rebuilds them), and those of a scope given too (a day the inputs hold that live does
+		// not yet)
+		out, err := tsql.ExistingPartitions(ctx, pl.Engine, live.Physical(), b.Partition, b.Grain)
 		if err != nil || !s.dated() {
 			return out, err
 		}
@@ -359,24 +360,6 @@ func countBetween(from, to time.Time, grain string, limit int) int {
 	return n
 }
 
-// existingPartitions lists the partitions a relation holds, oldest first.
-func (pl Planner) existingPartitions(ctx context.Context, rel, col, grain string) ([]time.Time, error) {
-	d := pl.Engine.Dialect()
-	p := d.TruncTime(d.Quote(col), grain)
-	res, err := pl.Engine.Query(ctx, "SELECT DISTINCT "+p+" AS p FROM "+d.QuoteRelation(rel)+" ORDER BY p")
-	if err != nil {
-		return nil, fmt.Errorf("partitions of %s: %w", rel, err)
-	}
-	var out []time.Time
-	for _, r := range res.Rows {
-		if r[0] == nil {
-			continue // rows whose partition is NULL lie in no partition: no window rebuilds them
-		}
-		out = append(out, tsql.TruncGrain(tsql.AsTime(r[0]), grain))
-	}
-	return out, nil
-}
-
 // downstream lists the refreshes of every table built from this one, transitively.
 func (pl Planner) downstream(ctx context.Context, b *Backfill, parts []time.Time, p *Plan, seen map[string]bool) error {
 	for _, name := range b.Downstream {
@@ -399,7 +382,7 @@ func (pl Planner) downstream(ctx context.Context, b *Backfill, parts []time.Time
 			if err != nil {
 				return fmt.Errorf("downstream table %s: %w", name, err)
 			}
-			existing, err := pl.existingPartitions(ctx, src, db.Partition, db.Grain)
+			existing, err := tsql.ExistingPartitions(ctx, pl.Engine, src, db.Partition, db.Grain)
 			if err != nil {
 				return err
 			}

@@ -31,6 +31,8 @@ type Tables interface {
 	// Stale lists the versions of a table written after they stopped being live: rows readers
 	// do not see (a writer that kept writing the old version after a swap).
 	Stale(ctx context.Context, req VersionsRequest) ([]views.StaleVersion, error)
+	// Days lists the partitions readers of a table see now, oldest first (views.Service.Days).
+	Days(ctx context.Context, req VersionsRequest) ([]string, error)
 	// CatchUp carries what Stale lists (outside the backfills' scopes) into the live version.
 	CatchUp(ctx context.Context, req CatchUpRequest) (views.CatchUpResult, error)
 }
@@ -353,6 +355,18 @@ func (t *tables) Stale(ctx context.Context, req VersionsRequest) ([]views.StaleV
 	out, err := s.Stale(ctx, req.Table)
 	if out == nil {
 		out = []views.StaleVersion{}
+	}
+	return out, err
+}
+
+func (t *tables) Days(ctx context.Context, req VersionsRequest) ([]string, error) {
+	s, err := t.service(ctx, req.Target, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.Days(ctx, req.Table)
+	if out == nil {
+		out = []string{}
 	}
 	return out, err
 }

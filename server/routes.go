@@ -40,6 +40,7 @@ func (s *Server) registerRoutes(e *echo.Echo) {
 	e.POST("/api/v1/tables/:table/retire", with(s.tables, s.apiTableRetire))
 	e.POST("/api/v1/tables/:table/adopt", with(s.tables, s.apiTableAdopt))
 	get("/api/v1/tables/:table/stale", with(s.tables, s.apiTableStale))
+	get("/api/v1/tables/:table/days", with(s.tables, s.apiTableDays))
 	e.POST("/api/v1/tables/:table/catch-up", with(s.tables, s.apiTableCatchUp))
 	get("/query", with(s.queries, s.queryShow))
 	e.POST("/api/v1/query", s.apiQuery)

@@ -20,8 +20,9 @@ import (
 
 // tableCalendar answers GET /tables/:table/calendar?target=: the table's days, each rule's
 // latest verdict on each, and the backfill runs that rebuilt them, live or not. The days are
-// those of the table's newest stored diff (every partition it compared) and of its rules'
-// failing partitions.
+// those readers see now (ops.Tables.Days), those of the table's newest stored diff (every
+// partition it compared, a day since deleted too), of its rules' failing partitions and of its
+// backfills' runs.
 func (s *Server) tableCalendar(c echo.Context) error {
 	ctx := c.Request().Context()
 	table, target := c.Param("table"), c.QueryParam("target")
@@ -38,6 +39,16 @@ func (s *Server) tableCalendar(c echo.Context) error {
 	days := map[string]bool{}
 	if err := s.diffDays(ctx, table, days); err != nil {
 		return err
+	}
+	if s.opt.Tables != nil {
+		// the days readers see now, those written since the newest diff too
+		now, err := s.opt.Tables.Days(ctx, ops.VersionsRequest{Target: target, Table: table})
+		if err != nil {
+			return err
+		}
+		for _, day := range now {
+			days[day] = true
+		}
 	}
 	var infos []ops.RuleInfo
 	if s.opt.Rules != nil {
@@ -168,6 +179,13 @@ func (s *Server) tableCalendar(c echo.Context) error {
 		}
 	}
 	return render(c, http.StatusOK, page.TableCalendarPage(d))
+}
+
+// apiTableDays answers GET /api/v1/tables/{table}/days: the partitions readers of the table see
+// now, oldest first.
+func (s *Server) apiTableDays(c echo.Context, t ops.Tables) error {
+	out, err := t.Days(c.Request().Context(), ops.VersionsRequest{Target: c.QueryParam("target"), Table: c.Param("table")})
+	return answer(c, out, err)
 }
 
 // diffDays adds the partitions of the table's newest stored diff to days.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -156,6 +157,22 @@ func TestCalendarColoursWhatReadersSee(t *testing.T) {
 		got := cells(pageDoc(t, serveDemo(t, dir).url+calendar))
 		if got["fix_dedup_bug run 1 live"] != 9 || got["fix_dedup_bug run 1 undone"] != 0 || got["matches_raw pass"] != 92 {
 			t.Errorf("daily_revenue's calendar with v2 live again: %v", got)
+		}
+	})
+	// A day the pipeline wrote after the newest diff and the rules' run is on the calendar too
+	// (its days were only those of the newest diff and of failing partitions).
+	t.Run("a_day_written_since", func(t *testing.T) {
+		dir := demoDir(t)
+		local(dir, []string{"backfill", "run", "fix_dedup_bug"}, []string{"swap", "orders", "--to", "v2", "--reason", "fix"},
+			[]string{"check", "--rule", "matches_raw"})
+		execSQL(t, "duckdb:"+filepath.Join(dir, "warehouse.duckdb"), `INSERT INTO daily_revenue__v2 SELECT CAST('2026-09-02' AS DATE), order_count, customer_count, revenue
+			FROM daily_revenue__v2 WHERE order_date = CAST('2026-08-31' AS DATE)`)
+		doc := pageDoc(t, serveDemo(t, dir).url+calendar)
+		if n := doc.Find(`[data-testid=calendar-row][data-name=matches_raw] [data-day="2026-09-02"]`).Length(); n != 1 {
+			t.Errorf("matches_raw's row has %d cells for 2026-09-02, written after the diff and the check; want 1", n)
+		}
+		if got := cells(doc); got["matches_raw pass"]+got["matches_raw "] != 93 {
+			t.Errorf("daily_revenue's calendar with a day written since: %v, want 93 days", got)
 		}
 	})
 	t.Run("rolled_back_after_the_rules_ran", func(t *testing.T) {

@@ -72,6 +72,10 @@ func (t tables) WriteTarget(ctx context.Context, req ops.VersionsRequest) (ops.W
 	return tableCall[ops.WriteTarget](ctx, t, http.MethodGet, req.Table, "/write-target", req.Target, nil)
 }
 
+func (t tables) Days(ctx context.Context, req ops.VersionsRequest) ([]string, error) {
+	return tableCall[[]string](ctx, t, http.MethodGet, req.Table, "/days", req.Target, nil)
+}
+
 func (t tables) Stale(ctx context.Context, req ops.VersionsRequest) ([]views.StaleVersion, error) {
 	return tableCall[[]views.StaleVersion](ctx, t, http.MethodGet, req.Table, "/stale", req.Target, nil)
 }
