@@ -98,14 +98,18 @@ func dateRange(from, to time.Time) string {
 }
 
 // andList joins names as a reader would: a, b and c.
-func andList(xs []string) string {
-	switch len(xs) {
+func andList(xs []string) string { return JoinNames(xs, "and") }
+
+// JoinNames joins names as a reader would, the last two by conj: "a, b and c" (and), "a or b"
+// (or), "a" alone, "" for none. Notices, refusals and confirmations all list names so.
+func JoinNames(names []string, conj string) string {
+	switch len(names) {
 	case 0:
 		return ""
 	case 1:
-		return xs[0]
+		return names[0]
 	}
-	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
 }
 
 func plural(n int, one, many string) string {

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"trueup/fault"
+	"trueup/notices"
 	"trueup/views"
 )
 
@@ -78,11 +78,8 @@ func (f fourEyes) others(actor string) string {
 			names = append(names, n)
 		}
 	}
-	switch len(names) {
-	case 0:
+	if len(names) == 0 {
 		return "none is configured yet (an approver's token in auth.tokens of trueup.yaml)"
-	case 1:
-		return names[0]
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return notices.JoinNames(names, "or")
 }

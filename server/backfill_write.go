@@ -117,14 +117,7 @@ func (s *Server) backfillWrite(c echo.Context, fn func(ops.Backfills, ops.Backfi
 }
 
 // apiBackfillAction answers POST /api/v1/backfills/:name/{dry-run,run,resume,cancel,window}.
-func (s *Server) apiBackfillAction(c echo.Context) error {
-	if err := bindNoBody(c); err != nil {
-		return err
-	}
-	svc, err := s.backfills()
-	if err != nil {
-		return err
-	}
+func (s *Server) apiBackfillAction(c echo.Context, svc ops.Backfills) error {
 	ctx := c.Request().Context()
 	scope, err := apiScope(c)
 	if err != nil {

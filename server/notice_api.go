@@ -39,9 +39,6 @@ func (s *Server) apiNoticeShow(c echo.Context) error {
 
 // apiNoticeAnnounce answers POST /api/v1/notices/{id}/announce; 409 when it is not a draft.
 func (s *Server) apiNoticeAnnounce(c echo.Context) error {
-	if err := bindNoBody(c); err != nil {
-		return err
-	}
 	return s.apiNotice(c, func(n ops.Notices, id int64) (notices.JSON, error) {
 		return n.Announce(c.Request().Context(), ops.NoticeRequest{ID: id, Actor: s.actor(c)})
 	})

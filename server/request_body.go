@@ -28,13 +28,16 @@ func bindBody(c echo.Context, v any, what string) error {
 	return nil
 }
 
-// bindNoBody refuses a body with fields on a write that takes none (a run, an announcement):
-// {"sample": 1} to a backfill's run is not quietly a run of every partition.
-func bindNoBody(c echo.Context) error {
-	if err := decodeBody(c, &struct{}{}); err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("This request takes no body: %s.", err)).SetInternal(err)
+// noBody is h for a write that takes no body (a run, an announcement): a body with fields is a
+// 400 before anything else is asked, the server's operations included. {"sample": 1} to a
+// backfill's run is not quietly a run of every partition.
+func noBody(h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := decodeBody(c, &struct{}{}); err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("This request takes no body: %s.", err)).SetInternal(err)
+		}
+		return h(c)
 	}
-	return nil
 }
 
 // decodeBody is bindBody's reading; its error is the cause in a few words.

@@ -23,9 +23,6 @@ func (s *Server) ruleRun(c echo.Context) error {
 // apiRuleRun answers POST /api/v1/rules/{rule}/run with the run, as `trueup check --format json`
 // prints it. 409 when the rule is already running.
 func (s *Server) apiRuleRun(c echo.Context) error {
-	if err := bindNoBody(c); err != nil {
-		return err
-	}
 	run, err := s.rules.RunNow(c.Request().Context(), ops.RuleRunRequest{Rule: c.Param("rule"), Actor: s.actor(c)})
 	return answer(c, run, err)
 }

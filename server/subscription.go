@@ -48,7 +48,7 @@ func (s *Server) subscriptionRoutes(e *echo.Echo, get func(string, echo.HandlerF
 	get("/subscriptions/unsubscribe/:token", s.subscriptionUnsubscribeShow)
 	e.POST("/subscriptions/unsubscribe/:token", s.subscriptionUnsubscribe)
 	e.POST("/subscriptions/:id/remove", s.subscriptionRemove)
-	e.POST("/api/v1/subscriptions/:id/remove", s.apiSubscriptionRemove)
+	e.POST("/api/v1/subscriptions/:id/remove", noBody(s.apiSubscriptionRemove))
 	get("/tables/:table/notices.atom", with(s.noticeReads, s.tableFeed))
 }
 
@@ -255,9 +255,6 @@ func (s *Server) subscriptionRemove(c echo.Context) error {
 }
 
 func (s *Server) apiSubscriptionRemove(c echo.Context) error {
-	if err := bindNoBody(c); err != nil {
-		return err
-	}
 	if err := s.removeSubscription(c); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"trueup/fault"
+	"trueup/notices"
 	"trueup/ops"
 	"trueup/server/page"
 	"trueup/views"
@@ -108,10 +109,7 @@ func others(plan views.Plan, table string) string {
 			names = append(names, c.Table)
 		}
 	}
-	if len(names) <= 1 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return notices.JoinNames(names, "and")
 }
 
 func pluralThem(n int) string {
