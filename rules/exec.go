@@ -4,8 +4,9 @@ import (
 	"context"
 	"sort"
 	"strings"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	tsql "trueup/sql"
 )
@@ -15,17 +16,16 @@ func execute(ctx context.Context, qs []*query, parallel int) {
 	if parallel < 1 {
 		parallel = 1
 	}
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(parallel)
 	for _, q := range qs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		// A query's failure is its needs' verdict, not the run's: run keeps it in q.err.
+		g.Go(func() error {
 			q.run(ctx)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	for _, q := range qs {
 		for _, n := range q.needs {
 			q.deliver(n)

@@ -9,6 +9,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"trueup/rules"
 	tsql "trueup/sql"
 )
@@ -283,31 +285,19 @@ func handWritten(d tsql.Dialect) []string {
 
 // runHandWritten issues the hand-written queries as trueup issues its own: up to 4 at a time.
 func runHandWritten(ctx context.Context, e tsql.Engine, qs []string) error {
-	sem := make(chan struct{}, 4)
-	errs := make(chan error, len(qs))
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(4)
 	for _, q := range qs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			var err error
+		g.Go(func() error {
 			if rel, ok := strings.CutPrefix(q, "-- columns of "); ok {
-				_, err = e.Columns(ctx, rel)
-			} else {
-				_, err = e.Query(ctx, q)
+				_, err := e.Columns(ctx, rel)
+				return err
 			}
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
+			_, err := e.Query(ctx, q)
 			return err
-		}
+		})
 	}
-	return nil
+	return g.Wait()
 }
 
 // bestOf runs fn n times and returns its fastest wall time and its smallest CPU time (of this

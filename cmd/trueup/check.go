@@ -45,10 +45,7 @@ func runCheck(ctx context.Context, e *env, fs *flag.FlagSet, args []string) erro
 	accept := fs.Bool("accept-schema", false, "record the current columns as the snapshot of the schema rules run")
 	rulesDir := fs.String("rules", "", "the rules folder (default: rules/ beside the config); with --target URL it needs no trueup.yaml")
 	state := fs.String("state", "", "without a trueup.yaml: keep the run in this state file (default: printed, not kept)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
 	switch *format {

@@ -21,10 +21,7 @@ func runDemo(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	writeOnly := fs.Bool("write-only", false, "write the project and warehouse, then exit")
 	fresh := fs.Bool("fresh", false, "rebuild the demo even if the folder already holds one")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
 	if *rows < 1000 {

@@ -36,10 +36,7 @@ func runDiff(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error
 	state := fs.String("state", "", "without a trueup.yaml: keep the diff in this state file (default: printed, not kept)")
 	rescan := fs.Bool("rescan", false, "read every partition of both sides, ignoring the fingerprints trueup recorded of the versions it built")
 	samples := fs.Int("samples", 10, fmt.Sprintf("sample rows kept per kind per partition (at most %d)", ops.MaxDiffSamples))
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
 	switch {

@@ -103,8 +103,12 @@ func checkFormat(fs *flag.FlagSet, usage string) error {
 	return nil
 }
 
-// noArgs rejects positional arguments a command does not take.
-func noArgs(fs *flag.FlagSet) error {
+// parseFlagsOnly parses a command that takes flags and no positional arguments (parse), and
+// rejects any it is given.
+func parseFlagsOnly(fs *flag.FlagSet, args []string) error {
+	if err := parse(fs, args); err != nil {
+		return err
+	}
 	if fs.NArg() > 0 {
 		return usagef("%s: unexpected argument %q", fs.Name(), strings.Join(fs.Args(), " "))
 	}

@@ -26,10 +26,7 @@ const maxAdoptShown = 10
 func runInit(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	dir := fs.String("dir", ".", "folder to make the project in (made when missing)")
 	create := fs.Bool("create", false, "make the DuckDB file of --target duckdb:PATH when there is none (a new, empty warehouse)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
 	if e.globals.server != "" {

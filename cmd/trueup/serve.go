@@ -26,10 +26,7 @@ import (
 
 func runServe(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	addr := fs.String("addr", "", "listen address (default from the config, else 127.0.0.1:8080)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
 	return listenAndServe(ctx, e, *addr)

@@ -17,10 +17,7 @@ import (
 func runToken(_ context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	name := fs.String("name", "", "who the token is for: the actor the audit log records")
 	role := fs.String("role", config.RoleViewer, "viewer, operator or approver")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
 	if *name == "" {
