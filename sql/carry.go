@@ -216,11 +216,7 @@ func (e *chEngine) CarryPartitions(ctx context.Context, carries []Carry) error {
 			continue
 		}
 		q, a := mergeSelect(d, cols[i], c)
-		names := make([]string, len(cols[i]))
-		for j, col := range cols[i] {
-			names[j] = d.Quote(col.Name)
-		}
-		list := strings.Join(names, ", ")
+		list := columnList(d, cols[i])
 		if err := e.Exec(ctx, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM (%s)", d.QuoteRelation(c.Into), list, list, q), a...); err != nil {
 			return fmt.Errorf("carry into %s: %w", c.Into, err)
 		}

@@ -355,12 +355,7 @@ func (chDialect) Literal(p Param) (string, error) {
 	return literal(p, "toDate('%s')", "toDateTime('%s', 'UTC')", true)
 }
 
-func (d chDialect) Normalize(c Column, scale int) string {
-	if nested(c.Type) {
-		return nestedText(d, d.Quote(c.Name), c.Type, scale, 0)
-	}
-	return d.normalizeValue(d.Quote(c.Name), c, scale)
-}
+func (d chDialect) Normalize(c Column, scale int) string { return normalizeColumn(d, c, scale) }
 
 // joinItems: the array's items one after the other.
 func (chDialect) joinItems(list, v, item string) string {

@@ -142,11 +142,7 @@ func (e *chEngine) ReplacePartitions(ctx context.Context, table string, writes [
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(cols))
-	for i, c := range cols {
-		names[i] = d.Quote(c.Name)
-	}
-	list := strings.Join(names, ", ")
+	list := columnList(d, cols)
 	stage := StagingPrefix(table) + randomSuffix() // see staging.go
 	if err := e.createStage(ctx, stage, table); err != nil {
 		return fail(err)
@@ -347,11 +343,7 @@ func (e *chEngine) CopyPartitions(ctx context.Context, dst, src string, column s
 	if err != nil {
 		return err
 	}
-	names := make([]string, len(cols))
-	for i, c := range cols {
-		names[i] = d.Quote(c.Name)
-	}
-	list := strings.Join(names, ", ")
+	list := columnList(d, cols)
 	q := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s WHERE _partition_id IN (%s) AND NOT ifNull((%s), 0)",
 		d.QuoteRelation(dst), list, list, d.QuoteRelation(src), strings.Join(quoteAll(d, split), ", "), in)
 	if err := e.Exec(ctx, q, inArgs...); err != nil {

@@ -241,6 +241,16 @@ func quoteRelation(d Dialect, name string) string {
 	return strings.Join(parts, ".")
 }
 
+// columnList is the quoted names of cols, comma-separated: an INSERT's column list and its
+// SELECT's, in the table's order.
+func columnList(d Dialect, cols []Column) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = d.Quote(c.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
 // replaceOne is ReplacePartition in terms of the engine's ReplacePartitions: one window, its rows.
 func replaceOne(ctx context.Context, e Engine, table string, w Window, query string, args []any) (int64, error) {
 	rows, err := e.ReplacePartitions(ctx, table, []PartitionWrite{{Window: w, Query: query, Args: args}})

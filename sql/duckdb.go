@@ -517,12 +517,7 @@ func literal(p Param, dateFmt, tsFmt string, escapes bool) (string, error) {
 	return "", fmt.Errorf("literal: unsupported value %T", p.Value)
 }
 
-func (d duckDialect) Normalize(c Column, scale int) string {
-	if nested(c.Type) {
-		return nestedText(d, d.Quote(c.Name), c.Type, scale, 0)
-	}
-	return d.normalizeValue(d.Quote(c.Name), c, scale)
-}
+func (d duckDialect) Normalize(c Column, scale int) string { return normalizeColumn(d, c, scale) }
 
 // normalizeValue is Normalize of x, an expression holding c's values (a scalar type's).
 func (d duckDialect) normalizeValue(x string, c Column, scale int) string {

@@ -23,6 +23,15 @@ type nestedTexter interface {
 	byteLength(x string) string
 }
 
+// normalizeColumn is Normalize in every engine: a nested column's text as nestedText writes it,
+// a scalar column's as its dialect's normalizeValue does.
+func normalizeColumn(d nestedTexter, c Column, scale int) string {
+	if nested(c.Type) {
+		return nestedText(d, d.Quote(c.Name), c.Type, scale, 0)
+	}
+	return d.normalizeValue(d.Quote(c.Name), c, scale)
+}
+
 // nestedText is the normalised text of x, an expression holding values of the list, array,
 // struct or tuple type typ, the same in every engine for the same values, as the portable hash
 // needs (the engines' own text of a list differs: DuckDB writes [1, 2] and {'a': 1, 'b': x},

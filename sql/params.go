@@ -150,10 +150,10 @@ func normalizeAs(v any, typ string) any {
 	switch typ {
 	case "UUID":
 		if b, ok := v.([]byte); ok && len(b) == 16 {
-			return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+			v = duckdb.UUID(b) // ClickHouse's driver: the same 16 bytes, in the same order
 		}
-		if b, ok := v.(duckdb.UUID); ok {
-			return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+		if u, ok := v.(duckdb.UUID); ok {
+			return u.String() // 8-4-4-4-12 lowercase hex digits
 		}
 	case "TIME":
 		if t, ok := v.(time.Time); ok {

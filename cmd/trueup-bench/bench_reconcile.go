@@ -92,12 +92,11 @@ func benchReconcile(ctx context.Context, b *env) error {
 		return err
 	}
 	// What `trueup diff` does: the diff, then the result saved in the ledger.
-	l, err := ledger.Open(ctx, filepath.Join(b.dir, "reconcile-state.duckdb"))
+	store, closeStore, err := openDiffStore(ctx, filepath.Join(b.dir, "reconcile-state.duckdb"))
 	if err != nil {
 		return err
 	}
-	defer l.Close()
-	store := reconcile.NewStore(l)
+	defer closeStore()
 	for _, c := range []struct {
 		name, old, table, bare, target string
 		wantChanged                    int64
@@ -121,8 +120,8 @@ func benchReconcile(ctx context.Context, b *env) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
-		if got := res.Rows.Changed; got < c.wantChanged*9/10 || got > c.wantChanged*11/10 {
-			return fmt.Errorf("%s: trueup found %d changed rows, want about %d", c.name, got, c.wantChanged)
+		if err := changedAbout(res, c.wantChanged); err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
 		}
 		report(fmt.Sprintf("reconcile %s, %d rows", c.name, b.rows), to, tb, c.target)
 		fmt.Printf("    CPU time: trueup %.3fs   bare %.3fs   ratio %.2fx\n", co.Seconds(), cb.Seconds(), co.Seconds()/cb.Seconds())
@@ -157,6 +156,25 @@ func diffAndSave(ctx context.Context, store *reconcile.Store, spec reconcile.Spe
 	}
 	_, err = store.Save(ctx, res, "bench", "trueup-bench")
 	return res, err
+}
+
+// openDiffStore opens the ledger at path that diffAndSave saves into, as `trueup diff` saves into
+// its state; closeStore closes it.
+func openDiffStore(ctx context.Context, path string) (store *reconcile.Store, closeStore func() error, err error) {
+	l, err := ledger.Open(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return reconcile.NewStore(l), l.Close, nil
+}
+
+// changedAbout is an error when res did not find about want changed rows (within a tenth either
+// way): a diff benchmark checks that trueup found the changes it planted before it reports a time.
+func changedAbout(res *reconcile.Result, want int64) error {
+	if got := res.Rows.Changed; got < want*9/10 || got > want*11/10 {
+		return fmt.Errorf("trueup found %d changed rows, want about %d", got, want)
+	}
+	return nil
 }
 
 // bareHashScanClickHouse is the hand-written checksum scan on ClickHouse (18.16 hashes no
@@ -204,8 +222,8 @@ func benchReconcileClickHouse(ctx context.Context, b *env, store *reconcile.Stor
 		if err != nil {
 			return fmt.Errorf("clickhouse %s: %w", c.name, err)
 		}
-		if got := res.Rows.Changed; got < c.wantChanged*9/10 || got > c.wantChanged*11/10 {
-			return fmt.Errorf("clickhouse %s: trueup found %d changed rows, want about %d", c.name, got, c.wantChanged)
+		if err := changedAbout(res, c.wantChanged); err != nil {
+			return fmt.Errorf("clickhouse %s: %w", c.name, err)
 		}
 		report(fmt.Sprintf("clickhouse reconcile %s, %d rows", c.name, b.rows), to, tb, c.target)
 		fmt.Printf("    %d of %d partitions differ, %d changed rows, %d rows read out\n",
