@@ -35,7 +35,7 @@ func runDiff(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error
 	all := fs.Bool("all", false, "text output: list every partition, not only the ones that differ")
 	state := fs.String("state", "", "without a trueup.yaml: keep the diff in this state file (default: printed, not kept)")
 	rescan := fs.Bool("rescan", false, "read every partition of both sides, ignoring the fingerprints trueup recorded of the versions it built")
-	samples := fs.Int("samples", 10, fmt.Sprintf("sample rows kept per kind per partition (at most %d)", ops.MaxDiffSamples))
+	samples := fs.Int("samples", 10, fmt.Sprintf("sample rows kept per kind per partition (at most %d); the text prints this many of each kind (without the flag, 5)", ops.MaxDiffSamples))
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
@@ -110,7 +110,11 @@ func runDiff(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error
 		}
 		return diffOutcome(res)
 	}
-	return reportDiff(e, *format, *all, res)
+	shown := 0 // the text's own default
+	if flagSet(fs, "samples") {
+		shown = *samples
+	}
+	return reportDiff(e, *format, reconcile.TextOptions{All: *all, Samples: shown}, res)
 }
 
 // diffOps is the diff operations a command runs: through the server with --server (which
@@ -141,12 +145,12 @@ func diffOps(ctx context.Context, e *env, state, oldTarget, newTarget string) (o
 
 // reportDiff prints a diff and fails on an unexpected difference: the end of `trueup diff`,
 // locally and through a server.
-func reportDiff(e *env, format string, all bool, res *reconcile.Result) error {
+func reportDiff(e *env, format string, text reconcile.TextOptions, res *reconcile.Result) error {
 	if format == "json" {
 		if err := writeJSON(e.stdout, res); err != nil {
 			return err
 		}
-	} else if err := res.WriteText(e.stdout, reconcile.TextOptions{All: all}); err != nil {
+	} else if err := res.WriteText(e.stdout, text); err != nil {
 		return err
 	}
 	return diffOutcome(res)

@@ -146,6 +146,25 @@ func TestDiffCommand(t *testing.T) {
 	}
 }
 
+// TestDiffTextPrintsTheSamplesAsked: the text prints as many samples of each kind as --samples
+// keeps (it printed 5 whatever was asked); without the flag, 5.
+func TestDiffTextPrintsTheSamplesAsked(t *testing.T) {
+	cfg := diffProject(t)
+	for samples, want := range map[string]int{"": 2, "1": 1} {
+		args := []string{"--config", cfg, "diff", "--old", "orders__v1", "--new", "orders__v2", "--key", "order_id", "--partition", "order_date"}
+		if samples != "" {
+			args = append(args, "--samples", samples)
+		}
+		code, out, errs := cli(t, args...)
+		if code != exitFailed {
+			t.Fatalf("%v: exit %d: %s%s", args, code, out, errs)
+		}
+		if got := strings.Count(out, "\n  added    "); got != want {
+			t.Errorf("--samples %q: %d added samples printed, want %d:\n%s", samples, got, want, out)
+		}
+	}
+}
+
 func TestDiffCommandJSON(t *testing.T) {
 	cfg := diffProject(t)
 	code, out, errs := cli(t, "--config", cfg, "diff", "--old", "orders__v1", "--new", "orders__v2", "--key", "order_id",
