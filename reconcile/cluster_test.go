@@ -184,3 +184,99 @@ func TestDiffOnClusterPerShard(t *testing.T) {
 		t.Errorf("identical on the cluster: differs=%v transferred=%d", r.Differs, r.RowsTransferred)
 	}
 }
+
+// TestDiffOnClusterRowsOnAnotherShard: rows written past the Distributed table, into another
+// shard's local table than the sharding key routes them to (as a team's own loader may), are
+// compared with every shard's rows together, as on one server: a row moved to another shard
+// and changed there is one changed row, not one removed and one added, and a key's second row
+// on another shard is a duplicate key, not an added row.
+func TestDiffOnClusterRowsOnAnotherShard(t *testing.T) {
+	e := sqltest.Cluster(t)
+	if e == nil {
+		t.Skip("no cluster")
+	}
+	ctx := context.Background()
+	moved, copied := int64(5), int64(9)
+	withMoved := func(r []any) []any {
+		if r[0].(int64) == moved {
+			r[3] = 99.99
+		}
+		return r
+	}
+	// What the same rows compare as when nothing is read shard by shard (placed at random).
+	flat := sqltest.ClusterLoader(e)
+	load(t, flat, "flat_old", orderCols, orderNames, baseRows())
+	flatNew := edit(baseRows(), withMoved)
+	flatNew = append(flatNew, baseRows()[copied-1])
+	load(t, flat, "flat_new", orderCols, orderNames, flatNew)
+	s := spec(e)
+	s.Old.Relation, s.New.Relation = "flat_old", "flat_new"
+	want := diff(t, s)
+	if want.Rows != (reconcile.RowCounts{Changed: 1, DuplicateKeys: 1}) {
+		t.Fatalf("read whole: rows %+v, want 1 changed and 1 duplicate key", want.Rows)
+	}
+
+	l := sqltest.ClusterLoaderBy(e, "id")
+	load(t, l, "old_t", orderCols, orderNames, baseRows())
+	load(t, l, "new_t", orderCols, orderNames, edit(baseRows(), func(r []any) []any {
+		if r[0].(int64) == moved {
+			return nil
+		}
+		return r
+	}))
+	sh, err := e.(tsql.ShardReader).ShardsOf(ctx, "old_t")
+	if err != nil || sh == nil || len(sh.Shards) != 2 {
+		t.Fatalf("shards of old_t: %+v %v", sh, err)
+	}
+	// home is the shard of old_t holding id; the row goes to the other one's local table of new_t.
+	other := func(id int64) tsql.ShardSource {
+		for i, src := range sh.Shards {
+			res, err := src.Engine.Query(ctx, "SELECT count(*) FROM "+src.Relation+" WHERE id = ?", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tsql.AsInt64(res.Rows[0][0]) == 1 {
+				o := sh.Shards[1-i]
+				o.Relation = strings.Replace(o.Relation, "old_t", "new_t", 1)
+				return o
+			}
+		}
+		t.Fatalf("no shard holds id %d", id)
+		return tsql.ShardSource{}
+	}
+	for _, id := range []int64{moved, copied} {
+		dst := other(id)
+		if err := dst.Engine.Insert(ctx, dst.Relation, orderNames, [][]any{withMoved(baseRows()[id-1])}); err != nil {
+			t.Fatalf("insert into %s on shard %d: %v", dst.Relation, dst.Node.Shard, err)
+		}
+		if e.Info().Cluster.Replicas > 1 {
+			if err := e.(tsql.Cluster).OnNodes(ctx, func(ctx context.Context, _ tsql.Node, ne tsql.Engine) error {
+				return ne.Exec(ctx, "SYSTEM SYNC REPLICA "+ne.Dialect().Quote(dst.Relation))
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	r := diff(t, spec(e))
+	if r.Rows != want.Rows {
+		t.Errorf("rows %+v, want %+v as read whole", r.Rows, want.Rows)
+	}
+	for i, p := range r.Partitions {
+		w := want.Partitions[i]
+		got := fmt.Sprintf("%s %d→%d match=%v", p.Partition, p.OldCount, p.NewCount, p.ChecksumMatch)
+		wantRows := fmt.Sprintf("%s %d→%d match=%v", w.Partition, w.OldCount, w.NewCount, w.ChecksumMatch)
+		if p.Rows != nil {
+			got += fmt.Sprintf(" %+v", *p.Rows)
+		}
+		if w.Rows != nil {
+			wantRows += fmt.Sprintf(" %+v", *w.Rows)
+		}
+		if got != wantRows {
+			t.Errorf("partition %s, want %s as read whole", got, wantRows)
+		}
+	}
+	if len(r.Samples.Changed) != 1 || tsql.AsInt64(r.Samples.Changed[0].Key.Get("id")) != moved {
+		t.Errorf("changed samples %+v, want id %d", r.Samples.Changed, moved)
+	}
+}

@@ -32,6 +32,10 @@ type ShardSource struct {
 	Node     Node
 	Engine   Engine // connected to that node alone
 	Relation string // the local table
+	// Misplaced is a condition on the local table's rows, true of those its sharding key routes
+	// to another shard: rows written to a node's local table by hand, past the Distributed
+	// table. A key's rows on two shards are then not compared by comparing shard with shard.
+	Misplaced string
 }
 
 func (c *chCluster) ShardsOf(ctx context.Context, relation string) (*ShardLayout, error) {
@@ -65,8 +69,18 @@ func (c *chCluster) ShardsOf(ctx context.Context, relation string) (*ShardLayout
 	if err != nil {
 		return nil, err
 	}
+	targets, err := c.shardTargets(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for _, n := range shards {
-		s.Shards = append(s.Shards, ShardSource{Node: n.Node, Engine: n.eng, Relation: local})
+		src := ShardSource{Node: n.Node, Engine: n.eng, Relation: local}
+		for _, t := range targets {
+			if t.Num == n.Shard && len(s.KeyColumns) > 0 {
+				src.Misplaced = "NOT (" + c.dialect.routed(s.Key, nil, t) + ")"
+			}
+		}
+		s.Shards = append(s.Shards, src)
 	}
 	return s, nil
 }
