@@ -24,17 +24,17 @@ import (
 
 // shardSide is one shard of both sides.
 type shardSide struct {
-	num      int // the shard's number in system.clusters
-	node     string
-	plan     *plan // the diff's plan with both sides on this shard's local tables
+	num  int // the shard's number in system.clusters
+	node string
+	plan *plan // the diff's plan with both sides on this shard's local tables
 	// misplaced is, by side (old, new), the condition true of the local table's rows that the
 	// sharding key routes to another shard (tsql.ShardSource.Misplaced).
 	misplaced [2]string
-	sums     [2]map[string]*summary
-	parts    []*Partition // the differing partitions' figures on this shard
-	differ   *differ
-	fetched  int64
-	rowDiffs int
+	sums      [2]map[string]*summary
+	parts     []*Partition // the differing partitions' figures on this shard
+	differ    *differ
+	fetched   int64
+	rowDiffs  int
 }
 
 // shardsOf returns the shards to diff on, or nil when the diff reads the Distributed tables.
